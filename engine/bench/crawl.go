@@ -1,0 +1,252 @@
+// Package bench measures lidi against its synthetic web: `lidi bench crawl`.
+// The synthetic web runs in a child process (`lidi simweb`), so the figures
+// (CPU, peak RSS) are the crawler's own.
+package bench
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"lidi/engine"
+	"lidi/engine/dns"
+)
+
+// CrawlOptions sets up `lidi bench crawl`. The zero value is not usable:
+// OpenStore and SimwebCommand must be set (main.go wires them).
+type CrawlOptions struct {
+	Sites, Pages     int   // the synthetic web
+	Seed             int64 // the synthetic web's seed
+	MaxPages         int64 // stop after this many pages (0: the whole web)
+	UntilDiscovered  int64 // stop once this many URLs are known (0: no such stop)
+	Robots           int   // r
+	PagesPerVisit    int   // c
+	KeepBodies       bool
+	Dir              string // where the crawl's database goes ("" : a temporary directory)
+	OpenStore        func(path string) (engine.Store, io.Closer, error)
+	SimwebCommand    []string // argv that serves simweb, e.g. {"/path/lidi", "simweb"}
+	ProgressInterval time.Duration
+}
+
+// RegisterFlags adds the benchmark's flags to fs, with their defaults.
+func (o *CrawlOptions) RegisterFlags(fs *flag.FlagSet) {
+	fs.IntVar(&o.Sites, "sites", 2000, "sites in the synthetic web")
+	fs.IntVar(&o.Pages, "pages", 200000, "pages in the synthetic web")
+	fs.Int64Var(&o.Seed, "seed", 1, "the synthetic web's seed")
+	fs.Int64Var(&o.MaxPages, "max-pages", 0, "stop after this many pages (0: crawl the whole web)")
+	fs.Int64Var(&o.UntilDiscovered, "until-discovered", 0, "stop once this many URLs are known (the 1,000,000-URL memory check)")
+	fs.IntVar(&o.Robots, "robots", 256, "r: sites visited at once")
+	fs.IntVar(&o.PagesPerVisit, "c", 100, "pages per keep-alive connection")
+	fs.BoolVar(&o.KeepBodies, "bodies", true, "store page bodies (zlib)")
+	fs.StringVar(&o.Dir, "dir", "", "directory for the crawl database (default: a temporary one, removed after)")
+	fs.DurationVar(&o.ProgressInterval, "progress", 5*time.Second, "progress line interval")
+}
+
+// simweb is the child process serving the synthetic web.
+type simweb struct {
+	cmd   *exec.Cmd
+	dns   string
+	admin string
+	seeds []string
+}
+
+func startSimweb(ctx context.Context, o CrawlOptions) (*simweb, error) {
+	args := append(append([]string(nil), o.SimwebCommand[1:]...),
+		"--sites", strconv.Itoa(o.Sites), "--pages", strconv.Itoa(o.Pages), "--seed", strconv.FormatInt(o.Seed, 10))
+	cmd := exec.CommandContext(ctx, o.SimwebCommand[0], args...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("bench: starting simweb: %w", err)
+	}
+	s := &simweb{cmd: cmd}
+	// The lines of simweb.Server.Info that matter here.
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		line := sc.Text()
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 2 && f[0] == "DNS:":
+			s.dns = f[1]
+		case len(f) >= 2 && f[0] == "Admin:":
+			s.admin = strings.TrimSuffix(strings.TrimPrefix(f[1], "http://"), "/witness")
+		case len(f) == 1 && strings.HasPrefix(f[0], "http://"):
+			s.seeds = append(s.seeds, f[0])
+		case strings.HasPrefix(line, "Serving until interrupted"):
+			go io.Copy(io.Discard, out)
+			if s.dns == "" || s.admin == "" || len(s.seeds) == 0 {
+				break
+			}
+			return s, nil
+		}
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	return nil, errors.New("bench: simweb ended before it was ready")
+}
+
+func (s *simweb) close() {
+	s.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		s.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// witnessDNS returns the DNS queries per simulated host name that simweb
+// answered, from its witness endpoint.
+func (s *simweb) witnessDNS() (queries, names int, err error) {
+	resp, err := http.Get("http://" + s.admin + "/witness")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer resp.Body.Close()
+	var w struct {
+		DNS struct {
+			ByName map[string]int `json:"by_name"`
+		} `json:"dns"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&w); err != nil {
+		return 0, 0, fmt.Errorf("bench: reading simweb's witness: %w", err)
+	}
+	for _, n := range w.DNS.ByName {
+		queries += n
+		names++
+	}
+	return queries, names, nil
+}
+
+// Crawl runs the crawl benchmark and writes its report to out, ending with
+// one line of key=value pairs.
+func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
+	dir := o.Dir
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "lidi-bench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	}
+	fmt.Fprintf(out, "bench crawl: simweb of %d sites, %d pages (seed %d); r=%d c=%d w=0; storage in %s\n", o.Sites, o.Pages, o.Seed, o.Robots, o.PagesPerVisit, dir)
+	sw, err := startSimweb(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer sw.close()
+	store, closer, err := o.OpenStore(filepath.Join(dir, "bench.db"))
+	if err != nil {
+		return err
+	}
+	defer closer.Close()
+	resolver, err := dns.NewCache(dns.Config{Servers: []string{sw.dns}})
+	if err != nil {
+		return err
+	}
+	defer resolver.Close()
+	cfg := engine.Defaults()
+	cfg.Seeds = sw.seeds
+	cfg.Robots = o.Robots
+	cfg.Delay = 0
+	cfg.MaxDelay = 0                         // politeness off: Crawl-delay ignored too
+	cfg.RobotsRetry = 200 * time.Millisecond // sites whose robots.txt answers 5xx are
+	cfg.ParkAfter = 3                        // retried quickly, then parked
+	cfg.PagesPerVisit = o.PagesPerVisit
+	cfg.PerAddress = false // politeness off: simweb puts many sites on one address
+	cfg.MaxPages = o.MaxPages
+	cfg.KeepBodies = o.KeepBodies
+	eng, err := engine.New(cfg, store, resolver, nil)
+	if err != nil {
+		return err
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	cpu0 := cpuTime()
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- eng.Run(runCtx) }()
+	tick := time.NewTicker(o.ProgressInterval)
+	defer tick.Stop()
+	poll := time.NewTicker(100 * time.Millisecond)
+	defer poll.Stop()
+	var runErr error
+loop:
+	for {
+		select {
+		case runErr = <-done:
+			break loop
+		case <-poll.C:
+			if o.UntilDiscovered > 0 && eng.Stats().Discovered >= o.UntilDiscovered {
+				stop()
+			}
+		case <-tick.C:
+			s := eng.Stats()
+			fmt.Fprintf(out, "  %6.1fs pages=%d pages/s=%.0f discovered=%d queue=%d busy=%d rss_mb=%.0f\n",
+				time.Since(start).Seconds(), s.Pages, s.PagesPerSec, s.Discovered, s.QueueDepth, s.RobotsBusy, float64(peakRSS())/1e6)
+		}
+	}
+	elapsed := time.Since(start)
+	cpu := cpuTime() - cpu0
+	if runErr != nil && !errors.Is(runErr, engine.ErrStopped) {
+		return runErr
+	}
+	s := eng.Stats()
+	queries, names, err := sw.witnessDNS()
+	if err != nil {
+		return err
+	}
+	perHost := 0.0
+	if s.Sites > 0 {
+		perHost = float64(queries) / float64(s.Sites)
+	}
+	var errs int64
+	for _, n := range s.ErrorKind {
+		errs += n
+	}
+	pps := float64(s.Pages) / elapsed.Seconds()
+	cpuPer1000 := cpu.Seconds() / float64(max(s.Pages, 1)) * 1000
+	rss := float64(peakRSS()) / 1e6
+	fmt.Fprintf(out, "pages fetched        %d in %s\n", s.Pages, elapsed.Round(time.Millisecond))
+	fmt.Fprintf(out, "pages/s              %.0f\n", pps)
+	fmt.Fprintf(out, "CPU s per 1000 pages %.3f (crawler process only)\n", cpuPer1000)
+	fmt.Fprintf(out, "peak RSS             %.0f MB (crawler process only)\n", rss)
+	fmt.Fprintf(out, "URLs discovered      %d\n", s.Discovered)
+	fmt.Fprintf(out, "sites                %d (DNS names queried at simweb: %d)\n", s.Sites, names)
+	fmt.Fprintf(out, "DNS queries per host %.3f (%d queries seen by simweb's DNS server)\n", perHost, queries)
+	fmt.Fprintf(out, "errors               %d %v\n", errs, s.ErrorKind)
+	fmt.Fprintf(out, "pages=%d pages_per_s=%.0f cpu_s_per_1000=%.3f peak_rss_mb=%.0f dns_queries_per_host=%.3f discovered=%d\n",
+		s.Pages, pps, cpuPer1000, rss, perHost, s.Discovered)
+	return nil
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// peakRSS returns the process's peak resident set size in bytes.
+func peakRSS() int64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return ru.Maxrss * 1024 // kilobytes on Linux
+}

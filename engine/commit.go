@@ -1,0 +1,132 @@
+package engine
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// committer is the engine's one writer: it gathers batches from the loop and
+// applies them to the Store in large transactions, and answers the robots'
+// requests for a site's queue head after writing everything before them, so
+// a visit always sees every URL found before it was dispatched.
+type committer struct {
+	store   Store
+	in      chan any // *Batch, headReq, flushReq
+	every   time.Duration
+	records int
+
+	pool sync.Pool // of *Batch
+
+	mu  sync.Mutex
+	err error // the first Apply error; the crawl stops on it
+}
+
+type headReq struct {
+	site  int64
+	n     int
+	reply chan headReply
+}
+
+type headReply struct {
+	urls []QueuedURL
+	next float64
+	more bool
+	err  error
+}
+
+type flushReq chan error
+
+func newCommitter(store Store, every time.Duration, records int) *committer {
+	c := &committer{store: store, in: make(chan any, 64), every: every, records: records}
+	c.pool.New = func() any { return new(Batch) }
+	return c
+}
+
+func (c *committer) batch() *Batch { return c.pool.Get().(*Batch) }
+
+// run writes until in is closed, then writes what is left.
+func (c *committer) run(ctx context.Context) {
+	acc := c.batch()
+	timer := time.NewTimer(c.every)
+	defer timer.Stop()
+	apply := func() error {
+		if acc.Len() == 0 {
+			return c.Err()
+		}
+		err := c.store.Apply(context.WithoutCancel(ctx), acc)
+		acc.Reset()
+		if err != nil {
+			c.mu.Lock()
+			if c.err == nil {
+				c.err = err
+			}
+			c.mu.Unlock()
+		}
+		return c.Err()
+	}
+	for {
+		select {
+		case m, ok := <-c.in:
+			if !ok {
+				apply()
+				return
+			}
+			switch m := m.(type) {
+			case *Batch:
+				merge(acc, m)
+				m.Reset()
+				c.pool.Put(m)
+				if acc.Len() >= c.records {
+					apply()
+				}
+			case headReq:
+				var r headReply
+				if r.err = apply(); r.err == nil {
+					r.urls, r.next, r.more, r.err = c.store.Head(ctx, m.site, m.n)
+				}
+				m.reply <- r
+			case flushReq:
+				m <- apply()
+			}
+		case <-timer.C:
+			apply()
+			timer.Reset(c.every)
+		}
+	}
+}
+
+// Err returns the first write error, if any.
+func (c *committer) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+func merge(dst, src *Batch) {
+	dst.Sites = append(dst.Sites, src.Sites...)
+	dst.URLs = append(dst.URLs, src.URLs...)
+	dst.Pages = append(dst.Pages, src.Pages...)
+	dst.Links = append(dst.Links, src.Links...)
+	dst.Skips = append(dst.Skips, src.Skips...)
+	dst.Events = append(dst.Events, src.Events...)
+}
+
+// head asks for up to n queued URLs of site, after every earlier write.
+func (c *committer) head(ctx context.Context, site int64, n int) (headReply, error) {
+	req := headReq{site: site, n: n, reply: make(chan headReply, 1)}
+	select {
+	case c.in <- req:
+	case <-ctx.Done():
+		return headReply{}, ctx.Err()
+	}
+	r := <-req.reply
+	return r, r.err
+}
+
+// flush writes everything sent so far and reports the result.
+func (c *committer) flush() error {
+	req := make(flushReq, 1)
+	c.in <- req
+	return <-req
+}

@@ -1,0 +1,121 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"lidi/engine/fetch"
+	"lidi/engine/scope"
+	"lidi/engine/urlnorm"
+)
+
+// Config is everything a crawl is told. config.yaml documents each field
+// under the key named in its comment; Defaults fills what is left zero.
+type Config struct {
+	Seeds     []string // seeds
+	UserAgent string   // user_agent
+
+	Strategy      string        // strategy: "length" or "depth"
+	Robots        int           // robots (r): sites visited at once
+	Delay         time.Duration // politeness.delay (w): between two requests to one site
+	MaxDelay      time.Duration // politeness.max_delay: cap on robots.txt Crawl-delay
+	PagesPerVisit int           // politeness.pages_per_connection (c)
+	PerAddress    bool          // politeness.one_per_address: one visit per IP address at a time
+
+	MaxPages int64 // limits.max_pages; 0 = no limit
+
+	Scope      scope.Config       // scope.*
+	Normalizer urlnorm.Normalizer // urls.*
+	Fetch      fetch.Config       // fetch.*
+
+	RobotsTTL        time.Duration // robots_txt.ttl: how long robots.txt is trusted; at most 24 h
+	RobotsRetry      time.Duration // robots_txt.retry: after a 5xx or unreachable robots.txt
+	HonourNofollow   bool          // robots_txt.nofollow: rel="nofollow" links are not followed
+	HonourMetaRobots bool          // robots_txt.meta: <meta name=robots> and X-Robots-Tag
+
+	ParkAfter    int           // errors.park_after: consecutive failed visits before a site is parked
+	BackoffBase  time.Duration // errors.backoff: first back-off after 429/503 or a failure
+	BackoffMax   time.Duration // errors.backoff_max
+	MaxRedirects int           // fetch.max_redirects: longest redirect chain followed
+
+	KeepBodies    bool // storage.keep_bodies: store page bodies (zlib)
+	CompressLevel int  // storage.compress_level: zlib level 1..9
+
+	FlushEvery    time.Duration // storage.flush_interval: longest time a result waits to be written
+	FlushRecords  int           // storage.flush_records: records that trigger a write
+	ResolveAhead  int           // dns.parallel: look-ups in flight at once
+	ResolveFailed time.Duration // dns.retry: when a failed host is tried again
+}
+
+// Defaults returns the default configuration of a real crawl.
+func Defaults() Config {
+	return Config{
+		UserAgent:        "lidi/0.1 (+https://github.com/lidi-crawler/lidi)",
+		Strategy:         "length",
+		Robots:           256,
+		Delay:            15 * time.Second,
+		MaxDelay:         60 * time.Second,
+		PagesPerVisit:    100,
+		PerAddress:       true,
+		RobotsTTL:        24 * time.Hour,
+		RobotsRetry:      10 * time.Minute,
+		HonourNofollow:   true,
+		HonourMetaRobots: true,
+		ParkAfter:        5,
+		BackoffBase:      30 * time.Second,
+		BackoffMax:       time.Hour,
+		MaxRedirects:     5,
+		KeepBodies:       true,
+		CompressLevel:    1,
+		FlushEvery:       200 * time.Millisecond,
+		FlushRecords:     20000,
+		ResolveAhead:     32,
+		ResolveFailed:    10 * time.Minute,
+	}
+}
+
+// ConfigError is a configuration value that cannot be used.
+type ConfigError struct {
+	Key string // the config.yaml key
+	Err error
+}
+
+func (e *ConfigError) Error() string { return fmt.Sprintf("config: %s: %v", e.Key, e.Err) }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// Validate reports the first value that cannot be used, naming its key.
+func (c *Config) Validate() error {
+	bad := func(key, format string, a ...any) error {
+		return &ConfigError{Key: key, Err: fmt.Errorf(format, a...)}
+	}
+	switch {
+	case len(c.Seeds) == 0:
+		return &ConfigError{Key: "seeds", Err: errors.New("at least one seed URL is needed")}
+	case c.Robots < 1:
+		return bad("robots", "must be at least 1, got %d", c.Robots)
+	case c.Delay < 0:
+		return bad("politeness.delay", "must not be negative, got %s", c.Delay)
+	case c.MaxDelay < c.Delay:
+		return bad("politeness.max_delay", "must be at least politeness.delay (%s), got %s", c.Delay, c.MaxDelay)
+	case c.PagesPerVisit < 1:
+		return bad("politeness.pages_per_connection", "must be at least 1, got %d", c.PagesPerVisit)
+	case c.MaxPages < 0:
+		return bad("limits.max_pages", "must not be negative, got %d", c.MaxPages)
+	case c.RobotsTTL <= 0 || c.RobotsTTL > 24*time.Hour:
+		return bad("robots_txt.ttl", "must be between 0 and 24h (RFC 9309), got %s", c.RobotsTTL)
+	case c.ParkAfter < 1:
+		return bad("errors.park_after", "must be at least 1, got %d", c.ParkAfter)
+	case c.CompressLevel < 1 || c.CompressLevel > 9:
+		return bad("storage.compress_level", "must be 1..9, got %d", c.CompressLevel)
+	case c.FlushEvery <= 0:
+		return bad("storage.flush_interval", "must be positive, got %s", c.FlushEvery)
+	case c.FlushRecords < 1:
+		return bad("storage.flush_records", "must be at least 1, got %d", c.FlushRecords)
+	case c.ResolveAhead < 1:
+		return bad("dns.parallel", "must be at least 1, got %d", c.ResolveAhead)
+	case c.MaxRedirects < 0:
+		return bad("fetch.max_redirects", "must not be negative, got %d", c.MaxRedirects)
+	}
+	return nil
+}

@@ -1,0 +1,247 @@
+// Package config reads lidi's config.yaml. Every key has a default (the
+// config.yaml at the top of the repository documents them all); a file need
+// only name what it changes. Unknown keys and bad values are errors that name
+// the key.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"lidi/engine"
+	"lidi/engine/dns"
+)
+
+// File is config.yaml as read. Its zero value is empty; Default returns the
+// defaults and Load reads a file over them.
+type File struct {
+	Seeds     []string `yaml:"seeds"`
+	UserAgent string   `yaml:"user_agent"`
+	Strategy  string   `yaml:"strategy"`
+	Robots    int      `yaml:"robots"`
+
+	Politeness struct {
+		Delay              time.Duration `yaml:"delay"`
+		MaxDelay           time.Duration `yaml:"max_delay"`
+		PagesPerConnection int           `yaml:"pages_per_connection"`
+		OnePerAddress      bool          `yaml:"one_per_address"`
+	} `yaml:"politeness"`
+
+	Limits struct {
+		MaxPages    int64         `yaml:"max_pages"`
+		MaxDuration time.Duration `yaml:"max_duration"`
+	} `yaml:"limits"`
+
+	Scope struct {
+		AllowedHosts   []string `yaml:"allowed_hosts"`
+		AllowedDomains []string `yaml:"allowed_domains"`
+		Include        []string `yaml:"include"`
+		Exclude        []string `yaml:"exclude"`
+		MaxDepth       int      `yaml:"max_depth"`
+	} `yaml:"scope"`
+
+	URLs struct {
+		DropParams []string `yaml:"drop_params"`
+		SortQuery  bool     `yaml:"sort_query"`
+	} `yaml:"urls"`
+
+	Fetch struct {
+		ConnectTimeout time.Duration `yaml:"connect_timeout"`
+		HeaderTimeout  time.Duration `yaml:"header_timeout"`
+		BodyTimeout    time.Duration `yaml:"body_timeout"`
+		MaxBodySize    int64         `yaml:"max_body_size"`
+		MaxRedirects   int           `yaml:"max_redirects"`
+	} `yaml:"fetch"`
+
+	RobotsTxt struct {
+		TTL      time.Duration `yaml:"ttl"`
+		Retry    time.Duration `yaml:"retry"`
+		Nofollow bool          `yaml:"nofollow"`
+		Meta     bool          `yaml:"meta"`
+	} `yaml:"robots_txt"`
+
+	Errors struct {
+		ParkAfter  int           `yaml:"park_after"`
+		Backoff    time.Duration `yaml:"backoff"`
+		BackoffMax time.Duration `yaml:"backoff_max"`
+	} `yaml:"errors"`
+
+	DNS struct {
+		Servers     []string      `yaml:"servers"`
+		MinTTL      time.Duration `yaml:"min_ttl"`
+		MaxTTL      time.Duration `yaml:"max_ttl"`
+		NegativeTTL time.Duration `yaml:"negative_ttl"`
+		Timeout     time.Duration `yaml:"timeout"`
+		Parallel    int           `yaml:"parallel"`
+		Retry       time.Duration `yaml:"retry"`
+	} `yaml:"dns"`
+
+	Storage struct {
+		Path          string        `yaml:"path"`
+		KeepBodies    bool          `yaml:"keep_bodies"`
+		CompressLevel int           `yaml:"compress_level"`
+		FlushInterval time.Duration `yaml:"flush_interval"`
+		FlushRecords  int           `yaml:"flush_records"`
+	} `yaml:"storage"`
+
+	Console struct {
+		Refresh time.Duration `yaml:"refresh"`
+	} `yaml:"console"`
+}
+
+// Default returns the configuration a file with no keys gives.
+func Default() *File {
+	d := engine.Defaults()
+	f := &File{UserAgent: d.UserAgent, Strategy: d.Strategy, Robots: d.Robots}
+	f.Politeness.Delay = d.Delay
+	f.Politeness.MaxDelay = d.MaxDelay
+	f.Politeness.PagesPerConnection = d.PagesPerVisit
+	f.Politeness.OnePerAddress = d.PerAddress
+	f.Fetch.ConnectTimeout = 10 * time.Second
+	f.Fetch.HeaderTimeout = 15 * time.Second
+	f.Fetch.BodyTimeout = 60 * time.Second
+	f.Fetch.MaxBodySize = 10 << 20
+	f.Fetch.MaxRedirects = d.MaxRedirects
+	f.RobotsTxt.TTL = d.RobotsTTL
+	f.RobotsTxt.Retry = d.RobotsRetry
+	f.RobotsTxt.Nofollow = d.HonourNofollow
+	f.RobotsTxt.Meta = d.HonourMetaRobots
+	f.Errors.ParkAfter = d.ParkAfter
+	f.Errors.Backoff = d.BackoffBase
+	f.Errors.BackoffMax = d.BackoffMax
+	f.DNS.MinTTL = 60 * time.Second
+	f.DNS.MaxTTL = 24 * time.Hour
+	f.DNS.NegativeTTL = 30 * time.Second
+	f.DNS.Timeout = 2 * time.Second
+	f.DNS.Parallel = d.ResolveAhead
+	f.DNS.Retry = d.ResolveFailed
+	f.Storage.Path = "crawl.db"
+	f.Storage.KeepBodies = d.KeepBodies
+	f.Storage.CompressLevel = d.CompressLevel
+	f.Storage.FlushInterval = d.FlushEvery
+	f.Storage.FlushRecords = d.FlushRecords
+	f.Console.Refresh = 250 * time.Millisecond
+	return f
+}
+
+// Load reads path over the defaults and checks the result.
+func Load(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	f, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("config: %s: %w", path, errors.Unwrap(err))
+	}
+	return f, nil
+}
+
+// Parse reads a config.yaml body over the defaults and checks the result.
+func Parse(data []byte) (*File, error) {
+	f := Default()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(f); err != nil && err != io.EOF { // io.EOF: an empty file
+		return nil, fmt.Errorf("config: %w", keyError(err))
+	}
+	if err := f.Check(); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return f, nil
+}
+
+// keyError rewrites yaml's messages to name config.yaml's keys.
+func keyError(err error) error {
+	msg := err.Error()
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	msg = strings.ReplaceAll(msg, "unmarshal errors:\n  ", "")
+	msg = strings.ReplaceAll(msg, " in type config.File", " (unknown key)")
+	for _, t := range []string{"struct { Delay", "struct {"} {
+		if i := strings.Index(msg, " in type "+t); i >= 0 {
+			msg = msg[:i] + " (unknown key)"
+		}
+	}
+	msg = strings.ReplaceAll(msg, "field ", "key ")
+	return errors.New(msg)
+}
+
+// Check validates what the engine does not: storage, DNS servers, the
+// console. The engine's own keys are checked by Engine().Validate.
+func (f *File) Check() error {
+	if f.Storage.Path == "" {
+		return &engine.ConfigError{Key: "storage.path", Err: errors.New("must not be empty")}
+	}
+	if f.Limits.MaxDuration < 0 {
+		return &engine.ConfigError{Key: "limits.max_duration", Err: fmt.Errorf("must not be negative, got %s", f.Limits.MaxDuration)}
+	}
+	for _, s := range f.DNS.Servers {
+		if _, _, err := net.SplitHostPort(s); err != nil {
+			return &engine.ConfigError{Key: "dns.servers", Err: fmt.Errorf("%q is not host:port", s)}
+		}
+	}
+	if f.Console.Refresh <= 0 {
+		return &engine.ConfigError{Key: "console.refresh", Err: fmt.Errorf("must be positive, got %s", f.Console.Refresh)}
+	}
+	if f.Fetch.MaxBodySize <= 0 {
+		return &engine.ConfigError{Key: "fetch.max_body_size", Err: fmt.Errorf("must be positive, got %d", f.Fetch.MaxBodySize)}
+	}
+	ec := f.Engine()
+	return ec.Validate()
+}
+
+// Engine returns the engine's part of the configuration.
+func (f *File) Engine() engine.Config {
+	c := engine.Defaults()
+	c.Seeds = f.Seeds
+	c.UserAgent = f.UserAgent
+	c.Strategy = f.Strategy
+	c.Robots = f.Robots
+	c.Delay = f.Politeness.Delay
+	c.MaxDelay = f.Politeness.MaxDelay
+	c.PagesPerVisit = f.Politeness.PagesPerConnection
+	c.PerAddress = f.Politeness.OnePerAddress
+	c.MaxPages = f.Limits.MaxPages
+	c.Scope.AllowedHosts = f.Scope.AllowedHosts
+	c.Scope.AllowedDomains = f.Scope.AllowedDomains
+	c.Scope.Include = f.Scope.Include
+	c.Scope.Exclude = f.Scope.Exclude
+	c.Scope.MaxDepth = f.Scope.MaxDepth
+	if f.URLs.DropParams != nil {
+		c.Normalizer.DropParams = f.URLs.DropParams
+	}
+	c.Normalizer.SortQuery = f.URLs.SortQuery
+	c.Fetch.UserAgent = f.UserAgent
+	c.Fetch.ConnectTimeout = f.Fetch.ConnectTimeout
+	c.Fetch.HeaderTimeout = f.Fetch.HeaderTimeout
+	c.Fetch.BodyTimeout = f.Fetch.BodyTimeout
+	c.Fetch.MaxBodySize = f.Fetch.MaxBodySize
+	c.MaxRedirects = f.Fetch.MaxRedirects
+	c.RobotsTTL = f.RobotsTxt.TTL
+	c.RobotsRetry = f.RobotsTxt.Retry
+	c.HonourNofollow = f.RobotsTxt.Nofollow
+	c.HonourMetaRobots = f.RobotsTxt.Meta
+	c.ParkAfter = f.Errors.ParkAfter
+	c.BackoffBase = f.Errors.Backoff
+	c.BackoffMax = f.Errors.BackoffMax
+	c.KeepBodies = f.Storage.KeepBodies
+	c.CompressLevel = f.Storage.CompressLevel
+	c.FlushEvery = f.Storage.FlushInterval
+	c.FlushRecords = f.Storage.FlushRecords
+	c.ResolveAhead = f.DNS.Parallel
+	c.ResolveFailed = f.DNS.Retry
+	return c
+}
+
+// DNSConfig returns the DNS cache's part of the configuration.
+func (f *File) DNSConfig() dns.Config {
+	return dns.Config{Servers: f.DNS.Servers, MinTTL: f.DNS.MinTTL, MaxTTL: f.DNS.MaxTTL, NegativeTTL: f.DNS.NegativeTTL, Timeout: f.DNS.Timeout}
+}

@@ -1,0 +1,565 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"lidi/engine/frontier"
+	"lidi/engine/robots"
+)
+
+// site is what the loop knows of a site beyond what the scheduler needs.
+type site struct {
+	frontier.Site
+	port    int
+	robots  *robotsRules
+	delay   time.Duration // w, raised by Crawl-delay
+	fetched int64
+	parked  bool
+
+	// Found while a visit's head request was on its way; see onHead.
+	sinceDispatch     int64
+	sinceDispatchPrio float64
+	planned           int64 // pages the visit in flight may still fetch
+}
+
+// crawl is the loop's state. Only the loop goroutine touches it.
+type crawl struct {
+	e       *Engine
+	f       *frontier.Frontier
+	sites   map[int64]*site
+	seen    map[uint64]struct{}
+	hops    map[uint64]int // redirect chain length of queued redirect targets
+	batch   *Batch
+	results chan any
+	dnsOut  chan dnsResult
+
+	busy       int
+	planned    int64 // pages planned by visits in flight
+	resolving  int
+	toResolve  []*site
+	nextSiteID int64
+	nextSeq    int64
+
+	pages, bytes, errors, discovered int64
+	errKinds                         map[string]int64
+	skipped                          map[string]int64
+	savedPause                       bool
+	lastPublish                      time.Time
+}
+
+type dnsResult struct {
+	site *site
+	addr netip.Addr
+	err  error
+}
+
+// Run crawls until the frontier is empty, a limit is reached or ctx ends.
+// It returns nil when the crawl finished, ErrStopped when ctx ended first
+// (its state is saved: Run again on the same store continues it), or the
+// error that stopped it.
+func (e *Engine) Run(ctx context.Context) (err error) {
+	c := &crawl{
+		e:        e,
+		f:        frontier.New(e.strategy, e.cfg.PerAddress),
+		sites:    make(map[int64]*site),
+		seen:     make(map[uint64]struct{}),
+		hops:     make(map[uint64]int),
+		results:  make(chan any, 1024),
+		dnsOut:   make(chan dnsResult, 64),
+		errKinds: make(map[string]int64),
+		skipped:  make(map[string]int64),
+		nextSeq:  e.clock.Now().UnixNano(),
+	}
+	c.batch = e.commit.batch()
+	if err := c.load(ctx); err != nil {
+		e.setState(StateFailed)
+		return err
+	}
+	commitDone := make(chan struct{})
+	go func() { e.commit.run(ctx); close(commitDone) }()
+	defer func() {
+		c.flush()
+		close(e.commit.in)
+		<-commitDone
+		if werr := e.commit.Err(); werr != nil && err == nil {
+			err = fmt.Errorf("engine: writing to the store: %w", werr)
+		}
+		if err != nil && err != ErrStopped {
+			e.setState(StateFailed)
+		}
+	}()
+	c.addSeeds()
+	e.setState(StateRunning)
+	e.event(Event{Kind: "start", Text: fmt.Sprintf("crawl started: %d sites, %d URLs known, %d queued", c.f.Len(), c.discovered, c.f.Pending())})
+	return c.loop(ctx)
+}
+
+func (e *Engine) setState(s RunState) {
+	e.mu.Lock()
+	e.st.State = s
+	e.mu.Unlock()
+}
+
+// load rebuilds the crawl's state from the store.
+func (c *crawl) load(ctx context.Context) error {
+	e := c.e
+	recs, err := e.store.Sites(ctx)
+	if err != nil {
+		return fmt.Errorf("engine: loading sites: %w", err)
+	}
+	now := e.clock.Now()
+	for _, r := range recs {
+		s := &site{Site: frontier.Site{ID: r.ID, Key: r.Key, Host: r.Host, Seq: r.ID, Pending: r.Pending, NextVisit: r.NextVisit, Failures: r.Failures},
+			port: portOf(r.Key), delay: e.cfg.Delay, fetched: r.Fetched, parked: r.Parked}
+		if r.RobotsStatus != 0 && now.Sub(r.RobotsFetched) < e.cfg.RobotsTTL && r.RobotsStatus < 500 && r.RobotsStatus > 0 {
+			s.robots = &robotsRules{rules: robots.FromResponse(r.RobotsStatus, r.RobotsBody), status: r.RobotsStatus, body: r.RobotsBody, fetched: r.RobotsFetched}
+			s.delay = c.delayFor(s.robots.rules)
+		}
+		// Pending is not known to be exact for the head priority; the
+		// best guess is 0 (depth of a seed), corrected at the first visit.
+		c.sites[r.ID] = s
+		c.f.Add(&s.Site)
+		c.nextSiteID = max(c.nextSiteID, r.ID)
+		if s.parked {
+			c.f.Park(&s.Site, now)
+		} else if s.Pending > 0 {
+			c.resolve(s)
+		}
+	}
+	if err := e.store.URLFingerprints(ctx, func(id uint64) { c.seen[id] = struct{}{} }); err != nil {
+		return fmt.Errorf("engine: loading URLs: %w", err)
+	}
+	c.discovered = int64(len(c.seen))
+	ct, err := e.store.Counters(ctx)
+	if err != nil {
+		return fmt.Errorf("engine: loading counters: %w", err)
+	}
+	c.pages, c.bytes, c.errors = ct.Pages, ct.Bytes, ct.Errors
+	return nil
+}
+
+func (c *crawl) addSeeds() {
+	now := c.e.clock.Now()
+	for _, raw := range c.e.cfg.Seeds {
+		u, err := c.e.cfg.Normalizer.Normalize(raw)
+		if err != nil {
+			c.e.event(Event{Kind: "seed", Text: fmt.Sprintf("seed %q ignored: %v", raw, err)})
+			continue
+		}
+		f, ok := c.e.inScope(u, 0)
+		if !ok {
+			c.e.event(Event{Kind: "seed", Text: fmt.Sprintf("seed %q is out of scope", raw)})
+			continue
+		}
+		c.discover(f, 0, 0, now)
+	}
+}
+
+// discover records a URL not seen before.
+func (c *crawl) discover(f found, depth int, parent uint64, now time.Time) {
+	if _, ok := c.seen[f.id]; ok {
+		return
+	}
+	c.seen[f.id] = struct{}{}
+	c.discovered++
+	s := c.siteFor(f)
+	prio := c.e.strategy.PagePriority(frontier.PageInfo{URL: f.url, Depth: depth, ID: f.id, Parent: parent})
+	c.nextSeq++
+	c.batch.URLs = append(c.batch.URLs, URLRecord{ID: f.id, Site: s.ID, URL: f.url, Depth: depth, Priority: prio, Seq: c.nextSeq, Parent: parent, Discovered: now})
+	if s.parked {
+		return
+	}
+	if s.Place() == frontier.Busy {
+		if s.sinceDispatch == 0 || prio < s.sinceDispatchPrio {
+			s.sinceDispatchPrio = prio
+		}
+		s.sinceDispatch++
+	}
+	c.f.Found(&s.Site, 1, prio, now)
+}
+
+// siteFor returns the site of f, creating it (and starting its look-up) if new.
+func (c *crawl) siteFor(f found) *site {
+	if fs := c.f.Lookup(f.key); fs != nil {
+		return c.sites[fs.ID]
+	}
+	c.nextSiteID++
+	s := &site{Site: frontier.Site{ID: c.nextSiteID, Key: f.key, Host: f.host, Seq: c.nextSiteID}, port: portOf(f.key), delay: c.e.cfg.Delay}
+	c.sites[s.ID] = s
+	c.f.Add(&s.Site)
+	c.batch.Sites = append(c.batch.Sites, c.record(s))
+	c.resolve(s)
+	return s
+}
+
+func (c *crawl) record(s *site) SiteRecord {
+	r := SiteRecord{ID: s.ID, Key: s.Key, Host: s.Host, NextVisit: s.NextVisit, Failures: s.Failures, Parked: s.parked, Fetched: s.fetched}
+	if s.Resolved {
+		r.Addr = s.Addr.String()
+	}
+	if s.robots != nil {
+		r.RobotsStatus, r.RobotsBody, r.RobotsFetched = s.robots.status, s.robots.body, s.robots.fetched
+	}
+	return r
+}
+
+// resolve looks the site's host up in the background, a few at a time, as
+// soon as the site is known, so that no robot waits on DNS.
+func (c *crawl) resolve(s *site) {
+	if c.resolving >= c.e.cfg.ResolveAhead {
+		c.toResolve = append(c.toResolve, s)
+		return
+	}
+	c.resolving++
+	go func() {
+		addr, err := c.e.resolver.Lookup(context.Background(), s.Host)
+		c.dnsOut <- dnsResult{s, addr, err}
+	}()
+}
+
+func (c *crawl) onResolved(r dnsResult, now time.Time) {
+	c.resolving--
+	if len(c.toResolve) > 0 {
+		next := c.toResolve[0]
+		c.toResolve = c.toResolve[1:]
+		c.resolve(next)
+	}
+	s := r.site
+	if r.err != nil {
+		c.errKinds["dns"]++
+		c.park(s, now, fmt.Sprintf("%s: DNS look-up failed: %v", s.Host, r.err))
+		return
+	}
+	c.f.Resolved(&s.Site, r.addr, now)
+	if !s.parked {
+		c.batch.Sites = append(c.batch.Sites, c.record(s))
+	}
+}
+
+func (c *crawl) park(s *site, now time.Time, why string) {
+	if s.parked {
+		return
+	}
+	s.parked = true
+	c.f.Park(&s.Site, now)
+	c.batch.Sites = append(c.batch.Sites, c.record(s))
+	c.batch.Events = append(c.batch.Events, Event{Time: now, Kind: "parked", Site: s.Key, Text: why})
+	c.e.event(Event{Time: now, Kind: "parked", Site: s.Key, Text: why})
+}
+
+// loop is the scheduler: it reacts to robots, look-ups and the console, and
+// dispatches visits.
+func (c *crawl) loop(ctx context.Context) error {
+	e := c.e
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	publish := time.NewTicker(200 * time.Millisecond)
+	defer publish.Stop()
+	stopping := false
+	visitCtx, cancelVisits := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelVisits()
+	var grace <-chan time.Time
+	for {
+		now := e.clock.Now()
+		if !stopping && !e.paused.Load() {
+			c.dispatch(visitCtx, now)
+		}
+		if e.paused.Load() && c.busy == 0 && !c.savedPause {
+			c.flush()
+			e.commit.flush()
+			c.savedPause = true
+			e.event(Event{Kind: "pause", Text: "paused; state saved"})
+		}
+		if !e.paused.Load() {
+			c.savedPause = false
+		}
+		if err := e.commit.Err(); err != nil {
+			stopping = true
+			cancelVisits()
+			if c.busy == 0 {
+				return fmt.Errorf("engine: writing to the store: %w", err)
+			}
+		}
+		c.publish(now, false)
+		if stopping && c.busy == 0 {
+			c.publish(now, true)
+			e.setState(StateStopping)
+			return ErrStopped
+		}
+		if !stopping && c.finished() {
+			c.publish(now, true)
+			e.setState(StateDone)
+			e.event(Event{Kind: "done", Text: fmt.Sprintf("crawl finished: %d pages", c.pages)})
+			return nil
+		}
+		wake := 250 * time.Millisecond
+		if t, ok := c.f.NextWake(); ok {
+			wake = min(wake, max(t.Sub(now), time.Millisecond))
+		}
+		timer.Reset(wake)
+		select {
+		case m := <-c.results:
+			c.onMessage(m, now)
+			// Take what else is waiting before dispatching again.
+			for i := 0; i < 256; i++ {
+				select {
+				case m := <-c.results:
+					c.onMessage(m, e.clock.Now())
+					continue
+				default:
+				}
+				break
+			}
+		case r := <-c.dnsOut:
+			c.onResolved(r, now)
+		case f := <-e.control:
+			f()
+		case <-timer.C:
+		case <-publish.C:
+		case <-ctx.Done():
+			if !stopping {
+				stopping = true
+				e.setState(StateStopping)
+				grace = time.After(10 * time.Second)
+			}
+		case <-grace:
+			cancelVisits()
+		}
+		if c.batch.Len() >= e.cfg.FlushRecords/4 {
+			c.flush()
+		}
+	}
+}
+
+// finished reports whether nothing is left to do.
+func (c *crawl) finished() bool {
+	if c.busy > 0 {
+		return false
+	}
+	if c.e.cfg.MaxPages > 0 && c.pages >= c.e.cfg.MaxPages {
+		return true
+	}
+	return c.resolving == 0 && c.f.Count(frontier.Ready)+c.f.Count(frontier.Waiting)+c.f.Count(frontier.Blocked)+c.f.Count(frontier.Resolving) == 0
+}
+
+// dispatch starts visits while robots are free.
+func (c *crawl) dispatch(ctx context.Context, now time.Time) {
+	e := c.e
+	for int64(c.busy) < e.robots.Load() {
+		budget := int64(e.cfg.PagesPerVisit)
+		if e.cfg.MaxPages > 0 {
+			budget = min(budget, e.cfg.MaxPages-c.pages-c.planned)
+			if budget <= 0 {
+				return
+			}
+		}
+		fs := c.f.Next(now)
+		if fs == nil {
+			return
+		}
+		s := c.sites[fs.ID]
+		// The robot asks the committer for the site's queue: everything
+		// found so far must be on its way there first.
+		c.flush()
+		s.sinceDispatch = 0
+		v := Visit{Site: s.ID, Key: s.Key, Host: s.Host, Addr: s.Addr, Port: s.port, Max: int(budget), Delay: s.delay, NotBefore: s.NextVisit}
+		if s.robots != nil && now.Sub(s.robots.fetched) < e.cfg.RobotsTTL {
+			v.Robots = s.robots.rules
+		}
+		c.busy++
+		c.planned += budget
+		s.planned = budget
+		tr := &visitTracker{site: s.Key, planned: int(budget), started: now}
+		e.mu.Lock()
+		e.visits[s.ID] = tr
+		e.mu.Unlock()
+		go e.robot(ctx, v, tr, c.results)
+	}
+}
+
+// flush hands the batch gathered so far to the committer.
+func (c *crawl) flush() {
+	if c.batch.Len() == 0 {
+		return
+	}
+	c.e.commit.in <- c.batch
+	c.batch = c.e.commit.batch()
+}
+
+func (c *crawl) onMessage(m any, now time.Time) {
+	switch m := m.(type) {
+	case headTaken:
+		c.onHead(m)
+	case pageDone:
+		c.onPage(m, now)
+	case visitDone:
+		c.onVisitDone(m, now)
+	}
+}
+
+func (c *crawl) onHead(m headTaken) {
+	s := c.sites[m.site]
+	c.f.Take(&s.Site, int64(m.n), m.next)
+	if !m.more {
+		// Storage holds nothing else queued, but for what was found
+		// since the robot asked.
+		c.f.Drop(&s.Site, s.Pending-s.sinceDispatch)
+		s.HeadPriority = s.sinceDispatchPrio
+	} else if s.sinceDispatch > 0 && s.sinceDispatchPrio < s.HeadPriority {
+		s.HeadPriority = s.sinceDispatchPrio
+	}
+	s.sinceDispatch = 0
+}
+
+func (c *crawl) onPage(m pageDone, now time.Time) {
+	s := c.sites[m.site]
+	rec := m.rec
+	c.pages++
+	if s.planned > 0 {
+		s.planned--
+		c.planned--
+	}
+	c.bytes += rec.Length
+	s.fetched++
+	switch {
+	case rec.Err != "":
+		c.errors++
+	case rec.Status >= 400:
+		c.errors++
+		c.errKinds[fmt.Sprintf("http-%dxx", rec.Status/100)]++
+	}
+	if rec.Truncated {
+		c.errKinds["truncated"]++
+	}
+	c.batch.Pages = append(c.batch.Pages, rec)
+	c.skipped["scope"] += int64(m.skip.scope)
+	c.skipped["nofollow"] += int64(m.skip.nofollow)
+	c.skipped["invalid"] += int64(m.skip.invalid)
+	hops := c.hops[rec.URL]
+	delete(c.hops, rec.URL)
+	for _, f := range m.found {
+		if f.id == rec.URL {
+			continue
+		}
+		c.batch.Links = append(c.batch.Links, Link{From: rec.URL, To: f.id})
+		if rec.Redirect != "" && f.url == rec.Redirect {
+			// A redirect's target stands in for the page: same depth, and
+			// the chain is counted so that an endless one stops.
+			if _, seen := c.seen[f.id]; !seen {
+				if hops+1 > c.e.cfg.MaxRedirects {
+					c.skipped["redirect-chain"]++
+					continue
+				}
+				c.hops[f.id] = hops + 1
+			}
+			c.discover(f, m.depth, rec.URL, now)
+			continue
+		}
+		c.discover(f, m.depth+1, rec.URL, now)
+	}
+}
+
+func (c *crawl) onVisitDone(m visitDone, now time.Time) {
+	e := c.e
+	s := c.sites[m.site]
+	c.busy--
+	c.planned -= s.planned
+	s.planned = 0
+	e.mu.Lock()
+	delete(e.visits, m.site)
+	e.mu.Unlock()
+	if m.robots != nil {
+		s.robots = m.robots
+		if m.robots.status >= 500 || m.robots.status < 0 {
+			c.batch.Events = append(c.batch.Events, Event{Time: now, Kind: "robots-5xx", Site: s.Key, Text: fmt.Sprintf("robots.txt answered %d: nothing fetched until %s", m.robots.status, m.next.Format(time.TimeOnly))})
+			e.event(c.batch.Events[len(c.batch.Events)-1])
+			s.robots = nil // fetched again at the next visit
+		}
+	}
+	s.delay = m.delay
+	if len(m.skips) > 0 {
+		c.batch.Skips = append(c.batch.Skips, m.skips...)
+		c.skipped["robots"] += int64(len(m.skips))
+	}
+	next := m.next
+	if m.failed || m.backedOff {
+		s.Failures++
+		if m.errKind != "" {
+			c.errKinds[m.errKind]++
+		}
+		if s.Failures >= e.cfg.ParkAfter {
+			c.f.Found(&s.Site, int64(m.returned), m.retPrio, now)
+			c.f.Release(&s.Site, next, now)
+			c.park(s, now, fmt.Sprintf("%s: %d failed visits in a row (last: %s)", s.Key, s.Failures, m.errKind))
+			return
+		}
+		if m.failed || !m.retryAfter && m.robots == nil {
+			// A failure, or 429/503 without Retry-After: back off
+			// exponentially. A 5xx robots.txt has its own retry time.
+			next = maxTime(next, now.Add(c.backoff(s.Failures)))
+		}
+	} else if m.fetched > 0 {
+		s.Failures = 0
+	}
+	if m.returned > 0 {
+		c.f.Found(&s.Site, int64(m.returned), m.retPrio, now)
+	}
+	c.f.Release(&s.Site, next, now)
+	c.batch.Sites = append(c.batch.Sites, c.record(s))
+}
+
+func (c *crawl) backoff(failures int) time.Duration {
+	d := c.e.cfg.BackoffBase
+	for i := 1; i < failures && d < c.e.cfg.BackoffMax; i++ {
+		d *= 2
+	}
+	return min(d, c.e.cfg.BackoffMax)
+}
+
+func (c *crawl) delayFor(r *robots.Rules) time.Duration {
+	d := c.e.cfg.Delay
+	if cd := r.CrawlDelay(c.e.cfg.UserAgent); cd > d {
+		d = min(cd, c.e.cfg.MaxDelay)
+	}
+	return d
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// publish copies the loop's figures into the engine's Stats.
+func (c *crawl) publish(now time.Time, force bool) {
+	if !force && now.Sub(c.lastPublish) < 100*time.Millisecond {
+		return
+	}
+	c.lastPublish = now
+	e := c.e
+	var waiting []WaitingSite
+	for _, fs := range c.f.WaitingSoonest(32) {
+		waiting = append(waiting, WaitingSite{Site: fs.Key, Pending: fs.Pending, Until: fs.NextVisit})
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	st := &e.st
+	st.Pages, st.Bytes, st.Errors = c.pages, c.bytes, c.errors
+	st.Discovered = c.discovered
+	st.QueueDepth = c.f.Pending()
+	st.Sites = c.f.Len()
+	st.SitesReady = c.f.Count(frontier.Ready)
+	st.SitesWaiting = c.f.Count(frontier.Waiting) + c.f.Count(frontier.Resolving) + c.f.Count(frontier.Blocked)
+	st.SitesParked = c.f.Count(frontier.Parked)
+	st.SitesDone = c.f.Count(frontier.Idle)
+	st.Waiting = waiting
+	st.ErrorKind = cloneMap(c.errKinds)
+	st.Skipped = cloneMap(c.skipped)
+	if st.Started.IsZero() {
+		st.Started = now
+	}
+}

@@ -1,0 +1,130 @@
+package engine
+
+import "time"
+
+// Stats is a snapshot of a crawl, returned by Engine.Stats. It is a value:
+// the engine never changes a Stats after returning it, and a caller may keep
+// it. The console polls it a few times a second.
+type Stats struct {
+	Time     time.Time // when the snapshot was taken
+	Started  time.Time // when this run of the crawl started
+	State    RunState
+	Strategy string
+
+	// Totals over the whole crawl, including earlier runs it resumed.
+	Pages  int64 // pages fetched (any status)
+	Bytes  int64 // body bytes received
+	Errors int64 // fetches that failed or answered 4xx/5xx
+
+	// Rates over the last few seconds.
+	PagesPerSec float64
+	BytesPerSec float64
+
+	// Frontier.
+	Discovered   int64 // URLs known (queued + fetched + skipped)
+	QueueDepth   int64 // URLs queued, not yet fetched
+	Sites        int   // sites known
+	SitesReady   int   // sites with queued pages that may be visited now
+	SitesWaiting int   // sites with queued pages waiting for their politeness delay, DNS or a busy address
+	SitesParked  int   // sites given up after repeated failures
+	SitesDone    int   // sites with nothing queued
+
+	// Robots.
+	Robots     int // robots allowed (r)
+	RobotsBusy int // visits in flight
+	Visits     []VisitStats
+	Waiting    []WaitingSite // the sites whose delay ends soonest (at most 32)
+
+	DNS       DNSStats
+	ErrorKind map[string]int64 // errors by kind: "timeout", "dns", "http-5xx", "http-4xx", "refused", "truncated", ...
+	Skipped   map[string]int64 // URLs not fetched, by reason: "robots", "scope", "depth", "nofollow", ...
+
+	// Duplicates, filled by the detection of a later issue; zero until then.
+	Dup DupStats
+
+	// PageRank coverage and recrawl adaptation, filled by later issues. A nil
+	// slice means "not measured yet".
+	Coverage  []CoveragePoint
+	Intervals []IntervalGroup
+
+	Events []Event // the most recent notable events, newest last (at most 64)
+}
+
+// RunState says what the engine is doing.
+type RunState int
+
+const (
+	StateStarting RunState = iota
+	StateRunning
+	StatePaused
+	StateStopping
+	StateDone // the frontier is empty or a limit was reached
+	StateFailed
+)
+
+func (s RunState) String() string {
+	switch s {
+	case StateStarting:
+		return "starting"
+	case StateRunning:
+		return "running"
+	case StatePaused:
+		return "paused"
+	case StateStopping:
+		return "stopping"
+	case StateDone:
+		return "done"
+	case StateFailed:
+		return "failed"
+	}
+	return "unknown"
+}
+
+// VisitStats describes one visit in flight: a robot on one site.
+type VisitStats struct {
+	Site    string
+	URL     string // the URL being fetched now
+	Pages   int    // pages fetched on this keep-alive connection so far
+	Planned int    // pages this visit may fetch (at most c)
+	Bytes   int64
+	Started time.Time
+}
+
+// WaitingSite is a site waiting for its politeness delay.
+type WaitingSite struct {
+	Site    string
+	Pending int64
+	Until   time.Time
+}
+
+// DNSStats counts host name resolution.
+type DNSStats struct {
+	Lookups   int64 // look-ups asked of the cache
+	Hits      int64 // answered from the cache
+	Queries   int64 // queries sent to DNS servers
+	Failures  int64 // look-ups that failed
+	Collapsed int64 // look-ups that joined one already in flight
+}
+
+// DupStats counts what duplicate detection pruned.
+type DupStats struct {
+	Exact   int64
+	Near    int64
+	Mirrors int64
+	Loops   int64
+	Pruned  int64 // queued URLs dropped under mirrors and loops
+}
+
+// CoveragePoint is one point of a PageRank coverage curve.
+type CoveragePoint struct {
+	Pages    int64   // pages fetched
+	Coverage float64 // share of PageRank held by fetched pages (estimated)
+	Oracle   float64 // the same against the true PageRank, when known; -1 if not
+}
+
+// IntervalGroup is the recrawl interval of one priority group.
+type IntervalGroup struct {
+	Name     string
+	Interval time.Duration
+	Pages    int64
+}

@@ -1,0 +1,144 @@
+package engine
+
+import (
+	"context"
+	"time"
+)
+
+// Store is what the engine needs from durable storage. The engine owns the
+// crawl's logic; a Store only keeps what the engine tells it and gives it back
+// after a restart. lidi's implementation is storage.DB (SQLite); main.go wires
+// it in, so the engine never imports storage.
+//
+// The engine calls Apply and Head from a single goroutine (its committer), so
+// an implementation need not serialise them itself; Sites, URLFingerprints and
+// Counters are called once at start, before any Apply.
+type Store interface {
+	// Sites returns every site ever recorded, with Pending set to the number
+	// of its URLs still in state URLQueued.
+	Sites(ctx context.Context) ([]SiteRecord, error)
+	// URLFingerprints calls fn with the ID of every URL ever recorded, in
+	// any order, so the engine can rebuild its seen-set after a restart.
+	URLFingerprints(ctx context.Context, fn func(id uint64)) error
+	// Counters returns totals recorded so far (pages fetched, bytes, ...),
+	// so a resumed crawl's statistics continue where they stopped.
+	Counters(ctx context.Context) (Counters, error)
+	// Apply writes a batch atomically: all of it or none of it.
+	Apply(ctx context.Context, b *Batch) error
+	// Head returns up to n URLs of site in state URLQueued, ordered by
+	// (Priority, Seq) ascending. next is the Priority of the first queued URL
+	// after those returned, and more reports whether there is one.
+	Head(ctx context.Context, site int64, n int) (urls []QueuedURL, next float64, more bool, err error)
+}
+
+// URLState is the life cycle of a URL in the store.
+type URLState int
+
+const (
+	URLQueued  URLState = 0 // discovered, waiting in its site's queue
+	URLFetched URLState = 1 // fetched (whatever the status), never fetched again by this crawl
+	URLSkipped URLState = 2 // dropped without fetching (robots.txt, scope, parked site)
+)
+
+// SiteRecord is a site (scheme, host and port) as the store keeps it.
+type SiteRecord struct {
+	ID   int64
+	Key  string // "http://host:port" with default ports dropped, as in normalised URLs
+	Host string // host name without port
+	Addr string // resolved IP address, "" until resolved
+
+	RobotsStatus  int       // HTTP status of the last robots.txt fetch; 0 never fetched; -1 unreachable
+	RobotsBody    []byte    // body of the last robots.txt fetch (capped)
+	RobotsFetched time.Time // when robots.txt was fetched
+
+	NextVisit time.Time // the earliest time the site may be visited again
+	Failures  int       // consecutive failed visits
+	Parked    bool      // given up after repeated failures
+	Fetched   int64     // pages fetched from the site
+
+	Pending int64 // URLs queued; filled by Sites, ignored by Apply
+}
+
+// URLRecord is a newly discovered URL.
+type URLRecord struct {
+	ID         uint64 // urlnorm.Fingerprint of URL; unique
+	Site       int64
+	URL        string
+	Depth      int
+	Priority   float64 // order inside the site's queue (lower first), set by the strategy
+	Seq        int64   // discovery order, breaks ties
+	Parent     uint64  // ID of the page it was found on; 0 for seeds
+	Discovered time.Time
+	State      URLState // URLQueued or URLSkipped
+	SkipReason string   // why it was skipped, when State is URLSkipped
+}
+
+// PageRecord is the outcome of one fetch.
+type PageRecord struct {
+	URL         uint64 // URL ID
+	Site        int64
+	Fetched     time.Time
+	Status      int    // HTTP status; 0 when no response was received
+	ContentType string // declared Content-Type
+	Length      int64  // body bytes received (after content decoding)
+	Truncated   bool   // the body passed the size limit and was cut
+	Duration    time.Duration
+	Digest      uint64 // content digest of the body (FNV-1a 64); 0 for no body
+	Body        []byte // body compressed with zlib; nil when not kept
+	Err         string // fetch error, "" on success
+	Redirect    string // Location of a 3xx, normalised
+	NoIndex     bool   // robots meta or X-Robots-Tag said noindex
+	Links       int    // links extracted
+}
+
+// Link is an edge of the discovered web graph.
+type Link struct {
+	From, To uint64
+}
+
+// Event is a notable happening worth keeping in the crawl's log.
+type Event struct {
+	Time time.Time
+	Kind string // "parked", "robots-5xx", "snapshot", "resume", ...
+	Site string
+	Text string
+}
+
+// Counters are crawl totals kept across restarts.
+type Counters struct {
+	Pages  int64
+	Bytes  int64
+	Errors int64
+}
+
+// Batch is a set of changes applied atomically by Store.Apply. Its zero value
+// is an empty batch. A Batch is not safe for concurrent use.
+type Batch struct {
+	Sites  []SiteRecord // inserted or updated (matched by ID); Pending is ignored
+	URLs   []URLRecord  // inserted; a URL already present is left unchanged
+	Pages  []PageRecord // recorded, and their URLs moved to URLFetched
+	Links  []Link       // inserted; duplicates ignored
+	Skips  []uint64     // queued URLs moved to URLSkipped (e.g. a parked site's queue)
+	Events []Event
+}
+
+// Len reports how many records the batch holds.
+func (b *Batch) Len() int {
+	return len(b.Sites) + len(b.URLs) + len(b.Pages) + len(b.Links) + len(b.Skips) + len(b.Events)
+}
+
+// Reset empties the batch, keeping its storage.
+func (b *Batch) Reset() {
+	clear(b.Sites)
+	clear(b.Pages)
+	b.Sites, b.URLs, b.Pages, b.Links, b.Skips, b.Events = b.Sites[:0], b.URLs[:0], b.Pages[:0], b.Links[:0], b.Skips[:0], b.Events[:0]
+}
+
+// QueuedURL is a URL waiting in a site's queue, as Head returns it.
+type QueuedURL struct {
+	ID       uint64
+	URL      string
+	Depth    int
+	Priority float64
+	Seq      int64
+}

@@ -1,0 +1,402 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"hash/fnv"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/klauspost/compress/zlib"
+
+	"lidi/engine/extract"
+	"lidi/engine/fetch"
+	"lidi/engine/robots"
+	"lidi/engine/urlnorm"
+)
+
+// Visit is the unit of work handed to a robot: one site, one keep-alive
+// connection, up to Max pages, Delay apart. Everything a robot needs is in
+// it, so a visit can be leased to a robot in another process.
+type Visit struct {
+	Site      int64
+	Key       string // "scheme://host[:port]"
+	Host      string
+	Addr      netip.Addr
+	Port      int
+	Max       int           // pages at most (c, or less near a page limit)
+	Delay     time.Duration // between two requests (w, or robots.txt Crawl-delay)
+	NotBefore time.Time     // the first request may not start earlier
+	Robots    *robots.Rules // nil: fetch robots.txt first
+}
+
+// Messages from a robot to the loop, in this order: one headTaken, any
+// number of pageDone, one visitDone.
+type headTaken struct {
+	site int64
+	n    int
+	next float64
+	more bool
+}
+
+type pageDone struct {
+	site  int64
+	depth int
+	rec   PageRecord
+	found []found
+	skip  skipCounts
+}
+
+type visitDone struct {
+	site       int64
+	next       time.Time // when the site may be visited again
+	returned   int       // URLs taken from the head but not fetched (still queued)
+	retPrio    float64   // the best priority among them
+	skips      []uint64  // URLs robots.txt disallows
+	robots     *robotsRules
+	delay      time.Duration // the delay in force (w raised by Crawl-delay)
+	failed     bool          // the visit ended on a failure
+	backedOff  bool          // 429/503 or a 5xx robots.txt
+	retryAfter bool          // next comes from a Retry-After header
+	errKind    string
+	fetched    int
+}
+
+// found is a link to an URL in scope.
+type found struct {
+	url      string
+	id       uint64
+	key      string // site key
+	host     string
+	nofollow bool
+}
+
+// skipCounts counts links not followed, by reason.
+type skipCounts struct {
+	scope, nofollow, invalid int
+}
+
+var zlibWriters = sync.Pool{}
+
+// robot runs one visit. It sends its messages to out and never touches the
+// loop's state.
+func (e *Engine) robot(ctx context.Context, v Visit, tr *visitTracker, out chan<- any) {
+	done := visitDone{site: v.Site, delay: v.Delay}
+	head, err := e.commit.head(ctx, v.Site, v.Max)
+	out <- headTaken{site: v.Site, n: len(head.urls), next: head.next, more: head.more}
+	if err != nil {
+		done.next = v.NotBefore
+		done.returned, done.retPrio = returned(head.urls)
+		done.failed, done.errKind = true, "store"
+		out <- done
+		return
+	}
+	sess := e.fetcher.Open(v.Addr, v.Port)
+	defer sess.Close()
+
+	last := v.NotBefore.Add(-v.Delay) // start of the last request to the site
+	wait := func() bool {
+		at := last.Add(v.Delay)
+		if d := at.Sub(e.clock.Now()); d > 0 {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				return false
+			}
+		}
+		last = e.clock.Now()
+		return true
+	}
+	finish := func(i int) {
+		done.returned, done.retPrio = returned(head.urls[i:])
+		if done.next.IsZero() {
+			done.next = last.Add(done.delay)
+		}
+		out <- done
+	}
+
+	rules := v.Robots
+	if rules == nil {
+		if !wait() {
+			finish(0)
+			return
+		}
+		rr := e.fetchRobots(ctx, sess, v.Key)
+		done.robots = rr
+		rules = rr.rules
+		if cd := rules.CrawlDelay(e.cfg.UserAgent); cd > done.delay {
+			done.delay = min(cd, e.cfg.MaxDelay)
+		}
+		if rr.status != 0 && rr.status < 500 {
+			// fine
+		} else {
+			// 5xx or unreachable: disallow all until retried; the
+			// queue stays as it is.
+			done.backedOff = true
+			done.next = last.Add(e.cfg.RobotsRetry)
+			finish(0)
+			return
+		}
+	}
+	v.Delay = done.delay
+
+	for i, q := range head.urls {
+		if e.paused.Load() || ctx.Err() != nil {
+			finish(i)
+			return
+		}
+		if !rules.Allowed(e.cfg.UserAgent, pathOf(q.URL)) {
+			done.skips = append(done.skips, q.ID)
+			continue
+		}
+		if !wait() {
+			finish(i)
+			return
+		}
+		tr.url.Store(&head.urls[i].URL)
+		pd, resp, ferr := e.fetchPage(ctx, sess, q)
+		pd.site = v.Site
+		tr.pages.Add(1)
+		tr.bytes.Add(pd.rec.Length)
+		done.fetched++
+		if ferr != nil && ctx.Err() != nil {
+			// Stopped in the middle of the page: it is fetched again later.
+			finish(i)
+			return
+		}
+		out <- pd
+		switch {
+		case ferr != nil:
+			done.failed, done.errKind = true, pd.rec.Err
+			if fe, ok := ferr.(*fetch.Error); ok {
+				done.errKind = fe.Kind
+			}
+			finish(i + 1)
+			return
+		case resp.Status == http.StatusTooManyRequests || resp.Status == http.StatusServiceUnavailable:
+			done.backedOff, done.errKind = true, "http-"+strconv.Itoa(resp.Status)
+			if resp.RetryAfter > 0 {
+				done.next = e.clock.Now().Add(min(resp.RetryAfter, e.cfg.BackoffMax))
+				done.retryAfter = true
+			}
+			finish(i + 1)
+			return
+		}
+	}
+	finish(len(head.urls))
+}
+
+func returned(urls []QueuedURL) (int, float64) {
+	best := 0.0
+	for i, q := range urls {
+		if i == 0 || q.Priority < best {
+			best = q.Priority
+		}
+	}
+	return len(urls), best
+}
+
+// fetchRobots fetches and parses the site's robots.txt.
+func (e *Engine) fetchRobots(ctx context.Context, sess *fetch.Session, key string) *robotsRules {
+	rr := &robotsRules{fetched: e.clock.Now()}
+	resp, err := sess.Get(ctx, key+"/robots.txt")
+	if err != nil || resp == nil {
+		rr.status = -1
+		rr.rules = robots.Unreachable()
+		return rr
+	}
+	rr.status, rr.body = resp.Status, resp.Body
+	rr.rules = robots.FromResponse(resp.Status, resp.Body)
+	return rr
+}
+
+// fetchPage fetches one page and works out what it links to.
+func (e *Engine) fetchPage(ctx context.Context, sess *fetch.Session, q QueuedURL) (pageDone, *fetch.Response, error) {
+	pd := pageDone{depth: q.Depth}
+	rec := &pd.rec
+	rec.URL = q.ID
+	rec.Fetched = e.clock.Now()
+	resp, err := sess.Get(ctx, q.URL)
+	if resp != nil {
+		rec.Status = resp.Status
+		rec.ContentType = resp.ContentType
+		rec.Length = int64(len(resp.Body))
+		rec.Truncated = resp.Truncated
+		rec.Duration = resp.Duration
+	}
+	if err != nil {
+		rec.Err = err.Error()
+		return pd, resp, err
+	}
+	if resp.Location != "" {
+		if n, err := e.cfg.Normalizer.Normalize(resp.Location); err == nil {
+			rec.Redirect = n
+			if f, ok := e.inScope(n, q.Depth); ok {
+				pd.found = append(pd.found, f)
+			} else {
+				pd.skip.scope++
+			}
+		}
+	}
+	if len(resp.Body) > 0 {
+		h := fnv.New64a()
+		h.Write(resp.Body)
+		rec.Digest = h.Sum64()
+	}
+	follow := true
+	if e.cfg.HonourMetaRobots {
+		if xr := resp.Header.Values("X-Robots-Tag"); len(xr) > 0 {
+			d := robots.ParseXRobotsTag(xr, e.cfg.UserAgent)
+			rec.NoIndex = rec.NoIndex || d.NoIndex
+			follow = !d.NoFollow
+		}
+	}
+	if resp.Status >= 200 && resp.Status < 300 && isHTML(resp.ContentType, resp.Body) {
+		base, err := url.Parse(q.URL)
+		if err == nil {
+			var res extract.Result
+			if err := extract.Links(resp.Body, resp.ContentType, base, &res); err == nil {
+				if e.cfg.HonourMetaRobots && res.MetaRobots != "" {
+					d := robots.ParseMeta(res.MetaRobots)
+					rec.NoIndex = rec.NoIndex || d.NoIndex
+					follow = follow && !d.NoFollow
+				}
+				rec.Links = len(res.Links)
+				pd.skip.invalid += res.Invalid
+				if follow {
+					pd.found = e.collect(pd.found, &pd.skip, res.Links, q.Depth+1)
+				} else {
+					pd.skip.nofollow += len(res.Links)
+				}
+			}
+		}
+	}
+	if e.cfg.KeepBodies && len(resp.Body) > 0 {
+		rec.Body = e.compress(resp.Body)
+	}
+	return pd, resp, nil
+}
+
+// collect keeps the links in scope.
+func (e *Engine) collect(dst []found, skip *skipCounts, links []extract.Link, depth int) []found {
+	for _, l := range links {
+		if l.NoFollow && e.cfg.HonourNofollow {
+			skip.nofollow++
+			continue
+		}
+		f, ok := e.inScope(l.URL, depth)
+		if !ok {
+			skip.scope++
+			continue
+		}
+		dst = append(dst, f)
+	}
+	return dst
+}
+
+// inScope checks a normalised URL against the crawl's scope.
+func (e *Engine) inScope(u string, depth int) (found, bool) {
+	if ok, _ := e.scope.Allow(u, depth); !ok {
+		return found{}, false
+	}
+	key, host, ok := siteOf(u)
+	if !ok {
+		return found{}, false
+	}
+	return found{url: u, id: urlnorm.Fingerprint(u), key: key, host: host}, true
+}
+
+// siteOf splits a normalised URL into its site key and host name.
+func siteOf(u string) (key, host string, ok bool) {
+	i := strings.Index(u, "://")
+	if i < 0 {
+		return "", "", false
+	}
+	rest := u[i+3:]
+	j := strings.IndexAny(rest, "/?#")
+	if j < 0 {
+		j = len(rest)
+	}
+	key = u[:i+3+j]
+	hostport := rest[:j]
+	host = hostport
+	if strings.HasPrefix(hostport, "[") {
+		if k := strings.Index(hostport, "]"); k > 0 {
+			host = hostport[1:k]
+		}
+	} else if k := strings.LastIndexByte(hostport, ':'); k >= 0 {
+		host = hostport[:k]
+	}
+	return key, host, host != ""
+}
+
+// portOf returns the port of a site key.
+func portOf(key string) int {
+	i := strings.Index(key, "://")
+	hostport := key[i+3:]
+	if k := strings.LastIndexByte(hostport, ':'); k >= 0 && !strings.HasSuffix(hostport, "]") {
+		if p, err := strconv.Atoi(hostport[k+1:]); err == nil {
+			return p
+		}
+	}
+	if strings.HasPrefix(key, "https:") {
+		return 443
+	}
+	return 80
+}
+
+// pathOf returns the path and query of a normalised URL.
+func pathOf(u string) string {
+	i := strings.Index(u, "://")
+	if i < 0 {
+		return u
+	}
+	rest := u[i+3:]
+	j := strings.IndexAny(rest, "/?")
+	if j < 0 {
+		return "/"
+	}
+	p := rest[j:]
+	if k := strings.IndexByte(p, '#'); k >= 0 {
+		p = p[:k]
+	}
+	if p[0] == '?' {
+		p = "/" + p
+	}
+	return p
+}
+
+// isHTML decides whether a body is worth parsing for links.
+func isHTML(contentType string, body []byte) bool {
+	ct := strings.ToLower(contentType)
+	if strings.Contains(ct, "html") {
+		return true
+	}
+	if ct == "" || strings.HasPrefix(ct, "application/octet-stream") || strings.HasPrefix(ct, "text/plain") {
+		return strings.Contains(http.DetectContentType(body), "html")
+	}
+	return false
+}
+
+// compress returns body compressed with zlib.
+func (e *Engine) compress(body []byte) []byte {
+	var buf bytes.Buffer
+	buf.Grow(len(body)/3 + 64)
+	zw, _ := zlibWriters.Get().(*zlib.Writer)
+	if zw == nil {
+		zw, _ = zlib.NewWriterLevel(&buf, e.cfg.CompressLevel)
+	} else {
+		zw.Reset(&buf)
+	}
+	zw.Write(body)
+	zw.Close()
+	zlibWriters.Put(zw)
+	return buf.Bytes()
+}
