@@ -118,22 +118,27 @@ func crawl(ctx context.Context, cfg *config.File, headless bool, stdout io.Write
 		return err
 	}
 	eng.SnapshotDir = filepath.Dir(cfg.Storage.Path)
+	// limits.max_duration ends the crawl, not the console: the final
+	// figures stay on screen until q.
+	crawlCtx, stopCrawl := context.WithCancel(ctx)
+	defer stopCrawl()
 	if d := cfg.Limits.MaxDuration; d > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, d)
-		defer cancel()
+		crawlCtx, stopCrawl = context.WithTimeout(ctx, d)
+		defer stopCrawl()
 	}
 	if headless {
-		return runHeadless(ctx, eng, stdout)
+		err := runHeadless(crawlCtx, eng, stdout)
+		if errors.Is(err, engine.ErrStopped) && ctx.Err() == nil {
+			return nil // the duration limit: a normal end
+		}
+		return err
 	}
-	return runConsole(ctx, eng, cfg.Console.Refresh)
+	return runConsole(ctx, crawlCtx, stopCrawl, eng, cfg.Console.Refresh)
 }
 
 // runConsole shows the console while the engine crawls; quitting the console
 // stops the crawl with its state saved.
-func runConsole(ctx context.Context, eng *engine.Engine, refresh time.Duration) error {
-	crawlCtx, stopCrawl := context.WithCancel(ctx)
-	defer stopCrawl()
+func runConsole(ctx, crawlCtx context.Context, stopCrawl context.CancelFunc, eng *engine.Engine, refresh time.Duration) error {
 	done := make(chan error, 1)
 	go func() { done <- eng.Run(crawlCtx) }()
 	uiErr := tui.Run(ctx, eng, tui.Options{Refresh: refresh})

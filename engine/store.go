@@ -83,7 +83,7 @@ type PageRecord struct {
 	Length      int64  // body bytes received (after content decoding)
 	Truncated   bool   // the body passed the size limit and was cut
 	Duration    time.Duration
-	Digest      uint64 // content digest of the body (FNV-1a 64); 0 for no body
+	Digest      uint64 // content digest of the body (engine.Digest, CRC-64 ECMA); 0 for no body
 	Body        []byte // body compressed with zlib; nil when not kept
 	Err         string // fetch error, "" on success
 	Redirect    string // Location of a 3xx, normalised

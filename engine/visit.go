@@ -3,7 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
-	"hash/fnv"
+	"hash/crc64"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -83,6 +83,13 @@ type skipCounts struct {
 
 var zlibWriters = sync.Pool{}
 
+var crcTable = crc64.MakeTable(crc64.ECMA)
+
+// Digest is the content digest of a page body kept in the store: CRC-64
+// (ECMA), fixed so that digests compare across runs and machines, and
+// several times faster than FNV on page-sized inputs.
+func Digest(body []byte) uint64 { return crc64.Checksum(body, crcTable) }
+
 // robot runs one visit. It sends its messages to out and never touches the
 // loop's state.
 func (e *Engine) robot(ctx context.Context, v Visit, tr *visitTracker, out chan<- any) {
@@ -99,7 +106,10 @@ func (e *Engine) robot(ctx context.Context, v Visit, tr *visitTracker, out chan<
 	sess := e.fetcher.Open(v.Addr, v.Port)
 	defer sess.Close()
 
-	last := v.NotBefore.Add(-v.Delay) // start of the last request to the site
+	// last is when the previous request to the site ended. Waiting w from
+	// the end, not the start, keeps the gap the server sees between two
+	// request starts at w or more, whatever the network adds.
+	last := v.NotBefore.Add(-v.Delay)
 	wait := func() bool {
 		at := last.Add(v.Delay)
 		if d := at.Sub(e.clock.Now()); d > 0 {
@@ -111,10 +121,12 @@ func (e *Engine) robot(ctx context.Context, v Visit, tr *visitTracker, out chan<
 				return false
 			}
 		}
-		last = e.clock.Now()
 		return true
 	}
 	finish := func(i int) {
+		// The connection is closed before the loop hears of the end, so
+		// the next visit to this site or address never overlaps it.
+		sess.Close()
 		done.returned, done.retPrio = returned(head.urls[i:])
 		if done.next.IsZero() {
 			done.next = last.Add(done.delay)
@@ -129,6 +141,7 @@ func (e *Engine) robot(ctx context.Context, v Visit, tr *visitTracker, out chan<
 			return
 		}
 		rr := e.fetchRobots(ctx, sess, v.Key)
+		last = e.clock.Now()
 		done.robots = rr
 		rules = rr.rules
 		if cd := rules.CrawlDelay(e.cfg.UserAgent); cd > done.delay {
@@ -162,6 +175,7 @@ func (e *Engine) robot(ctx context.Context, v Visit, tr *visitTracker, out chan<
 		}
 		tr.url.Store(&head.urls[i].URL)
 		pd, resp, ferr := e.fetchPage(ctx, sess, q)
+		last = e.clock.Now()
 		pd.site = v.Site
 		tr.pages.Add(1)
 		tr.bytes.Add(pd.rec.Length)
@@ -212,7 +226,7 @@ func (e *Engine) fetchRobots(ctx context.Context, sess *fetch.Session, key strin
 		rr.rules = robots.Unreachable()
 		return rr
 	}
-	rr.status, rr.body = resp.Status, resp.Body
+	rr.status, rr.body = resp.Status, bytes.Clone(resp.Body) // the session reuses its buffer
 	rr.rules = robots.FromResponse(resp.Status, resp.Body)
 	return rr
 }
@@ -246,9 +260,7 @@ func (e *Engine) fetchPage(ctx context.Context, sess *fetch.Session, q QueuedURL
 		}
 	}
 	if len(resp.Body) > 0 {
-		h := fnv.New64a()
-		h.Write(resp.Body)
-		rec.Digest = h.Sum64()
+		rec.Digest = Digest(resp.Body)
 	}
 	follow := true
 	if e.cfg.HonourMetaRobots {

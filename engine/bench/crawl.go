@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -38,6 +39,8 @@ type CrawlOptions struct {
 	OpenStore        func(path string) (engine.Store, io.Closer, error)
 	SimwebCommand    []string // argv that serves simweb, e.g. {"/path/lidi", "simweb"}
 	ProgressInterval time.Duration
+	CPUProfile       string // write a CPU profile of the crawl here
+	MemProfile       string // write a heap profile at the end here
 }
 
 // RegisterFlags adds the benchmark's flags to fs, with their defaults.
@@ -52,6 +55,8 @@ func (o *CrawlOptions) RegisterFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.KeepBodies, "bodies", true, "store page bodies (zlib)")
 	fs.StringVar(&o.Dir, "dir", "", "directory for the crawl database (default: a temporary one, removed after)")
 	fs.DurationVar(&o.ProgressInterval, "progress", 5*time.Second, "progress line interval")
+	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the crawl to this file")
+	fs.StringVar(&o.MemProfile, "memprofile", "", "write a heap profile at the end of the crawl to this file")
 }
 
 // simweb is the child process serving the synthetic web.
@@ -180,6 +185,15 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 	}
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
+	if o.CPUProfile != "" {
+		f, err := os.Create(o.CPUProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
 	cpu0 := cpuTime()
 	start := time.Now()
 	done := make(chan error, 1)
@@ -206,6 +220,14 @@ loop:
 	}
 	elapsed := time.Since(start)
 	cpu := cpuTime() - cpu0
+	if o.MemProfile != "" {
+		f, err := os.Create(o.MemProfile)
+		if err != nil {
+			return err
+		}
+		pprof.WriteHeapProfile(f)
+		f.Close()
+	}
 	if runErr != nil && !errors.Is(runErr, engine.ErrStopped) {
 		return runErr
 	}

@@ -75,6 +75,7 @@ type Session struct {
 	client *http.Client
 	tr     *http.Transport
 	conns  int
+	buf    bytes.Buffer // bodies are read here; reused by the next Get
 }
 
 // Open starts a session to the site whose pages are fetched from addr (the
@@ -93,13 +94,14 @@ func (f *Fetcher) Open(addr netip.Addr, port int) *Session {
 		// it through its own cache, and every connection goes to target.
 		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 			c, err := dial(ctx, network, target)
-			if err == nil {
-				mu.Lock()
-				s.conns++
-				mu.Unlock()
-				f.conns.Add(1)
+			if err != nil {
+				return nil, err
 			}
-			return c, err
+			mu.Lock()
+			s.conns++
+			mu.Unlock()
+			f.conns.Add(1)
+			return &politeConn{Conn: c, eof: make(chan struct{})}, nil
 		},
 		MaxConnsPerHost:        1,
 		MaxIdleConnsPerHost:    1,
@@ -109,6 +111,8 @@ func (f *Fetcher) Open(addr netip.Addr, port int) *Session {
 		ForceAttemptHTTP2:      false,
 		TLSNextProto:           map[string]func(string, *tls.Conn) http.RoundTripper{}, // HTTP/1.1 only
 		MaxResponseHeaderBytes: 256 << 10,
+		ReadBufferSize:         64 << 10, // a typical page in a few reads
+		WriteBufferSize:        8 << 10,
 	}
 	s.client = &http.Client{
 		Transport: s.tr,
@@ -130,7 +134,7 @@ type Response struct {
 	Status      int
 	Header      http.Header
 	ContentType string
-	Body        []byte // at most MaxBodySize bytes, content-decoded (gzip)
+	Body        []byte // at most MaxBodySize bytes, content-decoded (gzip); valid until the session's next Get
 	Truncated   bool   // the body was longer than MaxBodySize
 	Location    string // the Location header of a 3xx, resolved against the URL
 	RetryAfter  time.Duration
@@ -191,7 +195,7 @@ func (s *Session) Get(ctx context.Context, url string) (*Response, error) {
 	if ra := resp.Header.Get("Retry-After"); ra != "" {
 		r.RetryAfter = parseRetryAfter(ra, time.Now())
 	}
-	r.Body, r.Truncated, err = readLimited(resp.Body, s.f.cfg.MaxBodySize, resp.ContentLength)
+	r.Body, r.Truncated, err = readLimited(&s.buf, resp.Body, s.f.cfg.MaxBodySize, resp.ContentLength)
 	r.Duration = time.Since(start)
 	if err != nil {
 		return r, &Error{URL: url, Kind: classify(err), Err: err}
@@ -206,8 +210,8 @@ func (s *Session) Get(ctx context.Context, url string) (*Response, error) {
 
 // readLimited reads at most max bytes of body; truncated reports that more
 // was there.
-func readLimited(body io.Reader, max, length int64) ([]byte, bool, error) {
-	var b bytes.Buffer
+func readLimited(b *bytes.Buffer, body io.Reader, max, length int64) ([]byte, bool, error) {
+	b.Reset()
 	if length > 0 && length <= max {
 		b.Grow(int(length) + bytes.MinRead) // room to see EOF without growing
 	}
@@ -246,4 +250,40 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 		return t.Sub(now)
 	}
 	return 0
+}
+
+// politeConn closes gracefully: it shuts its sending side first and waits
+// (briefly) until the server has closed its own, so that when a visit ends
+// the server has let go of the connection before the crawler opens the next
+// one to the same address. Without it a server may see two connections from
+// one crawler open at once for a moment.
+type politeConn struct {
+	net.Conn
+	eof     chan struct{} // closed when a read fails: the server has closed
+	eofOnce sync.Once
+}
+
+// closeGrace bounds the wait for the server to close its side.
+const closeGrace = 250 * time.Millisecond
+
+func (c *politeConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if err != nil {
+		c.eofOnce.Do(func() { close(c.eof) })
+	}
+	return n, err
+}
+
+func (c *politeConn) Close() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok && cw.CloseWrite() == nil {
+		// The transport's read loop is blocked reading this connection;
+		// it sees the server's close.
+		t := time.NewTimer(closeGrace)
+		select {
+		case <-c.eof:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	return c.Conn.Close()
 }

@@ -1,0 +1,225 @@
+package engine_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"lidi/engine"
+	"lidi/engine/dns"
+	"lidi/engine/simweb"
+	"lidi/storage"
+)
+
+// testWeb starts a synthetic web on loopback for one test.
+func testWeb(t *testing.T, opt simweb.Options) *simweb.Server {
+	t.Helper()
+	web, err := simweb.Generate(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := simweb.Start(context.Background(), web, simweb.ServerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+// crawlConfig is a polite configuration scaled down for tests.
+func crawlConfig(seeds []string) engine.Config {
+	cfg := engine.Defaults()
+	cfg.Seeds = seeds
+	cfg.Robots = 8
+	cfg.Delay = 20 * time.Millisecond
+	cfg.MaxDelay = 50 * time.Millisecond
+	cfg.PagesPerVisit = 10
+	cfg.RobotsRetry = 50 * time.Millisecond
+	cfg.ParkAfter = 2
+	cfg.BackoffBase = 20 * time.Millisecond
+	cfg.FlushEvery = 20 * time.Millisecond
+	return cfg
+}
+
+// runCrawl crawls to the end (bounded in time) into the SQLite file at path.
+func runCrawl(t *testing.T, cfg engine.Config, dnsAddr, path string) engine.Stats {
+	t.Helper()
+	db, err := storage.Open(path, storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	resolver, err := dns.NewCache(dns.Config{Servers: []string{dnsAddr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resolver.Close()
+	eng, err := engine.New(cfg, db, resolver, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	if err := eng.Run(ctx); err != nil {
+		t.Fatalf("crawl: %v (stats %+v)", err, eng.Stats())
+	}
+	st := eng.Stats()
+	if st.State != engine.StateDone {
+		t.Fatalf("state = %s, want done", st.State)
+	}
+	return st
+}
+
+// fetchedURLs returns the URLs the crawl at path has fetched.
+func fetchedURLs(t *testing.T, path string) map[string]bool {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query("SELECT url FROM urls WHERE state = 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var u string
+		if err := rows.Scan(&u); err != nil {
+			t.Fatal(err)
+		}
+		if out[u] {
+			t.Errorf("%s stored twice", u)
+		}
+		out[u] = true
+	}
+	return out
+}
+
+// Politeness, proven by the synthetic web's witness rather than by the
+// crawler's own account.
+func TestPolitenessWitnessed(t *testing.T) {
+	srv := testWeb(t, simweb.Options{Seed: 7, Sites: 25, Pages: 1200})
+	cfg := crawlConfig(srv.SeedURLs(3))
+	st := runCrawl(t, cfg, srv.DNSAddr(), filepath.Join(t.TempDir(), "crawl.db"))
+	w := srv.Witness()
+	if st.Pages < 300 {
+		t.Fatalf("only %d pages fetched", st.Pages)
+	}
+	if w.Totals.Disallowed != 0 {
+		t.Errorf("%d requests for paths robots.txt disallows", w.Totals.Disallowed)
+	}
+	for host, h := range w.Hosts {
+		if h.MaxOpenConns > 1 {
+			t.Errorf("%s: %d connections open at once", host, h.MaxOpenConns)
+		}
+		if h.MaxInFlight > 1 {
+			t.Errorf("%s: %d requests in flight at once", host, h.MaxInFlight)
+		}
+		if h.Requests > 1 && h.MinGap < cfg.Delay {
+			t.Errorf("%s: two requests %s apart, w = %s", host, h.MinGap, cfg.Delay)
+		}
+		// One visit is robots.txt and at most c pages over one connection.
+		if h.MaxRequestsPerConn > int64(cfg.PagesPerVisit)+1 {
+			t.Errorf("%s: %d requests on one connection, c = %d", host, h.MaxRequestsPerConn, cfg.PagesPerVisit)
+		}
+		// A site with many pages is visited with full connections: c
+		// pages each, but for the last visit and robots.txt.
+		if h.Requests >= 4*int64(cfg.PagesPerVisit) && h.MeanRequestsPerConn < 0.7*float64(cfg.PagesPerVisit) {
+			t.Errorf("%s: %.1f requests per connection, c = %d", host, h.MeanRequestsPerConn, cfg.PagesPerVisit)
+		}
+		if h.RobotsFetches > 1 && h.Errors == 0 {
+			t.Errorf("%s: robots.txt fetched %d times", host, h.RobotsFetches)
+		}
+	}
+	for addr, a := range w.Addresses {
+		if a.MaxOpenConns > 1 {
+			t.Errorf("address %s: %d connections at once with one_per_address on", addr, a.MaxOpenConns)
+		}
+	}
+	// DNS: one query per host the crawl met, no more.
+	if int(w.DNS.Queries) != st.Sites {
+		t.Errorf("DNS queries = %d, hosts = %d", w.DNS.Queries, st.Sites)
+	}
+	for name, n := range w.DNS.ByName {
+		if n != 1 {
+			t.Errorf("DNS: %s asked %d times", name, n)
+		}
+	}
+	if st.DNS.Queries != w.DNS.Queries {
+		t.Errorf("engine counted %d DNS queries, the server %d", st.DNS.Queries, w.DNS.Queries)
+	}
+	t.Logf("%d pages, %d sites, %d connections, %d requests, %d DNS queries", st.Pages, st.Sites, w.Totals.Connections, w.Totals.Requests, w.DNS.Queries)
+}
+
+// With politeness at its defaults but for w, the Length strategy and the
+// Depth strategy reach the same pages.
+func TestStrategiesReachTheSamePages(t *testing.T) {
+	srv := testWeb(t, simweb.Options{Seed: 3, Sites: 12, Pages: 500})
+	var sets []map[string]bool
+	for _, strategy := range []string{"length", "depth"} {
+		cfg := crawlConfig(srv.SeedURLs(2))
+		cfg.Delay, cfg.MaxDelay = 0, 0
+		cfg.Strategy = strategy
+		path := filepath.Join(t.TempDir(), strategy+".db")
+		runCrawl(t, cfg, srv.DNSAddr(), path)
+		sets = append(sets, fetchedURLs(t, path))
+	}
+	if len(sets[0]) != len(sets[1]) {
+		t.Fatalf("length fetched %d pages, depth %d", len(sets[0]), len(sets[1]))
+	}
+	for u := range sets[0] {
+		if !sets[1][u] {
+			t.Errorf("%s fetched by length only", u)
+		}
+	}
+}
+
+func TestMaxPagesAndResumeAfterLimit(t *testing.T) {
+	srv := testWeb(t, simweb.Options{Seed: 5, Sites: 10, Pages: 400})
+	path := filepath.Join(t.TempDir(), "crawl.db")
+	cfg := crawlConfig(srv.SeedURLs(2))
+	cfg.Delay, cfg.MaxDelay = 0, 0
+	cfg.MaxPages = 50
+	st := runCrawl(t, cfg, srv.DNSAddr(), path)
+	if st.Pages != 50 {
+		t.Fatalf("pages = %d, want 50", st.Pages)
+	}
+	cfg.MaxPages = 120 // a limit counts the whole crawl, across runs
+	st = runCrawl(t, cfg, srv.DNSAddr(), path)
+	if st.Pages != 120 || len(fetchedURLs(t, path)) != 120 {
+		t.Fatalf("pages = %d (stored %d), want 120", st.Pages, len(fetchedURLs(t, path)))
+	}
+}
+
+func TestBadConfigRejected(t *testing.T) {
+	cfg := engine.Defaults()
+	_, err := engine.New(cfg, nil, nil, nil)
+	var ce *engine.ConfigError
+	if !errors.As(err, &ce) || ce.Key != "seeds" {
+		t.Fatalf("err = %v, want a ConfigError naming seeds", err)
+	}
+	cfg.Seeds = []string{"http://a.test/"}
+	cfg.Strategy = "fastest"
+	if _, err := engine.New(cfg, nil, nil, nil); err == nil || !strings.Contains(err.Error(), "strategy") {
+		t.Fatalf("err = %v, want one naming strategy", err)
+	}
+	cfg.Strategy = "length"
+	cfg.Scope.Include = []string{"("}
+	if _, err := engine.New(cfg, nil, nil, nil); err == nil || !strings.Contains(err.Error(), "scope") {
+		t.Fatalf("err = %v, want one naming scope", err)
+	}
+}
+
+func ExampleEngine_Stats() {
+	cfg := engine.Defaults()
+	cfg.Seeds = []string{"http://www.example.test/"}
+	fmt.Println(cfg.Strategy, cfg.Robots, cfg.Delay, cfg.PagesPerVisit)
+	// Output: length 256 15s 100
+}
