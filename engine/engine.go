@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"lidi/engine/dns"
+	"lidi/engine/extract"
 	"lidi/engine/fetch"
 	"lidi/engine/frontier"
 	"lidi/engine/robots"
@@ -66,6 +67,7 @@ type Engine struct {
 	strategy frontier.Strategy
 	scope    *scope.Scope
 	fetcher  *fetch.Fetcher
+	links    *extract.Extractor
 	commit   *committer
 
 	// SnapshotDir is where Snapshot writes its files; "" means the
@@ -94,6 +96,7 @@ func New(cfg Config, store Store, resolver Resolver, clock Clock) (*Engine, erro
 		return nil, &ConfigError{Key: "strategy", Err: err}
 	}
 	cfg.Scope.Seeds = cfg.Seeds
+	cfg.Scope.Normalizer = &cfg.Normalizer
 	sc, err := scope.New(cfg.Scope)
 	if err != nil {
 		return nil, &ConfigError{Key: "scope", Err: err}
@@ -124,6 +127,7 @@ func New(cfg Config, store Store, resolver Resolver, clock Clock) (*Engine, erro
 		control:  make(chan func(), 16),
 		visits:   make(map[int64]*visitTracker),
 	}
+	e.links = &extract.Extractor{Normalizer: &e.cfg.Normalizer}
 	e.robots.Store(int64(cfg.Robots))
 	e.st.State = StateStarting
 	e.st.Strategy = strategy.Name()

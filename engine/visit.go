@@ -160,6 +160,7 @@ func (e *Engine) robot(ctx context.Context, v Visit, tr *visitTracker, out chan<
 	}
 	v.Delay = done.delay
 
+	var res extract.Result // reused for every page of the visit
 	for i, q := range head.urls {
 		if e.paused.Load() || ctx.Err() != nil {
 			finish(i)
@@ -174,7 +175,7 @@ func (e *Engine) robot(ctx context.Context, v Visit, tr *visitTracker, out chan<
 			return
 		}
 		tr.url.Store(&head.urls[i].URL)
-		pd, resp, ferr := e.fetchPage(ctx, sess, q)
+		pd, resp, ferr := e.fetchPage(ctx, sess, q, &res)
 		last = e.clock.Now()
 		pd.site = v.Site
 		tr.pages.Add(1)
@@ -232,7 +233,7 @@ func (e *Engine) fetchRobots(ctx context.Context, sess *fetch.Session, key strin
 }
 
 // fetchPage fetches one page and works out what it links to.
-func (e *Engine) fetchPage(ctx context.Context, sess *fetch.Session, q QueuedURL) (pageDone, *fetch.Response, error) {
+func (e *Engine) fetchPage(ctx context.Context, sess *fetch.Session, q QueuedURL, res *extract.Result) (pageDone, *fetch.Response, error) {
 	pd := pageDone{depth: q.Depth}
 	rec := &pd.rec
 	rec.URL = q.ID
@@ -273,8 +274,8 @@ func (e *Engine) fetchPage(ctx context.Context, sess *fetch.Session, q QueuedURL
 	if resp.Status >= 200 && resp.Status < 300 && isHTML(resp.ContentType, resp.Body) {
 		base, err := url.Parse(q.URL)
 		if err == nil {
-			var res extract.Result
-			if err := extract.Links(resp.Body, resp.ContentType, base, &res); err == nil {
+			res.Reset()
+			if err := e.links.Extract(resp.Body, resp.ContentType, base, res); err == nil {
 				if e.cfg.HonourMetaRobots && res.MetaRobots != "" {
 					d := robots.ParseMeta(res.MetaRobots)
 					rec.NoIndex = rec.NoIndex || d.NoIndex

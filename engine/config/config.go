@@ -151,7 +151,7 @@ func Parse(data []byte) (*File, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(f); err != nil && err != io.EOF { // io.EOF: an empty file
-		return nil, fmt.Errorf("config: %w", keyError(err))
+		return nil, fmt.Errorf("config: %w", keyError(err, data))
 	}
 	if err := f.Check(); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
@@ -159,19 +159,52 @@ func Parse(data []byte) (*File, error) {
 	return f, nil
 }
 
-// keyError rewrites yaml's messages to name config.yaml's keys.
-func keyError(err error) error {
-	msg := err.Error()
-	msg = strings.TrimPrefix(msg, "yaml: ")
+// keyError rewrites yaml's messages to name config.yaml's keys: "line 3:
+// cannot unmarshal !!str `soon` into time.Duration" becomes "line 3:
+// politeness.delay: cannot unmarshal ...".
+func keyError(err error, data []byte) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	msg = strings.ReplaceAll(msg, "unmarshal errors:\n  ", "")
-	msg = strings.ReplaceAll(msg, " in type config.File", " (unknown key)")
-	for _, t := range []string{"struct { Delay", "struct {"} {
-		if i := strings.Index(msg, " in type "+t); i >= 0 {
-			msg = msg[:i] + " (unknown key)"
-		}
+	if i := strings.Index(msg, " in type "); i >= 0 && strings.Contains(msg, "not found") {
+		msg = msg[:i] + " (unknown key)"
 	}
 	msg = strings.ReplaceAll(msg, "field ", "key ")
+	var root yaml.Node
+	var line int
+	if _, scanErr := fmt.Sscanf(msg, "line %d:", &line); scanErr == nil && yaml.Unmarshal(data, &root) == nil {
+		if key := keyAt(&root, line, ""); key != "" {
+			prefix := fmt.Sprintf("line %d:", line)
+			msg = prefix + " " + key + ":" + strings.TrimPrefix(msg, prefix)
+		}
+	}
 	return errors.New(msg)
+}
+
+// keyAt returns the dotted path of the key whose value is on line.
+func keyAt(n *yaml.Node, line int, path string) string {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			if k := keyAt(c, line, path); k != "" {
+				return k
+			}
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			p := k.Value
+			if path != "" {
+				p = path + "." + k.Value
+			}
+			if sub := keyAt(v, line, p); sub != "" {
+				return sub
+			}
+			if k.Line == line || v.Line == line {
+				return p
+			}
+		}
+	}
+	return ""
 }
 
 // Check validates what the engine does not: storage, DNS servers, the

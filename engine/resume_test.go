@@ -1,0 +1,148 @@
+package engine_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"lidi/engine"
+	"lidi/engine/dns"
+	"lidi/engine/simweb"
+	"lidi/storage"
+)
+
+// TestMain lets the test binary play the crawler in a child process that
+// the kill -9 test kills.
+func TestMain(m *testing.M) {
+	if db := os.Getenv("LIDI_TEST_CRAWL_DB"); db != "" {
+		os.Exit(childCrawl(db, os.Getenv("LIDI_TEST_CRAWL_DNS"), strings.Split(os.Getenv("LIDI_TEST_CRAWL_SEEDS"), " ")))
+	}
+	os.Exit(m.Run())
+}
+
+func killConfig(seeds []string) engine.Config {
+	cfg := crawlConfig(seeds)
+	cfg.Robots = 4
+	cfg.Delay, cfg.MaxDelay = 10*time.Millisecond, 10*time.Millisecond
+	return cfg
+}
+
+// childCrawl crawls until killed (or, bounded, for at most a minute).
+func childCrawl(path, dnsAddr string, seeds []string) int {
+	db, err := storage.Open(path, storage.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	resolver, err := dns.NewCache(dns.Config{Servers: []string{dnsAddr}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	eng, err := engine.New(killConfig(seeds), db, resolver, nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := eng.Run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+func countFetched(path string) int {
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		return 0
+	}
+	defer db.Close()
+	var n int
+	db.QueryRow("SELECT count(*) FROM urls WHERE state = 1").Scan(&n)
+	return n
+}
+
+// kill -9 in the middle of a crawl, then run again: no stored page is lost
+// or fetched again, no discovered URL is forgotten, and the crawl ends with
+// the same pages as one never interrupted.
+func TestKill9Resume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a child process")
+	}
+	srv := testWeb(t, simweb.Options{Seed: 11, Sites: 15, Pages: 1500})
+	seeds := srv.SeedURLs(3)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "crawl.db")
+
+	child := exec.Command(os.Args[0], "-test.run=^TestKill9Resume$")
+	child.Env = append(os.Environ(), "LIDI_TEST_CRAWL_DB="+path, "LIDI_TEST_CRAWL_DNS="+srv.DNSAddr(), "LIDI_TEST_CRAWL_SEEDS="+strings.Join(seeds, " "))
+	child.Stderr = os.Stderr
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for countFetched(path) < 300 {
+		if time.Now().After(deadline) {
+			child.Process.Kill()
+			t.Fatal("the child crawl never reached 300 pages")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	child.Wait()
+	if st := child.ProcessState; st.Exited() {
+		t.Fatalf("the child crawl ended by itself (%v) before the kill; make the web bigger", st)
+	}
+
+	before := fetchedURLs(t, path)
+	t.Logf("killed with %d pages stored", len(before))
+	srv.ResetWitness()
+	st := runCrawl(t, killConfig(seeds), srv.DNSAddr(), path)
+	w := srv.Witness()
+	after := fetchedURLs(t, path)
+
+	for u := range before {
+		if !after[u] {
+			t.Errorf("%s was stored before the kill and is lost", u)
+		}
+	}
+	var robotsFetches int64
+	for _, h := range w.Hosts {
+		robotsFetches += h.RobotsFetches
+	}
+	if pageRequests := w.Totals.Requests - robotsFetches; pageRequests != int64(len(after)-len(before)) {
+		t.Errorf("the resumed crawl made %d page requests for %d new pages: stored pages fetched again", pageRequests, len(after)-len(before))
+	}
+	if w.Totals.Disallowed != 0 {
+		t.Errorf("%d disallowed requests", w.Totals.Disallowed)
+	}
+	if st.Pages != int64(len(after)) {
+		t.Errorf("stats say %d pages, the store holds %d", st.Pages, len(after))
+	}
+
+	// The same crawl, never interrupted, fetches exactly the same pages.
+	ref := fetchedURLs(t, func() string {
+		p := filepath.Join(dir, "ref.db")
+		runCrawl(t, killConfig(seeds), srv.DNSAddr(), p)
+		return p
+	}())
+	if len(ref) != len(after) {
+		t.Errorf("interrupted crawl fetched %d pages, uninterrupted %d", len(after), len(ref))
+	}
+	for u := range ref {
+		if !after[u] {
+			t.Errorf("%s: fetched by the uninterrupted crawl only", u)
+		}
+	}
+}
