@@ -38,7 +38,9 @@ type headReply struct {
 type flushReq chan error
 
 func newCommitter(store Store, every time.Duration, records int) *committer {
-	c := &committer{store: store, in: make(chan any, 64), every: every, records: records}
+	// A short queue: when the store falls behind, the loop waits, robots
+	// wait on the loop, and memory stays bounded.
+	c := &committer{store: store, in: make(chan any, 8), every: every, records: records}
 	c.pool.New = func() any { return new(Batch) }
 	return c
 }

@@ -15,6 +15,8 @@
 package engine
 
 import (
+	"runtime"
+
 	"context"
 	"errors"
 	"fmt"
@@ -68,6 +70,7 @@ type Engine struct {
 	scope    *scope.Scope
 	fetcher  *fetch.Fetcher
 	links    *extract.Extractor
+	zlib     chan *compressor // free compressors, nil until first used
 	commit   *committer
 
 	// SnapshotDir is where Snapshot writes its files; "" means the
@@ -128,6 +131,10 @@ func New(cfg Config, store Store, resolver Resolver, clock Clock) (*Engine, erro
 		visits:   make(map[int64]*visitTracker),
 	}
 	e.links = &extract.Extractor{Normalizer: &e.cfg.Normalizer}
+	e.zlib = make(chan *compressor, runtime.GOMAXPROCS(0))
+	for range cap(e.zlib) {
+		e.zlib <- nil // made on first use
+	}
 	e.robots.Store(int64(cfg.Robots))
 	e.st.State = StateStarting
 	e.st.Strategy = strategy.Name()

@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/klauspost/compress/zlib"
@@ -80,8 +79,6 @@ type found struct {
 type skipCounts struct {
 	scope, nofollow, invalid int
 }
-
-var zlibWriters = sync.Pool{}
 
 var crcTable = crc64.MakeTable(crc64.ECMA)
 
@@ -398,18 +395,25 @@ func isHTML(contentType string, body []byte) bool {
 	return false
 }
 
-// compress returns body compressed with zlib.
+// compress returns body compressed with zlib, in a slice of its own size
+// (bodies wait in batches for the writer; slack would be memory wasted).
 func (e *Engine) compress(body []byte) []byte {
-	var buf bytes.Buffer
-	buf.Grow(len(body)/3 + 64)
-	zw, _ := zlibWriters.Get().(*zlib.Writer)
-	if zw == nil {
-		zw, _ = zlib.NewWriterLevel(&buf, e.cfg.CompressLevel)
-	} else {
-		zw.Reset(&buf)
+	c := <-e.zlib // at most one compression per core: each writer holds ~1 MB
+	if c == nil {
+		c = &compressor{}
+		c.w, _ = zlib.NewWriterLevel(&c.buf, e.cfg.CompressLevel)
 	}
-	zw.Write(body)
-	zw.Close()
-	zlibWriters.Put(zw)
-	return buf.Bytes()
+	c.buf.Reset()
+	c.w.Reset(&c.buf)
+	c.w.Write(body)
+	c.w.Close()
+	out := bytes.Clone(c.buf.Bytes())
+	e.zlib <- c
+	return out
+}
+
+// compressor is a zlib writer with its output buffer, reused.
+type compressor struct {
+	w   *zlib.Writer
+	buf bytes.Buffer
 }

@@ -111,7 +111,7 @@ func (f *Fetcher) Open(addr netip.Addr, port int) *Session {
 		ForceAttemptHTTP2:      false,
 		TLSNextProto:           map[string]func(string, *tls.Conn) http.RoundTripper{}, // HTTP/1.1 only
 		MaxResponseHeaderBytes: 256 << 10,
-		ReadBufferSize:         64 << 10, // a typical page in a few reads
+		ReadBufferSize:         16 << 10, // a typical page in a few reads
 		WriteBufferSize:        8 << 10,
 	}
 	s.client = &http.Client{

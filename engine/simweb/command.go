@@ -1,0 +1,60 @@
+package simweb
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+)
+
+// Command runs "lidi simweb" with its command-line arguments (without the
+// subcommand name): it generates the web, then either exports it (-export
+// DIR) and returns, or serves it, prints the seed URLs and the DNS and admin
+// addresses to stdout, and returns when ctx is done. Flag errors and usage
+// go to stderr; -h returns flag.ErrHelp.
+func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("simweb", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	opt := Options{Sites: DefaultSites}
+	opt.RegisterFlags(fs)
+	var cfg ServerConfig
+	cfg.RegisterFlags(fs)
+	export := fs.String("export", "", "write pages.csv, edges.csv, sites.csv and README.txt into `DIR` and exit")
+	seeds := fs.Int("seeds", 10, "number of seed URLs to print")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: lidi simweb [flags]\n\nServe a synthetic web on loopback addresses with its own DNS server,\nor export its link graph and PageRank.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return fmt.Errorf("simweb: unexpected arguments %q", fs.Args())
+	}
+	w, err := Generate(opt)
+	if err != nil {
+		return err
+	}
+	st := w.Stats()
+	if *export != "" {
+		if err := w.Export(*export); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "simweb: wrote %d pages, %d links, %d sites to %s (generated in %v)\n",
+			st.Pages, st.Links, st.Sites, *export, st.GenerateTime.Round(1e6))
+		return nil
+	}
+	s, err := Start(ctx, w, cfg)
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(stdout, s.Info(*seeds))
+	fmt.Fprintf(stdout, "Serving until interrupted (generated in %v).\n", st.GenerateTime.Round(1e6))
+	<-ctx.Done()
+	if err := s.Close(); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,69 @@
+// Package simweb generates and serves a synthetic web: a deterministic set
+// of sites and pages whose whole link graph and PageRank are known, so that
+// a crawl of it can be scored. lidi's tests, demo and benchmarks crawl it,
+// and so can any researcher studying crawl ordering, politeness or
+// freshness, offline and again and again.
+//
+// # The web
+//
+// Generate turns Options (a seed, a number of sites and pages, ...) into a
+// Web, the same for the same options on every run and platform:
+//
+//   - Site sizes are heavy-tailed (Pareto): a few sites with thousands of
+//     pages, most with a handful, as in Castillo's study of the Chilean web.
+//   - Each site's pages form a directory tree (a random recursive tree), so
+//     depth grows with the site's size and big sites have pages more than
+//     ten directories deep. Index pages have paths ending in "/"
+//     ("/seman-4/"), articles have file names ("/seman-4/tolo-1f.html"); the
+//     base-36 number is the page's index within its site.
+//   - About 90% of the links stay inside their site (navigation, directory
+//     listings, content links); the rest go to other sites chosen by a
+//     Zipf law over site popularity, so in-degrees are Zipf-like too. Every
+//     site's home page is linked from a more popular site through pages a
+//     polite crawler may fetch, so a crawl from Seeds reaches every site.
+//   - Page text is drawn from a fixed 20,000-word vocabulary with Zipf word
+//     frequencies, so pages differ the way real pages do; sizes are
+//     lognormal (median 12 KiB by default, from 1 KiB to several hundred).
+//     Links are written as relative, host-relative, absolute and
+//     scheme-relative hrefs. HTML is rendered on request and never stored.
+//   - Every site has a robots.txt of one of the RobotsKind kinds: missing,
+//     empty, Disallow rules, Allow overrides, * and $ wildcards,
+//     Crawl-delay, Disallow: / or a 5xx answer. Web.Disallowed is the ground
+//     truth (RFC 9309, for the "*" group), and links do lead into disallowed
+//     paths, so a crawler that ignores robots.txt is caught.
+//
+// Host names are "site<N>.test" or "www.site<N>.test" under the reserved
+// .test TLD. Each host has an address in 127.1.0.1 and up (never 127.0.0.1),
+// and several hosts share an address, as with shared hosting.
+//
+// The oracle is Web.Graph, Web.PageRank (damping 0.85) and Web.Export,
+// which writes pages.csv, edges.csv, sites.csv and a README.txt.
+//
+// # Serving
+//
+// Start serves a Web: one HTTP server that listens on every address in use,
+// all on one port, and routes by the Host header (a host asked for on the
+// wrong address gets 421, as it would from a real server); a DNS server on
+// 127.0.0.1 (UDP and TCP) answering A records for the simulated names and
+// NXDOMAIN for every other name; and an admin server whose /witness
+// endpoint returns the witness counts as JSON. On Linux all of 127.0.0.0/8
+// reaches the loopback interface, so nothing needs setting up. Connections
+// behave like Apache's: keep-alive for up to 100 requests, then
+// "Connection: close"; closed after 15 s idle. Sites answer with their own
+// latency, bandwidth and error rate if Options ask for them.
+//
+// The witness counts, per host and per address, connections, requests per
+// connection, the most connections open and requests in flight at once, the
+// shortest gap between two requests, requests within the Crawl-delay and for
+// disallowed paths, 404s and 5xx answers, and DNS queries per name: enough
+// to prove a crawler polite, or not.
+//
+// Command implements "lidi simweb".
+//
+// # Extending
+//
+// Later kinds of pages (crawler traps such as mirrors, loops and
+// calendars; pages that change over time) are meant to be new PageKind
+// values handled where pages are laid out (generate.go), named
+// (Web.appendSegment, Web.lookupPath) and rendered (render.go).
+package simweb

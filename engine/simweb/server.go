@@ -1,0 +1,534 @@
+package simweb
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Defaults applied by Start to zero ServerConfig fields.
+const (
+	DefaultDNSTTL               = 300 * time.Second
+	DefaultNegativeTTL          = 60 * time.Second
+	DefaultMaxKeepAliveRequests = 100
+	DefaultIdleTimeout          = 15 * time.Second
+)
+
+// ServerConfig configures Start. The zero value picks free ports and
+// behaves like a default Apache: keep-alive for up to 100 requests per
+// connection, closed after 15 s idle.
+type ServerConfig struct {
+	// Port is the HTTP port, the same on every address. Zero picks a port
+	// that is free on all the addresses in use.
+	Port int
+	// DNSPort is the DNS server's port on 127.0.0.1 (UDP and TCP). Zero
+	// picks a free one.
+	DNSPort int
+	// AdminAddr is where the admin HTTP server listens. Empty means
+	// 127.0.0.1 on a free port.
+	AdminAddr string
+	// DNSTTL is the TTL of the A records. Zero means DefaultDNSTTL.
+	DNSTTL time.Duration
+	// NegativeTTL is the SOA minimum sent with NXDOMAIN and empty answers.
+	// Zero means DefaultNegativeTTL.
+	NegativeTTL time.Duration
+	// MaxKeepAliveRequests is the number of requests after which a
+	// connection is closed (the last response says "Connection: close").
+	// Zero means DefaultMaxKeepAliveRequests; negative means no limit.
+	MaxKeepAliveRequests int
+	// IdleTimeout closes keep-alive connections idle this long. Zero means
+	// DefaultIdleTimeout.
+	IdleTimeout time.Duration
+	// Now is the witness's clock. Nil means time.Now.
+	Now func() time.Time
+}
+
+// RegisterFlags defines command-line flags that set c's fields, with c's
+// current values as the flags' defaults.
+func (c *ServerConfig) RegisterFlags(fs *flag.FlagSet) {
+	fs.IntVar(&c.Port, "port", c.Port, "HTTP port on every simulated address (0 = free port)")
+	fs.IntVar(&c.DNSPort, "dns-port", c.DNSPort, "DNS port on 127.0.0.1 (0 = free port)")
+	fs.StringVar(&c.AdminAddr, "admin", c.AdminAddr, "admin server `address` (empty = 127.0.0.1, free port)")
+	fs.DurationVar(&c.DNSTTL, "dns-ttl", c.DNSTTL, "TTL of the DNS A records (0 = 300s)")
+	fs.IntVar(&c.MaxKeepAliveRequests, "keepalive-requests", c.MaxKeepAliveRequests, "requests per connection before it is closed (0 = 100, negative = no limit)")
+	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "keep-alive idle timeout (0 = 15s)")
+}
+
+// Server serves a Web: HTTP for every simulated host on its loopback
+// address, DNS for the simulated names, and an admin endpoint with the
+// witness counts. It is made by Start (the zero value is not usable) and its
+// methods are safe for concurrent use.
+type Server struct {
+	web   *Web
+	cfg   ServerConfig
+	port  int
+	addrs []netip.Addr // listening addresses, index = connState.addr
+	wit   *witness
+
+	httpSrv   *http.Server
+	listeners []net.Listener
+	dns       *dnsServer
+	adminSrv  *http.Server
+	adminLn   net.Listener
+	siteReqs  []atomic.Uint64 // per-site request sequence, for error draws
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+	closeErr  error
+	stopCtx   func() bool
+}
+
+// ErrPortInUse reports that a fixed ServerConfig.Port is taken on one of the
+// addresses.
+var ErrPortInUse = errors.New("simweb: port in use")
+
+// Start serves w until ctx is done or Close is called. It listens on
+// every address the sites use, all on one port, and on 127.0.0.1 for DNS
+// and the admin server. On Linux the whole 127.0.0.0/8 reaches the loopback
+// interface, so no setup is needed.
+func Start(ctx context.Context, w *Web, cfg ServerConfig) (*Server, error) {
+	if cfg.DNSTTL == 0 {
+		cfg.DNSTTL = DefaultDNSTTL
+	}
+	if cfg.NegativeTTL == 0 {
+		cfg.NegativeTTL = DefaultNegativeTTL
+	}
+	if cfg.MaxKeepAliveRequests == 0 {
+		cfg.MaxKeepAliveRequests = DefaultMaxKeepAliveRequests
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.AdminAddr == "" {
+		cfg.AdminAddr = "127.0.0.1:0"
+	}
+	s := &Server{web: w, cfg: cfg, addrs: w.addrs, siteReqs: make([]atomic.Uint64, len(w.sites))}
+	names := make([]string, len(s.addrs))
+	for i, a := range s.addrs {
+		names[i] = a.String()
+	}
+	s.wit = newWitness(w, names, cfg.Now)
+
+	if err := s.listen(); err != nil {
+		return nil, err
+	}
+	s.httpSrv = &http.Server{
+		Handler:           s,
+		IdleTimeout:       cfg.IdleTimeout,
+		ReadHeaderTimeout: 30 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          log.New(io.Discard, "", 0),
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			return context.WithValue(ctx, connKey{}, c.(*trackedConn).state)
+		},
+		ConnState: func(c net.Conn, st http.ConnState) {
+			tc, ok := c.(*trackedConn)
+			if !ok {
+				return
+			}
+			switch st {
+			case http.StateNew:
+				s.wit.connOpened(tc.state)
+			case http.StateClosed, http.StateHijacked:
+				s.wit.release(tc.state)
+			}
+		},
+	}
+	for _, ln := range s.listeners {
+		s.wg.Go(func() { s.httpSrv.Serve(ln) })
+	}
+
+	var err error
+	s.dns, err = startDNS(w, s.wit, cfg)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.adminLn, err = net.Listen("tcp", cfg.AdminAddr)
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("simweb: admin listener: %w", err)
+	}
+	s.adminSrv = &http.Server{Handler: s.adminHandler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
+	s.wg.Go(func() { s.adminSrv.Serve(s.adminLn) })
+	s.stopCtx = context.AfterFunc(ctx, func() { s.Close() })
+	return s, nil
+}
+
+// listen opens one listener per address, all on the same port.
+func (s *Server) listen() error {
+	const attempts = 50
+	for range attempts {
+		port := s.cfg.Port
+		var lns []net.Listener
+		var err error
+		for i, a := range s.addrs {
+			var ln net.Listener
+			ln, err = net.Listen("tcp4", netip.AddrPortFrom(a, uint16(port)).String())
+			if err != nil {
+				break
+			}
+			if port == 0 {
+				port = ln.Addr().(*net.TCPAddr).Port
+			}
+			lns = append(lns, &trackingListener{Listener: ln, addr: i})
+		}
+		if err == nil {
+			s.port, s.listeners = port, lns
+			return nil
+		}
+		for _, ln := range lns {
+			ln.Close()
+		}
+		if !errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Errorf("simweb: listen: %w", err)
+		}
+		if s.cfg.Port != 0 {
+			return fmt.Errorf("%w: %d: %v", ErrPortInUse, s.cfg.Port, err)
+		}
+	}
+	return fmt.Errorf("simweb: no port free on all %d addresses after %d attempts", len(s.addrs), attempts)
+}
+
+// Close stops all servers and closes their connections. It is safe to call
+// more than once.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		if s.stopCtx != nil {
+			s.stopCtx()
+		}
+		var errs []error
+		if s.httpSrv != nil {
+			errs = append(errs, s.httpSrv.Close())
+		} else {
+			for _, ln := range s.listeners {
+				ln.Close()
+			}
+		}
+		if s.adminSrv != nil {
+			errs = append(errs, s.adminSrv.Close())
+		} else if s.adminLn != nil {
+			s.adminLn.Close()
+		}
+		if s.dns != nil {
+			errs = append(errs, s.dns.close())
+		}
+		s.wg.Wait()
+		s.closeErr = errors.Join(errs...)
+	})
+	return s.closeErr
+}
+
+// Web returns the web being served.
+func (s *Server) Web() *Web { return s.web }
+
+// Port returns the HTTP port shared by all addresses.
+func (s *Server) Port() int { return s.port }
+
+// DNSAddr returns the DNS server's address, such as "127.0.0.1:40053".
+func (s *Server) DNSAddr() string { return s.dns.addr }
+
+// AdminAddr returns the admin server's address; the witness counts are at
+// http://AdminAddr/witness.
+func (s *Server) AdminAddr() string { return s.adminLn.Addr().String() }
+
+// URL returns the URL of a page on this server, such as
+// "http://www.site42.test:38211/seman-4/".
+func (s *Server) URL(page int) string {
+	return string(s.web.appendURL(nil, int32(page), s.port))
+}
+
+// SeedURLs returns the URLs of the n seed pages (see Web.Seeds).
+func (s *Server) SeedURLs(n int) []string {
+	seeds := s.web.Seeds(n)
+	urls := make([]string, len(seeds))
+	for i, p := range seeds {
+		urls[i] = s.URL(p)
+	}
+	return urls
+}
+
+// Render returns a page's HTML exactly as this server serves it.
+func (s *Server) Render(page int) []byte { return s.web.AppendHTML(nil, page, s.port) }
+
+// Witness returns a snapshot of the witness counts.
+func (s *Server) Witness() WitnessSnapshot { return s.wit.snapshot() }
+
+// ResetWitness zeroes the witness counts.
+func (s *Server) ResetWitness() { s.wit.reset() }
+
+// Info describes the running server for a person: what it serves, the DNS
+// and admin addresses, and the first n seed URLs.
+func (s *Server) Info(n int) string {
+	var b strings.Builder
+	st := s.web.Stats()
+	o := s.web.opt
+	fmt.Fprintf(&b, "simweb: seed %d, %d sites, %d pages, %d links (%d to other sites)\n",
+		o.Seed, st.Sites, st.Pages, st.Links, st.ExternalLinks)
+	fmt.Fprintf(&b, "HTTP:    port %d on %d addresses from %v to %v\n", s.port, len(s.addrs), s.addrs[0], s.addrs[len(s.addrs)-1])
+	fmt.Fprintf(&b, "DNS:     %s (udp and tcp), A records for *.test, TTL %v\n", s.DNSAddr(), s.cfg.DNSTTL)
+	fmt.Fprintf(&b, "Admin:   http://%s/witness (JSON counts), POST http://%s/witness/reset\n", s.AdminAddr(), s.AdminAddr())
+	fmt.Fprintf(&b, "Seed URLs:\n")
+	for _, u := range s.SeedURLs(n) {
+		fmt.Fprintf(&b, "  %s\n", u)
+	}
+	if seeds := s.web.Seeds(1); len(seeds) > 0 {
+		si := s.web.Site(s.web.Page(seeds[0]).Site)
+		fmt.Fprintf(&b, "Try:     dig @%s -p %s %s\n", hostOf(s.DNSAddr()), portOf(s.DNSAddr()), si.Host)
+		fmt.Fprintf(&b, "         curl --resolve %s:%d:%v %s\n", si.Host, s.port, si.Addr, s.URL(seeds[0]))
+	}
+	return b.String()
+}
+
+func hostOf(hostport string) string { h, _, _ := net.SplitHostPort(hostport); return h }
+func portOf(hostport string) string { _, p, _ := net.SplitHostPort(hostport); return p }
+
+// connKey is the context key of the connection's *connState.
+type connKey struct{}
+
+// trackingListener wraps accepted connections so the witness can follow
+// them from accept to close and know their local address.
+type trackingListener struct {
+	net.Listener
+	addr int
+}
+
+func (l *trackingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &trackedConn{Conn: c, state: &connState{addr: l.addr}}, nil
+}
+
+type trackedConn struct {
+	net.Conn
+	state *connState
+}
+
+// CloseWrite keeps net/http's graceful close (it half-closes TCP
+// connections before closing them).
+func (c *trackedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
+// Header values shared by all responses (net/http only reads them), set
+// without canonicalising keys on the hot path.
+var (
+	serverHeader = []string{"Apache/2.4 (simweb)"}
+	htmlType     = []string{"text/html; charset=utf-8"}
+)
+
+var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+
+// canonicalHost lower-cases a Host header and strips its port.
+func canonicalHost(h string) string {
+	if i := strings.LastIndexByte(h, ':'); i >= 0 && !strings.Contains(h[i:], "]") {
+		h = h[:i]
+	}
+	h = strings.TrimSuffix(h, ".")
+	for i := 0; i < len(h); i++ {
+		if c := h[i]; 'A' <= c && c <= 'Z' {
+			return strings.ToLower(h)
+		}
+	}
+	return h
+}
+
+// ServeHTTP answers one request for a simulated host. It is what the
+// server's listeners run; called directly (as an http.Handler elsewhere),
+// each request counts as its own connection on its host's address.
+func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	w := s.web
+	hdr := rw.Header()
+	hdr["Server"] = serverHeader
+
+	host := canonicalHost(r.Host)
+	id, known := w.hosts[host]
+	cs, _ := r.Context().Value(connKey{}).(*connState)
+	if cs == nil {
+		// Not through the server's listeners (an http.Handler harness, say):
+		// count the request on the host's own address, once per request.
+		cs = &connState{}
+		if known {
+			cs.addr, _ = slices.BinarySearchFunc(s.addrs, w.sites[id].addr, netip.Addr.Compare)
+		}
+		s.wit.connOpened(cs)
+		defer s.wit.release(cs)
+	}
+	site := -1
+	if known && w.sites[id].addr == s.addrs[cs.addr] {
+		site = int(id)
+	}
+	path := r.URL.EscapedPath()
+	target := path
+	if r.URL.RawQuery != "" || r.URL.ForceQuery {
+		target += "?" + r.URL.RawQuery
+	}
+	disallowed := site >= 0 && w.sites[site].robots.disallowed(target)
+	n := s.wit.requestStart(cs, site, target, disallowed)
+	closing := r.Close || (s.cfg.MaxKeepAliveRequests > 0 && n >= int64(s.cfg.MaxKeepAliveRequests))
+	if closing {
+		hdr.Set("Connection", "close")
+	}
+	status, size, robots := s.respond(rw, r, site, path)
+	s.wit.requestEnd(cs, site, status, size, robots, closing)
+}
+
+// respond writes the response and returns its status, body size and
+// whether it was a robots.txt fetch.
+func (s *Server) respond(rw http.ResponseWriter, r *http.Request, site int, path string) (status int, size int64, robots bool) {
+	w := s.web
+	hdr := rw.Header()
+	if site < 0 {
+		return plain(rw, http.StatusMisdirectedRequest, "421 Misdirected Request: no such host on this address\n"), 0, false
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		hdr.Set("Allow", "GET, HEAD")
+		return plain(rw, http.StatusMethodNotAllowed, "405 Method Not Allowed\n"), 0, false
+	}
+	st := &w.sites[site]
+	if st.latency > 0 {
+		t := time.NewTimer(st.latency)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			return 499, 0, false // client went away (nginx's code), nothing sent
+		}
+	}
+	if path == "/robots.txt" {
+		rb := &st.robots
+		if rb.status == 200 {
+			hdr.Set("Content-Type", "text/plain; charset=utf-8")
+		} else {
+			hdr.Set("Content-Type", "text/html; charset=utf-8")
+		}
+		return rb.status, s.write(rw, r, rb.status, rb.body, st.bandwidth), true
+	}
+	if rate := w.opt.ErrorRate; rate > 0 {
+		seq := s.siteReqs[site].Add(1)
+		er := newRNG(w.opt.Seed, tagErrors, uint64(site)<<32^seq)
+		if er.chance(rate) {
+			code := http.StatusServiceUnavailable
+			if er.chance(0.5) {
+				code = http.StatusInternalServerError
+			} else {
+				hdr.Set("Retry-After", "5")
+			}
+			return plain(rw, code, strconv.Itoa(code)+" "+http.StatusText(code)+"\n"), 0, false
+		}
+	}
+	bp := bodyPool.Get().(*[]byte)
+	defer bodyPool.Put(bp)
+	p, redirect, ok := w.lookupPath(site, path, bp)
+	switch {
+	case !ok:
+		hdr.Set("Content-Type", "text/html; charset=utf-8")
+		body := append((*bp)[:0], "<!DOCTYPE html>\n<html><head><title>404 Not Found</title></head><body><h1>Not Found</h1><p>The requested URL was not found on this server.</p></body></html>\n"...)
+		*bp = body
+		return http.StatusNotFound, s.write(rw, r, http.StatusNotFound, body, st.bandwidth), false
+	case redirect:
+		loc := w.appendURL(nil, p, s.port)
+		hdr.Set("Location", string(loc))
+		return plain(rw, http.StatusMovedPermanently, "301 Moved Permanently\n"), 0, false
+	}
+	body := w.AppendHTML((*bp)[:0], int(p), s.port)
+	*bp = body
+	hdr["Content-Type"] = htmlType
+	return http.StatusOK, s.write(rw, r, http.StatusOK, body, st.bandwidth), false
+}
+
+func plain(rw http.ResponseWriter, code int, msg string) int {
+	rw.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	rw.WriteHeader(code)
+	io.WriteString(rw, msg)
+	return code
+}
+
+// write sends body, paced to bandwidth bytes per second if it is positive,
+// and returns the number of bytes sent.
+func (s *Server) write(rw http.ResponseWriter, r *http.Request, code int, body []byte, bandwidth int64) int64 {
+	rw.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	rw.WriteHeader(code)
+	if r.Method == http.MethodHead {
+		return 0
+	}
+	if bandwidth <= 0 {
+		n, _ := rw.Write(body)
+		return int64(n)
+	}
+	// Send chunks of about 20 ms each, sleeping to keep to the rate.
+	chunk := int(max(bandwidth/50, 512))
+	rc := http.NewResponseController(rw)
+	start := time.Now()
+	sent := 0
+	for sent < len(body) {
+		n, err := rw.Write(body[sent:min(sent+chunk, len(body))])
+		sent += n
+		if err != nil {
+			break
+		}
+		rc.Flush()
+		due := start.Add(time.Duration(float64(sent) / float64(bandwidth) * float64(time.Second)))
+		if d := time.Until(due); d > 0 && sent < len(body) {
+			t := time.NewTimer(d)
+			select {
+			case <-t.C:
+			case <-r.Context().Done():
+				t.Stop()
+				return int64(sent)
+			}
+		}
+	}
+	return int64(sent)
+}
+
+// adminHandler serves the witness as JSON and a short description.
+func (s *Server) adminHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /witness", func(rw http.ResponseWriter, r *http.Request) {
+		rw.Header().Set("Content-Type", "application/json")
+		enc := json.NewEncoder(rw)
+		enc.SetIndent("", "  ")
+		enc.Encode(s.Witness())
+	})
+	mux.HandleFunc("POST /witness/reset", func(rw http.ResponseWriter, r *http.Request) {
+		s.ResetWitness()
+		rw.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("GET /seeds", func(rw http.ResponseWriter, r *http.Request) {
+		n, err := strconv.Atoi(r.URL.Query().Get("n"))
+		if err != nil || n <= 0 {
+			n = 10
+		}
+		rw.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		for _, u := range s.SeedURLs(n) {
+			fmt.Fprintln(rw, u)
+		}
+	})
+	mux.HandleFunc("GET /{$}", func(rw http.ResponseWriter, r *http.Request) {
+		rw.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(rw, s.Info(10))
+	})
+	return mux
+}
