@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"lidi/engine/simweb"
+	"lidi/storage"
+)
+
+func startWeb(t *testing.T) *simweb.Server {
+	t.Helper()
+	web, err := simweb.Generate(simweb.Options{Seed: 2, Sites: 8, Pages: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := simweb.Start(context.Background(), web, simweb.ServerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+func writeConfig(t *testing.T, dir string, srv *simweb.Server, extra string) string {
+	t.Helper()
+	path := filepath.Join(dir, "config.yaml")
+	body := fmt.Sprintf(`seeds: [%q]
+robots: 4
+politeness:
+  delay: 0s
+  max_delay: 0s
+  pages_per_connection: 20
+dns:
+  servers: [%q]
+robots_txt:
+  retry: 50ms
+errors:
+  park_after: 1
+storage:
+  path: %q
+%s`, srv.SeedURLs(1)[0], srv.DNSAddr(), filepath.Join(dir, "crawl.db"), extra)
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// `lidi crawl --config config.yaml --headless` crawls to the end, prints
+// progress and exits 0; `lidi export` then snapshots the result.
+func TestHeadlessCrawlAndExport(t *testing.T) {
+	srv := startWeb(t)
+	dir := t.TempDir()
+	cfg := writeConfig(t, dir, srv, "limits:\n  max_pages: 120\n")
+	var out, errOut bytes.Buffer
+	if code := run([]string{"crawl", "--config", cfg, "--headless"}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if !strings.Contains(out.String(), "done pages=120") {
+		t.Errorf("no final progress line in:\n%s", out.String())
+	}
+
+	snap := filepath.Join(dir, "snap.db")
+	out.Reset()
+	if code := run([]string{"export", "--db", filepath.Join(dir, "crawl.db"), "--out", snap}, &out, &errOut); code != 0 {
+		t.Fatalf("export exit %d: %s", code, errOut.String())
+	}
+	db, err := sql.Open("sqlite", "file:"+snap+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow("SELECT count(*) FROM urls WHERE state = 1").Scan(&n); err != nil || n != 120 {
+		t.Errorf("snapshot holds %d fetched pages (%v), want 120", n, err)
+	}
+}
+
+// Errors on start are plain messages, before any screen opens.
+func TestStartErrors(t *testing.T) {
+	srv := startWeb(t)
+	dir := t.TempDir()
+
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("seeds: [http://a.test/]\npoliteness:\n  pages_per_connection: 0\n"), 0o644)
+	var out, errOut bytes.Buffer
+	if code := run([]string{"--config", bad}, &out, &errOut); code == 0 || !strings.Contains(errOut.String(), "politeness.pages_per_connection") {
+		t.Errorf("bad config: exit %d, %q", code, errOut.String())
+	}
+
+	errOut.Reset()
+	if code := run([]string{"--config", filepath.Join(dir, "missing.yaml")}, &out, &errOut); code == 0 || !strings.Contains(errOut.String(), "missing.yaml") {
+		t.Errorf("missing config: exit %d, %q", code, errOut.String())
+	}
+
+	// A second lidi on the same crawl file.
+	cfg := writeConfig(t, dir, srv, "")
+	held, err := storage.Open(filepath.Join(dir, "crawl.db"), storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	errOut.Reset()
+	if code := run([]string{"--config", cfg}, &out, &errOut); code == 0 || !strings.Contains(errOut.String(), "in use") {
+		t.Errorf("locked database: exit %d, %q", code, errOut.String())
+	}
+
+	errOut.Reset()
+	if code := run([]string{"frobnicate"}, &out, &errOut); code == 0 || !strings.Contains(errOut.String(), "unknown command") {
+		t.Errorf("unknown command: exit %d, %q", code, errOut.String())
+	}
+}
