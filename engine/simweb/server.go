@@ -187,7 +187,7 @@ func (s *Server) listen() error {
 			if port == 0 {
 				port = ln.Addr().(*net.TCPAddr).Port
 			}
-			lns = append(lns, &trackingListener{Listener: ln, addr: i})
+			lns = append(lns, &trackingListener{Listener: ln, addr: i, wit: s.wit})
 		}
 		if err == nil {
 			s.port, s.listeners = port, lns
@@ -307,6 +307,7 @@ type connKey struct{}
 type trackingListener struct {
 	net.Listener
 	addr int
+	wit  *witness
 }
 
 func (l *trackingListener) Accept() (net.Conn, error) {
@@ -314,12 +315,25 @@ func (l *trackingListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &trackedConn{Conn: c, state: &connState{addr: l.addr}}, nil
+	return &trackedConn{Conn: c, state: &connState{addr: l.addr}, wit: l.wit}, nil
 }
 
 type trackedConn struct {
 	net.Conn
 	state *connState
+	wit   *witness
+}
+
+// Read ends the connection's count as open as soon as the server reads the
+// client's close (end of file): a client that closes before connecting again
+// is then never seen with two connections open, whatever the order in which
+// net/http's goroutines run after that.
+func (c *trackedConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if err == io.EOF && c.wit != nil {
+		c.wit.release(c.state)
+	}
+	return n, err
 }
 
 // CloseWrite keeps net/http's graceful close (it half-closes TCP
