@@ -1,0 +1,392 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"lidi/engine"
+)
+
+// chunkSizes are the row counts of the multi-row INSERT statements, largest
+// first. A run of rows is written with as many of the largest statement as
+// fit and the remainder in binary pieces, so no run costs more than
+// len(chunkSizes)-1 extra statements.
+var chunkSizes = [...]int{64, 32, 16, 8, 4, 2, 1}
+
+// multiStmt is one INSERT prepared for each of chunkSizes.
+type multiStmt [len(chunkSizes)]*sql.Stmt
+
+const urlCols = 10
+
+const sqlURLInsert = `INSERT OR IGNORE INTO urls (id, site, url, depth, priority, seq, parent, discovered, state, skip_reason) VALUES `
+
+const sqlLinkInsert = `INSERT OR IGNORE INTO links (from_id, to_id) VALUES `
+
+const sqlSiteUpsert = `INSERT INTO sites (id, key, host, addr, robots_status, robots_body, robots_fetched, next_visit, failures, parked, fetched)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (id) DO UPDATE SET key = excluded.key, host = excluded.host, addr = excluded.addr,
+	robots_status = excluded.robots_status, robots_body = excluded.robots_body,
+	robots_fetched = excluded.robots_fetched, next_visit = excluded.next_visit,
+	failures = excluded.failures, parked = excluded.parked, fetched = excluded.fetched`
+
+// sqlPageUpdate records a fetch on its URL, but only when the URL is in the
+// given state: Apply tries state 0 first (the usual case), so one statement
+// both updates the row and tells which counters move.
+const sqlPageUpdate = `UPDATE urls SET state = 1, fetched = ?, status = ?, content_type = ?, length = ?,
+	truncated = ?, digest = ?, error = ?, redirect = ?, noindex = ?, duration_ms = ?, outlinks = ?
+WHERE id = ? AND state = ?`
+
+const sqlBodyInsert = `INSERT INTO pages (url_id, body) VALUES (?, ?)`
+
+const sqlBodyDelete = `DELETE FROM pages WHERE url_id = ? RETURNING length(body)`
+
+// sqlSkip drops a queued URL. Batch.Skips carries no reason, so the store
+// says "parked" when the URL's site is parked (the case the engine names)
+// and "dropped" otherwise.
+const sqlSkip = `UPDATE urls SET state = 2,
+	skip_reason = CASE WHEN (SELECT parked FROM sites WHERE sites.id = urls.site) THEN 'parked' ELSE 'dropped' END
+WHERE id = ? AND state = 0`
+
+const sqlEvent = `INSERT INTO events (time, kind, site, text) VALUES (?, ?, ?, ?)`
+
+const sqlCounter = `UPDATE meta SET value = value + ? WHERE key = ?`
+
+const sqlHead = `SELECT id, url, depth, priority, seq FROM urls
+WHERE site = ? AND state = 0 ORDER BY priority, seq LIMIT ?`
+
+const sqlSetMeta = `INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`
+
+// statements are prepared once on the writer pool. database/sql reuses a
+// statement prepared on the pool's only connection inside a transaction
+// (Tx.StmtContext finds it), so nothing is parsed again per batch.
+type statements struct {
+	urls, links                                        multiStmt
+	site, page, body, bodyDelete, skip, event, counter *sql.Stmt
+	head, setMeta                                      *sql.Stmt
+	all                                                []*sql.Stmt
+}
+
+func (s *statements) prepare(ctx context.Context, db *sql.DB) error {
+	prep := func(dst **sql.Stmt, q string) error {
+		st, err := db.PrepareContext(ctx, q)
+		if err != nil {
+			return fmt.Errorf("%s: %w", firstLine(q), err)
+		}
+		*dst = st
+		s.all = append(s.all, st)
+		return nil
+	}
+	for i, n := range chunkSizes {
+		if err := prep(&s.urls[i], sqlURLInsert+rowsPlaceholders(n, urlCols)); err != nil {
+			return err
+		}
+		if err := prep(&s.links[i], sqlLinkInsert+rowsPlaceholders(n, 2)); err != nil {
+			return err
+		}
+	}
+	for _, p := range []struct {
+		dst **sql.Stmt
+		q   string
+	}{
+		{&s.site, sqlSiteUpsert},
+		{&s.page, sqlPageUpdate},
+		{&s.body, sqlBodyInsert},
+		{&s.bodyDelete, sqlBodyDelete},
+		{&s.skip, sqlSkip},
+		{&s.event, sqlEvent},
+		{&s.counter, sqlCounter},
+		{&s.head, sqlHead},
+		{&s.setMeta, sqlSetMeta},
+	} {
+		if err := prep(p.dst, p.q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *statements) close() {
+	for _, st := range s.all {
+		st.Close()
+	}
+	s.all = nil
+}
+
+// rowsPlaceholders returns "(?, ?), (?, ?)" for rows rows of cols columns.
+func rowsPlaceholders(rows, cols int) string {
+	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", cols), ", ") + ")"
+	return strings.TrimSuffix(strings.Repeat(row+", ", rows), ", ")
+}
+
+// applyBuffers are reused by every Apply to keep allocations down.
+type applyBuffers struct {
+	args    []any
+	byState [3][]int // indices into Batch.URLs by URLState
+}
+
+// applier is the state of one Apply.
+type applier struct {
+	ctx   context.Context // the caller's; checked between statements
+	tx    *sql.Tx
+	txs   map[*sql.Stmt]*sql.Stmt
+	buf   *applyBuffers
+	count [nCounters]int64
+}
+
+// bg is the context statements run with. The driver starts a goroutine per
+// statement for a context that can be cancelled; at tens of thousands of
+// rows per second that costs more than the row. Apply checks the caller's
+// context between statements instead and rolls the whole batch back.
+var bg = context.Background()
+
+func (a *applier) stmt(s *sql.Stmt) *sql.Stmt {
+	if t, ok := a.txs[s]; ok {
+		return t
+	}
+	t := a.tx.StmtContext(bg, s)
+	a.txs[s] = t
+	return t
+}
+
+func (a *applier) exec(s *sql.Stmt, args ...any) (int64, error) {
+	if err := a.ctx.Err(); err != nil {
+		return 0, err
+	}
+	res, err := a.stmt(s).ExecContext(bg, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// multi writes n rows through m; fill appends the values of row i to args.
+// It returns the number of rows inserted.
+func (a *applier) multi(m *multiStmt, n int, fill func(args []any, i int) []any) (int64, error) {
+	var total int64
+	pos := 0
+	for k, size := range chunkSizes {
+		for n-pos >= size {
+			args := a.buf.args[:0]
+			for i := pos; i < pos+size; i++ {
+				args = fill(args, i)
+			}
+			a.buf.args = args
+			c, err := a.exec(m[k], args...)
+			clear(args) // let the GC have the boxed values
+			if err != nil {
+				return total, err
+			}
+			total += c
+			pos += size
+		}
+	}
+	return total, nil
+}
+
+// Apply writes b in one transaction: all of it or, on error, none of it.
+// Sites are inserted or updated, URLs inserted unless already present,
+// pages recorded on their URLs (which move to URLFetched) with their bodies
+// stored as given (already zlib-compressed), links inserted unless present,
+// skipped URLs moved from URLQueued to URLSkipped, and events appended. The
+// crawl's counters in meta are updated in the same transaction. A page for a
+// URL the store has never seen fails the batch with ErrUnknownURL.
+//
+// Cancelling ctx abandons the batch. Apply is safe for concurrent use, but
+// batches are applied one at a time.
+func (db *DB) Apply(ctx context.Context, b *engine.Batch) error {
+	if b == nil || b.Len() == 0 {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.closed.Load() {
+		return ErrClosed
+	}
+	start := time.Now()
+	tx, err := db.w.BeginTx(bg, nil)
+	if err != nil {
+		return fmt.Errorf("storage: apply: begin: %w", err)
+	}
+	a := &applier{ctx: ctx, tx: tx, txs: make(map[*sql.Stmt]*sql.Stmt, 8), buf: &db.buf}
+	if err := a.apply(&db.st, b); err != nil {
+		tx.Rollback()
+		return fmt.Errorf("storage: apply: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("storage: apply: commit: %w", err)
+	}
+	db.ckpt.notify()
+	d := time.Since(start)
+	db.batches.Add(1)
+	db.applyNano.Add(int64(d))
+	db.lastNano.Store(int64(d))
+	return nil
+}
+
+func (a *applier) apply(st *statements, b *engine.Batch) error {
+	for i := range b.Sites {
+		s := &b.Sites[i]
+		if _, err := a.exec(st.site, s.ID, s.Key, s.Host, nullString(s.Addr), int64(s.RobotsStatus),
+			s.RobotsBody, millis(s.RobotsFetched), millis(s.NextVisit), int64(s.Failures),
+			boolInt(s.Parked), s.Fetched); err != nil {
+			return fmt.Errorf("site %d (%s): %w", s.ID, s.Key, err)
+		}
+	}
+	if err := a.urls(st, b.URLs); err != nil {
+		return err
+	}
+	for i := range b.Pages {
+		if err := a.page(st, &b.Pages[i]); err != nil {
+			return err
+		}
+	}
+	if len(b.Links) > 0 {
+		links := b.Links
+		n, err := a.multi(&st.links, len(links), func(args []any, i int) []any {
+			return append(args, int64(links[i].From), int64(links[i].To))
+		})
+		if err != nil {
+			return fmt.Errorf("links: %w", err)
+		}
+		a.count[cLinks] += n
+	}
+	for _, id := range b.Skips {
+		n, err := a.exec(st.skip, int64(id))
+		if err != nil {
+			return fmt.Errorf("skip %016x: %w", id, err)
+		}
+		a.count[cQueued] -= n
+		a.count[cSkipped] += n
+	}
+	for i := range b.Events {
+		e := &b.Events[i]
+		if _, err := a.exec(st.event, millis(e.Time), e.Kind, nullString(e.Site), e.Text); err != nil {
+			return fmt.Errorf("event: %w", err)
+		}
+		a.count[cEvents]++
+	}
+	for k, v := range a.count {
+		if v == 0 {
+			continue
+		}
+		if _, err := a.exec(st.counter, v, counterKeys[k]); err != nil {
+			return fmt.Errorf("counters: %w", err)
+		}
+	}
+	return nil
+}
+
+// urls inserts new URLs grouped by state, so the rows each statement
+// actually inserted (duplicates are ignored) move the right counter.
+func (a *applier) urls(st *statements, urls []engine.URLRecord) error {
+	by := &a.buf.byState
+	for s := range by {
+		by[s] = by[s][:0]
+	}
+	for i := range urls {
+		s := urls[i].State
+		if s < 0 || int(s) >= len(by) {
+			return fmt.Errorf("url %s: invalid state %d", urls[i].URL, s)
+		}
+		by[s] = append(by[s], i)
+	}
+	for s, idx := range by {
+		if len(idx) == 0 {
+			continue
+		}
+		n, err := a.multi(&st.urls, len(idx), func(args []any, i int) []any {
+			u := &urls[idx[i]]
+			return append(args, int64(u.ID), u.Site, u.URL, int64(u.Depth), u.Priority, u.Seq,
+				nullID(u.Parent), millis(u.Discovered), int64(u.State), nullString(u.SkipReason))
+		})
+		if err != nil {
+			return fmt.Errorf("urls: %w", err)
+		}
+		a.count[cURLs] += n
+		a.count[cQueued+s] += n
+	}
+	return nil
+}
+
+// page records one fetch. The URL is normally queued; a URL that was
+// skipped, or fetched before (the latest fetch wins, its old body goes),
+// is handled too, keeping the counters exact.
+func (a *applier) page(st *statements, p *engine.PageRecord) error {
+	id := int64(p.URL)
+	args := []any{millis(p.Fetched), int64(p.Status), nullString(p.ContentType), p.Length,
+		boolInt(p.Truncated), nullID(p.Digest), nullString(p.Err), nullString(p.Redirect),
+		boolInt(p.NoIndex), float64(p.Duration) / float64(time.Millisecond), int64(p.Links), id, nil}
+	var from engine.URLState
+	found := false
+	for _, state := range [...]engine.URLState{engine.URLQueued, engine.URLSkipped, engine.URLFetched} {
+		args[len(args)-1] = int64(state)
+		n, err := a.exec(st.page, args...)
+		if err != nil {
+			return fmt.Errorf("page %016x: %w", p.URL, err)
+		}
+		if n > 0 {
+			from, found = state, true
+			break
+		}
+	}
+	if !found {
+		return fmt.Errorf("%w: %016x", ErrUnknownURL, p.URL)
+	}
+	switch from {
+	case engine.URLQueued:
+		a.count[cQueued]--
+		a.count[cFetched]++
+	case engine.URLSkipped:
+		a.count[cSkipped]--
+		a.count[cFetched]++
+	case engine.URLFetched:
+		var n int64
+		err := a.stmt(st.bodyDelete).QueryRowContext(bg, id).Scan(&n)
+		switch {
+		case err == nil:
+			a.count[cBodies]--
+			a.count[cBodyBytes] -= n
+		case !errors.Is(err, sql.ErrNoRows):
+			return fmt.Errorf("page %016x: %w", p.URL, err)
+		}
+	}
+	if p.Body != nil {
+		if _, err := a.exec(st.body, id, p.Body); err != nil {
+			return fmt.Errorf("page %016x body: %w", p.URL, err)
+		}
+		a.count[cBodies]++
+		a.count[cBodyBytes] += int64(len(p.Body))
+	}
+	a.count[cPages]++
+	a.count[cBytes] += p.Length
+	if p.Err != "" || p.Status >= 400 {
+		a.count[cErrors]++
+	}
+	return nil
+}
+
+// SetMeta records a value in the meta table (for example a digest of the
+// crawl's configuration or the time it started). The store's own keys
+// ("created", "schema" and those starting with "count.") are refused with
+// ErrReservedKey.
+func (db *DB) SetMeta(ctx context.Context, key, value string) error {
+	if strings.HasPrefix(key, reservedPrefix) || key == keyCreated || key == keySchema {
+		return fmt.Errorf("%w: %q", ErrReservedKey, key)
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.closed.Load() {
+		return ErrClosed
+	}
+	if _, err := db.st.setMeta.ExecContext(ctx, key, value); err != nil {
+		return fmt.Errorf("storage: set meta %q: %w", key, err)
+	}
+	return nil
+}

@@ -1,0 +1,298 @@
+package storage
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/zlib"
+
+	"lidi/engine"
+)
+
+// The kill -9 test: a child process (this test binary, re-executed) applies
+// numbered batches in a loop and prints the number of each batch whose Apply
+// returned; the parent kills it with SIGKILL at a random moment, then opens
+// the file and checks that it is intact, that every batch reported committed
+// is wholly there, and that no later batch left anything behind. It does so
+// several times on one file, the child resuming from what it finds, as a
+// crawl restarted after kill -9 does.
+
+const crashEnv = "LIDI_STORAGE_CRASH_DB"
+
+const (
+	crashURLs  = 200 // new URLs per batch
+	crashPages = 100 // URLs of the previous batch fetched per batch
+	crashLinks = 10  // links per page
+)
+
+// crashID is the ID of URL j of batch i: spread over all 64 bits.
+func crashID(i, j int) uint64 {
+	x := uint64(i)<<16 | uint64(j) + 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return (x ^ x>>31) | 1
+}
+
+func crashBody(i, j int) []byte {
+	return []byte(strings.Repeat(fmt.Sprintf("batch %d url %d. ", i, j), 40))
+}
+
+var (
+	crashZBuf bytes.Buffer
+	crashZ    = zlib.NewWriter(&crashZBuf)
+)
+
+// crashCompress is compress without a new zlib.Writer per body, so that the
+// child spends its time in Apply, where the kills should land.
+func crashCompress(b []byte) []byte {
+	crashZBuf.Reset()
+	crashZ.Reset(&crashZBuf)
+	crashZ.Write(b)
+	crashZ.Close()
+	return bytes.Clone(crashZBuf.Bytes())
+}
+
+// crashBatch is batch i: crashURLs new URLs; pages for the first crashPages
+// URLs of batch i-1, with bodies, each linking to crashLinks new URLs; one
+// event; site 1 updated with the batch number.
+func crashBatch(t testing.TB, i int) *engine.Batch {
+	b := &engine.Batch{}
+	s := site(1)
+	s.Fetched = int64(i)
+	b.Sites = append(b.Sites, s)
+	for j := range crashURLs {
+		b.URLs = append(b.URLs, engine.URLRecord{ID: crashID(i, j), Site: 1,
+			URL: fmt.Sprintf("http://s1.test/%d/%d", i, j), Depth: i, Priority: float64(i), Seq: int64(i*crashURLs + j),
+			Parent: crashID(i-1, 0), Discovered: t0, State: engine.URLQueued})
+	}
+	if i > 0 {
+		for j := range crashPages {
+			body := crashBody(i-1, j)
+			b.Pages = append(b.Pages, engine.PageRecord{URL: crashID(i-1, j), Site: 1, Fetched: t0, Status: 200,
+				Length: int64(len(body)), Body: crashCompress(body), Links: crashLinks})
+			for k := range crashLinks {
+				b.Links = append(b.Links, engine.Link{From: crashID(i-1, j), To: crashID(i, (j+k)%crashURLs)})
+			}
+		}
+	}
+	b.Events = append(b.Events, engine.Event{Time: t0, Kind: "batch", Text: strconv.Itoa(i)})
+	return b
+}
+
+// TestCrashChild is the child's side; it runs only when re-executed.
+func TestCrashChild(t *testing.T) {
+	path := os.Getenv(crashEnv)
+	if path == "" {
+		t.Skip("run by TestKill9")
+	}
+	db, err := Open(path, Options{})
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(3)
+	}
+	st, err := db.Stats(context.Background())
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(3)
+	}
+	// Bounded: the parent kills us long before this ends.
+	for i := int(st.Events); i < int(st.Events)+100000; i++ {
+		if err := db.Apply(context.Background(), crashBatch(t, i)); err != nil {
+			fmt.Println("error", err)
+			os.Exit(3)
+		}
+		fmt.Printf("committed %d\n", i)
+	}
+	os.Exit(4)
+}
+
+func TestKill9(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts child processes")
+	}
+	path := filepath.Join(t.TempDir(), "crawl.db")
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	committed := -1
+	for round := range 6 {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+		cmd.Env = append(os.Environ(), crashEnv+"="+path)
+		cmd.Stderr = os.Stderr
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		lines := make(chan string)
+		go func() {
+			defer close(lines)
+			sc := bufio.NewScanner(out)
+			for sc.Scan() {
+				lines <- sc.Text()
+			}
+		}()
+		// Kill after a random number of commits, so the kill lands at a
+		// different point of a transaction each time.
+		target := 5 + rng.IntN(30)
+		seen := 0
+		var first, last time.Time
+		deadline := time.After(2 * time.Minute)
+		checkedLock := false
+	read:
+		for seen < target {
+			select {
+			case line, ok := <-lines:
+				if !ok {
+					break read
+				}
+				n, found := strings.CutPrefix(line, "committed ")
+				if !found {
+					if strings.HasPrefix(line, "error") {
+						t.Errorf("round %d child: %s", round, line)
+					}
+					continue
+				}
+				i, _ := strconv.Atoi(n)
+				if i != committed+1 {
+					t.Errorf("round %d: child committed batch %d after %d", round, i, committed)
+				}
+				committed = i
+				seen++
+				last = time.Now()
+				if seen == 1 {
+					first = last
+				}
+				if !checkedLock {
+					checkedLock = true
+					// The child holds the lock: Open fails at once,
+					// naming it.
+					_, err := Open(path, Options{})
+					var le *LockedError
+					if !errors.As(err, &le) || le.PID != cmd.Process.Pid {
+						t.Errorf("Open while the child writes: %v (child pid %d)", err, cmd.Process.Pid)
+					}
+					// Export works from another process meanwhile.
+					snap := filepath.Join(t.TempDir(), "snap.db")
+					if err := Export(context.Background(), path, snap); err != nil {
+						t.Errorf("Export while the child writes: %v", err)
+					} else {
+						checkCrashFile(t, snap, -1)
+					}
+				}
+			case <-deadline:
+				t.Errorf("round %d: child too slow (%d commits)", round, seen)
+				break read
+			}
+		}
+		// Kill at a random point of the next batch's life.
+		if seen > 1 {
+			period := last.Sub(first) / time.Duration(seen-1)
+			time.Sleep(time.Duration(rng.Int64N(int64(period) + 1)))
+		}
+		cmd.Process.Signal(syscall.SIGKILL)
+		// Drain what the child printed before it died: those batches
+		// were committed too.
+		for line := range lines {
+			if n, found := strings.CutPrefix(line, "committed "); found {
+				committed, _ = strconv.Atoi(n)
+			}
+		}
+		err = cmd.Wait()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+			t.Fatalf("round %d: child ended with %v, not by SIGKILL", round, err)
+		}
+		got := checkCrashFile(t, path, committed)
+		t.Logf("round %d: killed after batch %d reported, %d batches in the file", round, committed, got)
+		committed = got - 1
+		if t.Failed() {
+			return
+		}
+	}
+}
+
+// checkCrashFile opens a file the crash child wrote and checks it batch by
+// batch. reported is the last batch the child reported committed (-1 if
+// unknown). It returns the number of batches in the file.
+func checkCrashFile(t *testing.T, path string, reported int) int {
+	t.Helper()
+	db, err := Open(path, Options{})
+	if err != nil {
+		t.Fatalf("Open after kill: %v", err)
+	}
+	defer db.Close()
+	r := rawOpen(t, path)
+	checkConsistent(t, r)
+	st, err := db.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := int(st.Events) // one event per batch
+	if n < reported+1 {
+		t.Fatalf("%d batches in the file, but batch %d was reported committed", n, reported)
+	}
+	if n > reported+2 && reported >= 0 {
+		t.Fatalf("%d batches in the file, but the child reported only up to %d", n, reported)
+	}
+	// Each batch wholly present; none beyond.
+	want := Stats{URLs: int64(n * crashURLs), Fetched: int64(max(n-1, 0) * crashPages),
+		Links: int64(max(n-1, 0) * crashPages * crashLinks), Bodies: int64(max(n-1, 0) * crashPages)}
+	want.Queued = want.URLs - want.Fetched
+	if st.URLs != want.URLs || st.Fetched != want.Fetched || st.Queued != want.Queued || st.Links != want.Links ||
+		st.Bodies != want.Bodies || st.Pages != want.Bodies {
+		t.Errorf("%d batches: stats %+v, want %+v", n, st, want)
+	}
+	var texts []int
+	rows, err := r.Query("SELECT text FROM events ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var s string
+		rows.Scan(&s)
+		i, _ := strconv.Atoi(s)
+		texts = append(texts, i)
+	}
+	rows.Close()
+	for i, v := range texts {
+		if v != i {
+			t.Fatalf("event %d says batch %d", i, v)
+		}
+	}
+	for _, i := range []int{0, n / 2, n - 1, n} {
+		var count int64
+		err := r.QueryRow("SELECT count(*) FROM urls WHERE depth = ?", i).Scan(&count)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			t.Fatal(err)
+		}
+		if wantN := int64(crashURLs); (i < n && count != wantN) || (i >= n && count != 0) {
+			t.Errorf("batch %d: %d URLs", i, count)
+		}
+	}
+	if n >= 2 {
+		body, err := db.Page(context.Background(), crashID(n-2, crashPages-1))
+		if err != nil || string(body) != string(crashBody(n-2, crashPages-1)) {
+			t.Errorf("body of the last batch: %q, %v", body, err)
+		}
+	}
+	var siteFetched int64
+	r.QueryRow("SELECT fetched FROM sites WHERE id = 1").Scan(&siteFetched)
+	if n > 0 && siteFetched != int64(n-1) {
+		t.Errorf("site says batch %d, file has %d batches", siteFetched, n)
+	}
+	return n
+}

@@ -1,0 +1,293 @@
+package storage
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"time"
+
+	"github.com/klauspost/compress/zlib"
+
+	"lidi/engine"
+)
+
+// Head returns up to n URLs of site in state URLQueued, ordered by
+// (Priority, Seq) ascending; next is the Priority of the first queued URL
+// after those returned and more reports whether there is one. It reads
+// through the writer connection, so it sees every batch Apply has returned
+// from. n <= 0 returns no URLs but still reports next and more.
+func (db *DB) Head(ctx context.Context, site int64, n int) (urls []engine.QueuedURL, next float64, more bool, err error) {
+	if db.closed.Load() {
+		return nil, 0, false, ErrClosed
+	}
+	n = min(max(n, 0), math.MaxInt32)
+	rows, err := db.st.head.QueryContext(ctx, site, n+1)
+	if err != nil {
+		return nil, 0, false, fmt.Errorf("storage: head of site %d: %w", site, err)
+	}
+	defer rows.Close()
+	if n > 0 {
+		urls = make([]engine.QueuedURL, 0, min(n, 256))
+	}
+	for rows.Next() {
+		var q engine.QueuedURL
+		var id int64
+		if err := rows.Scan(&id, &q.URL, &q.Depth, &q.Priority, &q.Seq); err != nil {
+			return nil, 0, false, fmt.Errorf("storage: head of site %d: %w", site, err)
+		}
+		q.ID = uint64(id)
+		if len(urls) == n {
+			next, more = q.Priority, true
+			break
+		}
+		urls = append(urls, q)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, false, fmt.Errorf("storage: head of site %d: %w", site, err)
+	}
+	return urls, next, more, nil
+}
+
+// Sites returns every site, ordered by ID, with Pending set to the number of
+// its URLs still queued. It reads through the read-only pool.
+func (db *DB) Sites(ctx context.Context) ([]engine.SiteRecord, error) {
+	if db.closed.Load() {
+		return nil, ErrClosed
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT s.id, s.key, s.host, s.addr, s.robots_status, s.robots_body,
+		s.robots_fetched, s.next_visit, s.failures, s.parked, s.fetched, coalesce(q.n, 0)
+	FROM sites AS s
+	LEFT JOIN (SELECT site, count(*) AS n FROM urls WHERE state = 0 GROUP BY site) AS q ON q.site = s.id
+	ORDER BY s.id`)
+	if err != nil {
+		return nil, fmt.Errorf("storage: sites: %w", err)
+	}
+	defer rows.Close()
+	var out []engine.SiteRecord
+	for rows.Next() {
+		var s engine.SiteRecord
+		var addr sql.NullString
+		var robotsFetched, nextVisit sql.NullInt64
+		var parked int64
+		if err := rows.Scan(&s.ID, &s.Key, &s.Host, &addr, &s.RobotsStatus, &s.RobotsBody,
+			&robotsFetched, &nextVisit, &s.Failures, &parked, &s.Fetched, &s.Pending); err != nil {
+			return nil, fmt.Errorf("storage: sites: %w", err)
+		}
+		s.Addr = addr.String
+		s.RobotsFetched = fromMillis(robotsFetched)
+		s.NextVisit = fromMillis(nextVisit)
+		s.Parked = parked != 0
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("storage: sites: %w", err)
+	}
+	return out, nil
+}
+
+// URLFingerprints calls fn with the ID of every URL recorded, in the order
+// of the table (not sorted as unsigned numbers). It streams from the
+// read-only pool, so fn may call other methods of db.
+func (db *DB) URLFingerprints(ctx context.Context, fn func(id uint64)) error {
+	if db.closed.Load() {
+		return ErrClosed
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT id FROM urls`)
+	if err != nil {
+		return fmt.Errorf("storage: url fingerprints: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return fmt.Errorf("storage: url fingerprints: %w", err)
+		}
+		fn(uint64(id))
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("storage: url fingerprints: %w", err)
+	}
+	return nil
+}
+
+// Counters returns the crawl's totals: fetches recorded, body bytes
+// received, and fetches that failed or answered with a status of 400 or
+// more.
+func (db *DB) Counters(ctx context.Context) (engine.Counters, error) {
+	c, err := db.counters(ctx)
+	if err != nil {
+		return engine.Counters{}, err
+	}
+	return engine.Counters{Pages: c[cPages], Bytes: c[cBytes], Errors: c[cErrors]}, nil
+}
+
+func (db *DB) counters(ctx context.Context) (c [nCounters]int64, err error) {
+	if db.closed.Load() {
+		return c, ErrClosed
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT key, value FROM meta WHERE key >= 'count.' AND key < 'count/'`)
+	if err != nil {
+		return c, fmt.Errorf("storage: counters: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k string
+		var v int64
+		if err := rows.Scan(&k, &v); err != nil {
+			return c, fmt.Errorf("storage: counters: %w", err)
+		}
+		for i, key := range counterKeys {
+			if key == k {
+				c[i] = v
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return c, fmt.Errorf("storage: counters: %w", err)
+	}
+	return c, nil
+}
+
+// Stats is a snapshot of what the database holds and of its writer's work.
+// It is a value; the DB never changes one after returning it.
+type Stats struct {
+	URLs    int64 // URLs known
+	Queued  int64 // URLs in state URLQueued
+	Fetched int64 // URLs in state URLFetched
+	Skipped int64 // URLs in state URLSkipped
+	Sites   int64 // sites known
+	Links   int64 // distinct links
+	Events  int64 // events logged
+
+	Pages     int64 // fetches recorded (a refetch counts again)
+	Bytes     int64 // body bytes received, before compression
+	Errors    int64 // fetches with an error or a status >= 400
+	Bodies    int64 // page bodies stored
+	BodyBytes int64 // compressed size of the stored bodies
+
+	FileBytes int64 // size of the database file plus its WAL
+
+	// The writer, since Open.
+	Batches   int64         // batches applied
+	ApplyTime time.Duration // total time spent in Apply
+	LastApply time.Duration // duration of the latest Apply
+
+	// The background checkpointer, since Open.
+	Checkpoints    int64         // checkpoints run
+	CheckpointTime time.Duration // total time spent checkpointing
+	WALFrames      int64         // frames in the WAL at the latest checkpoint
+	CheckpointErr  error         // the latest checkpoint error, nil if none
+}
+
+// Stats returns a snapshot of the database's counts, read through the
+// read-only pool (they are kept in meta, so this is cheap).
+func (db *DB) Stats(ctx context.Context) (Stats, error) {
+	c, err := db.counters(ctx)
+	if err != nil {
+		return Stats{}, err
+	}
+	s := Stats{
+		URLs: c[cURLs], Queued: c[cQueued], Fetched: c[cFetched], Skipped: c[cSkipped],
+		Links: c[cLinks], Events: c[cEvents],
+		Pages: c[cPages], Bytes: c[cBytes], Errors: c[cErrors],
+		Bodies: c[cBodies], BodyBytes: c[cBodyBytes],
+		FileBytes: fileSize(db.path),
+		Batches:   db.batches.Load(),
+		ApplyTime: time.Duration(db.applyNano.Load()),
+		LastApply: time.Duration(db.lastNano.Load()),
+
+		Checkpoints:    db.ckpt.runs.Load(),
+		CheckpointTime: time.Duration(db.ckpt.nanos.Load()),
+		WALFrames:      db.ckpt.frames.Load(),
+	}
+	if e := db.ckpt.err.Load(); e != nil {
+		s.CheckpointErr = *e
+	}
+	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM sites`).Scan(&s.Sites); err != nil {
+		return Stats{}, fmt.Errorf("storage: stats: %w", err)
+	}
+	return s, nil
+}
+
+// Page returns the body stored for the URL with the given ID, decompressed.
+// It fails with ErrNoPage when no body is stored.
+func (db *DB) Page(ctx context.Context, urlID uint64) ([]byte, error) {
+	if db.closed.Load() {
+		return nil, ErrClosed
+	}
+	var z []byte
+	err := db.r.QueryRowContext(ctx, `SELECT body FROM pages WHERE url_id = ?`, int64(urlID)).Scan(&z)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("%w for %016x", ErrNoPage, urlID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("storage: page %016x: %w", urlID, err)
+	}
+	body, err := Inflate(z)
+	if err != nil {
+		return nil, fmt.Errorf("storage: page %016x: %w", urlID, err)
+	}
+	return body, nil
+}
+
+// Inflate decompresses a body as stored in pages.body (zlib, RFC 1950).
+func Inflate(z []byte) ([]byte, error) {
+	zr, err := zlib.NewReader(bytes.NewReader(z))
+	if err != nil {
+		return nil, err
+	}
+	defer zr.Close()
+	return io.ReadAll(zr)
+}
+
+// Events returns the n most recent events, oldest first.
+func (db *DB) Events(ctx context.Context, n int) ([]engine.Event, error) {
+	if db.closed.Load() {
+		return nil, ErrClosed
+	}
+	if n <= 0 {
+		return nil, nil
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT time, kind, site, text FROM
+		(SELECT id, time, kind, site, text FROM events ORDER BY id DESC LIMIT ?) ORDER BY id`, n)
+	if err != nil {
+		return nil, fmt.Errorf("storage: events: %w", err)
+	}
+	defer rows.Close()
+	var out []engine.Event
+	for rows.Next() {
+		var e engine.Event
+		var t sql.NullInt64
+		var site, text sql.NullString
+		if err := rows.Scan(&t, &e.Kind, &site, &text); err != nil {
+			return nil, fmt.Errorf("storage: events: %w", err)
+		}
+		e.Time, e.Site, e.Text = fromMillis(t), site.String, text.String
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("storage: events: %w", err)
+	}
+	return out, nil
+}
+
+// Meta returns the value of a meta key set with SetMeta (or one of the
+// store's own, such as "created"); ok is false when the key is absent.
+func (db *DB) Meta(ctx context.Context, key string) (value string, ok bool, err error) {
+	if db.closed.Load() {
+		return "", false, ErrClosed
+	}
+	var v sql.NullString
+	err = db.r.QueryRowContext(ctx, `SELECT CAST(value AS TEXT) FROM meta WHERE key = ?`, key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("storage: meta %q: %w", key, err)
+	}
+	return v.String, true, nil
+}

@@ -1,0 +1,205 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// SchemaVersion is the schema version this package writes and reads, kept in
+// PRAGMA user_version. A file with a higher version was written by a newer
+// lidi and is refused.
+const SchemaVersion = 1
+
+// ApplicationID marks a lidi crawl file in the SQLite header (PRAGMA
+// application_id); it is "lidi" in ASCII.
+const ApplicationID = 0x6c696469
+
+// schema creates version 1. docs/schema.md describes it for researchers;
+// keep the two in step.
+//
+// Times are unix milliseconds (INTEGER, NULL for never), IDs are the engine's
+// uint64 fingerprints stored as their two's-complement int64.
+var schema = []string{
+	`CREATE TABLE sites (
+		id             INTEGER PRIMARY KEY,
+		key            TEXT NOT NULL UNIQUE,
+		host           TEXT NOT NULL,
+		addr           TEXT,
+		robots_status  INTEGER NOT NULL DEFAULT 0,
+		robots_body    BLOB,
+		robots_fetched INTEGER,
+		next_visit     INTEGER,
+		failures       INTEGER NOT NULL DEFAULT 0,
+		parked         INTEGER NOT NULL DEFAULT 0,
+		fetched        INTEGER NOT NULL DEFAULT 0
+	)`,
+	`CREATE TABLE urls (
+		id           INTEGER PRIMARY KEY,
+		site         INTEGER NOT NULL,
+		url          TEXT NOT NULL,
+		depth        INTEGER NOT NULL,
+		priority     REAL NOT NULL,
+		seq          INTEGER NOT NULL,
+		parent       INTEGER,
+		discovered   INTEGER,
+		state        INTEGER NOT NULL,
+		skip_reason  TEXT,
+		fetched      INTEGER,
+		status       INTEGER,
+		content_type TEXT,
+		length       INTEGER,
+		truncated    INTEGER,
+		digest       INTEGER,
+		error        TEXT,
+		redirect     TEXT,
+		noindex      INTEGER,
+		duration_ms  REAL,
+		outlinks     INTEGER
+	)`,
+	// The frontier: Head reads a site's queue in (priority, seq) order and
+	// Sites counts it. Only queued URLs are indexed, so the index shrinks as
+	// the crawl proceeds. Queries must say "state = 0" to use it.
+	`CREATE INDEX urls_queue ON urls (site, priority, seq) WHERE state = 0`,
+	`CREATE TABLE links (
+		from_id INTEGER NOT NULL,
+		to_id   INTEGER NOT NULL,
+		PRIMARY KEY (from_id, to_id)
+	) WITHOUT ROWID`,
+	// Bodies are appended in fetch order (id), not keyed by the random
+	// url_id: inserting a body of several KiB at a random place in a
+	// B-tree splits and rebalances pages full of other bodies, which
+	// wrote five times as many pages as appending does.
+	`CREATE TABLE pages (
+		id     INTEGER PRIMARY KEY,
+		url_id INTEGER NOT NULL UNIQUE,
+		body   BLOB NOT NULL
+	)`,
+	`CREATE TABLE events (
+		id   INTEGER PRIMARY KEY,
+		time INTEGER,
+		kind TEXT NOT NULL,
+		site TEXT,
+		text TEXT
+	)`,
+	`CREATE TABLE meta (
+		key   TEXT PRIMARY KEY,
+		value
+	) WITHOUT ROWID`,
+}
+
+// Counter keys in meta. They are updated by Apply in the same transaction
+// as the rows they count, so they always agree with the tables.
+const (
+	keyPages     = "count.pages"      // fetches recorded (PageRecords)
+	keyBytes     = "count.bytes"      // body bytes received (PageRecord.Length)
+	keyErrors    = "count.errors"     // fetches with an error or a status >= 400
+	keyURLs      = "count.urls"       // rows in urls
+	keyQueued    = "count.queued"     // urls in state 0
+	keyFetched   = "count.fetched"    // urls in state 1
+	keySkipped   = "count.skipped"    // urls in state 2
+	keyLinks     = "count.links"      // rows in links
+	keyBodies    = "count.bodies"     // rows in pages
+	keyBodyBytes = "count.body_bytes" // compressed bytes in pages.body
+	keyEvents    = "count.events"     // rows in events
+
+	keyCreated = "created" // unix ms when the file was created
+	keySchema  = "schema"  // SchemaVersion that created the file
+
+	reservedPrefix = "count."
+)
+
+// counterKeys lists the counters in the order of the counters array.
+var counterKeys = [...]string{keyPages, keyBytes, keyErrors, keyURLs, keyQueued, keyFetched, keySkipped, keyLinks, keyBodies, keyBodyBytes, keyEvents}
+
+const (
+	cPages = iota
+	cBytes
+	cErrors
+	cURLs
+	cQueued
+	cFetched
+	cSkipped
+	cLinks
+	cBodies
+	cBodyBytes
+	cEvents
+	nCounters
+)
+
+// initSchema checks the file's identity and version, creating the schema in
+// one transaction when the file is new.
+func (db *DB) initSchema(ctx context.Context, now time.Time) error {
+	conn, err := db.w.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("storage: open %s: %w", db.path, err)
+	}
+	defer conn.Close()
+
+	var version, appID, tables int
+	if err := conn.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return fmt.Errorf("storage: open %s: %w", db.path, err)
+	}
+	if err := conn.QueryRowContext(ctx, "PRAGMA application_id").Scan(&appID); err != nil {
+		return fmt.Errorf("storage: open %s: %w", db.path, err)
+	}
+	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&tables); err != nil {
+		return fmt.Errorf("storage: open %s: %w", db.path, err)
+	}
+	switch {
+	case tables == 0 && version == 0:
+		return createSchema(ctx, conn, now)
+	case appID != ApplicationID:
+		return fmt.Errorf("%w: %s", ErrNotCrawl, db.path)
+	case version > SchemaVersion:
+		return &VersionError{Path: db.path, Version: version, Supported: SchemaVersion}
+	case version < 1:
+		return fmt.Errorf("%w: %s has schema version %d", ErrNotCrawl, db.path, version)
+	}
+	return nil
+}
+
+func createSchema(ctx context.Context, conn *sql.Conn, now time.Time) (err error) {
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("storage: create schema: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	stmts := append([]string(nil), schema...)
+	// Both pragmas write the file header inside the transaction, so a
+	// crash leaves either an empty file or a complete schema.
+	stmts = append(stmts,
+		fmt.Sprintf("PRAGMA application_id = %d", ApplicationID),
+		fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion))
+	for _, s := range stmts {
+		if _, err = tx.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("storage: create schema: %s: %w", firstLine(s), err)
+		}
+	}
+	for _, k := range counterKeys {
+		if _, err = tx.ExecContext(ctx, "INSERT INTO meta (key, value) VALUES (?, 0)", k); err != nil {
+			return fmt.Errorf("storage: create schema: %w", err)
+		}
+	}
+	if _, err = tx.ExecContext(ctx, "INSERT INTO meta (key, value) VALUES (?, ?), (?, ?)",
+		keyCreated, now.UnixMilli(), keySchema, SchemaVersion); err != nil {
+		return fmt.Errorf("storage: create schema: %w", err)
+	}
+	if err = tx.Commit(); err != nil {
+		return fmt.Errorf("storage: create schema: %w", err)
+	}
+	return nil
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
