@@ -118,7 +118,7 @@ type Batch struct {
 	URLs   []URLRecord  // inserted; a URL already present is left unchanged
 	Pages  []PageRecord // recorded, and their URLs moved to URLFetched
 	Links  []Link       // inserted; duplicates ignored
-	Skips  []uint64     // queued URLs moved to URLSkipped (e.g. a parked site's queue)
+	Skips  []Skip       // queued URLs moved to URLSkipped
 	Events []Event
 }
 
@@ -132,6 +132,12 @@ func (b *Batch) Reset() {
 	clear(b.Sites)
 	clear(b.Pages)
 	b.Sites, b.URLs, b.Pages, b.Links, b.Skips, b.Events = b.Sites[:0], b.URLs[:0], b.Pages[:0], b.Links[:0], b.Skips[:0], b.Events[:0]
+}
+
+// Skip drops a queued URL without fetching it.
+type Skip struct {
+	URL    uint64
+	Reason string // "robots", "mirror", ...
 }
 
 // QueuedURL is a URL waiting in a site's queue, as Head returns it.

@@ -56,7 +56,7 @@ type visitDone struct {
 	next       time.Time // when the site may be visited again
 	returned   int       // URLs taken from the head but not fetched (still queued)
 	retPrio    float64   // the best priority among them
-	skips      []uint64  // URLs robots.txt disallows
+	skips      []Skip    // URLs robots.txt disallows
 	robots     *robotsRules
 	delay      time.Duration // the delay in force (w raised by Crawl-delay)
 	failed     bool          // the visit ended on a failure
@@ -164,7 +164,7 @@ func (e *Engine) robot(ctx context.Context, v Visit, tr *visitTracker, out chan<
 			return
 		}
 		if !rules.Allowed(e.cfg.UserAgent, pathOf(q.URL)) {
-			done.skips = append(done.skips, q.ID)
+			done.skips = append(done.skips, Skip{URL: q.ID, Reason: "robots"})
 			continue
 		}
 		if !wait() {

@@ -44,12 +44,8 @@ const sqlBodyInsert = `INSERT INTO pages (url_id, body) VALUES (?, ?)`
 
 const sqlBodyDelete = `DELETE FROM pages WHERE url_id = ? RETURNING length(body)`
 
-// sqlSkip drops a queued URL. Batch.Skips carries no reason, so the store
-// says "parked" when the URL's site is parked (the case the engine names)
-// and "dropped" otherwise.
-const sqlSkip = `UPDATE urls SET state = 2,
-	skip_reason = CASE WHEN (SELECT parked FROM sites WHERE sites.id = urls.site) THEN 'parked' ELSE 'dropped' END
-WHERE id = ? AND state = 0`
+// sqlSkip drops a queued URL, saying why.
+const sqlSkip = `UPDATE urls SET state = 2, skip_reason = ? WHERE id = ? AND state = 0`
 
 const sqlEvent = `INSERT INTO events (time, kind, site, text) VALUES (?, ?, ?, ?)`
 
@@ -257,10 +253,10 @@ func (a *applier) apply(st *statements, b *engine.Batch) error {
 		}
 		a.count[cLinks] += n
 	}
-	for _, id := range b.Skips {
-		n, err := a.exec(st.skip, int64(id))
+	for _, sk := range b.Skips {
+		n, err := a.exec(st.skip, sk.Reason, int64(sk.URL))
 		if err != nil {
-			return fmt.Errorf("skip %016x: %w", id, err)
+			return fmt.Errorf("skip %016x: %w", sk.URL, err)
 		}
 		a.count[cQueued] -= n
 		a.count[cSkipped] += n

@@ -177,7 +177,7 @@ func TestReopenKeepsData(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
-	if err := db.Apply(context.Background(), &engine.Batch{Skips: []uint64{7}}); !errors.Is(err, ErrClosed) {
+	if err := db.Apply(context.Background(), &engine.Batch{Skips: []engine.Skip{{URL: 7, Reason: "robots"}}}); !errors.Is(err, ErrClosed) {
 		t.Errorf("Apply after Close: %v", err)
 	}
 	db, err = Open(path, Options{})
@@ -296,7 +296,7 @@ func TestHeadOrder(t *testing.T) {
 	})
 	apply(t, db, engine.Batch{
 		Pages: []engine.PageRecord{{URL: 15, Site: 1, Fetched: t0, Status: 200}},
-		Skips: []uint64{16},
+		Skips: []engine.Skip{{URL: 16, Reason: "robots"}},
 	})
 	order := []uint64{13, 12, 11, 14, 10, 1<<63 | 5}
 	for _, tc := range []struct {
@@ -499,13 +499,13 @@ func TestSkips(t *testing.T) {
 	apply(t, db, engine.Batch{Pages: []engine.PageRecord{{URL: 2, Site: 1, Status: 200}}})
 	// 2 is fetched (a skip must not undo that), 4 appears twice, 5 does
 	// not exist.
-	apply(t, db, engine.Batch{Skips: []uint64{1, 2, 3, 4, 4, 5}})
+	apply(t, db, engine.Batch{Skips: []engine.Skip{{URL: 1, Reason: "robots"}, {URL: 2, Reason: "robots"}, {URL: 3, Reason: "parked"}, {URL: 4, Reason: "parked"}, {URL: 4, Reason: "mirror"}, {URL: 5, Reason: "robots"}}})
 	r := rawOpen(t, db.Path())
 	for _, c := range []struct {
 		id     int64
 		state  int64
 		reason string
-	}{{1, 2, "dropped"}, {2, 1, ""}, {3, 2, "parked"}, {4, 2, "parked"}} {
+	}{{1, 2, "robots"}, {2, 1, ""}, {3, 2, "parked"}, {4, 2, "parked"}} {
 		var state int64
 		var reason sql.NullString
 		if err := r.QueryRow("SELECT state, skip_reason FROM urls WHERE id = ?", c.id).Scan(&state, &reason); err != nil {
