@@ -112,6 +112,9 @@ func merge(dst, src *Batch) {
 	dst.Links = append(dst.Links, src.Links...)
 	dst.Skips = append(dst.Skips, src.Skips...)
 	dst.Events = append(dst.Events, src.Events...)
+	dst.Dups = append(dst.Dups, src.Dups...)
+	dst.Mirrors = append(dst.Mirrors, src.Mirrors...)
+	dst.PrefixSkips = append(dst.PrefixSkips, src.PrefixSkips...)
 }
 
 // head asks for up to n queued URLs of site, after every earlier write.

@@ -25,6 +25,11 @@ type Store interface {
 	Counters(ctx context.Context) (Counters, error)
 	// Apply writes a batch atomically: all of it or none of it.
 	Apply(ctx context.Context, b *Batch) error
+	// Fingerprints calls fn for every fetched page with its content
+	// fingerprints, so duplicate detection can be rebuilt after a restart.
+	Fingerprints(ctx context.Context, fn func(FetchedPage)) error
+	// Mirrors returns every mirror and loop label recorded, oldest first.
+	Mirrors(ctx context.Context) ([]MirrorRecord, error)
 	// Head returns up to n URLs of site in state URLQueued, ordered by
 	// (Priority, Seq) ascending. next is the Priority of the first queued URL
 	// after those returned, and more reports whether there is one.
@@ -89,6 +94,44 @@ type PageRecord struct {
 	Redirect    string // Location of a 3xx, normalised
 	NoIndex     bool   // robots meta or X-Robots-Tag said noindex
 	Links       int    // links extracted
+	Simhash     uint64 // near-duplicate fingerprint of the text (dedup.Simhash); 0 for none
+	TypeCheck   string // content-type decision: "html", "html-undeclared", "binary-as-html" (download stopped), "other"
+}
+
+// FetchedPage is what duplicate detection keeps of a fetched page.
+type FetchedPage struct {
+	URL     uint64
+	Addr    string // the URL itself
+	Digest  uint64
+	Simhash uint64
+	Status  int
+}
+
+// DupRecord is a page found to duplicate another, and how.
+type DupRecord struct {
+	URL, Of    uint64
+	Kind       string // "exact" or "near"
+	Test       string // the test that found it: "digest", "same-tail", "path-repeat", ...
+	Similarity float64
+	Time       time.Time
+}
+
+// MirrorRecord labels a directory or a whole host a mirror (or a loop) of
+// another, with the duplicate pages that are its evidence.
+type MirrorRecord struct {
+	Prefix   string // "http://host:port/dir/" or "http://host:port/"
+	Of       string
+	Kind     string // "mirror", "loop" or "host"
+	Rule     string
+	Evidence []uint64
+	Time     time.Time
+}
+
+// PrefixSkip drops a site's queued URLs under a prefix (a mirror, a loop).
+type PrefixSkip struct {
+	Site   int64
+	Prefix string
+	Reason string
 }
 
 // Link is an edge of the discovered web graph.
@@ -120,18 +163,25 @@ type Batch struct {
 	Links  []Link       // inserted; duplicates ignored
 	Skips  []Skip       // queued URLs moved to URLSkipped
 	Events []Event
+
+	Dups        []DupRecord
+	Mirrors     []MirrorRecord
+	PrefixSkips []PrefixSkip
 }
 
 // Len reports how many records the batch holds.
 func (b *Batch) Len() int {
-	return len(b.Sites) + len(b.URLs) + len(b.Pages) + len(b.Links) + len(b.Skips) + len(b.Events)
+	return len(b.Sites) + len(b.URLs) + len(b.Pages) + len(b.Links) + len(b.Skips) + len(b.Events) +
+		len(b.Dups) + len(b.Mirrors) + len(b.PrefixSkips)
 }
 
 // Reset empties the batch, keeping its storage.
 func (b *Batch) Reset() {
 	clear(b.Sites)
 	clear(b.Pages)
+	clear(b.Mirrors)
 	b.Sites, b.URLs, b.Pages, b.Links, b.Skips, b.Events = b.Sites[:0], b.URLs[:0], b.Pages[:0], b.Links[:0], b.Skips[:0], b.Events[:0]
+	b.Dups, b.Mirrors, b.PrefixSkips = b.Dups[:0], b.Mirrors[:0], b.PrefixSkips[:0]
 }
 
 // Skip drops a queued URL without fetching it.

@@ -37,7 +37,8 @@ ON CONFLICT (id) DO UPDATE SET key = excluded.key, host = excluded.host, addr = 
 // given state: Apply tries state 0 first (the usual case), so one statement
 // both updates the row and tells which counters move.
 const sqlPageUpdate = `UPDATE urls SET state = 1, fetched = ?, status = ?, content_type = ?, length = ?,
-	truncated = ?, digest = ?, error = ?, redirect = ?, noindex = ?, duration_ms = ?, outlinks = ?
+	truncated = ?, digest = ?, error = ?, redirect = ?, noindex = ?, duration_ms = ?, outlinks = ?,
+	simhash = ?, type_check = ?
 WHERE id = ? AND state = ?`
 
 const sqlBodyInsert = `INSERT INTO pages (url_id, body) VALUES (?, ?)`
@@ -48,6 +49,14 @@ const sqlBodyDelete = `DELETE FROM pages WHERE url_id = ? RETURNING length(body)
 const sqlSkip = `UPDATE urls SET state = 2, skip_reason = ? WHERE id = ? AND state = 0`
 
 const sqlEvent = `INSERT INTO events (time, kind, site, text) VALUES (?, ?, ?, ?)`
+
+const sqlDup = `INSERT OR REPLACE INTO duplicates (url_id, of_id, kind, test, similarity, time) VALUES (?, ?, ?, ?, ?, ?)`
+
+const sqlMirror = `INSERT OR IGNORE INTO mirrors (prefix, of_prefix, kind, rule, evidence, time) VALUES (?, ?, ?, ?, ?, ?)`
+
+// sqlPrefixSkip drops a site's queued URLs under a prefix; URLs are ASCII
+// (normalised), so every URL starting with the prefix sorts below prefix+DEL.
+const sqlPrefixSkip = `UPDATE urls SET state = 2, skip_reason = ? WHERE site = ? AND state = 0 AND url >= ? AND url < ?`
 
 const sqlCounter = `UPDATE meta SET value = value + ? WHERE key = ?`
 
@@ -62,6 +71,7 @@ const sqlSetMeta = `INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key
 type statements struct {
 	urls, links                                        multiStmt
 	site, page, body, bodyDelete, skip, event, counter *sql.Stmt
+	dup, mirror, prefixSkip                            *sql.Stmt
 	head, setMeta                                      *sql.Stmt
 	all                                                []*sql.Stmt
 }
@@ -94,6 +104,9 @@ func (s *statements) prepare(ctx context.Context, db *sql.DB) error {
 		{&s.bodyDelete, sqlBodyDelete},
 		{&s.skip, sqlSkip},
 		{&s.event, sqlEvent},
+		{&s.dup, sqlDup},
+		{&s.mirror, sqlMirror},
+		{&s.prefixSkip, sqlPrefixSkip},
 		{&s.counter, sqlCounter},
 		{&s.head, sqlHead},
 		{&s.setMeta, sqlSetMeta},
@@ -261,6 +274,30 @@ func (a *applier) apply(st *statements, b *engine.Batch) error {
 		a.count[cQueued] -= n
 		a.count[cSkipped] += n
 	}
+	for i := range b.Dups {
+		d := &b.Dups[i]
+		if _, err := a.exec(st.dup, int64(d.URL), int64(d.Of), d.Kind, d.Test, d.Similarity, millis(d.Time)); err != nil {
+			return fmt.Errorf("duplicate %016x: %w", d.URL, err)
+		}
+	}
+	for i := range b.Mirrors {
+		m := &b.Mirrors[i]
+		ev := make([]string, len(m.Evidence))
+		for j, id := range m.Evidence {
+			ev[j] = fmt.Sprintf("%016x", id)
+		}
+		if _, err := a.exec(st.mirror, m.Prefix, m.Of, m.Kind, m.Rule, strings.Join(ev, " "), millis(m.Time)); err != nil {
+			return fmt.Errorf("mirror %s: %w", m.Prefix, err)
+		}
+	}
+	for _, ps := range b.PrefixSkips {
+		n, err := a.exec(st.prefixSkip, ps.Reason, ps.Site, ps.Prefix, ps.Prefix+"\x7f")
+		if err != nil {
+			return fmt.Errorf("skip under %s: %w", ps.Prefix, err)
+		}
+		a.count[cQueued] -= n
+		a.count[cSkipped] += n
+	}
 	for i := range b.Events {
 		e := &b.Events[i]
 		if _, err := a.exec(st.event, millis(e.Time), e.Kind, nullString(e.Site), e.Text); err != nil {
@@ -318,7 +355,8 @@ func (a *applier) page(st *statements, p *engine.PageRecord) error {
 	id := int64(p.URL)
 	args := []any{millis(p.Fetched), int64(p.Status), nullString(p.ContentType), p.Length,
 		boolInt(p.Truncated), nullID(p.Digest), nullString(p.Err), nullString(p.Redirect),
-		boolInt(p.NoIndex), float64(p.Duration) / float64(time.Millisecond), int64(p.Links), id, nil}
+		boolInt(p.NoIndex), float64(p.Duration) / float64(time.Millisecond), int64(p.Links),
+		nullID(p.Simhash), nullString(p.TypeCheck), id, nil}
 	var from engine.URLState
 	found := false
 	for _, state := range [...]engine.URLState{engine.URLQueued, engine.URLSkipped, engine.URLFetched} {

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/klauspost/compress/zlib"
@@ -112,6 +114,61 @@ func (db *DB) URLFingerprints(ctx context.Context, fn func(id uint64)) error {
 		return fmt.Errorf("storage: url fingerprints: %w", err)
 	}
 	return nil
+}
+
+// Fingerprints calls fn for every fetched page with its content digest and
+// simhash, for duplicate detection after a restart.
+func (db *DB) Fingerprints(ctx context.Context, fn func(engine.FetchedPage)) error {
+	if db.closed.Load() {
+		return ErrClosed
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT id, url, coalesce(digest, 0), coalesce(simhash, 0), coalesce(status, 0) FROM urls WHERE state = 1 ORDER BY fetched`)
+	if err != nil {
+		return fmt.Errorf("storage: fingerprints: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var p engine.FetchedPage
+		var id, digest, simhash int64
+		if err := rows.Scan(&id, &p.Addr, &digest, &simhash, &p.Status); err != nil {
+			return fmt.Errorf("storage: fingerprints: %w", err)
+		}
+		p.URL, p.Digest, p.Simhash = uint64(id), uint64(digest), uint64(simhash)
+		fn(p)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("storage: fingerprints: %w", err)
+	}
+	return nil
+}
+
+// Mirrors returns the mirror and loop labels recorded, oldest first.
+func (db *DB) Mirrors(ctx context.Context) ([]engine.MirrorRecord, error) {
+	if db.closed.Load() {
+		return nil, ErrClosed
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT prefix, of_prefix, kind, coalesce(rule, ''), coalesce(evidence, ''), coalesce(time, 0) FROM mirrors ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("storage: mirrors: %w", err)
+	}
+	defer rows.Close()
+	var out []engine.MirrorRecord
+	for rows.Next() {
+		var m engine.MirrorRecord
+		var ev string
+		var ms int64
+		if err := rows.Scan(&m.Prefix, &m.Of, &m.Kind, &m.Rule, &ev, &ms); err != nil {
+			return nil, fmt.Errorf("storage: mirrors: %w", err)
+		}
+		for _, h := range strings.Fields(ev) {
+			if id, err := strconv.ParseUint(h, 16, 64); err == nil {
+				m.Evidence = append(m.Evidence, id)
+			}
+		}
+		m.Time = time.UnixMilli(ms)
+		out = append(out, m)
+	}
+	return out, rows.Err()
 }
 
 // Counters returns the crawl's totals: fetches recorded, body bytes

@@ -57,7 +57,9 @@ var schema = []string{
 		redirect     TEXT,
 		noindex      INTEGER,
 		duration_ms  REAL,
-		outlinks     INTEGER
+		outlinks     INTEGER,
+		simhash      INTEGER,
+		type_check   TEXT
 	)`,
 	// The frontier: Head reads a site's queue in (priority, seq) order and
 	// Sites counts it. Only queued URLs are indexed, so the index shrinks as
@@ -76,6 +78,24 @@ var schema = []string{
 		id     INTEGER PRIMARY KEY,
 		url_id INTEGER NOT NULL UNIQUE,
 		body   BLOB NOT NULL
+	)`,
+	// Duplicate detection's decisions, kept so a researcher can audit them.
+	`CREATE TABLE duplicates (
+		url_id     INTEGER PRIMARY KEY,
+		of_id      INTEGER NOT NULL,
+		kind       TEXT NOT NULL,
+		test       TEXT NOT NULL,
+		similarity REAL,
+		time       INTEGER
+	)`,
+	`CREATE TABLE mirrors (
+		id        INTEGER PRIMARY KEY,
+		prefix    TEXT NOT NULL UNIQUE,
+		of_prefix TEXT NOT NULL,
+		kind      TEXT NOT NULL,
+		rule      TEXT,
+		evidence  TEXT,
+		time      INTEGER
 	)`,
 	`CREATE TABLE events (
 		id   INTEGER PRIMARY KEY,
