@@ -39,6 +39,10 @@ type Config struct {
 	BackoffMax   time.Duration // errors.backoff_max
 	MaxRedirects int           // fetch.max_redirects: longest redirect chain followed
 
+	// Detect turns on duplicate, near-duplicate, mirror and loop detection
+	// and the file-type check of bodies as they arrive (dedup.enabled).
+	Detect bool
+
 	KeepBodies    bool // storage.keep_bodies: store page bodies (zlib)
 	CompressLevel int  // storage.compress_level: zlib level 1..9
 
@@ -67,6 +71,7 @@ func Defaults() Config {
 		BackoffMax:       time.Hour,
 		MaxRedirects:     5,
 		KeepBodies:       true,
+		Detect:           true,
 		CompressLevel:    1,
 		FlushEvery:       200 * time.Millisecond,
 		FlushRecords:     20000,

@@ -115,6 +115,7 @@ func New(cfg Config, store Store, resolver Resolver, clock Clock) (*Engine, erro
 		clock = systemClock{}
 	}
 	fc := cfg.Fetch
+	fc.CheckType = cfg.Detect
 	if fc.UserAgent == "" {
 		fc.UserAgent = cfg.UserAgent
 	}

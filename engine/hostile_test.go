@@ -45,7 +45,7 @@ func (h *hostileSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		html(`<html><body>
 			<a href="/malformed">m</a> <a href="/invalid">i</a> <a href="/endless">e</a>
 			<a href="/stall">s</a> <a href="/loop1">l</a> <a href="/chain/0">c</a>
-			<a href="/binary">b</a> <a href="/octet">o</a> <a href="/private/secret">p</a>
+			<a href="/binary">b</a> <a href="/octet">o</a> <a href="/png-as-html">g</a> <a href="/private/secret">p</a>
 			<a href="/nofollowed" rel="nofollow">n</a></body></html>`)
 	case p == "/malformed":
 		// What a browser makes of it: good1, good3 and good4 are links;
@@ -80,6 +80,10 @@ func (h *hostileSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Binary that happens to hold markup: never parsed.
 		w.Header().Set("Content-Type", "application/octet-stream")
 		w.Write(append([]byte{0x89, 'P', 'N', 'G', 0, 0, 0, 0x0d, 0xff, 0xfe}, []byte(`<a href="/from-binary">x</a>`)...))
+	case p == "/png-as-html":
+		// Binary declared as HTML: the download stops at its first bytes.
+		w.Header().Set("Content-Type", "text/html")
+		w.Write(append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 1<<20)...))
 	case p == "/octet":
 		// HTML declared as something else: still parsed.
 		w.Header().Set("Content-Type", "application/octet-stream")
@@ -146,6 +150,14 @@ func TestHostileServer(t *testing.T) {
 	}
 	if status, _, _, _ := row("/loop1"); status != 302 {
 		t.Errorf("/loop1: status %d", status)
+	}
+	var check string
+	var length int64
+	if err := db.QueryRow("SELECT type_check, length FROM urls WHERE url = ?", base+"/png-as-html").Scan(&check, &length); err != nil || check != "binary-as-html" || length > 512 {
+		t.Errorf("/png-as-html: type check %q, %d bytes kept (%v); want binary-as-html, at most 512", check, length, err)
+	}
+	if err := db.QueryRow("SELECT type_check FROM urls WHERE url = ?", base+"/octet").Scan(&check); err != nil || check != "html-undeclared" {
+		t.Errorf("/octet: type check %q (%v), want html-undeclared", check, err)
 	}
 	var skipped int
 	db.QueryRow("SELECT count(*) FROM urls WHERE state = 2").Scan(&skipped)

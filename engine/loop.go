@@ -431,7 +431,10 @@ func (c *crawl) onPage(m pageDone, now time.Time) {
 		c.errors++
 		c.errKinds[fmt.Sprintf("http-%dxx", rec.Status/100)]++
 	}
-	if rec.Truncated {
+	switch {
+	case rec.TypeCheck == "binary-as-html":
+		c.skipped["binary-as-html"]++ // download stopped at its first bytes
+	case rec.Truncated:
 		c.errKinds["truncated"]++
 	}
 	c.batch.Pages = append(c.batch.Pages, rec)

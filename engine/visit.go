@@ -242,6 +242,7 @@ func (e *Engine) fetchPage(ctx context.Context, sess *fetch.Session, q QueuedURL
 		rec.Length = int64(len(resp.Body))
 		rec.Truncated = resp.Truncated
 		rec.Duration = resp.Duration
+		rec.TypeCheck = resp.TypeCheck
 	}
 	if err != nil {
 		rec.Err = err.Error()
@@ -268,7 +269,7 @@ func (e *Engine) fetchPage(ctx context.Context, sess *fetch.Session, q QueuedURL
 			follow = !d.NoFollow
 		}
 	}
-	if resp.Status >= 200 && resp.Status < 300 && isHTML(resp.ContentType, resp.Body) {
+	if resp.Status >= 200 && resp.Status < 300 && (resp.TypeCheck == "html" || resp.TypeCheck == "html-undeclared") {
 		base, err := url.Parse(q.URL)
 		if err == nil {
 			res.Reset()
@@ -381,18 +382,6 @@ func pathOf(u string) string {
 		p = "/" + p
 	}
 	return p
-}
-
-// isHTML decides whether a body is worth parsing for links.
-func isHTML(contentType string, body []byte) bool {
-	ct := strings.ToLower(contentType)
-	if strings.Contains(ct, "html") {
-		return true
-	}
-	if ct == "" || strings.HasPrefix(ct, "application/octet-stream") || strings.HasPrefix(ct, "text/plain") {
-		return strings.Contains(http.DetectContentType(body), "html")
-	}
-	return false
 }
 
 // compress returns body compressed with zlib, in a slice of its own size

@@ -29,6 +29,11 @@ type Config struct {
 	HeaderTimeout  time.Duration // time to first response byte; default 15 s
 	BodyTimeout    time.Duration // time for the whole response; default 60 s
 	MaxBodySize    int64         // bytes kept; the rest is not downloaded; default 10 MiB
+	// CheckType looks at a body's first bytes as they arrive: a body
+	// declared HTML that is binary stops downloading at once (TypeCheck
+	// "binary-as-html"); an HTML body declared as something else is
+	// reported as "html-undeclared" so that it is parsed all the same.
+	CheckType bool
 	// Dial, if set, replaces net.Dialer for every connection (tests).
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
@@ -137,6 +142,7 @@ type Response struct {
 	Body        []byte // at most MaxBodySize bytes, content-decoded (gzip); valid until the session's next Get
 	Truncated   bool   // the body was longer than MaxBodySize
 	Location    string // the Location header of a 3xx, resolved against the URL
+	TypeCheck   string // "html", "html-undeclared", "binary-as-html" or "other" (see Config.CheckType)
 	RetryAfter  time.Duration
 	Duration    time.Duration
 }
@@ -195,12 +201,17 @@ func (s *Session) Get(ctx context.Context, url string) (*Response, error) {
 	if ra := resp.Header.Get("Retry-After"); ra != "" {
 		r.RetryAfter = parseRetryAfter(ra, time.Now())
 	}
-	r.Body, r.Truncated, err = readLimited(&s.buf, resp.Body, s.f.cfg.MaxBodySize, resp.ContentLength)
+	if s.f.cfg.CheckType {
+		r.Body, r.Truncated, r.TypeCheck, err = readChecked(&s.buf, resp.Body, s.f.cfg.MaxBodySize, resp.ContentLength, r.ContentType)
+	} else {
+		r.Body, r.Truncated, err = readLimited(&s.buf, resp.Body, s.f.cfg.MaxBodySize, resp.ContentLength)
+		r.TypeCheck = declaredType(r.ContentType)
+	}
 	r.Duration = time.Since(start)
 	if err != nil {
 		return r, &Error{URL: url, Kind: classify(err), Err: err}
 	}
-	if r.Truncated {
+	if r.Truncated || r.TypeCheck == "binary-as-html" {
 		// What is left of the body is not read, so the connection cannot
 		// be reused: let the transport close it.
 		s.tr.CloseIdleConnections()
@@ -221,6 +232,48 @@ func readLimited(b *bytes.Buffer, body io.Reader, max, length int64) ([]byte, bo
 		return data[:max], true, nil
 	}
 	return data, false, err
+}
+
+// sniffLen is how much of a body decides its type (what
+// http.DetectContentType looks at).
+const sniffLen = 512
+
+// readChecked reads like readLimited, deciding the body's type from its
+// first bytes: declared HTML that is binary is not read further.
+func readChecked(b *bytes.Buffer, body io.Reader, max, length int64, contentType string) ([]byte, bool, string, error) {
+	b.Reset()
+	if length > 0 && length <= max {
+		b.Grow(int(length) + bytes.MinRead)
+	}
+	head := io.LimitReader(body, min(sniffLen, max+1))
+	if _, err := b.ReadFrom(head); err != nil {
+		return b.Bytes(), false, declaredType(contentType), err
+	}
+	sniffed := http.DetectContentType(b.Bytes())
+	declared := declaredType(contentType)
+	check := declared
+	switch {
+	case declared == "html" && b.Len() > 0 && !strings.HasPrefix(sniffed, "text/"):
+		// Stop at once: whatever follows is not worth the bandwidth.
+		return b.Bytes(), true, "binary-as-html", nil
+	case declared != "html" && strings.HasPrefix(sniffed, "text/html"):
+		check = "html-undeclared"
+	}
+	_, err := b.ReadFrom(io.LimitReader(body, max+1-int64(b.Len())))
+	data := b.Bytes()
+	if int64(len(data)) > max {
+		return data[:max], true, check, nil
+	}
+	return data, false, check, err
+}
+
+// declaredType says whether a Content-Type declares HTML.
+func declaredType(contentType string) string {
+	ct := strings.ToLower(contentType)
+	if strings.Contains(ct, "text/html") || strings.Contains(ct, "application/xhtml") {
+		return "html"
+	}
+	return "other"
 }
 
 func classify(err error) string {

@@ -171,3 +171,53 @@ func TestParseRetryAfter(t *testing.T) {
 		}
 	}
 }
+
+func TestTypeCheck(t *testing.T) {
+	png := append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 1<<20)...)
+	_, _, ap := server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/png-as-html":
+			w.Header().Set("Content-Type", "text/html")
+			w.Write(png)
+		case "/html-as-octet":
+			w.Header().Set("Content-Type", "application/octet-stream")
+			w.Write([]byte("<!DOCTYPE html><html><body><a href=/x>x</a></body></html>"))
+		case "/html":
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			w.Write([]byte(strings.Repeat("<p>été</p>", 1000)))
+		case "/pdf":
+			w.Header().Set("Content-Type", "application/pdf")
+			w.Write([]byte("%PDF-1.4 ..."))
+		}
+	}))
+	base := "http://x.test:" + strconv.Itoa(int(ap.Port()))
+	tests := []struct {
+		path      string
+		check     string
+		maxLen    int
+		truncated bool
+	}{
+		{"/png-as-html", "binary-as-html", sniffLen, true},
+		{"/html-as-octet", "html-undeclared", 1 << 20, false},
+		{"/html", "html", 1 << 20, false},
+		{"/pdf", "other", 1 << 20, false},
+	}
+	s := New(Config{CheckType: true}).Open(ap.Addr(), int(ap.Port()))
+	defer s.Close()
+	for _, tt := range tests {
+		r, err := s.Get(context.Background(), base+tt.path)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.path, err)
+		}
+		if r.TypeCheck != tt.check || len(r.Body) > tt.maxLen || r.Truncated != tt.truncated {
+			t.Errorf("%s: check %q, %d bytes, truncated %v; want %q, at most %d, %v", tt.path, r.TypeCheck, len(r.Body), r.Truncated, tt.check, tt.maxLen, tt.truncated)
+		}
+	}
+	// The same server without the check reads the whole binary.
+	s2 := New(Config{}).Open(ap.Addr(), int(ap.Port()))
+	defer s2.Close()
+	r, err := s2.Get(context.Background(), base+"/png-as-html")
+	if err != nil || len(r.Body) != len(png) || r.TypeCheck != "html" {
+		t.Errorf("unchecked: %d bytes, %q, %v", len(r.Body), r.TypeCheck, err)
+	}
+}
