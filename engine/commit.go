@@ -85,7 +85,7 @@ func (c *committer) run(ctx context.Context) {
 			case headReq:
 				var r headReply
 				if r.err = apply(); r.err == nil {
-					r.urls, r.next, r.more, r.err = c.store.Head(ctx, m.site, m.n)
+					r.urls, r.next, r.more, r.err = c.store.Head(context.WithoutCancel(ctx), m.site, m.n) // a stopping crawl still answers its robots
 				}
 				m.reply <- r
 			case flushReq:

@@ -77,9 +77,10 @@ type Engine struct {
 	// directory of the working directory.
 	SnapshotDir string
 
-	robots  atomic.Int64 // r, changed live
-	paused  atomic.Bool
-	control chan func()
+	robots   atomic.Int64 // r, changed live
+	paused   atomic.Bool
+	stopping atomic.Bool // Run's context ended: visits end after their current page
+	control  chan func()
 
 	mu sync.Mutex // guards st and visits
 	st Stats

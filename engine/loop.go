@@ -322,6 +322,7 @@ func (c *crawl) loop(ctx context.Context) error {
 		case <-ctx.Done():
 			if !stopping {
 				stopping = true
+				e.stopping.Store(true)
 				e.setState(StateStopping)
 				grace = time.After(10 * time.Second)
 			}

@@ -159,7 +159,7 @@ func (e *Engine) robot(ctx context.Context, v Visit, tr *visitTracker, out chan<
 
 	var res extract.Result // reused for every page of the visit
 	for i, q := range head.urls {
-		if e.paused.Load() || ctx.Err() != nil {
+		if e.paused.Load() || e.stopping.Load() || ctx.Err() != nil {
 			finish(i)
 			return
 		}

@@ -117,12 +117,12 @@ func (s *simweb) close() {
 	}
 }
 
-// witnessDNS returns the DNS queries per simulated host name that simweb
-// answered, from its witness endpoint.
-func (s *simweb) witnessDNS() (queries, names int, err error) {
+// witnessDNS returns the DNS queries simweb answered, the names asked and
+// the most queries for one name, from its witness endpoint.
+func (s *simweb) witnessDNS() (queries, names, most int, err error) {
 	resp, err := http.Get("http://" + s.admin + "/witness")
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	defer resp.Body.Close()
 	var w struct {
@@ -131,13 +131,14 @@ func (s *simweb) witnessDNS() (queries, names int, err error) {
 		} `json:"dns"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&w); err != nil {
-		return 0, 0, fmt.Errorf("bench: reading simweb's witness: %w", err)
+		return 0, 0, 0, fmt.Errorf("bench: reading simweb's witness: %w", err)
 	}
 	for _, n := range w.DNS.ByName {
 		queries += n
 		names++
+		most = max(most, n)
 	}
-	return queries, names, nil
+	return queries, names, most, nil
 }
 
 // Crawl runs the crawl benchmark and writes its report to out, ending with
@@ -232,13 +233,15 @@ loop:
 		return runErr
 	}
 	s := eng.Stats()
-	queries, names, err := sw.witnessDNS()
+	queries, names, most, err := sw.witnessDNS()
 	if err != nil {
 		return err
 	}
+	// Per host resolved: a crawl stopped early has found hosts it has not
+	// looked up yet (they are resolved ahead of their first visit).
 	perHost := 0.0
-	if s.Sites > 0 {
-		perHost = float64(queries) / float64(s.Sites)
+	if names > 0 {
+		perHost = float64(queries) / float64(names)
 	}
 	var errs int64
 	for _, n := range s.ErrorKind {
@@ -252,8 +255,8 @@ loop:
 	fmt.Fprintf(out, "CPU s per 1000 pages %.3f (crawler process only)\n", cpuPer1000)
 	fmt.Fprintf(out, "peak RSS             %.0f MB (crawler process only)\n", rss)
 	fmt.Fprintf(out, "URLs discovered      %d\n", s.Discovered)
-	fmt.Fprintf(out, "sites                %d (DNS names queried at simweb: %d)\n", s.Sites, names)
-	fmt.Fprintf(out, "DNS queries per host %.3f (%d queries seen by simweb's DNS server)\n", perHost, queries)
+	fmt.Fprintf(out, "sites                %d found, %d resolved (names asked of simweb's DNS server)\n", s.Sites, names)
+	fmt.Fprintf(out, "DNS queries per host %.3f (%d queries for %d names; at most %d for one name)\n", perHost, queries, names, most)
 	fmt.Fprintf(out, "errors               %d %v\n", errs, s.ErrorKind)
 	fmt.Fprintf(out, "pages=%d pages_per_s=%.0f cpu_s_per_1000=%.3f peak_rss_mb=%.0f dns_queries_per_host=%.3f discovered=%d\n",
 		s.Pages, pps, cpuPer1000, rss, perHost, s.Discovered)
