@@ -41,7 +41,9 @@ type Config struct {
 
 	// Detect turns on duplicate, near-duplicate, mirror and loop detection
 	// and the file-type check of bodies as they arrive (dedup.enabled).
-	Detect bool
+	Detect         bool
+	MaxHamming     int // dedup.max_hamming: simhash bits two near-duplicates may differ by (3 of 64: over 95% similar)
+	MirrorEvidence int // dedup.mirror_evidence: duplicates that label a directory or host a mirror
 
 	KeepBodies    bool // storage.keep_bodies: store page bodies (zlib)
 	CompressLevel int  // storage.compress_level: zlib level 1..9
@@ -72,6 +74,8 @@ func Defaults() Config {
 		MaxRedirects:     5,
 		KeepBodies:       true,
 		Detect:           true,
+		MaxHamming:       3,
+		MirrorEvidence:   3,
 		CompressLevel:    1,
 		FlushEvery:       200 * time.Millisecond,
 		FlushRecords:     20000,
@@ -119,6 +123,10 @@ func (c *Config) Validate() error {
 		return bad("storage.flush_records", "must be at least 1, got %d", c.FlushRecords)
 	case c.ResolveAhead < 1:
 		return bad("dns.parallel", "must be at least 1, got %d", c.ResolveAhead)
+	case c.MaxHamming < 0 || c.MaxHamming > 32:
+		return bad("dedup.max_hamming", "must be 0..32, got %d", c.MaxHamming)
+	case c.MirrorEvidence < 1:
+		return bad("dedup.mirror_evidence", "must be at least 1, got %d", c.MirrorEvidence)
 	case c.MaxRedirects < 0:
 		return bad("fetch.max_redirects", "must not be negative, got %d", c.MaxRedirects)
 	}

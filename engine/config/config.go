@@ -84,6 +84,12 @@ type File struct {
 		Retry       time.Duration `yaml:"retry"`
 	} `yaml:"dns"`
 
+	Dedup struct {
+		Enabled        bool `yaml:"enabled"`
+		MaxHamming     int  `yaml:"max_hamming"`
+		MirrorEvidence int  `yaml:"mirror_evidence"`
+	} `yaml:"dedup"`
+
 	Storage struct {
 		Path          string        `yaml:"path"`
 		KeepBodies    bool          `yaml:"keep_bodies"`
@@ -123,6 +129,9 @@ func Default() *File {
 	f.DNS.Timeout = 2 * time.Second
 	f.DNS.Parallel = d.ResolveAhead
 	f.DNS.Retry = d.ResolveFailed
+	f.Dedup.Enabled = d.Detect
+	f.Dedup.MaxHamming = d.MaxHamming
+	f.Dedup.MirrorEvidence = d.MirrorEvidence
 	f.Storage.Path = "crawl.db"
 	f.Storage.KeepBodies = d.KeepBodies
 	f.Storage.CompressLevel = d.CompressLevel
@@ -265,6 +274,9 @@ func (f *File) Engine() engine.Config {
 	c.ParkAfter = f.Errors.ParkAfter
 	c.BackoffBase = f.Errors.Backoff
 	c.BackoffMax = f.Errors.BackoffMax
+	c.Detect = f.Dedup.Enabled
+	c.MaxHamming = f.Dedup.MaxHamming
+	c.MirrorEvidence = f.Dedup.MirrorEvidence
 	c.KeepBodies = f.Storage.KeepBodies
 	c.CompressLevel = f.Storage.CompressLevel
 	c.FlushEvery = f.Storage.FlushInterval
