@@ -26,6 +26,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"lidi/engine/dedup"
 	"lidi/engine/dns"
 	"lidi/engine/extract"
 	"lidi/engine/fetch"
@@ -71,6 +72,12 @@ type Engine struct {
 	fetcher  *fetch.Fetcher
 	links    *extract.Extractor
 	zlib     chan *compressor // free compressors, nil until first used
+
+	// det is duplicate detection (nil when off). The loop observes pages;
+	// robots ask whether a queued URL has been pruned since; detMu orders
+	// the two.
+	det   *dedup.Detector
+	detMu sync.Mutex
 	commit   *committer
 
 	// SnapshotDir is where Snapshot writes its files; "" means the
@@ -133,6 +140,9 @@ func New(cfg Config, store Store, resolver Resolver, clock Clock) (*Engine, erro
 		visits:   make(map[int64]*visitTracker),
 	}
 	e.links = &extract.Extractor{Normalizer: &e.cfg.Normalizer}
+	if cfg.Detect {
+		e.det = dedup.New(dedup.Config{MaxHamming: cfg.MaxHamming, MirrorEvidence: cfg.MirrorEvidence})
+	}
 	e.zlib = make(chan *compressor, runtime.GOMAXPROCS(0))
 	for range cap(e.zlib) {
 		e.zlib <- nil // made on first use
@@ -285,6 +295,17 @@ func (v *visitTracker) stats() VisitStats {
 		s.URL = *u
 	}
 	return s
+}
+
+// pruned reports whether url lies under a mirror or loop label.
+func (e *Engine) pruned(url string) bool {
+	if e.det == nil {
+		return false
+	}
+	e.detMu.Lock()
+	defer e.detMu.Unlock()
+	p, _ := e.det.Pruned(url)
+	return p
 }
 
 // robotsRules is what the engine knows of one site's robots.txt.

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"time"
 
+	"lidi/engine/dedup"
 	"lidi/engine/frontier"
 	"lidi/engine/robots"
 )
@@ -44,6 +45,7 @@ type crawl struct {
 	nextSeq    int64
 
 	pages, bytes, errors, discovered int64
+	dup                              DupStats
 	errKinds                         map[string]int64
 	skipped                          map[string]int64
 	savedPause                       bool
@@ -133,6 +135,23 @@ func (c *crawl) load(ctx context.Context) error {
 		return fmt.Errorf("engine: loading URLs: %w", err)
 	}
 	c.discovered = int64(len(c.seen))
+	if e.det != nil {
+		// Duplicate detection picks up where it stopped: the fingerprints
+		// of every page fetched, then the labels given.
+		err := e.store.Fingerprints(ctx, func(p FetchedPage) {
+			e.det.Restore(dedup.Page{ID: p.URL, URL: p.Addr, Digest: p.Digest, Simhash: p.Simhash, Status: p.Status})
+		})
+		if err != nil {
+			return fmt.Errorf("engine: loading fingerprints: %w", err)
+		}
+		ms, err := e.store.Mirrors(ctx)
+		if err != nil {
+			return fmt.Errorf("engine: loading mirror labels: %w", err)
+		}
+		for _, m := range ms {
+			e.det.RestoreMirror(dedup.Mirror{Prefix: m.Prefix, Of: m.Of, Loop: m.Kind == "loop", Host: m.Kind == "host", Rule: m.Rule, Evidence: m.Evidence})
+		}
+	}
 	ct, err := e.store.Counters(ctx)
 	if err != nil {
 		return fmt.Errorf("engine: loading counters: %w", err)
@@ -168,7 +187,15 @@ func (c *crawl) discover(f found, depth int, parent uint64, now time.Time) {
 	s := c.siteFor(f)
 	prio := c.e.strategy.PagePriority(frontier.PageInfo{URL: f.url, Depth: depth, ID: f.id, Parent: parent})
 	c.nextSeq++
-	c.batch.URLs = append(c.batch.URLs, URLRecord{ID: f.id, Site: s.ID, URL: f.url, Depth: depth, Priority: prio, Seq: c.nextSeq, Parent: parent, Discovered: now})
+	rec := URLRecord{ID: f.id, Site: s.ID, URL: f.url, Depth: depth, Priority: prio, Seq: c.nextSeq, Parent: parent, Discovered: now}
+	if c.e.pruned(f.url) {
+		// Under a mirror or a loop: kept for the record, never queued.
+		rec.State, rec.SkipReason = URLSkipped, "mirror"
+		c.batch.URLs = append(c.batch.URLs, rec)
+		c.dup.Pruned++
+		return
+	}
+	c.batch.URLs = append(c.batch.URLs, rec)
 	if s.parked {
 		return
 	}
@@ -439,6 +466,11 @@ func (c *crawl) onPage(m pageDone, now time.Time) {
 		c.errKinds["truncated"]++
 	}
 	c.batch.Pages = append(c.batch.Pages, rec)
+	if !c.observe(m, now) {
+		// A duplicate: its links are the original's, not followed again.
+		c.skipped["duplicate"] += int64(len(m.found))
+		return
+	}
 	c.skipped["scope"] += int64(m.skip.scope)
 	c.skipped["nofollow"] += int64(m.skip.nofollow)
 	c.skipped["invalid"] += int64(m.skip.invalid)
@@ -515,6 +547,67 @@ func (c *crawl) onVisitDone(m visitDone, now time.Time) {
 	c.batch.Sites = append(c.batch.Sites, c.record(s))
 }
 
+// observe runs duplicate detection on a fetched page, before any of its
+// links is followed, and reports whether the page is new content.
+func (c *crawl) observe(m pageDone, now time.Time) bool {
+	e := c.e
+	rec := &m.rec
+	if e.det == nil || rec.Digest == 0 || rec.Status < 200 || rec.Status >= 300 {
+		return true
+	}
+	start := time.Now()
+	e.detMu.Lock()
+	d := e.det.Observe(dedup.Page{ID: rec.URL, URL: m.url, Digest: rec.Digest, Simhash: rec.Simhash, Status: rec.Status})
+	e.detMu.Unlock()
+	c.dup.Time += time.Since(start) + m.detect
+	if d.Mirror != nil {
+		c.labelled(d.Mirror, now)
+	}
+	switch d.Kind {
+	case dedup.Exact:
+		c.dup.Exact++
+	case dedup.Near:
+		c.dup.Near++
+	default:
+		return true
+	}
+	c.batch.Dups = append(c.batch.Dups, DupRecord{URL: rec.URL, Of: d.Of, Kind: d.Kind.String(), Test: d.Test, Similarity: d.Similarity, Time: now})
+	return false
+}
+
+// labelled records a new mirror, loop or trap label and drops what is queued
+// under it.
+func (c *crawl) labelled(m *dedup.Mirror, now time.Time) {
+	kind := "mirror"
+	switch {
+	case m.Loop:
+		kind = "loop"
+		c.dup.Loops++
+	case m.Host:
+		kind = "host"
+		c.dup.Mirrors++
+	case m.Rule == dedup.RuleSiblingTrap || m.Rule == dedup.RuleQueryParam:
+		kind = m.Rule
+		c.dup.Traps++
+	default:
+		c.dup.Mirrors++
+	}
+	c.batch.Mirrors = append(c.batch.Mirrors, MirrorRecord{Prefix: m.Prefix, Of: m.Of, Kind: kind, Rule: m.Rule, Evidence: m.Evidence, Time: now})
+	text := fmt.Sprintf("%s labelled a %s of %s (%d duplicates)", m.Prefix, kind, m.Of, len(m.Evidence))
+	c.batch.Events = append(c.batch.Events, Event{Time: now, Kind: kind, Text: text})
+	c.e.event(Event{Time: now, Kind: kind, Text: text})
+	// A plain prefix drops its queue at once; patterns (traps, parameters)
+	// are dropped by the robots as each URL's turn comes.
+	if m.Rule == dedup.RuleSiblingTrap || m.Rule == dedup.RuleQueryParam {
+		return
+	}
+	if key, _, ok := siteOf(m.Prefix); ok {
+		if fs := c.f.Lookup(key); fs != nil {
+			c.batch.PrefixSkips = append(c.batch.PrefixSkips, PrefixSkip{Site: fs.ID, Prefix: m.Prefix, Reason: kind})
+		}
+	}
+}
+
 func (c *crawl) backoff(failures int) time.Duration {
 	d := c.e.cfg.BackoffBase
 	for i := 1; i < failures && d < c.e.cfg.BackoffMax; i++ {
@@ -561,6 +654,7 @@ func (c *crawl) publish(now time.Time, force bool) {
 	st.SitesParked = c.f.Count(frontier.Parked)
 	st.SitesDone = c.f.Count(frontier.Idle)
 	st.Waiting = waiting
+	st.Dup = c.dup
 	st.ErrorKind = cloneMap(c.errKinds)
 	st.Skipped = cloneMap(c.skipped)
 	if st.Started.IsZero() {

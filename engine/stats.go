@@ -112,7 +112,11 @@ type DupStats struct {
 	Near    int64
 	Mirrors int64
 	Loops   int64
-	Pruned  int64 // queued URLs dropped under mirrors and loops
+	Pruned  int64 // URLs dropped under mirrors and loops (when found or when their turn came)
+	Traps   int64 // URL patterns labelled traps (endless calendars) or useless query parameters
+	// Time is the time detection took over the whole run (fingerprints and
+	// decisions); divided by Pages it is the cost per page.
+	Time time.Duration
 }
 
 // CoveragePoint is one point of a PageRank coverage curve.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/klauspost/compress/zlib"
 
+	"lidi/engine/dedup"
 	"lidi/engine/extract"
 	"lidi/engine/fetch"
 	"lidi/engine/robots"
@@ -44,11 +45,13 @@ type headTaken struct {
 }
 
 type pageDone struct {
-	site  int64
-	depth int
-	rec   PageRecord
-	found []found
-	skip  skipCounts
+	site   int64
+	url    string
+	depth  int
+	rec    PageRecord
+	found  []found
+	skip   skipCounts
+	detect time.Duration // time spent fingerprinting the page
 }
 
 type visitDone struct {
@@ -167,6 +170,11 @@ func (e *Engine) robot(ctx context.Context, v Visit, tr *visitTracker, out chan<
 			done.skips = append(done.skips, Skip{URL: q.ID, Reason: "robots"})
 			continue
 		}
+		if e.pruned(q.URL) {
+			// Queued before its directory was labelled a mirror or a loop.
+			done.skips = append(done.skips, Skip{URL: q.ID, Reason: "mirror"})
+			continue
+		}
 		if !wait() {
 			finish(i)
 			return
@@ -231,7 +239,7 @@ func (e *Engine) fetchRobots(ctx context.Context, sess *fetch.Session, key strin
 
 // fetchPage fetches one page and works out what it links to.
 func (e *Engine) fetchPage(ctx context.Context, sess *fetch.Session, q QueuedURL, res *extract.Result) (pageDone, *fetch.Response, error) {
-	pd := pageDone{depth: q.Depth}
+	pd := pageDone{depth: q.Depth, url: q.URL}
 	rec := &pd.rec
 	rec.URL = q.ID
 	rec.Fetched = e.clock.Now()
@@ -280,6 +288,11 @@ func (e *Engine) fetchPage(ctx context.Context, sess *fetch.Session, q QueuedURL
 					follow = follow && !d.NoFollow
 				}
 				rec.Links = len(res.Links)
+				if e.det != nil {
+					t := time.Now()
+					rec.Simhash = dedup.Simhash(resp.Body)
+					pd.detect = time.Since(t)
+				}
 				pd.skip.invalid += res.Invalid
 				if follow {
 					pd.found = e.collect(pd.found, &pd.skip, res.Links, q.Depth+1)

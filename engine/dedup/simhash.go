@@ -1,0 +1,297 @@
+package dedup
+
+import (
+	"bytes"
+	"math/bits"
+)
+
+// Why simhash and not shingle sets: a shingle set (or a min-hash sketch of
+// one) costs hundreds of bytes per page and a set intersection per
+// comparison; a 64-bit simhash costs 8 bytes per page, fits in one SQLite
+// INTEGER column, and two pages compare with one XOR and one POPCNT. The
+// detector keeps every page's fingerprint in memory, so 8 bytes matters.
+//
+// Why 3-word shingles: single words (bags of words) make any two texts of
+// the same language look alike, because common words dominate every page;
+// long shingles make one edited word change many features. With 3 words a
+// one-word edit changes 3 features out of thousands, while two different
+// texts share almost no 3-word sequences, only their template (navigation,
+// footer), which is a small part of a real page.
+//
+// The fingerprint is a fixed function of the bytes: words are hashed with
+// FNV-1a 64 (hash/fnv's New64a, over the lower-cased word), three
+// consecutive word hashes a, b, c are combined as rotl(a,42) ^ rotl(b,21) ^ c
+// and finished with the MurmurHash3 64-bit finaliser, and bit i of the
+// fingerprint is 1 when more than half the shingles have bit i set.
+// Fingerprints stored on disk stay comparable across runs, machines and
+// versions; the golden tests in testdata fail if any of this changes.
+
+const (
+	fnvOffset64 = 14695981039346656037
+	fnvPrime64  = 1099511628211
+
+	// ShingleWords is the number of consecutive words in one shingle.
+	ShingleWords = 3
+)
+
+// fold maps a byte to its lower-case form when the byte belongs to a word
+// (ASCII letters and digits, and every byte of a multi-byte UTF-8
+// character, so non-Latin letters form words too), and to 0 otherwise.
+var fold = func() (t [256]byte) {
+	for c := 1; c < 256; c++ {
+		switch {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9', c >= 0x80:
+			t[c] = byte(c)
+		case 'A' <= c && c <= 'Z':
+			t[c] = byte(c) + 'a' - 'A'
+		}
+	}
+	return t
+}()
+
+// spread[b] has byte j set to bit j of b: adding spread[x>>8k&0xff] to a
+// uint64 counts 8 bits of x at once, one counter per byte lane.
+var spread = func() (t [256]uint64) {
+	for b := range 256 {
+		for j := range 8 {
+			if b>>j&1 == 1 {
+				t[b] |= 1 << (8 * j)
+			}
+		}
+	}
+	return t
+}()
+
+// Simhash returns the 64-bit simhash of the visible text of an HTML (or
+// plain text) body, over shingles of ShingleWords words. Markup is skipped
+// ("<...>", comments, and the content of script and style elements);
+// character references ("&amp;", "&#39;") separate words; a word is a run of
+// ASCII letters and digits (and non-ASCII bytes), compared without case.
+// Attribute values, link targets included, are not text, so the same page
+// served under another host or with other session ids in its links keeps
+// its fingerprint.
+//
+// Simhash returns 0 for a body without words; the Detector treats 0 as "no
+// fingerprint" and never calls such pages near-duplicates. Text shorter
+// than one shingle is hashed as one shingle.
+//
+// Simhash is a pure function, safe for concurrent use, and allocates
+// nothing.
+func Simhash(body []byte) uint64 {
+	var s shingler
+	n := len(body)
+	for i := 0; i < n; {
+		c := body[i]
+		if f := fold[c]; f != 0 {
+			h := uint64(fnvOffset64)
+			for {
+				h ^= uint64(f)
+				h *= fnvPrime64
+				i++
+				if i == n {
+					break
+				}
+				if f = fold[body[i]]; f == 0 {
+					break
+				}
+			}
+			s.word(h)
+			continue
+		}
+		switch c {
+		case '<':
+			i = skipMarkup(body, i)
+		case '&':
+			i = skipReference(body, i)
+		default:
+			i++
+		}
+	}
+	return s.sum()
+}
+
+// Hamming returns the number of bits in which two fingerprints differ.
+func Hamming(a, b uint64) int { return bits.OnesCount64(a ^ b) }
+
+// Similarity returns the fraction of the 64 bits on which two simhashes
+// agree: 1 - Hamming(a, b)/64. Pages are duplicates above 0.95, that is at
+// a Hamming distance of at most 3 bits (3 bits give 0.953, 4 give 0.938).
+//
+// In terms of text, for pages of a few thousand words a distance of 3 bits
+// means about 99% of the 3-word shingles shared: one changed word in 2,000
+// gives about 1 bit on average, two unrelated pages about 30 bits, and two
+// pages that share a template but not their text 25 to 32.
+func Similarity(a, b uint64) float64 { return 1 - float64(Hamming(a, b))/64 }
+
+// shingler turns a stream of word hashes into the simhash of their
+// shingles. Bit counts are kept in eight byte-lane accumulators (eight
+// counters per uint64, one table lookup per 8 bits of a shingle) and
+// flushed to 32-bit counters before a lane can overflow.
+type shingler struct {
+	w1, w2   uint64 // the previous word hash and the one before it
+	words    int
+	lanes    [8]uint64
+	inLanes  int
+	counts   [64]uint32
+	shingles uint32
+}
+
+func (s *shingler) word(h uint64) {
+	s.words++
+	if s.words >= ShingleWords {
+		s.add(fmix64(bits.RotateLeft64(s.w2, 42) ^ bits.RotateLeft64(s.w1, 21) ^ h))
+	}
+	s.w2, s.w1 = s.w1, h
+}
+
+func (s *shingler) add(f uint64) {
+	s.lanes[0] += spread[f&0xff]
+	s.lanes[1] += spread[f>>8&0xff]
+	s.lanes[2] += spread[f>>16&0xff]
+	s.lanes[3] += spread[f>>24&0xff]
+	s.lanes[4] += spread[f>>32&0xff]
+	s.lanes[5] += spread[f>>40&0xff]
+	s.lanes[6] += spread[f>>48&0xff]
+	s.lanes[7] += spread[f>>56]
+	s.shingles++
+	if s.inLanes++; s.inLanes == 255 {
+		s.flush()
+	}
+}
+
+func (s *shingler) flush() {
+	for k, l := range s.lanes {
+		for j := range 8 {
+			s.counts[8*k+j] += uint32(l >> (8 * j) & 0xff)
+		}
+	}
+	s.lanes = [8]uint64{}
+	s.inLanes = 0
+}
+
+func (s *shingler) sum() uint64 {
+	switch {
+	case s.words == 0:
+		return 0
+	case s.words < ShingleWords: // one short shingle: rotl(a,42)^rotl(b,21) with a = 0 when there is one word
+		s.add(fmix64(bits.RotateLeft64(s.w2, 42) ^ bits.RotateLeft64(s.w1, 21)))
+	}
+	s.flush()
+	var h uint64
+	for i, c := range s.counts {
+		if 2*c > s.shingles {
+			h |= 1 << i
+		}
+	}
+	return h
+}
+
+// fmix64 is the MurmurHash3 64-bit finaliser: every input bit affects every
+// output bit, which simhash needs (each bit must be a fair coin).
+func fmix64(h uint64) uint64 {
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	h ^= h >> 33
+	return h
+}
+
+// skipMarkup returns the index just past the markup starting with the '<'
+// at body[i]: a tag, a comment, a declaration, or a whole script or style
+// element. A '<' that starts no markup ("a < b") is skipped alone.
+func skipMarkup(body []byte, i int) int {
+	n := len(body)
+	if i+1 >= n {
+		return n
+	}
+	c := body[i+1]
+	switch {
+	case c == '!':
+		if bytes.HasPrefix(body[i:], []byte("<!--")) {
+			if j := bytes.Index(body[i+4:], []byte("-->")); j >= 0 {
+				return i + 4 + j + 3
+			}
+			return n
+		}
+	case c == '/' || c == '?':
+	case 'a' <= c|0x20 && c|0x20 <= 'z':
+		if name := rawTextElement(body[i+1:]); name != "" {
+			return skipRawText(body, i, name)
+		}
+	default:
+		return i + 1
+	}
+	if j := bytes.IndexByte(body[i+1:], '>'); j >= 0 {
+		return i + 1 + j + 1
+	}
+	return n
+}
+
+// rawTextElement returns "script" or "style" if b starts with that element
+// name (in any case) followed by the end of the name, and "" otherwise.
+func rawTextElement(b []byte) string {
+	for _, name := range [...]string{"script", "style"} {
+		if len(b) > len(name) && hasPrefixFold(b, name) && !isNameByte(b[len(name)]) {
+			return name
+		}
+	}
+	return ""
+}
+
+// skipRawText returns the index past the end tag of the raw-text element
+// name whose start tag begins at body[i], or len(body) if it has none.
+func skipRawText(body []byte, i int, name string) int {
+	j := i + 1
+	for {
+		k := bytes.Index(body[j:], []byte("</"))
+		if k < 0 {
+			return len(body)
+		}
+		j += k + 2
+		if len(body)-j > len(name) && hasPrefixFold(body[j:], name) && !isNameByte(body[j+len(name)]) {
+			if e := bytes.IndexByte(body[j:], '>'); e >= 0 {
+				return j + e + 1
+			}
+			return len(body)
+		}
+	}
+}
+
+// skipReference returns the index past the character reference starting
+// with the '&' at body[i] ("&amp;", "&#39;", "&#x27;"), or i+1 if none
+// starts there. A reference separates words, as most of them are
+// punctuation.
+func skipReference(body []byte, i int) int {
+	end := min(len(body), i+33)
+	for j := i + 1; j < end; j++ {
+		c := body[j]
+		switch {
+		case c == ';':
+			if j > i+1 {
+				return j + 1
+			}
+			return i + 1
+		case c == '#' || 'a' <= c|0x20 && c|0x20 <= 'z' || '0' <= c && c <= '9':
+		default:
+			return i + 1
+		}
+	}
+	return i + 1
+}
+
+func hasPrefixFold(b []byte, lower string) bool {
+	if len(b) < len(lower) {
+		return false
+	}
+	for k := range len(lower) {
+		if b[k]|0x20 != lower[k] {
+			return false
+		}
+	}
+	return true
+}
+
+func isNameByte(c byte) bool {
+	return 'a' <= c|0x20 && c|0x20 <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == ':'
+}

@@ -1,0 +1,293 @@
+package dedup
+
+import (
+	"bufio"
+	"bytes"
+	"flag"
+	"fmt"
+	"hash/fnv"
+	"math/bits"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/simhash.golden")
+
+// refSimhash is a slow, independent statement of the fingerprint: regular
+// expressions strip the markup, hash/fnv hashes the words, and bits are
+// counted one by one.
+func refSimhash(body []byte) uint64 {
+	s := string(body)
+	for _, re := range []*regexp.Regexp{
+		regexp.MustCompile(`(?is)<script\b.*?</script\s*>`),
+		regexp.MustCompile(`(?is)<style\b.*?</style\s*>`),
+		regexp.MustCompile(`(?s)<!--.*?-->`),
+		regexp.MustCompile(`<[a-zA-Z/!?][^>]*>`),
+		regexp.MustCompile(`&#?[a-zA-Z0-9]+;`),
+	} {
+		s = re.ReplaceAllString(s, " ")
+	}
+	words := strings.FieldsFunc(s, func(r rune) bool {
+		return r < 0x80 && !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9')
+	})
+	hashes := make([]uint64, len(words))
+	for i, w := range words {
+		h := fnv.New64a()
+		h.Write([]byte(asciiLower(w)))
+		hashes[i] = h.Sum64()
+	}
+	var feats []uint64
+	switch {
+	case len(hashes) == 0:
+		return 0
+	case len(hashes) < 3:
+		var a, b uint64
+		if len(hashes) == 2 {
+			a, b = hashes[0], hashes[1]
+		} else {
+			b = hashes[0]
+		}
+		feats = append(feats, fmix64(bits.RotateLeft64(a, 42)^bits.RotateLeft64(b, 21)))
+	default:
+		for i := 2; i < len(hashes); i++ {
+			feats = append(feats, fmix64(bits.RotateLeft64(hashes[i-2], 42)^bits.RotateLeft64(hashes[i-1], 21)^hashes[i]))
+		}
+	}
+	var out uint64
+	for bit := range 64 {
+		ones := 0
+		for _, f := range feats {
+			ones += int(f >> bit & 1)
+		}
+		if 2*ones > len(feats) {
+			out |= 1 << bit
+		}
+	}
+	return out
+}
+
+// asciiLower lower-cases ASCII letters only: Simhash leaves other bytes
+// as they are.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+func TestSimhashMatchesReference(t *testing.T) {
+	s := newSite("http://www.site1.test", 1)
+	var bodies [][]byte
+	for i := range 40 {
+		_, b := s.article(fmt.Sprintf("/a/%d.html", i), uint64(i), []int{0, 1, 2, 3, 50, 400, 3000}[i%7], pageOpt{})
+		bodies = append(bodies, b)
+	}
+	files, _ := filepath.Glob("testdata/golden/*.html")
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bodies = append(bodies, b)
+	}
+	bodies = append(bodies, []byte(""), []byte("one"), []byte("Two words"), []byte("a < b &amp; c > d"),
+		[]byte("<p>Caf\u00e9 na\u00efve \u65e5\u672c\u8a9e text</p>"), []byte("<SCRIPT type=x>var hidden = 1;</SCRIPT>shown here now"))
+	for i, b := range bodies {
+		if got, want := Simhash(b), refSimhash(b); got != want {
+			t.Errorf("body %d (%d bytes): Simhash = %016x, reference = %016x", i, len(b), got, want)
+		}
+	}
+}
+
+// TestSimhashGolden pins the fingerprints of fixed inputs: they are stored
+// on disk by the crawler, so any change of tokenisation, hash function or
+// shingling must fail here (go test -update rewrites the file after a
+// deliberate change, which invalidates stored fingerprints).
+func TestSimhashGolden(t *testing.T) {
+	files, err := filepath.Glob("testdata/golden/*.html")
+	if err != nil || len(files) < 4 {
+		t.Fatalf("golden inputs: %v, %v", files, err)
+	}
+	got := map[string]uint64{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[filepath.Base(f)] = Simhash(b)
+	}
+	const golden = "testdata/simhash.golden"
+	if *update {
+		var buf bytes.Buffer
+		names := slices.Sorted(func(yield func(string) bool) {
+			for k := range got {
+				if !yield(k) {
+					return
+				}
+			}
+		})
+		for _, n := range names {
+			fmt.Fprintf(&buf, "%s %016x\n", n, got[n])
+		}
+		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := os.Open(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	n := 0
+	for sc.Scan() {
+		name, hex, ok := strings.Cut(sc.Text(), " ")
+		if !ok {
+			t.Fatalf("bad golden line %q", sc.Text())
+		}
+		want, err := strconv.ParseUint(hex, 16, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, ok := got[name]
+		if !ok {
+			t.Errorf("%s: golden input missing", name)
+			continue
+		}
+		if g != want {
+			t.Errorf("%s: Simhash = %016x, golden %016x", name, g, want)
+		}
+		n++
+	}
+	if n != len(got) {
+		t.Errorf("%d golden values for %d inputs", n, len(got))
+	}
+}
+
+func TestSimhashIgnoresMarkup(t *testing.T) {
+	base := []byte(`<p>The quick brown fox jumps over the lazy dog near the river bank today.</p>`)
+	tests := []struct {
+		name string
+		body string
+	}{
+		{"other attributes", `<p class="x" data-href="http://www.other.test/?sid=8f3a">The quick brown fox jumps over the lazy dog near the river bank today.</p>`},
+		{"script", `<script>var other = "words that must not count";</script><p>The quick brown fox jumps over the lazy dog near the river bank today.</p>`},
+		{"style and comment", `<style>p { color: red }</style><!-- a comment with words --><p>The quick brown fox jumps over the lazy dog near the river bank today.</p>`},
+		{"case and punctuation", `<P>the QUICK brown fox, jumps over the lazy dog - near the river bank today!</P>`},
+		{"entities", `<p>The&nbsp;quick brown fox jumps over the lazy dog near the river bank today&hellip;</p>`},
+		{"inline markup", `<p>The <b>quick</b> brown <a href="/fox">fox</a> jumps over the lazy dog near the river bank today.</p>`},
+	}
+	want := Simhash(base)
+	for _, tt := range tests {
+		if got := Simhash([]byte(tt.body)); got != want {
+			t.Errorf("%s: Simhash = %016x, want %016x", tt.name, got, want)
+		}
+	}
+	if Simhash([]byte(`<p>The quick brown cat jumps over the lazy dog near the river bank today.</p>`)) == want {
+		t.Error("a changed word did not change the fingerprint of a short text")
+	}
+	if Simhash([]byte("<html><body><img src=a.png></body></html>")) != 0 {
+		t.Error("a page without words has a fingerprint")
+	}
+}
+
+func TestSimilarityThreshold(t *testing.T) {
+	s := newSite("http://www.site2.test:8080", 2)
+	g := newTextGen(77)
+	title, words := g.title(), g.text(2000)
+	orig := Simhash(s.render("/a.html", title, words, pageOpt{}))
+	changed := slices.Clone(words)
+	changed[700] = "quorbly"
+	other := newTextGen(78).text(2000)
+	tests := []struct {
+		name string
+		body []byte
+		dup  bool
+	}{
+		{"identical", s.render("/a.html", title, words, pageOpt{}), true},
+		{"one word changed in 2000", s.render("/a.html", title, changed, pageOpt{}), true},
+		{"same page under another host and session", (&site{origin: "http://site2.test:8080", name: s.name, nav: s.nav, sidebar: s.sidebar, tagline: s.tagline}).render("/a.html", title, words, pageOpt{linkQuery: "?sid=8f3a77"}), true},
+		{"same template, other text", s.render("/b.html", title, other, pageOpt{}), false},
+		{"same template and title, half the text", s.render("/a.html", title, append(slices.Clone(words[:1000]), other[:1000]...), pageOpt{}), false},
+	}
+	for _, tt := range tests {
+		h := Simhash(tt.body)
+		sim := Similarity(orig, h)
+		if got := Hamming(orig, h) <= DefaultMaxHamming; got != tt.dup {
+			t.Errorf("%s: distance %d (similarity %.3f), duplicate = %v, want %v", tt.name, Hamming(orig, h), sim, got, tt.dup)
+		}
+		if (sim > 0.95) != tt.dup {
+			t.Errorf("%s: similarity %.3f on the wrong side of 0.95", tt.name, sim)
+		}
+	}
+	if Similarity(0, 0) != 1 || Similarity(0, ^uint64(0)) != 0 || Similarity(0, 7) != 1-3.0/64 {
+		t.Error("Similarity is not 1 - hamming/64")
+	}
+}
+
+// TestSimhashDistances measures, over many pages, how often the threshold
+// of 3 bits catches a one-word edit and how close different pages of one
+// template come. The rates are properties of a 64-bit simhash, not exact
+// guarantees, so the test asserts bounds and logs the distributions.
+func TestSimhashDistances(t *testing.T) {
+	s := newSite("http://www.site3.test:8080", 7)
+	const n = 200
+	matched, printed := 0, 0
+	for k := range n {
+		g := newTextGen(uint64(1000 + k))
+		title, words := g.title(), g.text(2000)
+		a := Simhash(s.render("/article/12", title, words, pageOpt{}))
+		w2 := slices.Clone(words)
+		w2[g.r.IntN(len(w2))] = "quorbly"
+		if Hamming(a, Simhash(s.render("/article/12", title, w2, pageOpt{}))) <= DefaultMaxHamming {
+			matched++
+		}
+		p := Simhash(s.render("/print/article/12", title, words, pageOpt{noTemplate: true, extra: "Printed from www.site3.test"}))
+		if Hamming(a, p) <= DefaultMaxHamming {
+			printed++
+		}
+	}
+	closest := 64
+	for k := range 2000 {
+		_, a := s.article("/a.html", uint64(k), 100+k%400, pageOpt{})
+		_, b := s.article("/b.html", uint64(k+100000), 100+k%400, pageOpt{})
+		closest = min(closest, Hamming(Simhash(a), Simhash(b)))
+	}
+	t.Logf("one word changed in 2,000: %d/%d within %d bits", matched, n, DefaultMaxHamming)
+	t.Logf("printer copy without navigation, sidebar and footer (~4%% of the words): %d/%d within %d bits", printed, n, DefaultMaxHamming)
+	t.Logf("2,000 pairs of different short pages (100-500 words) sharing a template: closest %d bits", closest)
+	if matched < n*9/10 {
+		t.Errorf("one-word edits matched %d/%d, want at least 90%%", matched, n)
+	}
+	if closest <= 2*DefaultMaxHamming {
+		t.Errorf("different pages came within %d bits", closest)
+	}
+}
+
+func benchPage(b *testing.B) []byte {
+	s := newSite("http://www.site3.test:8080", 3)
+	_, body := s.article("/news/2026/article-12.html", 5, 2600, pageOpt{})
+	for len(body) < 20<<10 {
+		_, body = s.article("/news/2026/article-12.html", 5, 2600+(20<<10-len(body))/6, pageOpt{})
+	}
+	b.SetBytes(int64(len(body)))
+	return body
+}
+
+func BenchmarkSimhash(b *testing.B) {
+	body := benchPage(b)
+	b.ReportAllocs()
+	var sink uint64
+	for b.Loop() {
+		sink ^= Simhash(body)
+	}
+	_ = sink
+}
