@@ -2,9 +2,12 @@ package simweb
 
 import (
 	"context"
+	"fmt"
+	"html"
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"runtime"
 	"slices"
 	"strconv"
@@ -158,4 +161,134 @@ func benchServe(b *testing.B, clients int) {
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "pages/s")
 	b.ReportMetric(float64(bytes.Load())/float64(b.N), "bytes/page")
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/page")
+}
+
+// BenchmarkReachableUnique computes the recall denominator of the default
+// web (1000 sites, 50,000 pages) with DefaultTrapSites sites per trap kind,
+// and reports what it found and the memory it allocated.
+func BenchmarkReachableUnique(b *testing.B) {
+	w := testWeb(b, Options{Seed: 1, Traps: DefaultTrapSites})
+	seeds := w.Seeds(10)
+	var r *Reach
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	c0 := cpuTime()
+	for b.Loop() {
+		r = w.ReachableUnique(seeds)
+	}
+	cpu := cpuTime() - c0
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(cpu.Seconds()*1000/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/(1<<20), "alloc-MB/op")
+	b.ReportMetric(float64(r.Unique), "unique")
+	b.ReportMetric(float64(r.States), "states")
+	b.Logf("%d pages, %d trap sites: %d genuine contents reachable, %d beyond depth 10, max distance %d, %d states",
+		w.NumPages(), w.Stats().TrapSites, r.Unique, r.BeyondDepth10, r.MaxDistance, r.States)
+}
+
+// BenchmarkTruth asks for the truth of URLs a crawl of the trapped web
+// meets: pages, copies, calendar months, soft 404s.
+func BenchmarkTruth(b *testing.B) {
+	w := testWeb(b, Options{Seed: 1, Traps: DefaultTrapSites})
+	var urls []string
+	for _, in := range w.Traps() {
+		urls = append(urls, in.URL+"?sid=0123456789abcdef", in.Original)
+	}
+	for p := 0; p < w.NumPages(); p += 97 {
+		urls = append(urls, w.URL(p)+"?utm_source=x&utm_medium=y")
+	}
+	i := 0
+	for b.Loop() {
+		w.Truth(urls[i%len(urls)])
+		i++
+	}
+}
+
+// BenchmarkGenerateTraps generates the default web with and without traps.
+func BenchmarkGenerateTraps(b *testing.B) {
+	for _, traps := range []int{0, DefaultTrapSites} {
+		b.Run("traps="+strconv.Itoa(traps), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := Generate(Options{Seed: 1, Traps: traps}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// naiveCrawl crawls w like a crawler without duplicate detection: breadth
+// first from the seeds, every distinct URL once, robots.txt obeyed, links
+// followed to maxDepth (unlimited if negative) or until limit URLs are
+// fetched. It returns the URLs fetched and the genuine contents among them.
+func naiveCrawl(w *Web, seeds, maxDepth, limit int) (fetched int, unique map[uint64]bool) {
+	unique = map[uint64]bool{}
+	type item struct {
+		u     string
+		depth int
+	}
+	seen := map[string]bool{}
+	var queue []item
+	for _, p := range w.Seeds(seeds) {
+		seen[w.URL(p)] = true
+		queue = append(queue, item{w.URL(p), 0})
+	}
+	for len(queue) > 0 && fetched < limit {
+		it := queue[0]
+		queue = queue[1:]
+		u, _ := url.Parse(it.u)
+		site, _ := w.SiteByHost(u.Hostname())
+		if w.Disallowed(site, u.RequestURI()) {
+			continue
+		}
+		fetched++
+		tr := w.Truth(it.u)
+		if tr.Genuine {
+			unique[tr.Content] = true
+		}
+		if tr.Status != 200 || tr.Trap == TrapBinaryAsHTML || (maxDepth >= 0 && it.depth >= maxDepth) {
+			continue
+		}
+		res := w.resolve(site, u.EscapedPath())
+		var body []byte
+		if res.page >= 0 {
+			body = w.appendPage(nil, res.page, 0, res.view)
+		} else {
+			body = w.appendVirtual(nil, site, res.virt, u.EscapedPath())
+		}
+		for _, m := range hrefRE.FindAllSubmatch(body, -1) {
+			ref, err := url.Parse(html.UnescapeString(string(m[1])))
+			if err != nil {
+				continue
+			}
+			next := u.ResolveReference(ref).String()
+			if !seen[next] {
+				seen[next] = true
+				queue = append(queue, item{next, it.depth + 1})
+			}
+		}
+	}
+	return fetched, unique
+}
+
+// BenchmarkFixedDepthCrawl reports the precision and recall of a crawler
+// without duplicate detection limited to depth 10 on a trapped web: what
+// traps cost a crawler that does not detect them.
+func BenchmarkFixedDepthCrawl(b *testing.B) {
+	for _, opt := range []Options{{Seed: 1, Sites: 200, Pages: 10000, Traps: DefaultTrapSites}, {Seed: 1, Traps: DefaultTrapSites}} {
+		b.Run(fmt.Sprintf("sites=%d", opt.Sites), func(b *testing.B) {
+			w := testWeb(b, opt)
+			reach := w.ReachableUnique(w.Seeds(10))
+			var fetched int
+			var unique map[uint64]bool
+			for b.Loop() {
+				fetched, unique = naiveCrawl(w, 10, 10, 2_000_000)
+			}
+			b.ReportMetric(float64(fetched), "fetched")
+			b.ReportMetric(float64(len(unique))/float64(fetched), "precision")
+			b.ReportMetric(float64(len(unique))/float64(reach.Unique), "recall")
+			b.Logf("%d pages, %d trap sites: reachable %d (%d beyond depth 10); depth-10 crawl fetched %d URLs, %d genuine contents",
+				w.NumPages(), w.Stats().TrapSites, reach.Unique, reach.BeyondDepth10, fetched, len(unique))
+		})
+	}
 }

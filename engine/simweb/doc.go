@@ -60,10 +60,31 @@
 //
 // Command implements "lidi simweb".
 //
+// # Traps
+//
+// Options.Traps adds crawler traps, deterministically from the seed, to a
+// few sites that a polite crawler may crawl entirely (their robots.txt
+// forbids nothing and asks no Crawl-delay): host mirrors (www.siteN.test
+// and siteN.test), directory mirrors, relative-link loops, an endless
+// calendar, session ids and tracking parameters in links, soft 404s,
+// printer-friendly copies, binary files served as text/html, HTML served
+// as application/octet-stream, and a genuine directory chain fifteen
+// levels deep that only a crawl without a depth limit gets to the bottom
+// of (see TrapKind). The graph and PageRank still describe the pages
+// without traps; trap pages are rendered on request like the others.
+//
+// The ground truth is Web.Truth, which says of any URL what the server
+// answers and which content it carries (all copies of a page share its
+// Content; junk is not Genuine), and Web.ReachableUnique, the genuine
+// content a polite crawler can reach from the seeds at any depth, the
+// denominator of recall. Web.Traps and traps.csv in Web.Export list the
+// trap instances. A web without traps is byte for byte what it was before
+// traps existed.
+//
 // # Extending
 //
-// Later kinds of pages (crawler traps such as mirrors, loops and
-// calendars; pages that change over time) are meant to be new PageKind
-// values handled where pages are laid out (generate.go), named
-// (Web.appendSegment, Web.lookupPath) and rendered (render.go).
+// Later kinds of pages (pages that change over time, say) are meant to be
+// handled where pages are laid out (generate.go), named (Web.appendSegment,
+// Web.lookupPath, Web.resolve) and rendered (render.go); traps.go,
+// truth.go and trap_render.go show how traps did it.
 package simweb

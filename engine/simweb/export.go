@@ -2,11 +2,13 @@ package simweb
 
 import (
 	"bufio"
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // Export writes the web's oracle into dir (created if needed) as CSV files
@@ -15,6 +17,7 @@ import (
 //	pages.csv  id,url_path,host,depth,pagerank,site,kind,disallowed
 //	edges.csv  from,to
 //	sites.csv  id,host,addr,pages,robots_kind,crawl_delay_s,home_page,popularity
+//	traps.csv  kind,site,host,url,original,detail (only with Options.Traps)
 //	README.txt what the columns mean
 //
 // URLs carry no port, since the port changes from run to run.
@@ -22,12 +25,37 @@ func (w *Web) Export(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("simweb: export: %w", err)
 	}
-	return errors.Join(
+	errs := []error{
 		w.writeFile(filepath.Join(dir, "pages.csv"), w.writePages),
 		w.writeFile(filepath.Join(dir, "edges.csv"), w.writeEdges),
 		w.writeFile(filepath.Join(dir, "sites.csv"), w.writeSites),
 		w.writeFile(filepath.Join(dir, "README.txt"), w.writeReadme),
-	)
+	}
+	if w.traps != nil {
+		errs = append(errs, w.writeFile(filepath.Join(dir, "traps.csv"), w.writeTraps))
+	}
+	return errors.Join(errs...)
+}
+
+func (w *Web) writeTraps(bw *bufio.Writer) error {
+	cw := csv.NewWriter(bw)
+	cw.Write([]string{"kind", "site", "host", "url", "original", "detail"})
+	for _, in := range w.traps.instances {
+		cw.Write([]string{in.Kind.String(), strconv.Itoa(in.Site), w.sites[in.Site].host, in.URL, in.Original, in.Detail})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// optionsString formats o for the README. A web without traps prints as it
+// did before Options.Traps existed, so that its export stays byte for byte
+// the same.
+func optionsString(o Options) string {
+	s := fmt.Sprintf("%+v", o)
+	if o.Traps == 0 {
+		s = strings.Replace(s, " Traps:0}", "}", 1)
+	}
+	return s
 }
 
 func (w *Web) writeFile(name string, fill func(*bufio.Writer) error) error {
@@ -155,7 +183,63 @@ sites.csv: one line per site
   popularity    rank by external in-links, 0 = most linked; the seed URLs
                 are the home pages of the lowest ranks
 
-Options: %+v
-`, o.Seed, st.Sites, st.Pages, st.Links, st.ExternalLinks, o.Seed, o.Sites, o.Pages, o)
+Options: %s
+`, o.Seed, st.Sites, st.Pages, st.Links, st.ExternalLinks, o.Seed, o.Sites, o.Pages, optionsString(o))
+	if err != nil || w.traps == nil {
+		return err
+	}
+	_, err = fmt.Fprintf(bw, `
+Traps
+=====
+
+This web has crawler traps (lidi simweb --traps=%d: %d sites per kind,
+%d sites in all). They add URLs that pages.csv and edges.csv do not list:
+the graph and PageRank describe the pages without traps, and pages of
+trapped sites carry more links than edges.csv shows (links into traps,
+links with session ids or tracking parameters). Web.Truth in
+lidi/engine/simweb gives the ground truth of any URL (its content class,
+whether it is genuine, which trap); Web.ReachableUnique the genuine
+content a polite crawler can reach from the seeds.
+
+traps.csv: one line per trap instance (CSV with quoting: details hold commas)
+  kind      host-mirror, dir-mirror, loop, calendar, session-id, tracking,
+            soft-404, print-copy, binary-as-html, html-as-octet, deep-chain
+  site      site id
+  host      the site's host name
+  url       the trap's entry point or an example URL
+  original  the URL whose content the trap copies, if it copies one
+  detail    how the trap behaves
+
+What each kind serves, and its truth:
+  host-mirror     the other name of the host (www. added or removed) serves
+                  identical pages; it resolves through the DNS server and is
+                  linked from a popular site's home page. Copies.
+  dir-mirror      /name-N-old/ (or -copy, -bak, -v1) serves /name-N/'s subtree
+                  byte for byte, or /mirror/ serves the whole site with a
+                  banner line. Copies; linked from the home page.
+  loop            directory D links to "L/" and D(L/)^k<rest> serves D<rest>
+                  for every k, like a symbolic link to ".". Copies.
+  calendar        /calendar/YYYY/MM/ (or /events/) for every month of years
+                  0001-9999, linking to the previous and next month; months
+                  in the genuine range have events (genuine), the others are
+                  empty (junk).
+  session-id      half of a site's internal links carry ?sid=, ;jsessionid=,
+                  ?PHPSESSID= or ?s=<32 hex>; the content is the page's.
+  tracking        links carry utm_source/utm_medium/utm_campaign (from other
+                  sites) or ref (inside the site); the content is the page's.
+  soft-404        unknown paths answer 200 with a "page not found" page
+                  (junk, one content per site); broken links lead there.
+  print-copy      every page links to /print/<path>: the same text with
+                  another header and a date line. Copies.
+  binary-as-html  PNG or ZIP bytes (256 KiB to 4 MiB) with Content-Type
+                  text/html, linked from the home page. Junk.
+  html-as-octet   /export/report-N.html: genuine HTML served as
+                  application/octet-stream; it alone links to
+                  /export/report-N/part-M.html (genuine, text/html).
+  deep-chain      /deep/ (or /nested/, /levels/) and 1/2/.../15/ below it,
+                  with two part-M.html pages per level: genuine, unique,
+                  linked only from the level above, so the lower levels lie
+                  more than ten links from any seed.
+`, o.Traps, o.Traps, st.TrapSites)
 	return err
 }

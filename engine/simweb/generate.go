@@ -12,9 +12,9 @@ import (
 )
 
 // PageKind says what a page is. The kind decides how the server renders it;
-// later kinds (crawler traps such as mirrors, loops and calendars, or pages
-// that change over time) are meant to be added here and handled in render.go
-// and Web.lookupPath.
+// later kinds (pages that change over time, say) are meant to be added here
+// and handled in render.go and Web.lookupPath. Crawler traps are not page
+// kinds: they are served from outside the graph (see TrapKind).
 type PageKind uint8
 
 const (
@@ -88,6 +88,7 @@ type Web struct {
 	pagerank  []float64
 	hosts     map[string]int32
 	addrs     []netip.Addr // distinct addresses in use, sorted
+	traps     *trapIndex   // nil without Options.Traps
 	stats     WebStats
 }
 
@@ -103,6 +104,10 @@ type WebStats struct {
 	RobotsKinds     map[RobotsKind]int
 	PageRankIters   int
 	GenerateTime    time.Duration // wall time of Generate, PageRank included
+	// Traps counts trap instances by kind (see Web.Traps), TrapSites the
+	// sites with at least one; nil and 0 without Options.Traps.
+	Traps     map[TrapKind]int
+	TrapSites int
 }
 
 // spanLink is a link that keeps a site's home page reachable.
@@ -129,6 +134,7 @@ func Generate(opt Options) (*Web, error) {
 	if err := w.linkPages(kids, span); err != nil {
 		return nil, err
 	}
+	w.layOutTraps(kids)
 	childStart, children = nil, nil // let the GC take them before PageRank
 	res, err := rank.PageRank(w.graph, rank.Options{Damping: 0.85})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 )
 
@@ -82,7 +83,21 @@ type Options struct {
 	// ErrorRate is the fraction of page requests each site answers with a
 	// 500 or 503 instead of the page. Zero means none.
 	ErrorRate float64
+
+	// Traps is the number of sites that get each kind of crawler trap (host
+	// and directory mirrors, loops, an endless calendar, session ids,
+	// tracking parameters, soft 404s, printer-friendly copies, binary files
+	// served as HTML, HTML served as application/octet-stream, a directory
+	// chain deeper than ten levels); see TrapKind and Web.Truth. A site may
+	// get several kinds. Zero means no traps, and the web is then byte for
+	// byte what it was before traps existed. DefaultTrapSites is what the
+	// --traps flag sets on its own.
+	Traps int
 }
+
+// DefaultTrapSites is the number of sites per trap kind that "--traps"
+// without a value asks for.
+const DefaultTrapSites = 4
 
 // withDefaults returns o with every zero field replaced by its default.
 func (o Options) withDefaults() Options {
@@ -152,6 +167,8 @@ func (o Options) validate() error {
 		return fmt.Errorf("simweb: negative bandwidth %d", o.BandwidthMedian)
 	case !(o.ErrorRate >= 0 && o.ErrorRate <= 1):
 		return fmt.Errorf("simweb: error rate %v outside [0, 1]", o.ErrorRate)
+	case o.Traps < 0 || o.Traps > o.Sites:
+		return fmt.Errorf("simweb: %d trap sites per kind outside [0, %d sites]", o.Traps, o.Sites)
 	}
 	return nil
 }
@@ -173,4 +190,35 @@ func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 	fs.Int64Var(&o.BandwidthMedian, "bandwidth", o.BandwidthMedian, "median per-site bandwidth in `bytes/s` (0 = unlimited)")
 	fs.Float64Var(&o.BandwidthSigma, "bandwidth-sigma", o.BandwidthSigma, "log standard deviation of site bandwidths (0 = 0.7, negative = none)")
 	fs.Float64Var(&o.ErrorRate, "error-rate", o.ErrorRate, "fraction of page requests answered with 5xx")
+	fs.Var(trapsFlag{&o.Traps}, "traps", "add crawler traps with ground truth: --traps for "+strconv.Itoa(DefaultTrapSites)+" sites per trap kind, --traps=N for N")
 }
+
+// trapsFlag is the --traps flag: a boolean flag ("--traps" alone means
+// DefaultTrapSites sites per kind) that also takes a count ("--traps=7").
+type trapsFlag struct{ n *int }
+
+func (f trapsFlag) String() string {
+	if f.n == nil {
+		return "0"
+	}
+	return strconv.Itoa(*f.n)
+}
+
+func (f trapsFlag) Set(s string) error {
+	switch s {
+	case "true":
+		*f.n = DefaultTrapSites
+		return nil
+	case "false":
+		*f.n = 0
+		return nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return fmt.Errorf("simweb: --traps=%q: want a number of sites per trap kind", s)
+	}
+	*f.n = n
+	return nil
+}
+
+func (f trapsFlag) IsBoolFlag() bool { return true }

@@ -36,6 +36,9 @@ type renderer struct {
 	tmp      []byte
 	capNext  bool
 	sentLeft int
+	page     int32 // the page being rendered; -1 for a page a trap adds
+	view     view
+	discard  []byte // anchors rendered only to draw their random numbers
 }
 
 var rendererPool = sync.Pool{New: func() any { return new(renderer) }}
@@ -50,8 +53,13 @@ func (w *Web) Render(page int) []byte {
 // 80 for none), to dst and returns the extended slice. It is deterministic
 // and safe for concurrent use.
 func (w *Web) AppendHTML(dst []byte, page, port int) []byte {
+	return w.appendPage(dst, int32(page), port, viewPlain)
+}
+
+// appendPage appends the HTML of page p as view v shows it.
+func (w *Web) appendPage(dst []byte, p int32, port int, v view) []byte {
 	rd := rendererPool.Get().(*renderer)
-	dst = rd.render(w, dst, int32(page), port)
+	dst = rd.render(w, dst, p, port, v)
 	rd.w = nil
 	rendererPool.Put(rd)
 	return dst
@@ -82,9 +90,11 @@ func (w *Web) appendTitle(dst []byte, p int32, s int) []byte {
 	return dst
 }
 
-func (rd *renderer) render(w *Web, dst []byte, p int32, port int) []byte {
+func (rd *renderer) render(w *Web, dst []byte, p int32, port int, v view) []byte {
 	s := w.siteOf(p)
 	rd.w, rd.port, rd.site = w, port, s
+	rd.page, rd.view = p, v
+	st := w.traps.site(s)
 	rd.first, rd.end = w.siteStart[s], w.siteStart[s+1]
 	rd.r = newRNG(w.opt.Seed, tagText, uint64(p))
 	rd.capNext, rd.sentLeft = true, 6+rd.r.intn(15)
@@ -112,7 +122,35 @@ func (rd *renderer) render(w *Web, dst []byte, p int32, port int) []byte {
 
 	// Navigation: the home page and the parent directory, as breadcrumbs.
 	n := 0
-	if p != rd.first {
+	// shift is the number of bytes a view adds before the text; they are
+	// left out of the page's size so that a copy's text is its original's.
+	shift := 0
+	if v == viewPrint {
+		// A printer-friendly copy links back to its page instead. The
+		// breadcrumbs are left out, but their hrefs are drawn all the same
+		// so that the text is the page's own.
+		l := len(dst)
+		dst = append(dst, "Printer-friendly version of <a href=\""...)
+		dst = append(dst, rd.cur...)
+		dst = append(dst, "\">"...)
+		dst = w.appendTitle(dst, p, s)
+		dst = append(dst, "</a>"...)
+		shift = len(dst) - l
+		rd.discard = rd.discard[:0]
+		if p != rd.first {
+			rd.discard = rd.anchor(rd.discard, out[n])
+			n++
+			if w.parent[p] != rd.first {
+				rd.discard = append(rd.discard, " &rsaquo; "...)
+				rd.discard = rd.anchor(rd.discard, out[n])
+				n++
+			}
+		} else {
+			rd.discard = append(rd.discard, "<b></b>"...)
+			rd.discard = append(rd.discard, w.sites[s].name...)
+		}
+		shift -= len(rd.discard)
+	} else if p != rd.first {
 		dst = rd.anchor(dst, out[n])
 		n++
 		if par := w.parent[p]; par != rd.first {
@@ -125,9 +163,26 @@ func (rd *renderer) render(w *Web, dst []byte, p int32, port int) []byte {
 		dst = append(dst, w.sites[s].name...)
 		dst = append(dst, "</b>"...)
 	}
-	dst = append(dst, "</div>\n<h1>"...)
+	dst = append(dst, "</div>\n"...)
+	if v == viewBanner {
+		l := len(dst)
+		dst = append(dst, "<p class=\"mirror\">This is a mirror copy of "...)
+		dst = append(dst, w.sites[s].name...)
+		dst = append(dst, ", last synchronised on "...)
+		dst = appendDate(dst, mix(w.opt.Seed, tagTrapText, uint64(s)))
+		dst = append(dst, ".</p>\n"...)
+		shift += len(dst) - l
+	}
+	dst = append(dst, "<h1>"...)
 	dst = w.appendTitle(dst, p, s)
 	dst = append(dst, "</h1>\n"...)
+	if v == viewPrint {
+		l := len(dst)
+		dst = append(dst, "<p class=\"printed\">Printed on "...)
+		dst = appendDate(dst, mix(w.opt.Seed, tagTrapText, uint64(p)))
+		dst = append(dst, "</p>\n"...)
+		shift += len(dst) - l
+	}
 
 	// The directory listing: the run of out-links whose parent is p.
 	if w.kind(p) == KindIndex {
@@ -138,10 +193,14 @@ func (rd *renderer) render(w *Web, dst []byte, p int32, port int) []byte {
 			dst = append(dst, "</li>\n"...)
 			n++
 		}
+		if st != nil && st.loopDir == p {
+			dst = rd.loopLink(dst, st)
+		}
 		dst = append(dst, "</ul>\n"...)
 	}
 
 	// Text, with the content links spread over the paragraphs.
+	start += shift
 	links := out[n:]
 	for {
 		left := target - (len(dst) - start) - footerReserve
@@ -173,6 +232,14 @@ func (rd *renderer) render(w *Web, dst []byte, p int32, port int) []byte {
 		dst = append(dst, "</ul>\n"...)
 	}
 
+	if w.traps != nil && v != viewPrint {
+		dst = rd.trapLinks(dst, p, st)
+	}
+	return w.appendFooter(dst, s)
+}
+
+// appendFooter appends the site's footer and the end of the page.
+func (w *Web) appendFooter(dst []byte, s int) []byte {
 	dst = append(dst, "<div id=\"footer\">"...)
 	tr := newRNG(w.opt.Seed, tagTagline, uint64(s))
 	for i := range 4 + tr.intn(6) {
@@ -251,8 +318,17 @@ func (rd *renderer) anchor(dst []byte, t int32) []byte {
 
 // href appends a URL for page t of site ts in one of the forms real pages
 // use: relative ("../a-3/"), host-relative ("/a-3/") or absolute, and for
-// other sites absolute or, rarely, scheme-relative ("//host/...").
+// other sites absolute or, rarely, scheme-relative ("//host/..."). Traps
+// add session ids and tracking parameters to some.
 func (rd *renderer) href(dst []byte, t int32, ts int) []byte {
+	dst = rd.hrefPath(dst, t, ts)
+	if rd.w.traps != nil {
+		dst = rd.w.appendLinkParams(dst, rd.page, t, rd.site, ts, true)
+	}
+	return dst
+}
+
+func (rd *renderer) hrefPath(dst []byte, t int32, ts int) []byte {
 	w := rd.w
 	form := rd.r.intn(100)
 	if ts != rd.site {

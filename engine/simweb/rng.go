@@ -27,6 +27,10 @@ const (
 	tagVocab
 	tagErrors
 	tagTagline
+	tagTraps     // which sites get which traps
+	tagTrapHref  // per-link session and tracking parameters
+	tagTrapText  // text of the pages traps add
+	tagTrapBytes // bytes of binary files served as HTML
 )
 
 // splitmix64 is the finaliser of SplitMix64, used to derive well-mixed seeds.

@@ -281,6 +281,9 @@ func (s *Server) Info(n int) string {
 	o := s.web.opt
 	fmt.Fprintf(&b, "simweb: seed %d, %d sites, %d pages, %d links (%d to other sites)\n",
 		o.Seed, st.Sites, st.Pages, st.Links, st.ExternalLinks)
+	if st.TrapSites > 0 {
+		fmt.Fprintf(&b, "Traps:   %d sites per kind on %d sites (--export lists them in traps.csv)\n", o.Traps, st.TrapSites)
+	}
 	fmt.Fprintf(&b, "HTTP:    port %d on %d addresses from %v to %v\n", s.port, len(s.addrs), s.addrs[0], s.addrs[len(s.addrs)-1])
 	fmt.Fprintf(&b, "DNS:     %s (udp and tcp), A records for *.test, TTL %v\n", s.DNSAddr(), s.cfg.DNSTTL)
 	fmt.Fprintf(&b, "Admin:   http://%s/witness (JSON counts), POST http://%s/witness/reset\n", s.AdminAddr(), s.AdminAddr())
@@ -389,9 +392,12 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		s.wit.connOpened(cs)
 		defer s.wit.release(cs)
 	}
-	site := -1
+	site, slot := -1, -1
 	if known && w.sites[id].addr == s.addrs[cs.addr] {
-		site = int(id)
+		site, slot = int(id), int(id)
+		if w.traps != nil && host != w.sites[id].host {
+			slot = int(w.traps.sites[id].aliasSlot) // the witness counts an alias host on its own
+		}
 	}
 	path := r.URL.EscapedPath()
 	target := path
@@ -399,18 +405,18 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		target += "?" + r.URL.RawQuery
 	}
 	disallowed := site >= 0 && w.sites[site].robots.disallowed(target)
-	n := s.wit.requestStart(cs, site, target, disallowed)
+	n := s.wit.requestStart(cs, slot, target, disallowed)
 	closing := r.Close || (s.cfg.MaxKeepAliveRequests > 0 && n >= int64(s.cfg.MaxKeepAliveRequests))
 	if closing {
 		hdr.Set("Connection", "close")
 	}
-	status, size, robots := s.respond(rw, r, site, path)
-	s.wit.requestEnd(cs, site, status, size, robots, closing)
+	status, size, robots := s.respond(rw, r, site, host, path)
+	s.wit.requestEnd(cs, slot, status, size, robots, closing)
 }
 
 // respond writes the response and returns its status, body size and
 // whether it was a robots.txt fetch.
-func (s *Server) respond(rw http.ResponseWriter, r *http.Request, site int, path string) (status int, size int64, robots bool) {
+func (s *Server) respond(rw http.ResponseWriter, r *http.Request, site int, host, path string) (status int, size int64, robots bool) {
 	w := s.web
 	hdr := rw.Header()
 	if site < 0 {
@@ -454,13 +460,15 @@ func (s *Server) respond(rw http.ResponseWriter, r *http.Request, site int, path
 	}
 	bp := bodyPool.Get().(*[]byte)
 	defer bodyPool.Put(bp)
+	if w.traps != nil {
+		status, size := s.respondTrapped(rw, r, site, host, path, bp)
+		return status, size, false
+	}
 	p, redirect, ok := w.lookupPath(site, path, bp)
 	switch {
 	case !ok:
-		hdr.Set("Content-Type", "text/html; charset=utf-8")
-		body := append((*bp)[:0], "<!DOCTYPE html>\n<html><head><title>404 Not Found</title></head><body><h1>Not Found</h1><p>The requested URL was not found on this server.</p></body></html>\n"...)
-		*bp = body
-		return http.StatusNotFound, s.write(rw, r, http.StatusNotFound, body, st.bandwidth), false
+		status, size := s.notFound(rw, r, bp, st.bandwidth)
+		return status, size, false
 	case redirect:
 		loc := w.appendURL(nil, p, s.port)
 		hdr.Set("Location", string(loc))
@@ -470,6 +478,67 @@ func (s *Server) respond(rw http.ResponseWriter, r *http.Request, site int, path
 	*bp = body
 	hdr["Content-Type"] = htmlType
 	return http.StatusOK, s.write(rw, r, http.StatusOK, body, st.bandwidth), false
+}
+
+// notFound answers 404.
+func (s *Server) notFound(rw http.ResponseWriter, r *http.Request, bp *[]byte, bandwidth int64) (int, int64) {
+	rw.Header().Set("Content-Type", "text/html; charset=utf-8")
+	body := append((*bp)[:0], "<!DOCTYPE html>\n<html><head><title>404 Not Found</title></head><body><h1>Not Found</h1><p>The requested URL was not found on this server.</p></body></html>\n"...)
+	*bp = body
+	return http.StatusNotFound, s.write(rw, r, http.StatusNotFound, body, bandwidth)
+}
+
+// respondTrapped answers for a web with traps: the path is resolved
+// through the site's traps (the resolution Web.Truth reports).
+func (s *Server) respondTrapped(rw http.ResponseWriter, r *http.Request, site int, host, path string, bp *[]byte) (int, int64) {
+	w := s.web
+	hdr := rw.Header()
+	bandwidth := w.sites[site].bandwidth
+	res := w.resolve(site, path)
+	switch res.status {
+	case http.StatusNotFound:
+		return s.notFound(rw, r, bp, bandwidth)
+	case http.StatusMovedPermanently:
+		loc := appendHostOrigin(nil, host, s.port)
+		hdr.Set("Location", string(append(loc, res.location...)))
+		return plain(rw, http.StatusMovedPermanently, "301 Moved Permanently\n"), 0
+	}
+	var body []byte
+	switch {
+	case res.page >= 0:
+		body = w.appendPage((*bp)[:0], res.page, s.port, res.view)
+	case res.virt.kind == TrapBinaryAsHTML:
+		hdr.Set("Content-Type", typeBinary)
+		return http.StatusOK, s.writeBinary(rw, r, site, int(res.virt.local), bp, bandwidth)
+	default:
+		body = w.appendVirtual((*bp)[:0], site, res.virt, path)
+	}
+	*bp = body
+	if ct := contentType(res); ct == typeHTML {
+		hdr["Content-Type"] = htmlType
+	} else {
+		hdr.Set("Content-Type", ct)
+	}
+	return http.StatusOK, s.write(rw, r, http.StatusOK, body, bandwidth)
+}
+
+// writeBinary streams binary file idx of site in chunks generated on the
+// fly, so that a large file costs no memory and a client that stops
+// reading stops the generation.
+func (s *Server) writeBinary(rw http.ResponseWriter, r *http.Request, site, idx int, bp *[]byte, bandwidth int64) int64 {
+	w := s.web
+	blob := w.traps.sites[site].binaries[idx]
+	header := w.binaryHeader(site, idx, blob)
+	buf := (*bp)[:cap(*bp)]
+	if len(buf) < 16<<10 {
+		buf = make([]byte, 64<<10)
+		*bp = buf[:0]
+	}
+	return s.writeFrom(rw, r, http.StatusOK, blob.size, func(off, n int) []byte {
+		chunk := buf[:min(n, len(buf))]
+		w.fillBinary(chunk, site, idx, blob, header, off)
+		return chunk
+	}, bandwidth)
 }
 
 func plain(rw http.ResponseWriter, code int, msg string) int {
@@ -482,29 +551,47 @@ func plain(rw http.ResponseWriter, code int, msg string) int {
 // write sends body, paced to bandwidth bytes per second if it is positive,
 // and returns the number of bytes sent.
 func (s *Server) write(rw http.ResponseWriter, r *http.Request, code int, body []byte, bandwidth int64) int64 {
-	rw.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	if bandwidth <= 0 {
+		rw.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		rw.WriteHeader(code)
+		if r.Method == http.MethodHead {
+			return 0
+		}
+		n, _ := rw.Write(body)
+		return int64(n)
+	}
+	return s.writeFrom(rw, r, code, len(body), func(off, n int) []byte { return body[off : off+n] }, bandwidth)
+}
+
+// writeFrom sends a body of size bytes that chunk(off, n) returns piece by
+// piece (at most n bytes from offset off, at least one), paced to bandwidth
+// bytes per second if it is positive, and returns the number of bytes sent.
+func (s *Server) writeFrom(rw http.ResponseWriter, r *http.Request, code, size int, chunk func(off, n int) []byte, bandwidth int64) int64 {
+	rw.Header().Set("Content-Length", strconv.Itoa(size))
 	rw.WriteHeader(code)
 	if r.Method == http.MethodHead {
 		return 0
 	}
-	if bandwidth <= 0 {
-		n, _ := rw.Write(body)
-		return int64(n)
-	}
 	// Send chunks of about 20 ms each, sleeping to keep to the rate.
-	chunk := int(max(bandwidth/50, 512))
+	step := 64 << 10
+	if bandwidth > 0 {
+		step = int(max(bandwidth/50, 512))
+	}
 	rc := http.NewResponseController(rw)
 	start := time.Now()
 	sent := 0
-	for sent < len(body) {
-		n, err := rw.Write(body[sent:min(sent+chunk, len(body))])
+	for sent < size {
+		n, err := rw.Write(chunk(sent, min(step, size-sent)))
 		sent += n
 		if err != nil {
 			break
 		}
+		if bandwidth <= 0 {
+			continue
+		}
 		rc.Flush()
 		due := start.Add(time.Duration(float64(sent) / float64(bandwidth) * float64(time.Second)))
-		if d := time.Until(due); d > 0 && sent < len(body) {
+		if d := time.Until(due); d > 0 && sent < size {
 			t := time.NewTimer(d)
 			select {
 			case <-t.C:

@@ -67,6 +67,12 @@ func (w *Web) Stats() WebStats {
 	for k, v := range w.stats.RobotsKinds {
 		st.RobotsKinds[k] = v
 	}
+	if w.stats.Traps != nil {
+		st.Traps = make(map[TrapKind]int, len(w.stats.Traps))
+		for k, v := range w.stats.Traps {
+			st.Traps[k] = v
+		}
+	}
 	return st
 }
 

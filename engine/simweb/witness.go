@@ -171,16 +171,34 @@ type witness struct {
 	dnsByName                                      map[string]int64
 }
 
+// newWitness makes a witness for w. Its host slots are the sites and then
+// the alias hosts of TrapHostMirror, which are counted on their own (they
+// are other host names, though on the same server).
 func newWitness(w *Web, addrNames []string, now func() time.Time) *witness {
+	slots := len(w.sites)
+	if w.traps != nil {
+		slots += len(w.traps.aliasSites)
+	}
+	siteOf := func(slot int) int {
+		if slot < len(w.sites) {
+			return slot
+		}
+		return int(w.traps.aliasSites[slot-len(w.sites)])
+	}
 	wt := &witness{
 		now:        now,
-		crawlDelay: func(s int) time.Duration { return w.sites[s].robots.crawlDelay },
-		hostNames:  func(s int) string { return w.sites[s].host },
-		hosts:      make([]hostWitness, len(w.sites)),
-		addrs:      make([]addrWitness, len(addrNames)),
-		addrNames:  addrNames,
-		since:      now(),
-		dnsByName:  make(map[string]int64),
+		crawlDelay: func(slot int) time.Duration { return w.sites[siteOf(slot)].robots.crawlDelay },
+		hostNames: func(slot int) string {
+			if slot < len(w.sites) {
+				return w.sites[slot].host
+			}
+			return w.traps.sites[siteOf(slot)].alias
+		},
+		hosts:     make([]hostWitness, slots),
+		addrs:     make([]addrWitness, len(addrNames)),
+		addrNames: addrNames,
+		since:     now(),
+		dnsByName: make(map[string]int64),
 	}
 	for i := range wt.hosts {
 		wt.hosts[i].clock.minGap = -1
