@@ -1,0 +1,96 @@
+package frontier
+
+import (
+	"container/heap"
+	"math"
+	"time"
+)
+
+// Held is the page priority of a page that must not be fetched yet: Batch
+// gives it to every page outside its current batch. A site whose best
+// queued page is Held is not handed out by NextUnheld.
+var Held = math.Inf(1)
+
+// Reprioritizer is an optional extension of Strategy for strategies whose
+// page priorities change as the crawl learns the web's links, such as Batch
+// and Partial, which rank pages by a PageRank of the graph known so far. The
+// scheduler's driver checks for it with a type assertion; Length, Depth and
+// Optimal do not implement it, and nothing changes for them.
+//
+// # Contract
+//
+// The driver calls Fetched once for every page that leaves the queue:
+// fetched (links are its in-scope out-links, by ID, in any order,
+// duplicates allowed) or given up on (links nil). It calls Fetched before it
+// asks PagePriority about any page first found on that page, so a strategy
+// may prepare the priority of pages it has just learned of.
+//
+// Through update, Fetched reports queued pages whose priority changed. The
+// driver must store each new priority with the page (re-ordering the site's
+// queue) and tell the Frontier the site's new best priority with
+// Frontier.Reprioritized. A strategy may report pages the driver no longer
+// holds queued (already handed to a visit) or does not know yet (first found
+// on this very page): the driver ignores those, because PagePriority answers
+// for the new ones. A strategy that gives out Held must order sites by
+// HeadPriority (Held last), and the driver must pick sites with NextUnheld.
+//
+// # How the engine would use it
+//
+// In the engine's loop (onPage), before discovering the links of a fetched
+// page: call Fetched(rec.URL, ids of the in-scope links, update), where
+// update appends (id, priority) to the committer's batch as
+// "UPDATE urls SET priority=? WHERE id=? AND state='queued'", and keeps per
+// site the best new priority so that the loop can call Reprioritized once
+// per touched site (after the committer has applied the updates, the site's
+// true head is the lower of that and the best unchanged priority, so the
+// simplest exact way is to re-read the head from storage). Pages a visit
+// skips (robots.txt) go to Fetched with nil links. Dispatch calls NextUnheld
+// instead of Next, and the storage query that takes a site's head stops at
+// priority Held. The PageRank recomputation inside Fetched runs in the loop
+// goroutine; a crawl that must never block on it would run Batch's and
+// Partial's recompute in the background and apply the updates when ready.
+type Reprioritizer interface {
+	Strategy
+	// Fetched records that the page id left the queue, linking to links,
+	// and reports changed priorities of queued pages through update.
+	Fetched(id uint64, links []uint64, update func(id uint64, priority float64))
+}
+
+// Reprioritized sets the priority of s's best queued page to head and moves
+// s to its place among the ready sites. It is how a driver applies a
+// Reprioritizer's updates, which may make a site's head worse as well as
+// better (Found only ever improves it).
+func (f *Frontier) Reprioritized(s *Site, head float64) {
+	if s.HeadPriority == head {
+		return
+	}
+	s.HeadPriority = head
+	if s.place == Ready && s.index >= 0 {
+		heap.Fix(&f.ready, s.index)
+	}
+}
+
+// NextUnheld is Next for strategies that hold pages back: it returns nil,
+// leaving every site where it is, when the best ready site's head is Held.
+// For a strategy that never gives out Held it is the same as Next.
+func (f *Frontier) NextUnheld(now time.Time) *Site {
+	f.wake(now)
+	for f.ready.Len() > 0 {
+		if f.ready.sites[0].HeadPriority == Held {
+			return nil
+		}
+		s := heap.Pop(&f.ready).(*Site)
+		f.move(s, Idle) // transient
+		if f.perAddress && f.addrBusy[s.Addr] {
+			f.move(s, Blocked)
+			f.blocked[s.Addr] = append(f.blocked[s.Addr], s)
+			continue
+		}
+		f.move(s, Busy)
+		if f.perAddress {
+			f.addrBusy[s.Addr] = true
+		}
+		return s
+	}
+	return nil
+}
