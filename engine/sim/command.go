@@ -1,0 +1,194 @@
+package sim
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"lidi/engine/frontier"
+	"lidi/engine/simweb"
+)
+
+// Oracle returns the Optimal strategy's oracle for w: the final PageRank of
+// a page, by the page ids the simulator gives strategies (page i has ID
+// i+1, since 0 means "no parent" in frontier.PageInfo).
+func Oracle(w *Web) func(frontier.PageInfo) float64 {
+	return func(p frontier.PageInfo) float64 {
+		if p.ID == 0 || p.ID > uint64(len(w.PageRank)) {
+			return 0
+		}
+		return w.PageRank[p.ID-1]
+	}
+}
+
+// StrategyNames lists the strategies NewStrategy makes.
+func StrategyNames() []string {
+	names := frontier.StrategyNames()
+	for _, n := range names {
+		if n == "optimal" {
+			return names
+		}
+	}
+	return append(names, "optimal")
+}
+
+// NewStrategy returns a fresh strategy by name for a crawl of w: "optimal"
+// asks w's oracle; "batch" and "partial" recompute PageRank every k pages
+// (k < 1 means one 70th of w's pages, the chapter's middle K); other names
+// go to frontier.NewStrategy.
+func NewStrategy(name string, w *Web, k int) (frontier.Strategy, error) {
+	if k < 1 {
+		k = max(1, w.NumPages()/70)
+	}
+	switch strings.ToLower(name) {
+	case "optimal":
+		return frontier.NewOptimal(Oracle(w)), nil
+	case "batch":
+		return frontier.NewBatch(k), nil
+	case "partial":
+		return frontier.NewPartial(k), nil
+	}
+	return frontier.NewStrategy(name)
+}
+
+// WriteCSV writes one line per page fetched: its rank in the crawl, page
+// id, site id, depth, request start and end in virtual seconds, and the
+// cumulative oracle PageRank.
+func (r *Result) WriteCSV(w io.Writer) error {
+	bw := bufio.NewWriterSize(w, 256<<10)
+	bw.WriteString("n,page,site,depth,start_s,end_s,coverage\n")
+	var line []byte
+	for i, f := range r.Fetches {
+		line = strconv.AppendInt(line[:0], int64(i+1), 10)
+		line = append(line, ',')
+		line = strconv.AppendInt(line, int64(f.Page), 10)
+		line = append(line, ',')
+		line = strconv.AppendInt(line, int64(f.Site), 10)
+		line = append(line, ',')
+		line = strconv.AppendInt(line, int64(f.Depth), 10)
+		line = append(line, ',')
+		line = strconv.AppendFloat(line, f.Start.Seconds(), 'f', -1, 64)
+		line = append(line, ',')
+		line = strconv.AppendFloat(line, f.End.Seconds(), 'f', -1, 64)
+		line = append(line, ',')
+		line = strconv.AppendFloat(line, f.Coverage, 'g', 10, 64)
+		line = append(line, '\n')
+		if _, err := bw.Write(line); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+// Command runs "lidi sim" with its arguments (without the subcommand
+// name): it generates a simweb (or loads an exported one with --graph),
+// simulates one crawl of it, writes the fetch sequence to --out if given,
+// and prints a summary ending in key=value lines. Flag errors and usage go
+// to stderr; -h returns flag.ErrHelp.
+func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	webOpt := simweb.Options{Seed: 1, Sites: 2000, Pages: 200_000}
+	fs.Int64Var(&webOpt.Seed, "seed", webOpt.Seed, "seed of the synthetic web")
+	fs.IntVar(&webOpt.Sites, "sites", webOpt.Sites, "sites of the synthetic web")
+	fs.IntVar(&webOpt.Pages, "pages", webOpt.Pages, "pages of the synthetic web")
+	fs.IntVar(&webOpt.PageSizeMedian, "page-size", 0, "median page size in `bytes` (0: simweb's 12288; with --graph, every page's size)")
+	graph := fs.String("graph", "", "crawl the web exported by `lidi simweb --export DIR` instead of generating one")
+	seeds := fs.Int("seeds", 10, "start from the home pages of this many most popular sites")
+	latency := fs.Duration("latency", 250*time.Millisecond, "median site latency (with --graph: every site's)")
+	siteBW := fs.Int64("site-bandwidth", 50_000, "median site bandwidth in `bytes/s` (with --graph: every site's; 0 = unlimited)")
+	strategy := fs.String("strategy", "length", "ordering strategy: "+strings.Join(StrategyNames(), ", "))
+	k := fs.Int("k", 0, "pages between PageRank recomputations for batch and partial (0: pages/70)")
+	var opt Options
+	fs.DurationVar(&opt.Delay, "w", 15*time.Second, "politeness delay between requests to one site")
+	fs.IntVar(&opt.PagesPerVisit, "c", 1, "pages per connection")
+	fs.IntVar(&opt.Robots, "r", 1, "robots: sites visited at once")
+	fs.Int64Var(&opt.Bandwidth, "bandwidth", 0, "crawler bandwidth B in `bytes/s` (0 = unlimited)")
+	fs.IntVar(&opt.MaxPages, "max-pages", 0, "stop after this many pages (0 = all)")
+	out := fs.String("out", "", "write the fetch sequence to this CSV `file`")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: lidi sim [flags]\n\nSimulate a crawl of a synthetic web in virtual time with lidi's scheduler,\nand measure the oracle PageRank it gathers against pages fetched.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return fmt.Errorf("sim: unexpected arguments %q", fs.Args())
+	}
+	var w *Web
+	var err error
+	t0 := time.Now()
+	if *graph != "" {
+		w, err = Load(*graph, LoadOptions{Seeds: *seeds, PageSize: webOpt.PageSizeMedian, Latency: *latency, Bandwidth: *siteBW})
+	} else {
+		webOpt.LatencyMedian, webOpt.BandwidthMedian = *latency, *siteBW
+		var sw *simweb.Web
+		if sw, err = simweb.Generate(webOpt); err == nil {
+			w = FromSimweb(sw, *seeds)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	prep := time.Since(t0)
+	s, err := NewStrategy(*strategy, w, *k)
+	if err != nil {
+		return err
+	}
+	res, err := Run(ctx, w, s, opt)
+	if err != nil {
+		return err
+	}
+	if *out != "" {
+		f, err := os.Create(*out)
+		if err != nil {
+			return fmt.Errorf("sim: %w", err)
+		}
+		err = res.WriteCSV(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("sim: %w", err)
+		}
+	}
+	return Summarize(stdout, w, res, prep)
+}
+
+// Summarize prints a result: the oracle coverage at every tenth of the
+// web's pages, then key=value lines.
+func Summarize(out io.Writer, w *Web, res *Result, prep time.Duration) error {
+	n := w.NumPages()
+	o := res.Options
+	var b strings.Builder
+	fmt.Fprintf(&b, "sim: %s on %d pages, %d sites; r=%d c=%d w=%v B=%d\n", res.Strategy, n, len(w.Sites), o.Robots, o.PagesPerVisit, o.Delay, o.Bandwidth)
+	fmt.Fprintf(&b, "%8s %10s %14s\n", "pages", "coverage", "virtual time")
+	for i := 1; i <= 10; i++ {
+		at := n * i / 10
+		if at > res.Pages() {
+			break
+		}
+		fmt.Fprintf(&b, "%7d%% %10.4f %14s\n", i*10, res.Coverage(at), res.TimeAt(at).Round(time.Second))
+	}
+	fmt.Fprintf(&b, "strategy=%s\n", res.Strategy)
+	fmt.Fprintf(&b, "pages=%d\n", res.Pages())
+	fmt.Fprintf(&b, "discovered=%d\n", res.Discovered)
+	fmt.Fprintf(&b, "coverage=%.6f\n", res.Coverage(res.Pages()))
+	fmt.Fprintf(&b, "virtual_s=%.0f\n", res.Elapsed.Seconds())
+	fmt.Fprintf(&b, "pages_per_s=%.3f\n", float64(res.Pages())/max(res.Elapsed.Seconds(), 1e-9))
+	fmt.Fprintf(&b, "visits=%d\n", res.Visits)
+	fmt.Fprintf(&b, "bytes=%d\n", res.Bytes)
+	fmt.Fprintf(&b, "peak_transfers=%d\n", res.PeakTransfers)
+	fmt.Fprintf(&b, "prepare_s=%.2f\n", prep.Seconds())
+	fmt.Fprintf(&b, "wall_s=%.2f\n", res.Wall.Seconds())
+	_, err := io.WriteString(out, b.String())
+	return err
+}
