@@ -76,9 +76,9 @@ type Engine struct {
 	// det is duplicate detection (nil when off). The loop observes pages;
 	// robots ask whether a queued URL has been pruned since; detMu orders
 	// the two.
-	det   *dedup.Detector
-	detMu sync.Mutex
-	commit   *committer
+	det    *dedup.Detector
+	detMu  sync.Mutex
+	commit *committer
 
 	// SnapshotDir is where Snapshot writes its files; "" means the
 	// directory of the working directory.
