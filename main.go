@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -79,6 +80,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 }
 
+// setHeapLimit applies memory.heap_limit_mb (MiB; 0 means none) unless the
+// GOMEMLIMIT environment variable already set one.
+func setHeapLimit(mb int) {
+	if mb > 0 && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(int64(mb) << 20)
+	}
+}
+
 // signalContext ends on SIGINT or SIGTERM.
 func signalContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -103,6 +112,7 @@ func crawlCmd(args []string, stdout io.Writer, headlessDefault bool) error {
 // crawl runs the crawl cfg describes, in the console or headless. Errors on
 // start (a locked database, DNS servers) come back before any screen opens.
 func crawl(ctx context.Context, cfg *config.File, headless bool, stdout io.Writer) error {
+	setHeapLimit(cfg.Memory.HeapLimitMB)
 	db, err := storage.Open(cfg.Storage.Path, storage.Options{})
 	if err != nil {
 		return err
@@ -249,9 +259,11 @@ func benchCmd(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("bench crawl", flag.ContinueOnError)
 	var opt bench.CrawlOptions
 	opt.RegisterFlags(fs)
+	heapLimit := fs.Int("heap-limit-mb", config.DefaultHeapLimitMB, "soft limit on the Go heap in MiB, as memory.heap_limit_mb (0: none)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
+	setHeapLimit(*heapLimit)
 	ctx, stop := signalContext()
 	defer stop()
 	opt.OpenStore = func(path string) (engine.Store, io.Closer, error) {

@@ -101,7 +101,19 @@ type File struct {
 	Console struct {
 		Refresh time.Duration `yaml:"refresh"`
 	} `yaml:"console"`
+
+	Memory struct {
+		HeapLimitMB int `yaml:"heap_limit_mb"`
+	} `yaml:"memory"`
 }
+
+// DefaultHeapLimitMB is memory.heap_limit_mb's default: the soft limit, in
+// MiB, on the memory the Go runtime holds. Without it the collector lets the
+// heap grow to twice what is live, which on a crawl that knows 1,000,000 URLs
+// (about 200 MB live) is the difference between 400 and 580 MB of RSS; near
+// the limit it collects more often instead, and a live set larger than the
+// limit still runs (the runtime caps the extra GC work at half the CPU).
+const DefaultHeapLimitMB = 256
 
 // Default returns the configuration a file with no keys gives.
 func Default() *File {
@@ -138,6 +150,7 @@ func Default() *File {
 	f.Storage.FlushInterval = d.FlushEvery
 	f.Storage.FlushRecords = d.FlushRecords
 	f.Console.Refresh = 250 * time.Millisecond
+	f.Memory.HeapLimitMB = DefaultHeapLimitMB
 	return f
 }
 
@@ -232,6 +245,9 @@ func (f *File) Check() error {
 	}
 	if f.Console.Refresh <= 0 {
 		return &engine.ConfigError{Key: "console.refresh", Err: fmt.Errorf("must be positive, got %s", f.Console.Refresh)}
+	}
+	if f.Memory.HeapLimitMB < 0 {
+		return &engine.ConfigError{Key: "memory.heap_limit_mb", Err: fmt.Errorf("must not be negative, got %d", f.Memory.HeapLimitMB)}
 	}
 	if f.Fetch.MaxBodySize <= 0 {
 		return &engine.ConfigError{Key: "fetch.max_body_size", Err: fmt.Errorf("must be positive, got %d", f.Fetch.MaxBodySize)}

@@ -62,6 +62,7 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{"seeds: [http://a.test/]\nrobots_txt:\n  ttl: 48h\n", "robots_txt.ttl"},
 		{"seeds: [http://a.test/]\nstorage:\n  path: \"\"\n", "storage.path"},
 		{"seeds: [http://a.test/]\nrobots: [1, 2]\n", "robots"},
+		{"seeds: [http://a.test/]\nmemory:\n  heap_limit_mb: -1\n", "memory.heap_limit_mb"},
 		{"seeds: [http://a.test/\n", "line"},
 	}
 	for _, tt := range tests {
