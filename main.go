@@ -4,6 +4,7 @@
 //	lidi crawl --config config.yaml --headless  the same without a terminal
 //	lidi demo                                   crawl an embedded synthetic web in the console
 //	lidi simweb --sites 2000 --seed 1           serve a synthetic web on loopback
+//	lidi sim --strategy length                  crawl a synthetic web in virtual time
 //	lidi export --db crawl.db --out snap.db     a consistent copy of a crawl, while it runs
 //	lidi bench crawl                            measure the crawler against simweb
 package main
@@ -26,6 +27,7 @@ import (
 	"lidi/engine/bench"
 	"lidi/engine/config"
 	"lidi/engine/dns"
+	"lidi/engine/sim"
 	"lidi/engine/simweb"
 	"lidi/storage"
 	"lidi/tui"
@@ -38,6 +40,7 @@ usage:
   lidi crawl --config config.yaml --headless  the same, without a terminal (progress lines)
   lidi demo [--sites N] [--db FILE]           crawl an embedded synthetic web in the console
   lidi simweb --sites 2000 --seed 1           serve a synthetic web on loopback until interrupted
+  lidi sim [--strategy length --robots 64]    crawl a synthetic web (or an exported graph) in virtual time
   lidi export --db crawl.db --out snap.db     write a consistent snapshot of a crawl, even while it runs
   lidi bench crawl [--pages N]                measure crawl speed, memory and DNS against simweb
 `
@@ -59,6 +62,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = demoCmd(args, stdout)
 	case "simweb":
 		err = simwebCmd(args, stdout)
+	case "sim":
+		err = simCmd(args, stdout)
 	case "export":
 		err = exportCmd(args, stdout)
 	case "bench":
@@ -231,6 +236,12 @@ func simwebCmd(args []string, stdout io.Writer) error {
 	ctx, stop := signalContext()
 	defer stop()
 	return simweb.Command(ctx, args, stdout, os.Stderr)
+}
+
+func simCmd(args []string, stdout io.Writer) error {
+	ctx, stop := signalContext()
+	defer stop()
+	return sim.Command(ctx, args, stdout, os.Stderr)
 }
 
 func exportCmd(args []string, stdout io.Writer) error {

@@ -116,3 +116,21 @@ func TestStartErrors(t *testing.T) {
 		t.Errorf("unknown command: exit %d, %q", code, errOut.String())
 	}
 }
+
+// TestSimCommand runs `lidi sim` on a tiny web: it must crawl every page of
+// it in virtual time and end with the key=value lines scripts read.
+func TestSimCommand(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := run([]string{"sim", "--sites", "20", "--pages", "400", "--strategy", "depth", "-r", "4"}, &out, &errOut)
+	if code != 0 {
+		t.Fatalf("lidi sim exited %d: %s", code, errOut.String())
+	}
+	for _, want := range []string{"strategy=depth", "pages=", "coverage=1.000000"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if code := run([]string{"sim", "--strategy", "nosuch"}, &out, &errOut); code == 0 {
+		t.Error("an unknown strategy was accepted")
+	}
+}
