@@ -173,9 +173,16 @@ func (f *Frontier) Drop(s *Site, n int64) { f.Take(s, n, s.HeadPriority) }
 
 // Next returns the best site that may be visited at now and marks it busy,
 // or nil. Sites whose delay has passed move from waiting to ready first.
-func (f *Frontier) Next(now time.Time) *Site {
+func (f *Frontier) Next(now time.Time) *Site { return f.next(now, false) }
+
+// next is Next; with holdBack it stops, leaving every site in place, when the
+// best ready site's head is Held (NextUnheld).
+func (f *Frontier) next(now time.Time, holdBack bool) *Site {
 	f.wake(now)
 	for f.ready.Len() > 0 {
+		if holdBack && f.ready.sites[0].HeadPriority == Held {
+			return nil
+		}
 		s := heap.Pop(&f.ready).(*Site)
 		f.move(s, Idle) // transient
 		if f.perAddress && f.addrBusy[s.Addr] {

@@ -73,24 +73,4 @@ func (f *Frontier) Reprioritized(s *Site, head float64) {
 // NextUnheld is Next for strategies that hold pages back: it returns nil,
 // leaving every site where it is, when the best ready site's head is Held.
 // For a strategy that never gives out Held it is the same as Next.
-func (f *Frontier) NextUnheld(now time.Time) *Site {
-	f.wake(now)
-	for f.ready.Len() > 0 {
-		if f.ready.sites[0].HeadPriority == Held {
-			return nil
-		}
-		s := heap.Pop(&f.ready).(*Site)
-		f.move(s, Idle) // transient
-		if f.perAddress && f.addrBusy[s.Addr] {
-			f.move(s, Blocked)
-			f.blocked[s.Addr] = append(f.blocked[s.Addr], s)
-			continue
-		}
-		f.move(s, Busy)
-		if f.perAddress {
-			f.addrBusy[s.Addr] = true
-		}
-		return s
-	}
-	return nil
-}
+func (f *Frontier) NextUnheld(now time.Time) *Site { return f.next(now, true) }
