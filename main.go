@@ -263,15 +263,26 @@ func exportCmd(args []string, stdout io.Writer) error {
 	return nil
 }
 
+// benchCmd runs one of lidi's benchmarks; each lives in engine/bench and is
+// wired here.
 func benchCmd(args []string, stdout io.Writer) error {
-	if len(args) == 0 || args[0] != "crawl" {
-		return errors.New("bench: which benchmark? (crawl)")
+	which := ""
+	if len(args) > 0 {
+		which, args = args[0], args[1:]
 	}
+	switch which {
+	case "crawl":
+		return benchCrawlCmd(args, stdout)
+	}
+	return errors.New("bench: which benchmark? (crawl)")
+}
+
+func benchCrawlCmd(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("bench crawl", flag.ContinueOnError)
 	var opt bench.CrawlOptions
 	opt.RegisterFlags(fs)
 	heapLimit := fs.Int("heap-limit-mb", config.DefaultHeapLimitMB, "soft limit on the Go heap in MiB, as memory.heap_limit_mb (0: none)")
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	setHeapLimit(*heapLimit)
