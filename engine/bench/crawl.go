@@ -144,15 +144,11 @@ func (s *simweb) witnessDNS() (queries, names, most int, err error) {
 // Crawl runs the crawl benchmark and writes its report to out, ending with
 // one line of key=value pairs.
 func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
-	dir := o.Dir
-	if dir == "" {
-		tmp, err := os.MkdirTemp("", "lidi-bench-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(tmp)
-		dir = tmp
+	dir, cleanup, err := benchDir(o.Dir)
+	if err != nil {
+		return err
 	}
+	defer cleanup()
 	fmt.Fprintf(out, "bench crawl: simweb of %d sites, %d pages (seed %d); r=%d c=%d w=0; storage in %s\n", o.Sites, o.Pages, o.Seed, o.Robots, o.PagesPerVisit, dir)
 	sw, err := startSimweb(ctx, o)
 	if err != nil {
@@ -169,23 +165,13 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 		return err
 	}
 	defer resolver.Close()
-	cfg := engine.Defaults()
-	cfg.Seeds = sw.seeds
-	cfg.Robots = o.Robots
-	cfg.Delay = 0
-	cfg.MaxDelay = 0                         // politeness off: Crawl-delay ignored too
-	cfg.RobotsRetry = 200 * time.Millisecond // sites whose robots.txt answers 5xx are
-	cfg.ParkAfter = 3                        // retried quickly, then parked
-	cfg.PagesPerVisit = o.PagesPerVisit
-	cfg.PerAddress = false // politeness off: simweb puts many sites on one address
+	cfg := benchConfig(sw.seeds, o.Robots, o.PagesPerVisit)
 	cfg.MaxPages = o.MaxPages
 	cfg.KeepBodies = o.KeepBodies
 	eng, err := engine.New(cfg, store, resolver, nil)
 	if err != nil {
 		return err
 	}
-	runCtx, stop := context.WithCancel(ctx)
-	defer stop()
 	if o.CPUProfile != "" {
 		f, err := os.Create(o.CPUProfile)
 		if err != nil {
@@ -196,30 +182,9 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 		defer pprof.StopCPUProfile()
 	}
 	cpu0 := cpuTime()
-	start := time.Now()
-	done := make(chan error, 1)
-	go func() { done <- eng.Run(runCtx) }()
-	tick := time.NewTicker(o.ProgressInterval)
-	defer tick.Stop()
-	poll := time.NewTicker(100 * time.Millisecond)
-	defer poll.Stop()
-	var runErr error
-loop:
-	for {
-		select {
-		case runErr = <-done:
-			break loop
-		case <-poll.C:
-			if o.UntilDiscovered > 0 && eng.Stats().Discovered >= o.UntilDiscovered {
-				stop()
-			}
-		case <-tick.C:
-			s := eng.Stats()
-			fmt.Fprintf(out, "  %6.1fs pages=%d pages/s=%.0f discovered=%d queue=%d busy=%d rss_mb=%.0f\n",
-				time.Since(start).Seconds(), s.Pages, s.PagesPerSec, s.Discovered, s.QueueDepth, s.RobotsBusy, float64(peakRSS())/1e6)
-		}
-	}
-	elapsed := time.Since(start)
+	elapsed, runErr := runEngine(ctx, eng, out, o.ProgressInterval, func(s engine.Stats) bool {
+		return o.UntilDiscovered > 0 && s.Discovered >= o.UntilDiscovered
+	})
 	cpu := cpuTime() - cpu0
 	if o.MemProfile != "" {
 		f, err := os.Create(o.MemProfile)
@@ -229,7 +194,7 @@ loop:
 		pprof.WriteHeapProfile(f)
 		f.Close()
 	}
-	if runErr != nil && !errors.Is(runErr, engine.ErrStopped) {
+	if runErr != nil {
 		return runErr
 	}
 	s := eng.Stats()
@@ -261,6 +226,67 @@ loop:
 	fmt.Fprintf(out, "pages=%d pages_per_s=%.0f cpu_s_per_1000=%.3f peak_rss_mb=%.0f dns_queries_per_host=%.3f discovered=%d\n",
 		s.Pages, pps, cpuPer1000, rss, perHost, s.Discovered)
 	return nil
+}
+
+// benchDir returns dir, or a new temporary directory if dir is empty, and
+// a function that removes what was created.
+func benchDir(dir string) (string, func(), error) {
+	if dir != "" {
+		return dir, func() {}, nil
+	}
+	tmp, err := os.MkdirTemp("", "lidi-bench-")
+	if err != nil {
+		return "", nil, err
+	}
+	return tmp, func() { os.RemoveAll(tmp) }, nil
+}
+
+// benchConfig is the engine's configuration for crawling simweb as fast as
+// it serves: politeness off, since every site is on loopback.
+func benchConfig(seeds []string, robots, pagesPerVisit int) engine.Config {
+	cfg := engine.Defaults()
+	cfg.Seeds = seeds
+	cfg.Robots = robots
+	cfg.Delay = 0
+	cfg.MaxDelay = 0                         // politeness off: Crawl-delay ignored too
+	cfg.RobotsRetry = 200 * time.Millisecond // sites whose robots.txt answers 5xx are
+	cfg.ParkAfter = 3                        // retried quickly, then parked
+	cfg.PagesPerVisit = pagesPerVisit
+	cfg.PerAddress = false // politeness off: simweb puts many sites on one address
+	return cfg
+}
+
+// runEngine runs eng until its crawl ends, ctx is done or enough reports
+// true for a Stats snapshot (polled ten times a second), writing a progress
+// line to out every interval. It returns the time the run took and its
+// error, nil when the crawl was stopped.
+func runEngine(ctx context.Context, eng *engine.Engine, out io.Writer, interval time.Duration, enough func(engine.Stats) bool) (time.Duration, error) {
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- eng.Run(ctx) }()
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	poll := time.NewTicker(100 * time.Millisecond)
+	defer poll.Stop()
+	for {
+		select {
+		case err := <-done:
+			if errors.Is(err, engine.ErrStopped) {
+				err = nil
+			}
+			return time.Since(start), err
+		case <-poll.C:
+			if enough != nil && enough(eng.Stats()) {
+				stop()
+			}
+		case <-tick.C:
+			s := eng.Stats()
+			fmt.Fprintf(out, "  %6.1fs pages=%d pages/s=%.0f discovered=%d queue=%d busy=%d rss_mb=%.0f\n",
+				time.Since(start).Seconds(), s.Pages, s.PagesPerSec, s.Discovered, s.QueueDepth, s.RobotsBusy, float64(peakRSS())/1e6)
+		}
+	}
 }
 
 func cpuTime() time.Duration {
