@@ -273,8 +273,10 @@ func benchCmd(args []string, stdout io.Writer) error {
 	switch which {
 	case "crawl":
 		return benchCrawlCmd(args, stdout)
+	case "precision":
+		return benchPrecisionCmd(args, stdout)
 	}
-	return errors.New("bench: which benchmark? (crawl)")
+	return errors.New("bench: which benchmark? (crawl, precision)")
 }
 
 func benchCrawlCmd(args []string, stdout io.Writer) error {

@@ -59,15 +59,15 @@ func (o *CrawlOptions) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.MemProfile, "memprofile", "", "write a heap profile at the end of the crawl to this file")
 }
 
-// simweb is the child process serving the synthetic web.
-type simweb struct {
+// simwebChild is the child process serving the synthetic web.
+type simwebChild struct {
 	cmd   *exec.Cmd
 	dns   string
 	admin string
 	seeds []string
 }
 
-func startSimweb(ctx context.Context, o CrawlOptions) (*simweb, error) {
+func startSimweb(ctx context.Context, o CrawlOptions) (*simwebChild, error) {
 	args := append(append([]string(nil), o.SimwebCommand[1:]...),
 		"--sites", strconv.Itoa(o.Sites), "--pages", strconv.Itoa(o.Pages), "--seed", strconv.FormatInt(o.Seed, 10))
 	cmd := exec.CommandContext(ctx, o.SimwebCommand[0], args...)
@@ -79,7 +79,7 @@ func startSimweb(ctx context.Context, o CrawlOptions) (*simweb, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("bench: starting simweb: %w", err)
 	}
-	s := &simweb{cmd: cmd}
+	s := &simwebChild{cmd: cmd}
 	// The lines of simweb.Server.Info that matter here.
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {
@@ -105,7 +105,7 @@ func startSimweb(ctx context.Context, o CrawlOptions) (*simweb, error) {
 	return nil, errors.New("bench: simweb ended before it was ready")
 }
 
-func (s *simweb) close() {
+func (s *simwebChild) close() {
 	s.cmd.Process.Signal(os.Interrupt)
 	done := make(chan struct{})
 	go func() { s.cmd.Wait(); close(done) }()
@@ -119,7 +119,7 @@ func (s *simweb) close() {
 
 // witnessDNS returns the DNS queries simweb answered, the names asked and
 // the most queries for one name, from its witness endpoint.
-func (s *simweb) witnessDNS() (queries, names, most int, err error) {
+func (s *simwebChild) witnessDNS() (queries, names, most int, err error) {
 	resp, err := http.Get("http://" + s.admin + "/witness")
 	if err != nil {
 		return 0, 0, 0, err

@@ -1,0 +1,315 @@
+package bench
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"lidi/engine"
+	"lidi/engine/dns"
+	"lidi/engine/simweb"
+)
+
+// PrecisionOptions sets up `lidi bench precision`. The zero value is not
+// usable: OpenStore must be set (main.go wires it) and the sizes given, as
+// RegisterFlags does.
+type PrecisionOptions struct {
+	Sites, Pages  int   // the synthetic web
+	Traps         int   // sites per trap kind
+	Seed          int64 // the synthetic web's seed
+	Seeds         int   // seed URLs: the home pages of the most popular sites
+	FixedDepth    int   // max depth of the fixed-depth run
+	Modes         []string
+	Robots        int // r
+	PagesPerVisit int // c
+	// Limit bounds each run's time: a run that reaches it is stopped and
+	// scored as it stands (the report says so).
+	Limit            time.Duration
+	Dir              string // where the crawl databases go ("": a temporary directory)
+	OpenStore        func(path string) (engine.Store, io.Closer, error)
+	ProgressInterval time.Duration
+}
+
+// The runs of the benchmark.
+const (
+	ModeLidi       = "lidi"        // detection on, unlimited depth: lidi as built
+	ModeFixedDepth = "fixed-depth" // detection off, depth limited: the common crawler of the LiDi paper
+)
+
+// RegisterFlags adds the benchmark's flags to fs, with their defaults.
+func (o *PrecisionOptions) RegisterFlags(fs *flag.FlagSet) {
+	fs.IntVar(&o.Sites, "sites", 400, "sites in the synthetic web")
+	fs.IntVar(&o.Pages, "pages", 20000, "pages in the synthetic web (before traps)")
+	fs.IntVar(&o.Traps, "traps", 12, "sites per trap kind")
+	fs.Int64Var(&o.Seed, "seed", 1, "the synthetic web's seed")
+	fs.IntVar(&o.Seeds, "seeds", 10, "seed URLs (home pages of the most popular sites)")
+	fs.IntVar(&o.FixedDepth, "depth", 10, "max depth of the fixed-depth run")
+	o.Modes = []string{ModeLidi, ModeFixedDepth}
+	fs.Func("modes", "comma-separated runs among "+ModeLidi+","+ModeFixedDepth+" (default both)", func(s string) error {
+		o.Modes = strings.Split(s, ",")
+		for _, m := range o.Modes {
+			if m != ModeLidi && m != ModeFixedDepth {
+				return fmt.Errorf("bench: unknown mode %q", m)
+			}
+		}
+		return nil
+	})
+	fs.IntVar(&o.Robots, "robots", 64, "r: sites visited at once")
+	fs.IntVar(&o.PagesPerVisit, "c", 100, "pages per keep-alive connection")
+	fs.DurationVar(&o.Limit, "limit", 10*time.Minute, "longest time one run may take")
+	fs.StringVar(&o.Dir, "dir", "", "directory for the crawl databases (default: a temporary one, removed after)")
+	fs.DurationVar(&o.ProgressInterval, "progress", 5*time.Second, "progress line interval")
+}
+
+// Fetch is one page retrieved: its URL and the status it answered (0 when
+// no response came).
+type Fetch struct {
+	URL    string
+	Status int
+}
+
+// Score is a crawl measured against simweb's ground truth.
+//
+// A page retrieved is any fetch the crawler made, whatever came back
+// (redirects, 404s, soft 404s, truncated binaries included; robots.txt
+// excluded). A unique page is a fetch that answered 200 with genuine
+// content (simweb.Truth.Genuine) whose content class (Truth.Content) no
+// earlier fetch had brought: a mirror copy, a loop level, a session-id or
+// tracking variant or a print copy of a page already fetched is not
+// unique, nor are soft 404s, empty calendar months and binary files.
+type Score struct {
+	Pages     int     // pages retrieved
+	Unique    int     // distinct genuine contents among them
+	Reachable int     // genuine contents reachable from the seeds (Reach.Unique)
+	Recalled  int     // reachable contents among the unique ones
+	Precision float64 // Unique / Pages
+	Recall    float64 // Recalled / Reachable
+	// ByTrap counts pages retrieved and unique ones by the trap their URL
+	// belongs to (Truth.Trap; TrapNone for ordinary pages).
+	ByTrap map[simweb.TrapKind]TrapCount
+}
+
+// TrapCount is one row of Score.ByTrap.
+type TrapCount struct{ Pages, Unique int }
+
+// ScoreCrawl scores the pages a crawl retrieved, in any order, against the
+// web's truth and the content reachable from the crawl's seeds.
+func ScoreCrawl(web *simweb.Web, reach *simweb.Reach, fetched []Fetch) Score {
+	sc := Score{Pages: len(fetched), Reachable: reach.Unique, ByTrap: make(map[simweb.TrapKind]TrapCount)}
+	seen := make(map[uint64]bool)
+	for _, f := range fetched {
+		t := web.Truth(f.URL)
+		row := sc.ByTrap[t.Trap]
+		row.Pages++
+		if f.Status == 200 && t.Genuine && t.Content != 0 && !seen[t.Content] {
+			seen[t.Content] = true
+			sc.Unique++
+			row.Unique++
+			if reach.Contains(t.Content) {
+				sc.Recalled++
+			}
+		}
+		sc.ByTrap[t.Trap] = row
+	}
+	if sc.Pages > 0 {
+		sc.Precision = float64(sc.Unique) / float64(sc.Pages)
+	}
+	if sc.Reachable > 0 {
+		sc.Recall = float64(sc.Recalled) / float64(sc.Reachable)
+	}
+	return sc
+}
+
+// recorder is an engine.Store that passes everything to the real store and
+// keeps, on the side, the URL of every id and the status of every fetch,
+// so the crawl can be scored when it ends.
+type recorder struct {
+	engine.Store
+	mu      sync.Mutex
+	urls    map[uint64]string
+	fetches []engine.PageRecord // URL and Status only
+}
+
+func (r *recorder) Apply(ctx context.Context, b *engine.Batch) error {
+	r.mu.Lock()
+	for _, u := range b.URLs {
+		r.urls[u.ID] = u.URL
+	}
+	for _, p := range b.Pages {
+		r.fetches = append(r.fetches, engine.PageRecord{URL: p.URL, Status: p.Status})
+	}
+	r.mu.Unlock()
+	return r.Store.Apply(ctx, b)
+}
+
+func (r *recorder) fetched() []Fetch {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]Fetch, len(r.fetches))
+	for i, p := range r.fetches {
+		out[i] = Fetch{URL: r.urls[p.URL], Status: p.Status}
+	}
+	return out
+}
+
+// PrecisionRun is one run of the benchmark.
+type PrecisionRun struct {
+	Mode    string
+	Score   Score
+	Elapsed time.Duration
+	Stopped bool            // the run reached Options.Limit
+	Dup     engine.DupStats // the engine's duplicate detection counters
+	// DetectPerPage is the engine's own measure of detection's cost
+	// (Stats.Dup.Time: fingerprinting and decisions) per page retrieved.
+	DetectPerPage time.Duration
+}
+
+// Precision runs the precision benchmark: it serves simweb with traps in
+// this process, crawls it once per mode with lidi's engine into a real
+// store, scores each crawl against the ground truth and writes the report
+// to out, ending with one line of key=value pairs per run.
+func Precision(ctx context.Context, o PrecisionOptions, out io.Writer) ([]PrecisionRun, error) {
+	dir, cleanup, err := benchDir(o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	web, err := simweb.Generate(simweb.Options{Seed: o.Seed, Sites: o.Sites, Pages: o.Pages, Traps: o.Traps})
+	if err != nil {
+		return nil, err
+	}
+	ws := web.Stats()
+	seedPages := web.Seeds(o.Seeds)
+	reach := web.ReachableUnique(seedPages)
+	fmt.Fprintf(out, "bench precision: simweb of %d sites, %d pages, %d trap sites per kind (%d sites with traps), seed %d; r=%d c=%d w=0; storage in %s\n",
+		ws.Sites, ws.Pages, o.Traps, ws.TrapSites, o.Seed, o.Robots, o.PagesPerVisit, dir)
+	fmt.Fprintf(out, "ground truth: %d unique genuine contents reachable from %d seeds, %d of them more than 10 links away (at most %d)\n",
+		reach.Unique, len(seedPages), reach.BeyondDepth10, reach.MaxDistance)
+	srv, err := simweb.Start(ctx, web, simweb.ServerConfig{})
+	if err != nil {
+		return nil, err
+	}
+	defer srv.Close()
+	seeds := srv.SeedURLs(o.Seeds)
+
+	var runs []PrecisionRun
+	for _, mode := range o.Modes {
+		cfg := benchConfig(seeds, o.Robots, o.PagesPerVisit)
+		switch mode {
+		case ModeLidi:
+			cfg.Detect = true
+			cfg.Scope.MaxDepth = 0
+			fmt.Fprintf(out, "\nrun %s: detection on, unlimited depth\n", mode)
+		case ModeFixedDepth:
+			cfg.Detect = false
+			cfg.Scope.MaxDepth = o.FixedDepth
+			fmt.Fprintf(out, "\nrun %s: detection off, max depth %d\n", mode, o.FixedDepth)
+		default:
+			return nil, fmt.Errorf("bench: unknown mode %q", mode)
+		}
+		run, err := precisionRun(ctx, o, cfg, srv.DNSAddr(), filepath.Join(dir, "precision-"+mode+".db"), out)
+		if err != nil {
+			return nil, err
+		}
+		run.Mode = mode
+		run.Score = ScoreCrawl(web, reach, run.fetched)
+		runs = append(runs, run.PrecisionRun)
+		writeTrapTable(out, run.Score)
+		fmt.Fprintf(out, "  precision %.4f (%d unique of %d retrieved), recall %.4f (%d of %d reachable), detection %.1f µs/page%s\n",
+			run.Score.Precision, run.Score.Unique, run.Score.Pages, run.Score.Recall, run.Score.Recalled, run.Score.Reachable,
+			us(run.DetectPerPage), stoppedNote(run.Stopped))
+	}
+
+	fmt.Fprintln(out)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "mode\tpages\tunique\tprecision\trecall\tdetect µs/page\texact\tnear\tmirrors\tloops\ttraps\tpruned\ttime\t")
+	for _, r := range runs {
+		d := r.Dup
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.4f\t%.4f\t%.1f\t%d\t%d\t%d\t%d\t%d\t%d\t%s%s\t\n", r.Mode, r.Score.Pages, r.Score.Unique, r.Score.Precision, r.Score.Recall,
+			us(r.DetectPerPage), d.Exact, d.Near, d.Mirrors, d.Loops, d.Traps, d.Pruned, r.Elapsed.Round(100*time.Millisecond), stoppedNote(r.Stopped))
+	}
+	tw.Flush()
+	for _, r := range runs {
+		fmt.Fprintf(out, "mode=%s pages=%d unique=%d precision=%.4f recall=%.4f detect_us_per_page=%.1f\n",
+			r.Mode, r.Score.Pages, r.Score.Unique, r.Score.Precision, r.Score.Recall, us(r.DetectPerPage))
+	}
+	return runs, nil
+}
+
+type precisionRunResult struct {
+	PrecisionRun
+	fetched []Fetch
+}
+
+func precisionRun(ctx context.Context, o PrecisionOptions, cfg engine.Config, dnsAddr, path string, out io.Writer) (precisionRunResult, error) {
+	var res precisionRunResult
+	store, closer, err := o.OpenStore(path)
+	if err != nil {
+		return res, err
+	}
+	defer closer.Close()
+	rec := &recorder{Store: store, urls: make(map[uint64]string)}
+	resolver, err := dns.NewCache(dns.Config{Servers: []string{dnsAddr}})
+	if err != nil {
+		return res, err
+	}
+	defer resolver.Close()
+	eng, err := engine.New(cfg, rec, resolver, nil)
+	if err != nil {
+		return res, err
+	}
+	deadline := time.Now().Add(o.Limit)
+	elapsed, err := runEngine(ctx, eng, out, o.ProgressInterval, func(engine.Stats) bool {
+		if time.Now().After(deadline) {
+			res.Stopped = true
+			return true
+		}
+		return false
+	})
+	if err != nil {
+		return res, err
+	}
+	if ctx.Err() != nil {
+		return res, ctx.Err()
+	}
+	s := eng.Stats()
+	res.Elapsed = elapsed
+	res.Dup = s.Dup
+	if s.Pages > 0 {
+		res.DetectPerPage = s.Dup.Time / time.Duration(s.Pages)
+	}
+	res.fetched = rec.fetched()
+	return res, nil
+}
+
+// writeTrapTable writes the pages retrieved and the unique ones by trap.
+func writeTrapTable(out io.Writer, sc Score) {
+	kinds := make([]simweb.TrapKind, 0, len(sc.ByTrap))
+	for k := range sc.ByTrap {
+		kinds = append(kinds, k)
+	}
+	slices.Sort(kinds)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "  trap\tretrieved\tunique\twasted\t")
+	for _, k := range kinds {
+		r := sc.ByTrap[k]
+		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t\n", k, r.Pages, r.Unique, r.Pages-r.Unique)
+	}
+	tw.Flush()
+}
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+func stoppedNote(stopped bool) string {
+	if stopped {
+		return " (stopped at the time limit)"
+	}
+	return ""
+}
