@@ -64,6 +64,37 @@ const chunkCount = 64
 // PageRank allocates the transposed graph (4 bytes per edge) plus five
 // float64 arrays of one entry per node. It is safe to call concurrently.
 func PageRank(g *Graph, opt Options) (Result, error) {
+	return pagerank(g.NumNodes(), opt, g.Transpose, g.OutDegree)
+}
+
+// PageRankIn is PageRank for a caller that holds the graph's in-edges
+// already: in is the transposed graph (the in-edges of v are in.Out(v)) and
+// outDegree[v] is the number of out-edges of v, so that the sum of outDegree
+// is in.NumEdges(). It saves building the forward graph and transposing it,
+// which a crawler that keeps its link graph in another form would otherwise
+// pay for at every recomputation. The result is the same as PageRank's on
+// the forward graph, up to the order of floating-point additions.
+func PageRankIn(in *Graph, outDegree []int32, opt Options) (Result, error) {
+	n := in.NumNodes()
+	if len(outDegree) != n {
+		return Result{}, fmt.Errorf("rank: %d out-degrees for %d nodes", len(outDegree), n)
+	}
+	var sum int64
+	for v, d := range outDegree {
+		if d < 0 {
+			return Result{}, fmt.Errorf("rank: negative out-degree %d of node %d", d, v)
+		}
+		sum += int64(d)
+	}
+	if sum != int64(in.NumEdges()) {
+		return Result{}, fmt.Errorf("rank: out-degrees sum to %d for %d edges", sum, in.NumEdges())
+	}
+	return pagerank(n, opt, func() *Graph { return in }, func(v int32) int { return int(outDegree[v]) })
+}
+
+// pagerank is PageRank on n nodes given a way to get the in-edge graph
+// (called once the options are checked) and each node's out-degree.
+func pagerank(n int, opt Options, inEdges func() *Graph, outDegree func(int32) int) (Result, error) {
 	d := opt.Damping
 	if d == 0 {
 		d = DefaultDamping
@@ -85,7 +116,6 @@ func PageRank(g *Graph, opt Options) (Result, error) {
 	if maxIter < 0 {
 		return Result{}, fmt.Errorf("rank: negative MaxIter %d", maxIter)
 	}
-	n := g.NumNodes()
 	if n == 0 {
 		return Result{Scores: []float64{}}, nil
 	}
@@ -114,12 +144,12 @@ func PageRank(g *Graph, opt Options) (Result, error) {
 		}
 	}
 
-	in := g.Transpose()
+	in := inEdges()
 	inv := make([]float64, n) // 1/outdegree, 0 for dangling nodes
 	contrib := make([]float64, n)
 	dangling := 0.0
 	for v := range n {
-		if deg := g.OutDegree(int32(v)); deg > 0 {
+		if deg := outDegree(int32(v)); deg > 0 {
 			inv[v] = 1 / float64(deg)
 			contrib[v] = rank[v] * inv[v]
 		} else {

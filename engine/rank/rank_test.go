@@ -360,3 +360,34 @@ func TestGraphConstruction(t *testing.T) {
 		t.Error("NewGraph accepted a sequence that changed between passes")
 	}
 }
+
+func TestPageRankInMatchesPageRank(t *testing.T) {
+	g := bigGraph(t, 20_000, 6, 7)
+	want, err := PageRank(g, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deg := make([]int32, g.NumNodes())
+	for v := range deg {
+		deg[v] = int32(g.OutDegree(int32(v)))
+	}
+	got, err := PageRankIn(g.Transpose(), deg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Iterations != want.Iterations || !slices.Equal(got.Scores, want.Scores) {
+		t.Errorf("PageRankIn differs from PageRank: %d vs %d iterations", got.Iterations, want.Iterations)
+	}
+	for _, tc := range []struct {
+		name string
+		deg  []int32
+	}{
+		{"short", deg[1:]},
+		{"wrong sum", append([]int32{deg[0] + 1}, deg[1:]...)},
+		{"negative", append([]int32{-1, deg[0] + deg[1] + 1}, deg[2:]...)},
+	} {
+		if _, err := PageRankIn(g.Transpose(), tc.deg, Options{}); err == nil {
+			t.Errorf("%s out-degrees accepted", tc.name)
+		}
+	}
+}
