@@ -88,7 +88,8 @@ func (r *Result) WriteCSV(w io.Writer) error {
 
 // Command runs "lidi sim" with its arguments (without the subcommand
 // name): it generates a simweb (or loads an exported one with --graph),
-// simulates one crawl of it, writes the fetch sequence to --out if given,
+// takes the PageRank of the pages a complete crawl fetches as the oracle
+// (Web.CollectionRank), simulates one crawl of it, writes the fetch sequence to --out if given,
 // and prints a summary ending in key=value lines. Flag errors and usage go
 // to stderr; -h returns flag.ErrHelp.
 func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -138,6 +139,11 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	// The oracle is the chapter's: the PageRank of what a complete crawl
+	// gets, so a finished crawl's coverage is 1.
+	if w.PageRank, err = w.CollectionRank(); err != nil {
+		return err
+	}
 	prep := time.Since(t0)
 	s, err := NewStrategy(*strategy, w, *k)
 	if err != nil {
@@ -181,6 +187,8 @@ func Summarize(out io.Writer, w *Web, res *Result, prep time.Duration) error {
 	fmt.Fprintf(&b, "strategy=%s\n", res.Strategy)
 	fmt.Fprintf(&b, "pages=%d\n", res.Pages())
 	fmt.Fprintf(&b, "discovered=%d\n", res.Discovered)
+	fmt.Fprintf(&b, "skipped=%d\n", res.Skipped)
+	fmt.Fprintf(&b, "parked_sites=%d\n", res.Parked)
 	fmt.Fprintf(&b, "coverage=%.6f\n", res.Coverage(res.Pages()))
 	fmt.Fprintf(&b, "virtual_s=%.0f\n", res.Elapsed.Seconds())
 	fmt.Fprintf(&b, "pages_per_s=%.3f\n", float64(res.Pages())/max(res.Elapsed.Seconds(), 1e-9))

@@ -16,8 +16,14 @@
 // of SQLite. Strategies that implement frontier.Reprioritizer (Batch,
 // Partial) learn each fetched page's links and re-order queued pages.
 //
-// What it does not model: DNS, robots.txt, errors and redirects, CPU time.
-// Every page of the graph answers 200 with its size.
+// robots.txt is modelled as the engine obeys it: a site's first visit asks
+// for it (one request, w before the first page); pages it disallows
+// (Web.Disallowed) are handed to visits like any other and dropped without
+// a request; a site whose robots.txt answers 5xx is given up after that
+// first visit (the engine with errors.park_after = 1).
+//
+// What it does not model: DNS, robots.txt expiry and Crawl-delay, errors
+// and redirects, CPU time. Every page allowed answers 200 with its size.
 //
 // The measure is Castillo's: the cumulative oracle PageRank of the pages
 // fetched, against the number of pages fetched (Result.Fetches).
@@ -85,6 +91,11 @@ type Result struct {
 	PeakTransfers int
 	// Discovered counts the pages found (queued at least once).
 	Discovered int
+	// Skipped counts the pages dropped without a request: disallowed by
+	// robots.txt, or on a site given up.
+	Skipped int
+	// Parked counts the sites given up (robots.txt answered 5xx).
+	Parked int
 	// Wall is the real time the simulation took.
 	Wall time.Duration
 }
@@ -118,22 +129,28 @@ const (
 	queuedState
 	taken // handed to a visit
 	fetched
+	skipped // dropped without a request
 )
 
 // epoch is virtual time zero as the Frontier sees it.
 var epoch = time.Date(2004, 4, 1, 0, 0, 0, 0, time.UTC)
 
 type siteState struct {
-	fs frontier.Site // the Frontier holds a pointer to it
-	q  pageQueue
+	fs         frontier.Site // the Frontier holds a pointer to it
+	q          pageQueue
+	robotsDone bool // robots.txt has been asked for
+	parked     bool
 }
 
 type conn struct {
-	site  int32
-	pages []int32 // the visit's pages, taken from the head of the queue
-	i     int     // the page in flight
-	start int64   // when its request was sent
-	busy  bool
+	site      int32
+	pages     []int32 // the visit's pages, taken from the head of the queue
+	i         int     // the page in flight
+	start     int64   // when the request in flight was sent
+	lastEnd   int64   // when the visit's previous request ended
+	requested bool    // the visit has sent a request (its connection is open)
+	robots    bool    // the request in flight is robots.txt
+	busy      bool
 }
 
 type simulator struct {
@@ -270,6 +287,10 @@ func (sm *simulator) discover(p int32, depth int32, parent int32) {
 	sm.depth[p] = depth
 	sm.seq++
 	st := sm.siteFor(sm.web.PageSite[p])
+	if st.parked {
+		sm.drop(p)
+		return
+	}
 	info := frontier.PageInfo{Depth: int(depth), ID: uint64(p) + 1}
 	if parent >= 0 {
 		info.Parent = uint64(parent) + 1
@@ -326,25 +347,98 @@ func (sm *simulator) dispatch() {
 		}
 		sm.f.Take(&st.fs, int64(len(c.pages)), next)
 		sm.res.Visits++
-		// The first request also opens the connection: one more latency.
-		c.start = sm.now
-		lat := int64(sm.web.Sites[c.site].Latency)
-		sm.schedule(event{at: sm.now + 2*lat, kind: evFirstByte, conn: ci})
+		c.requested, c.robots = false, false
+		if sm.web.Sites[c.site].Robots != RobotsUnmodelled && !st.robotsDone {
+			c.robots = true
+			sm.request(ci)
+			continue
+		}
+		sm.nextPage(ci)
 	}
+}
+
+// request sends connection ci's next request: robots.txt or the page at
+// c.i. The first request of a visit also opens the connection, which costs
+// one more latency; the others wait w from the end of the previous one.
+func (sm *simulator) request(ci int32) {
+	c := &sm.conns[ci]
+	lat := int64(sm.web.Sites[c.site].Latency)
+	at := sm.now + 2*lat
+	if c.requested {
+		c.start = c.lastEnd + int64(sm.opt.Delay)
+		at = c.start + lat
+	} else {
+		c.start = sm.now
+	}
+	c.requested = true
+	sm.schedule(event{at: at, kind: evFirstByte, conn: ci})
+}
+
+// nextPage drops the disallowed pages at the visit's position, then
+// requests the next page, or ends the visit when none is left.
+func (sm *simulator) nextPage(ci int32) {
+	c := &sm.conns[ci]
+	for c.i < len(c.pages) && sm.web.Disallowed != nil && sm.web.Disallowed[c.pages[c.i]] {
+		sm.drop(c.pages[c.i])
+		c.i++
+	}
+	if c.i < len(c.pages) {
+		sm.request(ci)
+		return
+	}
+	st := sm.sites[c.site]
+	c.busy = false
+	sm.free = append(sm.free, ci)
+	// A visit that sent nothing leaves the site's next visit time as it was.
+	next := st.fs.NextVisit
+	if c.requested {
+		next = sm.at(c.lastEnd + int64(sm.opt.Delay))
+	}
+	sm.f.Release(&st.fs, next, sm.at(sm.now))
+}
+
+// drop gives up page p without a request.
+func (sm *simulator) drop(p int32) {
+	sm.state[p] = skipped
+	sm.res.Skipped++
+	if sm.rp != nil {
+		sm.rp.Fetched(uint64(p)+1, nil, sm.updateFn)
+	}
+}
+
+// park gives up the site of connection ci, whose robots.txt answered 5xx:
+// its pages, taken or queued, are dropped, and so are those found later.
+func (sm *simulator) park(ci int32) {
+	c := &sm.conns[ci]
+	st := sm.sites[c.site]
+	st.parked = true
+	sm.res.Parked++
+	for _, p := range c.pages[c.i:] {
+		sm.drop(p)
+	}
+	for st.q.len() > 0 {
+		sm.drop(st.q.pop(sm.pos).page)
+	}
+	sm.f.Drop(&st.fs, st.fs.Pending)
+	c.busy = false
+	sm.free = append(sm.free, ci)
+	sm.f.Park(&st.fs, sm.at(sm.now))
 }
 
 func (sm *simulator) handle(e event) {
 	switch e.kind {
 	case evFirstByte:
 		c := &sm.conns[e.conn]
-		p := c.pages[c.i]
-		size := int(sm.web.PageSize[p])
+		size := int(sm.web.Sites[c.site].RobotsSize)
+		if !c.robots {
+			size = int(sm.web.PageSize[c.pages[c.i]])
+		}
 		capBW := math.Inf(1)
 		if bw := sm.web.Sites[c.site].Bandwidth; bw > 0 {
 			capBW = float64(bw)
 		}
 		if sm.net.instant(size, capBW) {
-			sm.pageDone(e.conn)
+			sm.requestDone(e.conn)
 			return
 		}
 		sm.net.advance(sm.now)
@@ -361,7 +455,7 @@ func (sm *simulator) handle(e event) {
 			if sm.stopped {
 				return
 			}
-			sm.pageDone(ci)
+			sm.requestDone(ci)
 		}
 	}
 }
@@ -373,8 +467,32 @@ func (sm *simulator) rescheduleNet() {
 	}
 }
 
-// pageDone ends the request in flight on connection ci: the page is
-// fetched, its links are learnt, and the visit goes on or ends.
+// requestDone ends the request in flight on connection ci, and the visit
+// goes on or ends.
+func (sm *simulator) requestDone(ci int32) {
+	c := &sm.conns[ci]
+	c.lastEnd = sm.now
+	if c.robots {
+		c.robots = false
+		st := sm.sites[c.site]
+		st.robotsDone = true
+		if sm.web.Sites[c.site].Robots == RobotsError {
+			sm.park(ci)
+			return
+		}
+		sm.nextPage(ci)
+		return
+	}
+	sm.pageDone(ci)
+	if sm.stopped {
+		return
+	}
+	c.i++
+	sm.nextPage(ci)
+}
+
+// pageDone records the page in flight on connection ci as fetched and
+// learns its links.
 func (sm *simulator) pageDone(ci int32) {
 	c := &sm.conns[ci]
 	p := c.pages[c.i]
@@ -399,18 +517,5 @@ func (sm *simulator) pageDone(ci int32) {
 	}
 	if sm.opt.MaxPages > 0 && len(sm.res.Fetches) >= sm.opt.MaxPages {
 		sm.stopped = true
-		return
 	}
-	c.i++
-	w := int64(sm.opt.Delay)
-	if c.i < len(c.pages) {
-		c.start = sm.now + w
-		lat := int64(sm.web.Sites[c.site].Latency)
-		sm.schedule(event{at: c.start + lat, kind: evFirstByte, conn: ci})
-		return
-	}
-	st := sm.sites[c.site]
-	c.busy = false
-	sm.free = append(sm.free, ci)
-	sm.f.Release(&st.fs, sm.at(sm.now+w), sm.at(sm.now))
 }

@@ -196,7 +196,11 @@ func smallSimweb(t testing.TB) *Web {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return FromSimweb(sw, 3)
+	w := FromSimweb(sw, 3)
+	if w.PageRank, err = w.CollectionRank(); err != nil {
+		t.Fatal(err)
+	}
+	return w
 }
 
 // TestInvariants crawls a small simweb with every strategy and several
@@ -224,14 +228,16 @@ func TestInvariants(t *testing.T) {
 
 func checkInvariants(t *testing.T, w *Web, res *Result, opt Options) {
 	t.Helper()
-	// Every page once (simweb reaches every page from its first seed).
-	if res.Pages() != w.NumPages() {
-		t.Fatalf("fetched %d of %d pages", res.Pages(), w.NumPages())
+	// Every page of the collection once, and nothing else: robots.txt is
+	// obeyed.
+	want, n := w.Collection()
+	if res.Pages() != n {
+		t.Fatalf("fetched %d pages, want the %d of the collection (of %d)", res.Pages(), n, w.NumPages())
 	}
 	seen := make([]bool, w.NumPages())
 	for _, f := range res.Fetches {
-		if seen[f.Page] {
-			t.Fatalf("page %d fetched twice", f.Page)
+		if seen[f.Page] || !want[f.Page] {
+			t.Fatalf("page %d fetched twice or outside the collection", f.Page)
 		}
 		seen[f.Page] = true
 		if f.Site != w.PageSite[f.Page] {
@@ -399,6 +405,55 @@ func TestFromSimwebSizes(t *testing.T) {
 	for _, p := range []int{0, 57, 199} {
 		if got, want := int(w.PageSize[p]), len(sw.Render(p)); got != want {
 			t.Errorf("page %d size %d, want %d", p, got, want)
+		}
+	}
+}
+
+// TestRobots checks how robots.txt is modelled, with times computed by hand.
+//
+// Site A (pages 0, 1, 2, 4; latency 100 ms) disallows page 1, the only page
+// linking to 4; site B (page 3, no latency) answers robots.txt with a 5xx.
+// The link is unlimited, w = 10 s, r = 1, c = 1, Length.
+//
+// 0.0-0.2: A's robots.txt (connection and request). 10.2-10.3: page 0,
+// which finds 1, 2 (A) and 3 (B). 10.3: B's robots.txt fails: B is given up
+// and 3 dropped. 20.3: A's next visit takes 1, drops it without a request
+// and ends; the next one takes 2 on a new connection: 20.3-20.5.
+func TestRobots(t *testing.T) {
+	sites := []Site{{Latency: 100 * time.Millisecond, Robots: RobotsOK, RobotsSize: 50}, {Robots: RobotsError}}
+	w := handWeb(t, []int32{0, 0, 0, 1, 0}, [][2]int32{{0, 1}, {0, 2}, {0, 3}, {1, 4}}, sites, []int32{0})
+	w.Disallowed = []bool{false, true, false, false, false}
+	res, err := Run(context.Background(), w, frontier.Length{}, Options{Delay: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := pagesOf(res), []int32{0, 2}; !slices.Equal(got, want) {
+		t.Errorf("order %v, want %v", got, want)
+	}
+	if got, want := spansOf(res), ms(10200, 10300, 20300, 20500); !slices.Equal(got, want) {
+		t.Errorf("times\n got %v\nwant %v", got, want)
+	}
+	if res.Skipped != 2 || res.Parked != 1 || res.Discovered != 4 || res.Visits != 4 {
+		t.Errorf("skipped %d, parked %d, discovered %d, visits %d; want 2, 1, 4, 4", res.Skipped, res.Parked, res.Discovered, res.Visits)
+	}
+	if in, n := w.Collection(); n != 2 || !in[0] || !in[2] {
+		t.Errorf("collection %v (%d pages), want pages 0 and 2", in, n)
+	}
+	pr, err := w.CollectionRank()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr[1] != 0 || pr[3] != 0 || pr[4] != 0 || math.Abs(pr[0]+pr[2]-1) > 1e-9 {
+		t.Errorf("collection PageRank %v", pr)
+	}
+	// Batch must not wait for pages that are dropped.
+	for _, name := range []string{"batch", "partial"} {
+		s, err := NewStrategy(name, w, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res, err := Run(context.Background(), w, s, Options{Delay: 10 * time.Second}); err != nil || res.Pages() != 2 {
+			t.Errorf("%s: %v, %d pages", name, err, res.Pages())
 		}
 	}
 }

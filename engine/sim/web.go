@@ -31,6 +31,10 @@ type Web struct {
 	PageRank []float64   // the oracle: each page's final PageRank
 	Sites    []Site
 	Seeds    []int32 // pages the crawl starts from, in order
+	// Disallowed marks the pages robots.txt forbids; nil means none. As in
+	// the engine, such a page is queued and handed to a visit like any
+	// other, then dropped without a request, so its links are never learnt.
+	Disallowed []bool
 }
 
 // Site is how a simulated site answers.
@@ -41,7 +45,27 @@ type Site struct {
 	// Bandwidth is the most bytes per second the site sends; 0 means
 	// unlimited (the crawler's link is then the only limit).
 	Bandwidth int64
+	// Robots says whether the site's first visit asks for /robots.txt
+	// before any page, as the engine does, and how the site answers;
+	// RobotsSize is the answer's size in bytes.
+	Robots     RobotsTxt
+	RobotsSize int32
 }
+
+// RobotsTxt is how a simulated site answers /robots.txt.
+type RobotsTxt uint8
+
+const (
+	// RobotsUnmodelled: no robots.txt request is made (the zero value).
+	RobotsUnmodelled RobotsTxt = iota
+	// RobotsOK: the first visit asks for robots.txt (one request, w before
+	// the first page); its rules are Web.Disallowed.
+	RobotsOK
+	// RobotsError: robots.txt answers 5xx, which RFC 9309 reads as
+	// "disallow everything": the site is given up after its first visit, as
+	// the engine does with errors.park_after = 1.
+	RobotsError
+)
 
 // ErrBadWeb reports a Web whose parts do not fit together.
 var ErrBadWeb = errors.New("sim: malformed web")
@@ -72,8 +96,11 @@ func (w *Web) Validate() error {
 			return fmt.Errorf("%w: seed page %d of %d", ErrBadWeb, p, n)
 		}
 	}
+	if w.Disallowed != nil && len(w.Disallowed) != n {
+		return fmt.Errorf("%w: %d robots marks for %d pages", ErrBadWeb, len(w.Disallowed), n)
+	}
 	for i, s := range w.Sites {
-		if s.Latency < 0 || s.Bandwidth < 0 {
+		if s.Latency < 0 || s.Bandwidth < 0 || s.RobotsSize < 0 || s.Robots > RobotsError {
 			return fmt.Errorf("%w: site %d has latency %v, bandwidth %d", ErrBadWeb, i, s.Latency, s.Bandwidth)
 		}
 	}
@@ -81,21 +108,28 @@ func (w *Web) Validate() error {
 }
 
 // FromSimweb returns the simulator's view of a simweb Web, starting from
-// the home pages of its seeds most popular sites. Page sizes are measured
-// by rendering every page once (on all CPUs: about 16 µs per page per
-// core), so a size is exactly what the simweb server sends.
+// the home pages of its seeds most popular sites, with simweb's PageRank as
+// the oracle (see CollectionRank for the chapter's). Page sizes are
+// measured by rendering every page once (on all CPUs: about 16 µs per page
+// per core), so a size is exactly what the simweb server sends; robots.txt
+// is modelled as the engine obeys it.
 func FromSimweb(sw *simweb.Web, seeds int) *Web {
 	n := sw.NumPages()
 	w := &Web{
-		Graph:    sw.Graph(),
-		PageSite: make([]int32, n),
-		PageSize: make([]int32, n),
-		PageRank: sw.PageRank(),
-		Sites:    make([]Site, sw.NumSites()),
+		Graph:      sw.Graph(),
+		PageSite:   make([]int32, n),
+		PageSize:   make([]int32, n),
+		PageRank:   sw.PageRank(),
+		Sites:      make([]Site, sw.NumSites()),
+		Disallowed: make([]bool, n),
 	}
 	for s := range w.Sites {
 		si := sw.Site(s)
-		w.Sites[s] = Site{Latency: si.Latency, Bandwidth: si.Bandwidth}
+		_, body := sw.RobotsTxt(s)
+		w.Sites[s] = Site{Latency: si.Latency, Bandwidth: si.Bandwidth, Robots: RobotsOK, RobotsSize: int32(len(body))}
+		if si.Robots == simweb.RobotsServerError {
+			w.Sites[s].Robots = RobotsError
+		}
 		for p := si.HomePage; p < si.HomePage+si.Pages; p++ {
 			w.PageSite[p] = int32(s)
 		}
@@ -122,6 +156,7 @@ func FromSimweb(sw *simweb.Web, seeds int) *Web {
 				for p := a; p < min(a+chunk, n); p++ {
 					buf = sw.AppendHTML(buf[:0], p, 0)
 					w.PageSize[p] = int32(len(buf))
+					w.Disallowed[p] = sw.Page(p).Disallowed
 				}
 			}
 		})
@@ -131,9 +166,9 @@ func FromSimweb(sw *simweb.Web, seeds int) *Web {
 }
 
 // LoadOptions fill in what an exported simweb directory does not say.
-// The zero value gives every page DefaultPageSize bytes and every site no
-// latency and unlimited bandwidth, and starts from the 10 most popular
-// sites.
+// The zero value gives every page DefaultPageSize bytes, every site no
+// latency, unlimited bandwidth and an empty robots.txt answer, and starts
+// from the 10 most popular sites.
 type LoadOptions struct {
 	Seeds     int           // home pages of the most popular sites to start from; 0 means 10
 	PageSize  int           // bytes per page; 0 means DefaultPageSize
@@ -147,8 +182,9 @@ const DefaultPageSize = simweb.DefaultPageSizeMedian
 
 // Load reads a web exported by "lidi simweb --export DIR" (pages.csv,
 // edges.csv, sites.csv; see simweb.Web.Export), or any graph written in the
-// same columns. Only pages.csv's id, pagerank and site columns, edges.csv
-// and sites.csv's id, home_page and popularity columns are used.
+// same columns. Only pages.csv's id, pagerank, site and disallowed columns,
+// edges.csv and sites.csv's id, home_page, popularity and robots_kind
+// columns are used.
 func Load(dir string, opt LoadOptions) (*Web, error) {
 	if opt.Seeds == 0 {
 		opt.Seeds = 10
@@ -158,27 +194,37 @@ func Load(dir string, opt LoadOptions) (*Web, error) {
 	}
 	w := &Web{}
 	// sites.csv: id,host,addr,pages,robots_kind,crawl_delay_s,home_page,popularity
-	type siteRow struct{ id, home, pop int }
+	type siteRow struct {
+		id, home, pop int
+		robots        RobotsTxt
+	}
 	var rows []siteRow
-	err := readCSV(filepath.Join(dir, "sites.csv"), []string{"id", "home_page", "popularity"}, func(f []string) error {
+	err := readCSV(filepath.Join(dir, "sites.csv"), []string{"id", "home_page", "popularity", "robots_kind"}, func(f []string) error {
 		id, err1 := strconv.Atoi(f[0])
 		home, err2 := strconv.Atoi(f[1])
 		pop, err3 := strconv.Atoi(f[2])
 		if err := errors.Join(err1, err2, err3); err != nil {
 			return err
 		}
-		rows = append(rows, siteRow{id, home, pop})
+		robots := RobotsOK
+		if f[3] == simweb.RobotsServerError.String() {
+			robots = RobotsError
+		}
+		rows = append(rows, siteRow{id, home, pop, robots})
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	w.Sites = make([]Site, len(rows))
-	for i := range w.Sites {
-		w.Sites[i] = Site{Latency: opt.Latency, Bandwidth: opt.Bandwidth}
+	for i, r := range rows {
+		if r.id != i {
+			return nil, fmt.Errorf("sim: %s: site id %d out of order (want %d)", dir, r.id, i)
+		}
+		w.Sites[i] = Site{Latency: opt.Latency, Bandwidth: opt.Bandwidth, Robots: r.robots}
 	}
 	// pages.csv: id,url_path,host,depth,pagerank,site,kind,disallowed
-	err = readCSV(filepath.Join(dir, "pages.csv"), []string{"id", "pagerank", "site"}, func(f []string) error {
+	err = readCSV(filepath.Join(dir, "pages.csv"), []string{"id", "pagerank", "site", "disallowed"}, func(f []string) error {
 		id, err1 := strconv.Atoi(f[0])
 		pr, err2 := strconv.ParseFloat(f[1], 64)
 		site, err3 := strconv.Atoi(f[2])
@@ -190,6 +236,7 @@ func Load(dir string, opt LoadOptions) (*Web, error) {
 		}
 		w.PageSite = append(w.PageSite, int32(site))
 		w.PageRank = append(w.PageRank, pr)
+		w.Disallowed = append(w.Disallowed, f[3] == "1")
 		return nil
 	})
 	if err != nil {
