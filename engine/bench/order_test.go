@@ -1,0 +1,109 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/netip"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"lidi/engine/dns"
+	"lidi/engine/sim"
+	"lidi/engine/simweb"
+	"lidi/storage"
+)
+
+// firstHostFirst is a resolver that answers for one host at once and for
+// the others after a pause. With every site a seed, it makes the first
+// seed's site the only one ready for the crawl's first visit, as it is in
+// the simulator, and every other site ready long before that visit ends.
+type firstHostFirst struct {
+	*dns.Cache
+	first string
+	pause time.Duration
+}
+
+func (r firstHostFirst) Lookup(ctx context.Context, host string) (netip.Addr, error) {
+	if host != r.first {
+		time.Sleep(r.pause)
+	}
+	return r.Cache.Lookup(ctx, host)
+}
+
+// TestSimMatchesRealCrawl crawls a tiny simweb twice, with lidi's engine
+// over real HTTP on loopback into a real SQLite file and with lidi sim, and
+// checks that both fetch the same pages in the same order.
+//
+// With one robot and w = 0 the order depends on nothing but the scheduler,
+// robots.txt and the links, except for DNS: the engine cannot visit a site
+// before its address comes back, and the simulator has no DNS. So every
+// site is a seed (all are looked up at the start), and the first seed's
+// site answers first. Each request waits the site's latency (20 ms), so the
+// first visit lasts 40 ms or more, and the other look-ups (5 ms) are in by
+// then.
+func TestSimMatchesRealCrawl(t *testing.T) {
+	web, err := simweb.Generate(simweb.Options{Seed: 4, Sites: 8, Pages: 120, LatencyMedian: 20 * time.Millisecond, LatencySigma: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := simweb.Start(context.Background(), web, simweb.ServerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	n := web.NumSites()
+	first := web.Site(web.Page(web.Seeds(1)[0]).Site).Host
+	sw := sim.FromSimweb(web, n)
+	if _, reach := sw.Collection(); reach < 40 {
+		t.Fatalf("the test web's crawl reaches only %d pages", reach)
+	}
+	for _, strategy := range []string{"length", "depth"} {
+		for _, c := range []int{1, 3} {
+			t.Run(fmt.Sprintf("%s/c=%d", strategy, c), func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				db, err := storage.Open(filepath.Join(t.TempDir(), "crawl.db"), storage.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer db.Close()
+				cache, err := dns.NewCache(dns.Config{Servers: []string{srv.DNSAddr()}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer cache.Close()
+				cfg := simConfig(srv.SeedURLs(n), strategy, 1, c, 0)
+				real, _, other, err := crawlOrder(ctx, srv, cfg, db, firstHostFirst{cache, first, 5 * time.Millisecond}, io.Discard, time.Hour)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if other != 0 {
+					t.Errorf("%d fetches did not answer a page with 200", other)
+				}
+				s, err := sim.NewStrategy(strategy, sw, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := sim.Run(ctx, sw, s, sim.Options{Robots: 1, PagesPerVisit: c})
+				if err != nil {
+					t.Fatal(err)
+				}
+				simulated := make([]int32, res.Pages())
+				for i, f := range res.Fetches {
+					simulated[i] = f.Page
+				}
+				if !slices.Equal(real, simulated) {
+					i := 0
+					for i < min(len(real), len(simulated)) && real[i] == simulated[i] {
+						i++
+					}
+					t.Errorf("orders differ from fetch %d on (real crawl %d pages, simulated %d)\nreal %v\n sim %v",
+						i, len(real), len(simulated), real[i:min(i+10, len(real))], simulated[i:min(i+10, len(simulated))])
+				}
+			})
+		}
+	}
+}
