@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"lidi/engine/rank"
+	"lidi/engine/robots"
 	"lidi/engine/simweb"
 )
 
@@ -111,8 +112,13 @@ func (w *Web) Validate() error {
 // the home pages of its seeds most popular sites, with simweb's PageRank as
 // the oracle (see CollectionRank for the chapter's). Page sizes are
 // measured by rendering every page once (on all CPUs: about 16 µs per page
-// per core), so a size is exactly what the simweb server sends; robots.txt
-// is modelled as the engine obeys it.
+// per core), so a size is exactly what the simweb server sends. robots.txt
+// is read as the engine reads it, with lidi's engine/robots for the agent
+// RobotsAgent, rather than from simweb's ground truth: the two differ where
+// a file is ambiguous (RFC 9309 does not end a group of user-agent lines at
+// a Crawl-delay line, so simweb's "User-agent: * / Crawl-delay: 2" followed
+// by "User-agent: Teleport / Disallow: /" forbids everything to lidi, while
+// the truth reads the "*" group as allowing all).
 func FromSimweb(sw *simweb.Web, seeds int) *Web {
 	n := sw.NumPages()
 	w := &Web{
@@ -123,12 +129,14 @@ func FromSimweb(sw *simweb.Web, seeds int) *Web {
 		Sites:      make([]Site, sw.NumSites()),
 		Disallowed: make([]bool, n),
 	}
+	rules := make([]*robots.Rules, len(w.Sites))
 	for s := range w.Sites {
 		si := sw.Site(s)
-		_, body := sw.RobotsTxt(s)
+		status, body := sw.RobotsTxt(s)
+		rules[s] = robots.FromResponse(status, body)
 		w.Sites[s] = Site{Latency: si.Latency, Bandwidth: si.Bandwidth, Robots: RobotsOK, RobotsSize: int32(len(body))}
-		if si.Robots == simweb.RobotsServerError {
-			w.Sites[s].Robots = RobotsError
+		if status >= 500 || status == 429 {
+			w.Sites[s].Robots = RobotsError // the engine backs off, then gives up
 		}
 		for p := si.HomePage; p < si.HomePage+si.Pages; p++ {
 			w.PageSite[p] = int32(s)
@@ -156,7 +164,7 @@ func FromSimweb(sw *simweb.Web, seeds int) *Web {
 				for p := a; p < min(a+chunk, n); p++ {
 					buf = sw.AppendHTML(buf[:0], p, 0)
 					w.PageSize[p] = int32(len(buf))
-					w.Disallowed[p] = sw.Page(p).Disallowed
+					w.Disallowed[p] = !rules[w.PageSite[p]].Allowed(RobotsAgent, sw.Page(p).Path)
 				}
 			}
 		})
@@ -164,6 +172,10 @@ func FromSimweb(sw *simweb.Web, seeds int) *Web {
 	wg.Wait()
 	return w
 }
+
+// RobotsAgent is the user agent FromSimweb reads robots.txt for: lidi's
+// product token, which is what engine/robots matches groups by.
+const RobotsAgent = "lidi"
 
 // LoadOptions fill in what an exported simweb directory does not say.
 // The zero value gives every page DefaultPageSize bytes, every site no
