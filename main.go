@@ -275,8 +275,10 @@ func benchCmd(args []string, stdout io.Writer) error {
 		return benchCrawlCmd(args, stdout)
 	case "precision":
 		return benchPrecisionCmd(args, stdout)
+	case "strategies":
+		return benchStrategiesCmd(args, stdout)
 	}
-	return errors.New("bench: which benchmark? (crawl, precision)")
+	return errors.New("bench: which benchmark? (crawl, precision, strategies)")
 }
 
 func benchCrawlCmd(args []string, stdout io.Writer) error {
