@@ -56,6 +56,18 @@ type Reprioritizer interface {
 	Fetched(id uint64, links []uint64, update func(id uint64, priority float64))
 }
 
+// Unholder is implemented by Reprioritizers that hold pages back (Batch).
+// A driver calls Unhold when it has nothing in flight and every page it
+// could fetch is Held: the pages the strategy waits for left the queue
+// without the driver seeing them go (a site given up on, a directory
+// dropped as a mirror), so they never reach Fetched. Unhold gives up on
+// them and releases the next pages through update, as Fetched would; it
+// reports whether it released any.
+type Unholder interface {
+	Reprioritizer
+	Unhold(update func(id uint64, priority float64)) bool
+}
+
 // Reprioritized sets the priority of s's best queued page to head and moves
 // s to its place among the ready sites. It is how a driver applies a
 // Reprioritizer's updates, which may make a site's head worse as well as

@@ -232,6 +232,28 @@ func (b *Batch) Fetched(id uint64, links []uint64, update func(uint64, float64))
 	if b.left > 0 {
 		return
 	}
+	b.nextBatch(update)
+}
+
+// Unhold gives up on the pages of the current batch not fetched yet (the
+// driver reports them gone from its queue) and forms the next batch, as the
+// end of a batch does. It reports whether the new batch has any page.
+func (b *Batch) Unhold(update func(uint64, float64)) bool {
+	b.grow()
+	for v, in := range b.inBatch {
+		if in {
+			b.inBatch[v] = false
+			b.g.fetched[v] = true // not fetched, but never a candidate again
+		}
+	}
+	b.left = 0
+	b.open = false
+	return b.nextBatch(update) > 0
+}
+
+// nextBatch computes PageRank and reports the next batch through update;
+// it returns the batch's size.
+func (b *Batch) nextBatch(update func(uint64, float64)) int {
 	scores := b.g.pagerank()
 	var cand []int32
 	for v := range int32(len(scores)) {
@@ -241,7 +263,7 @@ func (b *Batch) Fetched(id uint64, links []uint64, update func(uint64, float64))
 	}
 	if len(cand) == 0 {
 		b.open = true
-		return
+		return 0
 	}
 	slices.SortFunc(cand, func(x, y int32) int {
 		if c := cmp.Compare(scores[y], scores[x]); c != 0 {
@@ -254,6 +276,7 @@ func (b *Batch) Fetched(id uint64, links []uint64, update func(uint64, float64))
 		b.left++
 		update(b.g.ids[v], b.prio[v])
 	}
+	return b.left
 }
 
 // Partial is Castillo's Partial strategy: PageRank of the graph known so
@@ -359,6 +382,6 @@ func (p *Partial) Fetched(id uint64, links []uint64, update func(uint64, float64
 }
 
 var (
-	_ Reprioritizer = (*Batch)(nil)
+	_ Unholder      = (*Batch)(nil)
 	_ Reprioritizer = (*Partial)(nil)
 )
