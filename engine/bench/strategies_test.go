@@ -2,11 +2,19 @@ package bench
 
 import (
 	"bytes"
+	"context"
+	"flag"
+	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"lidi/engine"
+	"lidi/storage"
 )
 
 func TestSampleCurve(t *testing.T) {
@@ -111,5 +119,68 @@ func TestCurvesCSV(t *testing.T) {
 	writeCurvesCSV(&b, curves[:1], nil)
 	if !strings.HasPrefix(b.String(), "r,strategy,pages,fraction,coverage\n64,length,0,") {
 		t.Errorf("CSV without runs:\n%s", b.String())
+	}
+}
+
+// TestStrategiesRun runs the whole benchmark on a tiny web, the real crawl
+// included, and checks its results and files.
+func TestStrategiesRun(t *testing.T) {
+	fs := flag.NewFlagSet("bench strategies", flag.ContinueOnError)
+	var o StrategiesOptions
+	o.RegisterFlags(fs)
+	out := t.TempDir()
+	err := fs.Parse([]string{"--sites", "30", "--pages", "600", "--r", "1,8", "--bandwidths", "2000000,20000",
+		"--real-sites", "12", "--real-pages", "240", "--real-r", "4", "--real-w", "2ms", "--real-latency", "1ms", "--out", out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.OpenStore = func(path string) (engine.Store, io.Closer, error) {
+		db, err := storage.Open(path, storage.Options{})
+		return db, db, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var log bytes.Buffer
+	res, err := Strategies(ctx, o, &log)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	if len(res.Curves) != 2*5 {
+		t.Fatalf("%d curves, want 10", len(res.Curves))
+	}
+	for _, c := range res.Curves {
+		last := c.Points[len(c.Points)-1]
+		if last.Pages != res.Collection || last.Fraction != 1 || math.Abs(last.Coverage-1) > 1e-9 {
+			t.Errorf("%s r=%d ends at %+v, want the whole collection (%d pages) and coverage 1", c.Strategy, c.Robots, last, res.Collection)
+		}
+	}
+	if len(res.Speeds) != 4 || res.Speeds[0].HalfSpeed != 1 || res.Speeds[0].WholeSpeed != 1 {
+		t.Errorf("speeds %+v", res.Speeds)
+	}
+	// The real crawl fetches exactly what the simulation does: the
+	// collection, every page answering 200.
+	if res.RealPages != res.RealCollection || res.SimPages != res.RealCollection || res.RealOther != 0 {
+		t.Errorf("real crawl %d pages (%d other answers), simulated %d, collection %d", res.RealPages, res.RealOther, res.SimPages, res.RealCollection)
+	}
+	for _, name := range []string{"coverage.csv", "speedup.csv", "fig6.13.csv", "strategies.png", "results.txt"} {
+		st, err := os.Stat(filepath.Join(out, name))
+		if err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	csv, err := os.ReadFile(filepath.Join(out, "coverage.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := 0
+	for _, c := range res.Curves {
+		rows += len(c.Points)
+	}
+	if got := strings.Count(string(csv), "\n"); got != rows+1 {
+		t.Errorf("coverage.csv has %d lines, want %d", got, rows+1)
+	}
+	png, _ := os.ReadFile(filepath.Join(out, "strategies.png"))
+	if !bytes.HasPrefix(png, []byte("\x89PNG")) {
+		t.Error("strategies.png is not a PNG")
 	}
 }
