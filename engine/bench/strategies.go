@@ -93,7 +93,7 @@ func (o *StrategiesOptions) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.RealRobots, "real-r", 64, "robots of Figure 6.13's crawls")
 	fs.DurationVar(&o.RealDelay, "real-w", 20*time.Millisecond, "politeness delay of Figure 6.13's crawls")
 	fs.DurationVar(&o.RealLatency, "real-latency", 5*time.Millisecond, "median site latency of Figure 6.13's web (served for real)")
-	fs.StringVar(&o.RealStrategy, "real-strategy", "length", "strategy of Figure 6.13's crawls")
+	fs.StringVar(&o.RealStrategy, "real-strategy", "length", "strategy of Figure 6.13's crawls: length or depth (the engine's batch and partial take K from its own configuration)")
 	fs.StringVar(&o.Out, "out", "bench-strategies", "directory for the CSV files, the chart and the tables")
 	fs.StringVar(&o.Dir, "dir", "", "directory for the real crawl's database (default: a temporary one, removed after)")
 	fs.DurationVar(&o.ProgressInterval, "progress", 5*time.Second, "progress line interval of the real crawl")
@@ -310,6 +310,9 @@ func simWeb(opt simweb.Options, seeds int) (*sim.Web, error) {
 func realVersusSim(ctx context.Context, o StrategiesOptions, res *StrategiesResult, out io.Writer) error {
 	if o.OpenStore == nil {
 		return errors.New("bench: no store to crawl into")
+	}
+	if o.RealStrategy != "length" && o.RealStrategy != "depth" {
+		return fmt.Errorf("bench: --real-strategy %q: length or depth", o.RealStrategy)
 	}
 	web, err := simweb.Generate(simweb.Options{Seed: o.Seed, Sites: o.RealSites, Pages: o.RealPages, LatencyMedian: o.RealLatency})
 	if err != nil {
