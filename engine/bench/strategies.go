@@ -212,6 +212,9 @@ type StrategiesResult struct {
 // fig6.13.csv, strategies.png and results.txt to o.Out, and the tables to
 // out.
 func Strategies(ctx context.Context, o StrategiesOptions, out io.Writer) (*StrategiesResult, error) {
+	if !o.SkipReal && o.RealStrategy != "length" && o.RealStrategy != "depth" {
+		return nil, fmt.Errorf("bench: --real-strategy %q: length or depth", o.RealStrategy)
+	}
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
@@ -310,9 +313,6 @@ func simWeb(opt simweb.Options, seeds int) (*sim.Web, error) {
 func realVersusSim(ctx context.Context, o StrategiesOptions, res *StrategiesResult, out io.Writer) error {
 	if o.OpenStore == nil {
 		return errors.New("bench: no store to crawl into")
-	}
-	if o.RealStrategy != "length" && o.RealStrategy != "depth" {
-		return fmt.Errorf("bench: --real-strategy %q: length or depth", o.RealStrategy)
 	}
 	web, err := simweb.Generate(simweb.Options{Seed: o.Seed, Sites: o.RealSites, Pages: o.RealPages, LatencyMedian: o.RealLatency})
 	if err != nil {
