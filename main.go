@@ -111,12 +111,14 @@ func crawlCmd(args []string, stdout io.Writer, headlessDefault bool) error {
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	return crawl(ctx, cfg, *headless, stdout)
+	return crawl(ctx, cfg, nil, *headless, stdout)
 }
 
-// crawl runs the crawl cfg describes, in the console or headless. Errors on
-// start (a locked database, DNS servers) come back before any screen opens.
-func crawl(ctx context.Context, cfg *config.File, headless bool, stdout io.Writer) error {
+// crawl runs the crawl cfg describes, in the console or headless. oracle,
+// when not nil, knows the true PageRank (the demo's synthetic web). Errors
+// on start (a locked database, DNS servers) come back before any screen
+// opens.
+func crawl(ctx context.Context, cfg *config.File, oracle engine.Oracle, headless bool, stdout io.Writer) error {
 	setHeapLimit(cfg.Memory.HeapLimitMB)
 	db, err := storage.Open(cfg.Storage.Path, storage.Options{})
 	if err != nil {
@@ -128,7 +130,9 @@ func crawl(ctx context.Context, cfg *config.File, headless bool, stdout io.Write
 		return fmt.Errorf("config: dns.servers: %w", err)
 	}
 	defer resolver.Close()
-	eng, err := engine.New(cfg.Engine(), db, resolver, nil)
+	ec := cfg.Engine()
+	ec.Oracle = oracle
+	eng, err := engine.New(ec, db, resolver, nil)
 	if err != nil {
 		return err
 	}
@@ -201,6 +205,7 @@ func demoCmd(args []string, stdout io.Writer) error {
 	seed := fs.Int64("seed", 1, "the synthetic web's seed")
 	dbPath := fs.String("db", "lidi-demo.db", "the demo crawl's SQLite file (run the demo again to continue it)")
 	headless := fs.Bool("headless", false, "no console")
+	strategy := fs.String("strategy", "length", "the crawl's strategy: length, depth, batch, partial or optimal")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -222,10 +227,17 @@ func demoCmd(args []string, stdout io.Writer) error {
 	cfg.Politeness.Delay = 200 * time.Millisecond
 	cfg.Politeness.PagesPerConnection = 20
 	cfg.Storage.Path = *dbPath
+	// A coverage point every 100 pages of the demo's few thousand, and
+	// the synthetic web's true PageRank for the oracle's curve.
+	cfg.PageRank.EveryPages = 100
+	cfg.PageRank.Every = 2 * time.Second
+	cfg.PageRank.StoreEvery = 10 * time.Second
+	cfg.PageRank.BatchPages = 200
+	cfg.Strategy = *strategy
 	if err := cfg.Check(); err != nil {
 		return err
 	}
-	return crawl(ctx, cfg, *headless, stdout)
+	return crawl(ctx, cfg, web.Oracle(), *headless, stdout)
 }
 
 // demoPort is the synthetic web's port in the demo: fixed, so that running

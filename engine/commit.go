@@ -115,6 +115,9 @@ func merge(dst, src *Batch) {
 	dst.Dups = append(dst.Dups, src.Dups...)
 	dst.Mirrors = append(dst.Mirrors, src.Mirrors...)
 	dst.PrefixSkips = append(dst.PrefixSkips, src.PrefixSkips...)
+	dst.Priorities = append(dst.Priorities, src.Priorities...)
+	dst.RankRuns = append(dst.RankRuns, src.RankRuns...)
+	dst.Ranks = append(dst.Ranks, src.Ranks...)
 }
 
 // head asks for up to n queued URLs of site, after every earlier write.

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"lidi/engine/fetch"
@@ -16,7 +17,7 @@ type Config struct {
 	Seeds     []string // seeds
 	UserAgent string   // user_agent
 
-	Strategy      string        // strategy: "length" or "depth"
+	Strategy      string        // strategy: "length", "depth", "batch", "partial" or "optimal" (needs Oracle)
 	Robots        int           // robots (r): sites visited at once
 	Delay         time.Duration // politeness.delay (w): between two requests to one site
 	MaxDelay      time.Duration // politeness.max_delay: cap on robots.txt Crawl-delay
@@ -48,6 +49,18 @@ type Config struct {
 	KeepBodies    bool // storage.keep_bodies: store page bodies (zlib)
 	CompressLevel int  // storage.compress_level: zlib level 1..9
 
+	// PageRank of the discovered graph during the crawl (pagerank.*).
+	Rank           bool          // pagerank.enabled
+	RankEveryPages int           // pagerank.every_pages: recompute after this many pages fetched since the last run
+	RankEvery      time.Duration // pagerank.every: or after this long since the last run (0: by pages only)
+	RankStoreEvery time.Duration // pagerank.store_every: every page's rank written at most this often (0: at every run); always at the end
+	RankBatch      int           // pagerank.batch_pages: K of the "batch" and "partial" strategies
+
+	// Oracle knows the true PageRank of the web (not a config.yaml key:
+	// the program sets it; lidi demo gives simweb's). Nil means none: no
+	// oracle coverage, and the "optimal" strategy cannot run.
+	Oracle Oracle
+
 	FlushEvery    time.Duration // storage.flush_interval: longest time a result waits to be written
 	FlushRecords  int           // storage.flush_records: records that trigger a write
 	ResolveAhead  int           // dns.parallel: look-ups in flight at once
@@ -77,6 +90,11 @@ func Defaults() Config {
 		MaxHamming:       3,
 		MirrorEvidence:   3,
 		CompressLevel:    1,
+		Rank:             true,
+		RankEveryPages:   10000,
+		RankEvery:        30 * time.Second,
+		RankStoreEvery:   time.Minute,
+		RankBatch:        10000,
 		FlushEvery:       200 * time.Millisecond,
 		FlushRecords:     20000,
 		ResolveAhead:     32,
@@ -127,6 +145,18 @@ func (c *Config) Validate() error {
 		return bad("dedup.max_hamming", "must be 0..32, got %d", c.MaxHamming)
 	case c.MirrorEvidence < 1:
 		return bad("dedup.mirror_evidence", "must be at least 1, got %d", c.MirrorEvidence)
+	case c.RankEveryPages < 1:
+		return bad("pagerank.every_pages", "must be at least 1, got %d", c.RankEveryPages)
+	case c.RankEvery < 0:
+		return bad("pagerank.every", "must not be negative, got %s", c.RankEvery)
+	case c.RankStoreEvery < 0:
+		return bad("pagerank.store_every", "must not be negative, got %s", c.RankStoreEvery)
+	case c.RankBatch < 1:
+		return bad("pagerank.batch_pages", "must be at least 1, got %d", c.RankBatch)
+	case !knownStrategy(c.Strategy):
+		return bad("strategy", "unknown strategy %q (known: %s)", c.Strategy, strings.Join(strategyNames(), ", "))
+	case strings.EqualFold(c.Strategy, "optimal") && c.Oracle == nil:
+		return &ConfigError{Key: "strategy", Err: errNoOracle}
 	case c.MaxRedirects < 0:
 		return bad("fetch.max_redirects", "must not be negative, got %d", c.MaxRedirects)
 	}

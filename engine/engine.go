@@ -102,7 +102,7 @@ func New(cfg Config, store Store, resolver Resolver, clock Clock) (*Engine, erro
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	strategy, err := frontier.NewStrategy(cfg.Strategy)
+	strategy, err := newStrategy(cfg)
 	if err != nil {
 		return nil, &ConfigError{Key: "strategy", Err: err}
 	}
@@ -218,6 +218,7 @@ func (e *Engine) Stats() Stats {
 	s.Skipped = cloneMap(e.st.Skipped)
 	s.Events = append([]Event(nil), e.st.Events...)
 	s.Waiting = append([]WaitingSite(nil), e.st.Waiting...)
+	s.Coverage = append([]CoveragePoint(nil), e.st.Coverage...)
 	s.Visits = make([]VisitStats, 0, len(e.visits))
 	for _, v := range e.visits {
 		s.Visits = append(s.Visits, v.stats())

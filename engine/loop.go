@@ -24,6 +24,12 @@ type site struct {
 	sinceDispatch     int64
 	sinceDispatchPrio float64
 	planned           int64 // pages the visit in flight may still fetch
+
+	// A Reprioritizer changed the queue while the visit's head request
+	// was on its way (see applyTouched).
+	headPending bool
+	reprio      bool
+	reprioHead  float64
 }
 
 // crawl is the loop's state. Only the loop goroutine touches it.
@@ -31,7 +37,9 @@ type crawl struct {
 	e       *Engine
 	f       *frontier.Frontier
 	sites   map[int64]*site
-	seen    map[uint64]struct{}
+	seen    map[uint64]int32 // URL ID -> node of graph
+	graph   linkGraph
+	rank    ranker
 	hops    map[uint64]int // redirect chain length of queued redirect targets
 	batch   *Batch
 	results chan any
@@ -50,6 +58,18 @@ type crawl struct {
 	skipped                          map[string]int64
 	savedPause                       bool
 	lastPublish                      time.Time
+
+	// A strategy that re-orders queued pages (nil for the others), and
+	// what driving it needs; see reprioritize.go.
+	rp        frontier.Reprioritizer
+	update    func(uint64, float64)
+	nodeSite  []int32 // site of each graph node, when rp is set; 0 unknown
+	touched   map[int64]siteTouch
+	fetchHeld bool
+
+	followBuf []followed
+	linkBuf   []uint64
+	nodeBuf   []int32
 }
 
 type dnsResult struct {
@@ -67,7 +87,7 @@ func (e *Engine) Run(ctx context.Context) (err error) {
 		e:        e,
 		f:        frontier.New(e.strategy, e.cfg.PerAddress),
 		sites:    make(map[int64]*site),
-		seen:     make(map[uint64]struct{}),
+		seen:     make(map[uint64]int32),
 		hops:     make(map[uint64]int),
 		results:  make(chan any, 1024),
 		dnsOut:   make(chan dnsResult, 64),
@@ -76,14 +96,19 @@ func (e *Engine) Run(ctx context.Context) (err error) {
 		nextSeq:  e.clock.Now().UnixNano(),
 	}
 	c.batch = e.commit.batch()
+	if rp, ok := e.strategy.(frontier.Reprioritizer); ok {
+		c.rp, c.update, c.touched = rp, c.reprioritize, make(map[int64]siteTouch)
+	}
 	if err := c.load(ctx); err != nil {
 		e.setState(StateFailed)
 		return err
 	}
 	commitDone := make(chan struct{})
 	go func() { e.commit.run(ctx); close(commitDone) }()
+	c.startRanker(e.clock.Now())
 	defer func() {
 		c.flush()
+		c.stopRanker() // before the committer closes: runs write to it
 		close(e.commit.in)
 		<-commitDone
 		if werr := e.commit.Err(); werr != nil && err == nil {
@@ -131,7 +156,7 @@ func (c *crawl) load(ctx context.Context) error {
 			c.resolve(s)
 		}
 	}
-	if err := e.store.URLFingerprints(ctx, func(id uint64) { c.seen[id] = struct{}{} }); err != nil {
+	if err := e.store.URLFingerprints(ctx, func(id uint64) { c.seen[id] = c.addNode(id, 0) }); err != nil {
 		return fmt.Errorf("engine: loading URLs: %w", err)
 	}
 	c.discovered = int64(len(c.seen))
@@ -182,9 +207,9 @@ func (c *crawl) discover(f found, depth int, parent uint64, now time.Time) {
 	if _, ok := c.seen[f.id]; ok {
 		return
 	}
-	c.seen[f.id] = struct{}{}
 	c.discovered++
 	s := c.siteFor(f)
+	c.seen[f.id] = c.addNode(f.id, s.ID)
 	prio := c.e.strategy.PagePriority(frontier.PageInfo{URL: f.url, Depth: depth, ID: f.id, Parent: parent})
 	c.nextSeq++
 	rec := URLRecord{ID: f.id, Site: s.ID, URL: f.url, Depth: depth, Priority: prio, Seq: c.nextSeq, Parent: parent, Discovered: now}
@@ -193,6 +218,7 @@ func (c *crawl) discover(f found, depth int, parent uint64, now time.Time) {
 		rec.State, rec.SkipReason = URLSkipped, "mirror"
 		c.batch.URLs = append(c.batch.URLs, rec)
 		c.dup.Pruned++
+		c.left(f.id, nil)
 		return
 	}
 	c.batch.URLs = append(c.batch.URLs, rec)
@@ -317,6 +343,7 @@ func (c *crawl) loop(ctx context.Context) error {
 			return ErrStopped
 		}
 		if !stopping && c.finished() {
+			c.finalRank()
 			c.publish(now, true)
 			e.setState(StateDone)
 			e.event(Event{Kind: "done", Text: fmt.Sprintf("crawl finished: %d pages", c.pages)})
@@ -342,6 +369,8 @@ func (c *crawl) loop(ctx context.Context) error {
 			}
 		case r := <-c.dnsOut:
 			c.onResolved(r, now)
+		case r := <-c.rank.out:
+			c.onRank(r)
 		case f := <-e.control:
 			f()
 		case <-timer.C:
@@ -356,6 +385,7 @@ func (c *crawl) loop(ctx context.Context) error {
 		case <-grace:
 			cancelVisits()
 		}
+		c.rankDue(e.clock.Now())
 		if c.batch.Len() >= e.cfg.FlushRecords/4 {
 			c.flush()
 		}
@@ -384,7 +414,7 @@ func (c *crawl) dispatch(ctx context.Context, now time.Time) {
 				return
 			}
 		}
-		fs := c.f.Next(now)
+		fs := c.next(now)
 		if fs == nil {
 			return
 		}
@@ -393,7 +423,8 @@ func (c *crawl) dispatch(ctx context.Context, now time.Time) {
 		// found so far must be on its way there first.
 		c.flush()
 		s.sinceDispatch = 0
-		v := Visit{Site: s.ID, Key: s.Key, Host: s.Host, Addr: s.Addr, Port: s.port, Max: int(budget), Delay: s.delay, NotBefore: s.NextVisit}
+		s.headPending = true
+		v := Visit{Site: s.ID, Key: s.Key, Host: s.Host, Addr: s.Addr, Port: s.port, Max: int(budget), Delay: s.delay, NotBefore: s.NextVisit, FetchHeld: c.fetchHeld}
 		if s.robots != nil && now.Sub(s.robots.fetched) < e.cfg.RobotsTTL {
 			v.Robots = s.robots.rules
 		}
@@ -440,6 +471,14 @@ func (c *crawl) onHead(m headTaken) {
 		s.HeadPriority = s.sinceDispatchPrio
 	}
 	s.sinceDispatch = 0
+	s.headPending = false
+	if s.reprio {
+		// Re-ordered after the head was read: the queue left holds them.
+		s.reprio = false
+		if s.Pending > 0 && s.reprioHead < s.HeadPriority {
+			s.HeadPriority = s.reprioHead
+		}
+	}
 }
 
 func (c *crawl) onPage(m pageDone, now time.Time) {
@@ -469,6 +508,8 @@ func (c *crawl) onPage(m pageDone, now time.Time) {
 	if !c.observe(m, now) {
 		// A duplicate: its links are the original's, not followed again.
 		c.skipped["duplicate"] += int64(len(m.found))
+		c.left(rec.URL, nil)
+		c.pageLinks(rec.URL, m.url, nil)
 		return
 	}
 	c.skipped["scope"] += int64(m.skip.scope)
@@ -476,6 +517,7 @@ func (c *crawl) onPage(m pageDone, now time.Time) {
 	c.skipped["invalid"] += int64(m.skip.invalid)
 	hops := c.hops[rec.URL]
 	delete(c.hops, rec.URL)
+	follow := c.followBuf[:0]
 	for _, f := range m.found {
 		if f.id == rec.URL {
 			continue
@@ -491,11 +533,25 @@ func (c *crawl) onPage(m pageDone, now time.Time) {
 				}
 				c.hops[f.id] = hops + 1
 			}
-			c.discover(f, m.depth, rec.URL, now)
+			follow = append(follow, followed{f, m.depth})
 			continue
 		}
-		c.discover(f, m.depth+1, rec.URL, now)
+		follow = append(follow, followed{f, m.depth + 1})
 	}
+	if c.rp != nil {
+		// The strategy learns the page's links before it is asked to
+		// place any page first found there.
+		c.linkBuf = c.linkBuf[:0]
+		for _, f := range follow {
+			c.linkBuf = append(c.linkBuf, f.id)
+		}
+		c.left(rec.URL, c.linkBuf)
+	}
+	for _, f := range follow {
+		c.discover(f.found, f.depth, rec.URL, now)
+	}
+	c.pageLinks(rec.URL, m.url, follow)
+	c.followBuf = follow[:0]
 }
 
 func (c *crawl) onVisitDone(m visitDone, now time.Time) {
@@ -519,6 +575,9 @@ func (c *crawl) onVisitDone(m visitDone, now time.Time) {
 	if len(m.skips) > 0 {
 		c.batch.Skips = append(c.batch.Skips, m.skips...)
 		c.skipped["robots"] += int64(len(m.skips))
+		for _, sk := range m.skips {
+			c.left(sk.URL, nil)
+		}
 	}
 	next := m.next
 	if m.failed || m.backedOff {

@@ -167,12 +167,16 @@ type Batch struct {
 	Dups        []DupRecord
 	Mirrors     []MirrorRecord
 	PrefixSkips []PrefixSkip
+
+	Priorities []PriorityUpdate // queued URLs re-ordered; URLs no longer queued are left as they are
+	RankRuns   []RankRun        // inserted or replaced (matched by Time)
+	Ranks      []RankRecord     // each URL's latest rank replaces its earlier one
 }
 
 // Len reports how many records the batch holds.
 func (b *Batch) Len() int {
 	return len(b.Sites) + len(b.URLs) + len(b.Pages) + len(b.Links) + len(b.Skips) + len(b.Events) +
-		len(b.Dups) + len(b.Mirrors) + len(b.PrefixSkips)
+		len(b.Dups) + len(b.Mirrors) + len(b.PrefixSkips) + len(b.Priorities) + len(b.RankRuns) + len(b.Ranks)
 }
 
 // Reset empties the batch, keeping its storage.
@@ -182,6 +186,7 @@ func (b *Batch) Reset() {
 	clear(b.Mirrors)
 	b.Sites, b.URLs, b.Pages, b.Links, b.Skips, b.Events = b.Sites[:0], b.URLs[:0], b.Pages[:0], b.Links[:0], b.Skips[:0], b.Events[:0]
 	b.Dups, b.Mirrors, b.PrefixSkips = b.Dups[:0], b.Mirrors[:0], b.PrefixSkips[:0]
+	b.Priorities, b.RankRuns, b.Ranks = b.Priorities[:0], b.RankRuns[:0], b.Ranks[:0]
 }
 
 // Skip drops a queued URL without fetching it.

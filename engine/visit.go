@@ -33,6 +33,7 @@ type Visit struct {
 	Delay     time.Duration // between two requests (w, or robots.txt Crawl-delay)
 	NotBefore time.Time     // the first request may not start earlier
 	Robots    *robots.Rules // nil: fetch robots.txt first
+	FetchHeld bool          // take pages the strategy holds back (frontier.Held) too
 }
 
 // Messages from a robot to the loop, in this order: one headTaken, any
@@ -95,6 +96,9 @@ func Digest(body []byte) uint64 { return crc64.Checksum(body, crcTable) }
 func (e *Engine) robot(ctx context.Context, v Visit, tr *visitTracker, out chan<- any) {
 	done := visitDone{site: v.Site, delay: v.Delay}
 	head, err := e.commit.head(ctx, v.Site, v.Max)
+	if !v.FetchHeld {
+		head = cutHeld(head)
+	}
 	out <- headTaken{site: v.Site, n: len(head.urls), next: head.next, more: head.more}
 	if err != nil {
 		done.next = v.NotBefore

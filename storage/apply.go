@@ -58,6 +58,14 @@ const sqlMirror = `INSERT OR IGNORE INTO mirrors (prefix, of_prefix, kind, rule,
 // (normalised), so every URL starting with the prefix sorts below prefix+DEL.
 const sqlPrefixSkip = `UPDATE urls SET state = 2, skip_reason = ? WHERE site = ? AND state = 0 AND url >= ? AND url < ?`
 
+// sqlPriority re-orders a queued URL (a strategy that re-ranks its queue).
+const sqlPriority = `UPDATE urls SET priority = ? WHERE id = ? AND state = 0`
+
+const sqlRankRun = `INSERT OR REPLACE INTO rank_runs (computed_at, pages, nodes, edges, iterations, coverage, oracle, ranks)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+
+const sqlRankInsert = `INSERT OR REPLACE INTO pagerank (url_id, rank, computed_at) VALUES `
+
 const sqlCounter = `UPDATE meta SET value = value + ? WHERE key = ?`
 
 const sqlHead = `SELECT id, url, depth, priority, seq FROM urls
@@ -69,9 +77,9 @@ const sqlSetMeta = `INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key
 // statement prepared on the pool's only connection inside a transaction
 // (Tx.StmtContext finds it), so nothing is parsed again per batch.
 type statements struct {
-	urls, links                                        multiStmt
+	urls, links, ranks                                 multiStmt
 	site, page, body, bodyDelete, skip, event, counter *sql.Stmt
-	dup, mirror, prefixSkip                            *sql.Stmt
+	dup, mirror, prefixSkip, priority, rankRun         *sql.Stmt
 	head, setMeta                                      *sql.Stmt
 	all                                                []*sql.Stmt
 }
@@ -93,6 +101,9 @@ func (s *statements) prepare(ctx context.Context, db *sql.DB) error {
 		if err := prep(&s.links[i], sqlLinkInsert+rowsPlaceholders(n, 2)); err != nil {
 			return err
 		}
+		if err := prep(&s.ranks[i], sqlRankInsert+rowsPlaceholders(n, 3)); err != nil {
+			return err
+		}
 	}
 	for _, p := range []struct {
 		dst **sql.Stmt
@@ -107,6 +118,8 @@ func (s *statements) prepare(ctx context.Context, db *sql.DB) error {
 		{&s.dup, sqlDup},
 		{&s.mirror, sqlMirror},
 		{&s.prefixSkip, sqlPrefixSkip},
+		{&s.priority, sqlPriority},
+		{&s.rankRun, sqlRankRun},
 		{&s.counter, sqlCounter},
 		{&s.head, sqlHead},
 		{&s.setMeta, sqlSetMeta},
@@ -297,6 +310,30 @@ func (a *applier) apply(st *statements, b *engine.Batch) error {
 		}
 		a.count[cQueued] -= n
 		a.count[cSkipped] += n
+	}
+	for _, p := range b.Priorities {
+		if _, err := a.exec(st.priority, p.Priority, int64(p.URL)); err != nil {
+			return fmt.Errorf("priority of %016x: %w", p.URL, err)
+		}
+	}
+	if len(b.Ranks) > 0 {
+		ranks := b.Ranks
+		if _, err := a.multi(&st.ranks, len(ranks), func(args []any, i int) []any {
+			return append(args, int64(ranks[i].URL), ranks[i].Rank, millis(ranks[i].Time))
+		}); err != nil {
+			return fmt.Errorf("pagerank: %w", err)
+		}
+	}
+	for i := range b.RankRuns {
+		r := &b.RankRuns[i]
+		var oracle any
+		if r.Oracle >= 0 {
+			oracle = r.Oracle
+		}
+		if _, err := a.exec(st.rankRun, millis(r.Time), r.Pages, int64(r.Nodes), int64(r.Edges), int64(r.Iterations),
+			r.Coverage, oracle, boolInt(r.Ranks)); err != nil {
+			return fmt.Errorf("pagerank run: %w", err)
+		}
 	}
 	for i := range b.Events {
 		e := &b.Events[i]

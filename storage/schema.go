@@ -11,14 +11,15 @@ import (
 // SchemaVersion is the schema version this package writes and reads, kept in
 // PRAGMA user_version. A file with a higher version was written by a newer
 // lidi and is refused.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // ApplicationID marks a lidi crawl file in the SQLite header (PRAGMA
 // application_id); it is "lidi" in ASCII.
 const ApplicationID = 0x6c696469
 
-// schema creates version 1. docs/schema.md describes it for researchers;
-// keep the two in step.
+// schema creates the current version. docs/schema.md describes it for
+// researchers; keep the two in step. Tables added by a later version are
+// also in upgrades, which brings an older file up to date.
 //
 // Times are unix milliseconds (INTEGER, NULL for never), IDs are the engine's
 // uint64 fingerprints stored as their two's-complement int64.
@@ -97,6 +98,8 @@ var schema = []string{
 		evidence  TEXT,
 		time      INTEGER
 	)`,
+	rankRunsTable,
+	pagerankTable,
 	`CREATE TABLE events (
 		id   INTEGER PRIMARY KEY,
 		time INTEGER,
@@ -108,6 +111,31 @@ var schema = []string{
 		key   TEXT PRIMARY KEY,
 		value
 	) WITHOUT ROWID`,
+}
+
+// Version 2: PageRank during the crawl. One row per recomputation, keyed
+// by its time, and each URL's rank at the latest recomputation that wrote
+// ranks (computed_at says which).
+const rankRunsTable = `CREATE TABLE rank_runs (
+		computed_at INTEGER PRIMARY KEY,
+		pages       INTEGER NOT NULL,
+		nodes       INTEGER NOT NULL,
+		edges       INTEGER NOT NULL,
+		iterations  INTEGER NOT NULL,
+		coverage    REAL NOT NULL,
+		oracle      REAL,
+		ranks       INTEGER NOT NULL
+	)`
+
+const pagerankTable = `CREATE TABLE pagerank (
+		url_id      INTEGER PRIMARY KEY,
+		rank        REAL NOT NULL,
+		computed_at INTEGER NOT NULL
+	)`
+
+// upgrades[v] brings a file of version v+1 to version v+2.
+var upgrades = [][]string{
+	{rankRunsTable, pagerankTable},
 }
 
 // Counter keys in meta. They are updated by Apply in the same transaction
@@ -177,6 +205,36 @@ func (db *DB) initSchema(ctx context.Context, now time.Time) error {
 		return &VersionError{Path: db.path, Version: version, Supported: SchemaVersion}
 	case version < 1:
 		return fmt.Errorf("%w: %s has schema version %d", ErrNotCrawl, db.path, version)
+	case version < SchemaVersion:
+		return upgrade(ctx, conn, version)
+	}
+	return nil
+}
+
+// upgrade brings a file written by an older lidi to SchemaVersion, in one
+// transaction.
+func upgrade(ctx context.Context, conn *sql.Conn, from int) (err error) {
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("storage: upgrade schema: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	for v := from; v < SchemaVersion; v++ {
+		for _, s := range upgrades[v-1] {
+			if _, err = tx.ExecContext(ctx, s); err != nil {
+				return fmt.Errorf("storage: upgrade schema to version %d: %s: %w", v+1, firstLine(s), err)
+			}
+		}
+	}
+	if _, err = tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion)); err != nil {
+		return fmt.Errorf("storage: upgrade schema: %w", err)
+	}
+	if err = tx.Commit(); err != nil {
+		return fmt.Errorf("storage: upgrade schema: %w", err)
 	}
 	return nil
 }

@@ -244,7 +244,7 @@ func TestSchemaVersion(t *testing.T) {
 	if !errors.Is(err, ErrNewerSchema) || !errors.As(err, &ve) || ve.Version != SchemaVersion+1 || ve.Supported != SchemaVersion {
 		t.Fatalf("Open newer file: %v", err)
 	}
-	if !strings.Contains(err.Error(), "crawl.db has schema version 2") {
+	if !strings.Contains(err.Error(), fmt.Sprintf("crawl.db has schema version %d", SchemaVersion+1)) {
 		t.Errorf("message %q", err)
 	}
 	// The refused file is left alone, and its lock released.

@@ -90,6 +90,14 @@ type File struct {
 		MirrorEvidence int  `yaml:"mirror_evidence"`
 	} `yaml:"dedup"`
 
+	PageRank struct {
+		Enabled    bool          `yaml:"enabled"`
+		EveryPages int           `yaml:"every_pages"`
+		Every      time.Duration `yaml:"every"`
+		StoreEvery time.Duration `yaml:"store_every"`
+		BatchPages int           `yaml:"batch_pages"`
+	} `yaml:"pagerank"`
+
 	Storage struct {
 		Path          string        `yaml:"path"`
 		KeepBodies    bool          `yaml:"keep_bodies"`
@@ -144,6 +152,11 @@ func Default() *File {
 	f.Dedup.Enabled = d.Detect
 	f.Dedup.MaxHamming = d.MaxHamming
 	f.Dedup.MirrorEvidence = d.MirrorEvidence
+	f.PageRank.Enabled = d.Rank
+	f.PageRank.EveryPages = d.RankEveryPages
+	f.PageRank.Every = d.RankEvery
+	f.PageRank.StoreEvery = d.RankStoreEvery
+	f.PageRank.BatchPages = d.RankBatch
 	f.Storage.Path = "crawl.db"
 	f.Storage.KeepBodies = d.KeepBodies
 	f.Storage.CompressLevel = d.CompressLevel
@@ -293,6 +306,11 @@ func (f *File) Engine() engine.Config {
 	c.Detect = f.Dedup.Enabled
 	c.MaxHamming = f.Dedup.MaxHamming
 	c.MirrorEvidence = f.Dedup.MirrorEvidence
+	c.Rank = f.PageRank.Enabled
+	c.RankEveryPages = f.PageRank.EveryPages
+	c.RankEvery = f.PageRank.Every
+	c.RankStoreEvery = f.PageRank.StoreEvery
+	c.RankBatch = f.PageRank.BatchPages
 	c.KeepBodies = f.Storage.KeepBodies
 	c.CompressLevel = f.Storage.CompressLevel
 	c.FlushEvery = f.Storage.FlushInterval

@@ -63,6 +63,13 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{"seeds: [http://a.test/]\nstorage:\n  path: \"\"\n", "storage.path"},
 		{"seeds: [http://a.test/]\nrobots: [1, 2]\n", "robots"},
 		{"seeds: [http://a.test/]\nmemory:\n  heap_limit_mb: -1\n", "memory.heap_limit_mb"},
+		{"seeds: [http://a.test/]\npagerank:\n  every_pages: 0\n", "pagerank.every_pages"},
+		{"seeds: [http://a.test/]\npagerank:\n  every: -1s\n", "pagerank.every"},
+		{"seeds: [http://a.test/]\npagerank:\n  store_every: -1m\n", "pagerank.store_every"},
+		{"seeds: [http://a.test/]\npagerank:\n  batch_pages: 0\n", "pagerank.batch_pages"},
+		{"seeds: [http://a.test/]\npagerank:\n  evry: 1s\n", "evry"},
+		{"seeds: [http://a.test/]\nstrategy: optimal\n", "strategy"},
+		{"seeds: [http://a.test/]\nstrategy: pagerank\n", "strategy"},
 		{"seeds: [http://a.test/\n", "line"},
 	}
 	for _, tt := range tests {

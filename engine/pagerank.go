@@ -1,0 +1,434 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+
+	"lidi/engine/frontier"
+	"lidi/engine/rank"
+)
+
+// Oracle knows the true PageRank of the web being crawled, as a simulated
+// web does (simweb). The engine uses it for oracle coverage (the measure of
+// Castillo's chapter 6) and for the "optimal" strategy. It must be safe for
+// concurrent use.
+type Oracle interface {
+	// PageRank returns the true PageRank of the page at url (a normalised
+	// URL), and false when the oracle does not know the page.
+	PageRank(url string) (float64, bool)
+}
+
+// RankRun is one PageRank recomputation of the crawl's link graph.
+type RankRun struct {
+	Time       time.Time // when it was computed: the key of its ranks
+	Pages      int64     // pages fetched by then (the whole crawl's)
+	Nodes      int       // URLs in the graph (fetched or not)
+	Edges      int       // links of fetched pages
+	Iterations int
+	Coverage   float64 // share of PageRank held by fetched pages
+	Oracle     float64 // the same against the oracle's true PageRank; -1 without oracle
+	Ranks      bool    // every node's rank of this run was written (RankRecords with this Time)
+}
+
+// RankRecord is a page's PageRank at one recomputation.
+type RankRecord struct {
+	URL  uint64
+	Rank float64
+	Time time.Time // RankRun.Time
+}
+
+// PriorityUpdate is a new priority for a queued URL, from a strategy that
+// re-orders its queue (frontier.Reprioritizer).
+type PriorityUpdate struct {
+	URL      uint64
+	Priority float64
+}
+
+// maxCoveragePoints bounds Stats.Coverage: past it, every other point is
+// dropped (the first and the newest are kept), so a long crawl's curve keeps
+// its shape in bounded memory.
+const maxCoveragePoints = 512
+
+// rankTolerance is the L1 residual at which a recomputation stops: the
+// ranks are an estimate over a graph that changes while they are computed,
+// and a warm start makes each run short anyway.
+const rankTolerance = 1e-7
+
+// linkGraph is the web graph a crawl has discovered, kept compactly for
+// PageRank: every URL seen is a node (an int32 index, the value of the
+// loop's seen map) and every fetched page appends its in-scope links, as
+// node indexes, to one list grouped by page — 4 bytes a link and 12 a
+// fetched page. Only the loop goroutine appends; a background
+// recomputation reads a prefix (graphView), which appends never touch.
+type linkGraph struct {
+	ids     []uint64 // node -> URL ID
+	pages   []int32  // the nodes of fetched pages, in fetch order
+	ends    []int64  // ends[i] is where pages[i]'s links end in targets
+	targets []int32
+}
+
+// add makes a node for the URL id and returns it.
+func (g *linkGraph) add(id uint64) int32 {
+	g.ids = append(g.ids, id)
+	return int32(len(g.ids) - 1)
+}
+
+// fetched records that page was fetched, linking to links.
+func (g *linkGraph) fetched(page int32, links []int32) {
+	g.targets = append(g.targets, links...)
+	g.pages = append(g.pages, page)
+	g.ends = append(g.ends, int64(len(g.targets)))
+}
+
+// view returns the graph as it is now, for another goroutine to read.
+func (g *linkGraph) view() graphView {
+	return graphView{ids: g.ids[:len(g.ids):len(g.ids)], pages: g.pages[:len(g.pages):len(g.pages)],
+		ends: g.ends[:len(g.ends):len(g.ends)], targets: g.targets[:len(g.targets):len(g.targets)]}
+}
+
+// graphView is a prefix of a linkGraph, immutable.
+type graphView linkGraph
+
+// inEdges builds the transposed graph (in-edges of each node, 8 bytes a
+// node and 4 a link) and the out-degrees PageRankIn needs.
+func (v graphView) inEdges() (*rank.Graph, []int32, error) {
+	n := len(v.ids)
+	deg := make([]int32, n)
+	offsets := make([]int64, n+1)
+	var start int64
+	for i, p := range v.pages {
+		end := v.ends[i]
+		deg[p] += int32(end - start)
+		for _, t := range v.targets[start:end] {
+			offsets[t+1]++
+		}
+		start = end
+	}
+	for i := 1; i <= n; i++ {
+		offsets[i] += offsets[i-1]
+	}
+	in := make([]int32, len(v.targets))
+	// Fill using offsets[t] as t's cursor; afterwards offsets[t] holds
+	// where t+1 starts, and one shift restores the layout.
+	start = 0
+	for i, p := range v.pages {
+		end := v.ends[i]
+		for _, t := range v.targets[start:end] {
+			in[offsets[t]] = p
+			offsets[t]++
+		}
+		start = end
+	}
+	copy(offsets[1:], offsets[:n])
+	offsets[0] = 0
+	g, err := rank.FromCSR(offsets, in)
+	return g, deg, err
+}
+
+// pagerank computes the PageRank of the view (damping 0.85), warm-started
+// from last (the scores of an earlier, smaller view; nodes added since start
+// at the uniform share), and the share of it held by fetched pages.
+func (v graphView) pagerank(last []float64) (rank.Result, float64, error) {
+	in, deg, err := v.inEdges()
+	if err != nil {
+		return rank.Result{}, 0, err
+	}
+	n := len(v.ids)
+	opt := rank.Options{Damping: 0.85, Tolerance: rankTolerance, MaxIter: 200}
+	if len(last) > 0 && len(last) <= n {
+		warm := make([]float64, n)
+		copy(warm, last)
+		for i := len(last); i < n; i++ {
+			warm[i] = 1 / float64(n)
+		}
+		opt.Start = warm
+	}
+	res, err := rank.PageRankIn(in, deg, opt)
+	if err != nil && !errors.Is(err, rank.ErrNotConverged) {
+		return res, 0, err
+	}
+	// A page is fetched once; the mark guards the share against a page
+	// recorded twice all the same.
+	counted := make([]bool, n)
+	share := 0.0
+	for _, p := range v.pages {
+		if !counted[p] {
+			counted[p] = true
+			share += res.Scores[p]
+		}
+	}
+	return res, min(share, 1), nil
+}
+
+// ranker runs the crawl's PageRank recomputations: at most one at a time,
+// in the background, every cfg.RankEveryPages pages or cfg.RankEvery. Its
+// fields are the loop goroutine's, but for the channel and the group.
+type ranker struct {
+	busy       bool
+	pages      int64     // pages fetched when the last run started
+	started    time.Time // when the last run started (or the crawl)
+	last       []float64 // the last run's scores, for the warm start
+	lastTime   time.Time // the last run's key
+	storedAt   time.Time // when ranks were last written
+	lastRun    RankRun
+	out        chan rankResult
+	wg         sync.WaitGroup // runs in flight and ranks being written
+	storeMu    sync.Mutex     // one run writes its ranks at a time
+	cancel     context.CancelFunc
+	ctx        context.Context
+	lastErr    string
+	storedRuns int     // runs whose ranks were written
+	oracleSum  float64 // oracle PageRank of the pages fetched so far
+}
+
+type rankJob struct {
+	view   graphView
+	last   []float64
+	prev   time.Time // the previous run's key: keys are strictly increasing
+	pages  int64
+	oracle float64
+	store  bool
+}
+
+type rankResult struct {
+	run    RankRun
+	scores []float64
+	stored bool // its ranks and record are being written by storeRanks
+	err    error
+}
+
+// computeRank runs one recomputation.
+func (e *Engine) computeRank(j rankJob) rankResult {
+	res, share, err := j.view.pagerank(j.last)
+	t := e.clock.Now().Truncate(time.Millisecond)
+	if !t.After(j.prev) {
+		t = j.prev.Add(time.Millisecond)
+	}
+	run := RankRun{Time: t, Pages: j.pages, Nodes: len(j.view.ids), Edges: len(j.view.targets),
+		Iterations: res.Iterations, Coverage: share, Oracle: j.oracle}
+	return rankResult{run: run, scores: res.Scores, stored: j.store && err == nil, err: err}
+}
+
+// storeRanks writes every node's rank of run to the store through the
+// committer, a chunk of cfg.FlushRecords at a time, so the loop's own
+// batches and the robots' queue requests pass between chunks. The run's
+// record goes with the first chunk and again, saying its ranks are
+// complete, with the last.
+func (e *Engine) storeRanks(ctx context.Context, mu *sync.Mutex, ids []uint64, scores []float64, run RankRun) {
+	mu.Lock()
+	defer mu.Unlock()
+	chunk := max(e.cfg.FlushRecords, 1000)
+	for i := 0; i < len(scores); i += chunk {
+		b := e.commit.batch()
+		if i == 0 {
+			b.RankRuns = append(b.RankRuns, run)
+		}
+		for j := i; j < min(i+chunk, len(scores)); j++ {
+			b.Ranks = append(b.Ranks, RankRecord{URL: ids[j], Rank: scores[j], Time: run.Time})
+		}
+		if i+chunk >= len(scores) {
+			run.Ranks = true
+			b.RankRuns = append(b.RankRuns, run)
+		}
+		select {
+		case e.commit.in <- b:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// startRanker prepares the crawl's recomputations; stopRanker (deferred by
+// Run before the committer closes) ends them.
+func (c *crawl) startRanker(now time.Time) {
+	c.rank.out = make(chan rankResult, 1)
+	c.rank.ctx, c.rank.cancel = context.WithCancel(context.Background())
+	c.rank.started = now
+	c.rank.pages = c.pages
+	c.rank.oracleSum = 0
+}
+
+func (c *crawl) stopRanker() {
+	if c.rank.cancel == nil {
+		return
+	}
+	c.rank.cancel()
+	c.rank.wg.Wait()
+}
+
+// rankDue starts a recomputation when one is due and none is running.
+func (c *crawl) rankDue(now time.Time) {
+	cfg := &c.e.cfg
+	r := &c.rank
+	if !cfg.Rank || r.busy || c.pages == r.pages || len(c.graph.pages) == 0 {
+		return
+	}
+	if c.pages-r.pages < int64(cfg.RankEveryPages) && (cfg.RankEvery <= 0 || now.Sub(r.started) < cfg.RankEvery) {
+		return
+	}
+	j := c.rankJob(now)
+	r.busy = true
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		res := c.e.computeRank(j)
+		r.out <- res // never blocks: one run at a time, and the loop takes it
+		if j.store && res.err == nil {
+			c.e.storeRanks(r.ctx, &r.storeMu, j.view.ids, res.scores, res.run)
+		}
+	}()
+}
+
+// rankJob snapshots what a run needs and decides whether it writes ranks.
+func (c *crawl) rankJob(now time.Time) rankJob {
+	r := &c.rank
+	r.pages, r.started = c.pages, now
+	j := rankJob{view: c.graph.view(), last: r.last, prev: r.lastTime, pages: c.pages, oracle: -1}
+	if c.e.cfg.Oracle != nil {
+		j.oracle = min(r.oracleSum, 1)
+	}
+	if r.storedAt.IsZero() || now.Sub(r.storedAt) >= c.e.cfg.RankStoreEvery {
+		j.store = true
+		r.storedAt = now
+	}
+	return j
+}
+
+// onRank takes a finished run: its scores warm-start the next, its point
+// goes on the coverage curve and its record to the store.
+func (c *crawl) onRank(res rankResult) {
+	r := &c.rank
+	r.busy = false
+	if res.err != nil {
+		if msg := res.err.Error(); msg != r.lastErr {
+			r.lastErr = msg
+			c.e.event(Event{Kind: "pagerank", Text: "PageRank failed: " + msg})
+		}
+		return
+	}
+	r.last, r.lastTime, r.lastRun = res.scores, res.run.Time, res.run
+	if !res.stored {
+		// Its record; storeRanks writes that of a run whose ranks it writes.
+		c.batch.RankRuns = append(c.batch.RankRuns, res.run)
+	}
+	e := c.e
+	e.mu.Lock()
+	cov := append(e.st.Coverage, CoveragePoint{Pages: res.run.Pages, Coverage: res.run.Coverage, Oracle: res.run.Oracle})
+	if len(cov) > maxCoveragePoints {
+		cov = thin(cov)
+	}
+	e.st.Coverage = cov
+	e.mu.Unlock()
+}
+
+// thin drops every other point of a curve, keeping the first and the last.
+func thin(cov []CoveragePoint) []CoveragePoint {
+	out := cov[:1]
+	for i := 2; i < len(cov)-1; i += 2 {
+		out = append(out, cov[i])
+	}
+	return append(out, cov[len(cov)-1])
+}
+
+// finalRank runs at the end of a finished crawl: it waits for the run in
+// flight and computes the final PageRank, whose ranks are always written,
+// so a finished crawl's store holds the ranks of every page it knows.
+func (c *crawl) finalRank() {
+	r := &c.rank
+	if !c.e.cfg.Rank {
+		return
+	}
+	if r.busy {
+		c.onRank(<-r.out)
+	}
+	if len(c.graph.pages) == 0 {
+		return
+	}
+	j := c.rankJob(c.e.clock.Now())
+	j.store = true
+	res := c.e.computeRank(j)
+	c.onRank(res)
+	if res.err == nil {
+		c.flush()
+		c.e.storeRanks(r.ctx, &r.storeMu, j.view.ids, res.scores, res.run)
+	}
+}
+
+// addNode makes the graph node of a newly seen URL of site (0: unknown).
+func (c *crawl) addNode(id uint64, site int64) int32 {
+	n := c.graph.add(id)
+	if c.rp != nil {
+		c.nodeSite = append(c.nodeSite, int32(site))
+	}
+	return n
+}
+
+// pageLinks records a fetched page in the graph, with the nodes of the
+// links followed (all seen by now), and adds its true PageRank to the
+// oracle's coverage.
+func (c *crawl) pageLinks(id uint64, url string, follow []followed) {
+	page, ok := c.seen[id]
+	if !ok {
+		page = c.addNode(id, 0)
+		c.seen[id] = page
+	}
+	c.nodeBuf = c.nodeBuf[:0]
+	for _, f := range follow {
+		if n, ok := c.seen[f.id]; ok {
+			c.nodeBuf = append(c.nodeBuf, n)
+		}
+	}
+	c.graph.fetched(page, c.nodeBuf)
+	if o := c.e.cfg.Oracle; o != nil {
+		if pr, ok := o.PageRank(url); ok {
+			c.rank.oracleSum += pr
+		}
+	}
+}
+
+// followed is a link of a fetched page that the crawl follows.
+type followed struct {
+	found
+	depth int
+}
+
+// errNoOracle is the optimal strategy without an oracle.
+var errNoOracle = errors.New(`"optimal" orders pages by their true PageRank and needs an oracle that knows it (lidi demo gives simweb's); none was given`)
+
+// newStrategy makes the strategy cfg names; the PageRank-based ones take
+// their K or their oracle from cfg.
+func newStrategy(cfg Config) (frontier.Strategy, error) {
+	switch strings.ToLower(cfg.Strategy) {
+	case "optimal":
+		o := cfg.Oracle
+		if o == nil {
+			return nil, errNoOracle
+		}
+		return frontier.NewOptimal(func(p frontier.PageInfo) float64 {
+			pr, _ := o.PageRank(p.URL)
+			return pr
+		}), nil
+	case "batch":
+		return frontier.NewBatch(cfg.RankBatch), nil
+	case "partial":
+		return frontier.NewPartial(cfg.RankBatch), nil
+	}
+	return frontier.NewStrategy(cfg.Strategy)
+}
+
+// strategyNames lists the strategies config.yaml may name.
+func strategyNames() []string {
+	return append(frontier.StrategyNames(), "optimal")
+}
+
+func knownStrategy(name string) bool {
+	for _, n := range strategyNames() {
+		if strings.EqualFold(n, name) {
+			return true
+		}
+	}
+	return false
+}

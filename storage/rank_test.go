@@ -1,0 +1,122 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"math"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"lidi/engine"
+	"lidi/engine/frontier"
+)
+
+func TestPrioritiesReorderTheQueue(t *testing.T) {
+	db := openTest(t)
+	b := engine.Batch{Sites: []engine.SiteRecord{site(1)}}
+	for i := uint64(1); i <= 4; i++ {
+		b.URLs = append(b.URLs, queued(i, 1, frontier.Held, int64(i)))
+	}
+	apply(t, db, b)
+	// 3 and 1 leave Held, 2 is fetched first: its new priority is ignored.
+	apply(t, db, engine.Batch{Pages: []engine.PageRecord{{URL: 2, Site: 1, Fetched: t0, Status: 200}}})
+	apply(t, db, engine.Batch{Priorities: []engine.PriorityUpdate{{URL: 3, Priority: -0.5}, {URL: 1, Priority: -0.25}, {URL: 2, Priority: -1}}})
+	urls, next, more, err := db.Head(context.Background(), 1, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []uint64
+	for _, q := range urls {
+		got = append(got, q.ID)
+	}
+	if len(got) != 3 || got[0] != 3 || got[1] != 1 || got[2] != 4 || urls[2].Priority != frontier.Held {
+		t.Errorf("head %v (priorities %v), want 3 1 4 with 4 Held", got, urls)
+	}
+	if more || next != 0 {
+		t.Errorf("next %v more %v after the whole queue", next, more)
+	}
+	r := rawOpen(t, db.path)
+	if p := queryFloat(t, r, "SELECT priority FROM urls WHERE id = 2"); p != frontier.Held {
+		t.Errorf("fetched URL's priority changed to %v", p)
+	}
+	if !math.IsInf(queryFloat(t, r, "SELECT priority FROM urls WHERE id = 4"), 1) {
+		t.Error("Held is not stored as +Inf")
+	}
+}
+
+func queryFloat(t testing.TB, db *sql.DB, q string) float64 {
+	t.Helper()
+	var f float64
+	if err := db.QueryRow(q).Scan(&f); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return f
+}
+
+func TestRanksKeepTheLatest(t *testing.T) {
+	db := openTest(t)
+	t1, t2 := t0.Add(time.Second), t0.Add(2*time.Second)
+	apply(t, db, engine.Batch{
+		Ranks:    []engine.RankRecord{{URL: 7, Rank: 0.6, Time: t1}, {URL: 8, Rank: 0.4, Time: t1}},
+		RankRuns: []engine.RankRun{{Time: t1, Pages: 1, Nodes: 2, Edges: 1, Iterations: 9, Coverage: 0.6, Oracle: -1, Ranks: true}},
+	})
+	// A later run without ranks, then one whose ranks come in two batches.
+	apply(t, db, engine.Batch{RankRuns: []engine.RankRun{{Time: t2, Pages: 2, Nodes: 3, Coverage: 0.7, Oracle: 0.5}}})
+	apply(t, db, engine.Batch{Ranks: []engine.RankRecord{{URL: 7, Rank: 0.5, Time: t2}}})
+	apply(t, db, engine.Batch{Ranks: []engine.RankRecord{{URL: 9, Rank: 0.2, Time: t2}},
+		RankRuns: []engine.RankRun{{Time: t2, Pages: 2, Nodes: 3, Coverage: 0.7, Oracle: 0.5, Ranks: true}}})
+	r := rawOpen(t, db.path)
+	if n := queryInt(t, r, "SELECT count(*) FROM pagerank"); n != 3 {
+		t.Errorf("%d ranks, want 3 (one per URL)", n)
+	}
+	if v := queryFloat(t, r, "SELECT rank FROM pagerank WHERE url_id = 7"); v != 0.5 {
+		t.Errorf("URL 7 rank %v, want the latest 0.5", v)
+	}
+	if v := queryInt(t, r, "SELECT computed_at FROM pagerank WHERE url_id = 8"); v != t1.UnixMilli() {
+		t.Errorf("URL 8 computed_at %d, want the first run's", v)
+	}
+	if n := queryInt(t, r, "SELECT count(*) FROM rank_runs"); n != 2 {
+		t.Errorf("%d runs, want 2", n)
+	}
+	if v := queryInt(t, r, "SELECT ranks FROM rank_runs WHERE computed_at = ?", t2.UnixMilli()); v != 1 {
+		t.Error("second run's record not replaced by the complete one")
+	}
+	if v := queryInt(t, r, "SELECT count(*) FROM rank_runs WHERE oracle IS NULL"); v != 1 {
+		t.Errorf("%d runs without oracle, want 1 (Oracle -1 is NULL)", v)
+	}
+}
+
+func TestUpgradeFromVersion1(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "crawl.db")
+	db, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(t, db, engine.Batch{Sites: []engine.SiteRecord{site(1)}, URLs: []engine.URLRecord{queued(1, 1, 0, 1)}})
+	db.Close()
+	// Make it a version 1 file: no PageRank tables.
+	raw := rawOpenRW(t, path)
+	for _, q := range []string{"DROP TABLE pagerank", "DROP TABLE rank_runs", "PRAGMA user_version = 1"} {
+		if _, err := raw.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw.Close()
+	db, err = Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	apply(t, db, engine.Batch{Ranks: []engine.RankRecord{{URL: 1, Rank: 1, Time: t0}}})
+	r := rawOpen(t, path)
+	if v := queryInt(t, r, "PRAGMA user_version"); v != SchemaVersion {
+		t.Errorf("user_version %d after upgrade", v)
+	}
+	if n := queryInt(t, r, "SELECT count(*) FROM pagerank"); n != 1 {
+		t.Errorf("%d ranks after upgrade", n)
+	}
+	if n := queryInt(t, r, "SELECT count(*) FROM urls"); n != 1 {
+		t.Errorf("%d URLs kept", n)
+	}
+}
