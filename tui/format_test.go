@@ -169,22 +169,31 @@ func TestChart(t *testing.T) {
 }
 
 func TestResample(t *testing.T) {
-	cov := []engine.CoveragePoint{{Pages: 0, Coverage: 0}, {Pages: 10, Coverage: 0.5}, {Pages: 30, Coverage: 0.7}}
-	got := resample(cov, 4)
-	want := []float64{0, 0.5, 0.6, 0.7}
-	for i := range want {
-		if len(got) != len(want) || got[i] < want[i]-1e-9 || got[i] > want[i]+1e-9 {
-			t.Fatalf("resample = %v, want %v", got, want)
+	cov := []engine.CoveragePoint{{Pages: 0, Coverage: 0, Oracle: 0}, {Pages: 10, Coverage: 0.5, Oracle: 0.2}, {Pages: 30, Coverage: 0.7, Oracle: 0.4}}
+	estimate := func(p engine.CoveragePoint) float64 { return p.Coverage }
+	oracle := func(p engine.CoveragePoint) float64 { return p.Oracle }
+	for _, tc := range []struct {
+		y    func(engine.CoveragePoint) float64
+		want []float64
+	}{
+		{estimate, []float64{0, 0.5, 0.6, 0.7}},
+		{oracle, []float64{0, 0.2, 0.3, 0.4}},
+	} {
+		got := resample(cov, 4, tc.y)
+		for i := range tc.want {
+			if len(got) != len(tc.want) || got[i] < tc.want[i]-1e-9 || got[i] > tc.want[i]+1e-9 {
+				t.Fatalf("resample = %v, want %v", got, tc.want)
+			}
 		}
 	}
-	if got := resample(cov[:1], 10); len(got) != 1 || got[0] != 0 {
+	if got := resample(cov[:1], 10, estimate); len(got) != 1 || got[0] != 0 {
 		t.Errorf("one point: %v", got)
 	}
-	if got := resample(nil, 10); got != nil {
+	if got := resample(nil, 10, estimate); got != nil {
 		t.Errorf("no point: %v", got)
 	}
 	// No more columns than pages between the ends.
-	if got := resample([]engine.CoveragePoint{{Pages: 5}, {Pages: 7, Coverage: 1}}, 50); len(got) != 3 {
+	if got := resample([]engine.CoveragePoint{{Pages: 5}, {Pages: 7, Coverage: 1}}, 50, estimate); len(got) != 3 {
 		t.Errorf("%d values for 3 page counts", len(got))
 	}
 }

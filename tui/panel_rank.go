@@ -56,21 +56,39 @@ func (p *coveragePanel) view() string {
 	if p.zoomed {
 		ch.Label = pct
 	}
-	return fill(p.w, p.h, text, 2, func(w, h int) string {
-		ch.Values = resample(cov, w-ch.gutter(w, h))
-		return ch.render(w, h)
+	estimate := func(pt engine.CoveragePoint) float64 { return pt.Coverage }
+	if last.Oracle < 0 || p.h < len(text)+6 {
+		// One curve when there is no oracle, or no room for two.
+		return fill(p.w, p.h, text, 2, func(w, h int) string {
+			ch.Values = resample(cov, w-ch.gutter(w, h), estimate)
+			return ch.render(w, h)
+		})
+	}
+	// Both curves, one above the other on the same scale: the estimate
+	// over the graph known so far, and the chapter's measure.
+	oracle := ch
+	oracle.Style = c.styles.ChartAlt
+	return fill(p.w, p.h, text, 6, func(w, h int) string {
+		gw := max(ch.gutter(w, 2), oracle.gutter(w, 2))
+		ch.MinGutter, oracle.MinGutter = gw, gw
+		top := (h - 2) / 2
+		ch.Values = resample(cov, w-gw, estimate)
+		oracle.Values = resample(cov, w-gw, func(pt engine.CoveragePoint) float64 { return pt.Oracle })
+		return c.styles.Label.Render("share of PageRank of the graph known") + "\n" + ch.render(w, top) + "\n" +
+			c.styles.Label.Render("share of the true PageRank") + "\n" + oracle.render(w, h-2-top)
 	})
 }
 
-// resample turns a coverage curve, whose points need not be evenly spaced
-// in pages, into n values evenly spaced from its first to its last point,
-// interpolating linearly, so the chart's x axis is pages fetched.
-func resample(cov []engine.CoveragePoint, n int) []float64 {
+// resample turns a coverage curve (the value y of each point), whose points
+// need not be evenly spaced in pages, into n values evenly spaced from its
+// first to its last point, interpolating linearly, so the chart's x axis is
+// pages fetched.
+func resample(cov []engine.CoveragePoint, n int, y func(engine.CoveragePoint) float64) []float64 {
 	if n <= 0 || len(cov) == 0 {
 		return nil
 	}
 	if len(cov) == 1 {
-		return []float64{cov[0].Coverage}
+		return []float64{y(cov[0])}
 	}
 	lo, hi := float64(cov[0].Pages), float64(cov[len(cov)-1].Pages)
 	n = min(n, max(int(hi-lo)+1, 2))
@@ -83,11 +101,11 @@ func resample(cov []engine.CoveragePoint, n int) []float64 {
 		}
 		a, b := cov[j], cov[j+1]
 		if b.Pages == a.Pages {
-			out[i] = b.Coverage
+			out[i] = y(b)
 			continue
 		}
 		t := (x - float64(a.Pages)) / float64(b.Pages-a.Pages)
-		out[i] = a.Coverage + t*(b.Coverage-a.Coverage)
+		out[i] = y(a) + t*(y(b)-y(a))
 	}
 	return out
 }
