@@ -96,6 +96,18 @@ func TestNotMeasuredUntilSet(t *testing.T) {
 	}
 	hs.press("enter")
 	mustShow(t, hs, "100.0%┤", "0.0%┤", "against the true PageRank")
+	// With room for both, the oracle's curve is drawn under the estimate;
+	// without an oracle, only the estimate.
+	mustShow(t, hs, "share of PageRank of the graph known", "share of the true PageRank")
+	noOracle := measured(s[0])
+	for i := range noOracle.Coverage {
+		noOracle.Coverage[i].Oracle = -1
+	}
+	c.series = []engine.Stats{noOracle}
+	c.next = 0
+	hs.refresh(1)
+	mustShow(t, hs, "100.0%┤", "99.9% of PageRank")
+	mustNotShow(t, hs, "true PageRank")
 }
 
 func TestPauseAndResume(t *testing.T) {
