@@ -293,9 +293,11 @@ func (w *Web) buildRobots(site int, kind RobotsKind, r *rng, dirs []int32, child
 		other = ""
 	}
 	rw.line("User-agent", "*")
+	ruled := len(rb.rules) > 0 // the "*" group has an Allow or Disallow line
 	if kind == RobotsEmpty {
 		if r.chance(0.5) {
 			rw.line("Disallow", "")
+			ruled = true
 		} else {
 			rw.comment("nothing to hide")
 		}
@@ -311,6 +313,13 @@ func (w *Web) buildRobots(site int, kind RobotsKind, r *rng, dirs []int32, child
 		rw.line("Crawl-delay", fmt.Sprint(int(rb.crawlDelay/time.Second)))
 	}
 	if other != "" {
+		if !ruled {
+			// Under RFC 9309 only Allow and Disallow end a run of
+			// user-agent lines (comments, blank lines and Crawl-delay do
+			// not), so without a rule the "*" group would share the next
+			// group's Disallow: /.
+			rw.line("Disallow", "")
+		}
 		rw.newline()
 		rw.line("User-agent", other)
 		rw.line("Disallow", "/")

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/temoto/robotstxt"
+
+	rfc9309 "lidi/engine/robots"
 )
 
 func TestMatchRobotsPattern(t *testing.T) {
@@ -77,8 +79,9 @@ func TestRobotsPrecedence(t *testing.T) {
 
 // TestRobotsVariety checks that a web has every kind of robots.txt, that
 // each kind does what it says, and that an independent parser
-// (github.com/temoto/robotstxt) reads every generated file the same way as
-// the ground truth.
+// (github.com/temoto/robotstxt) and lidi's own RFC 9309 parser, which
+// ends a group only at Allow or Disallow lines, read every generated file
+// the same way as the ground truth.
 func TestRobotsVariety(t *testing.T) {
 	w := testWeb(t, midWeb)
 	kinds := w.Stats().RobotsKinds
@@ -96,9 +99,14 @@ func TestRobotsVariety(t *testing.T) {
 		if err != nil {
 			t.Fatalf("site %d: robotstxt: %v", s, err)
 		}
+		rfc := rfc9309.FromResponse(status, body)
 		allowed, disallowed := 0, 0
 		for p := site.HomePage; p < site.HomePage+site.Pages; p++ {
 			pg := w.Page(p)
+			if ours := rfc.Allowed("lidi", pg.Path); pg.Disallowed == ours {
+				t.Fatalf("site %d (%v) page %q: ground truth disallowed=%v, RFC 9309 allows=%v\n%s",
+					s, site.Robots, pg.Path, pg.Disallowed, ours, body)
+			}
 			if theirs := parsed.TestAgent(pg.Path, "lidi"); pg.Disallowed == theirs {
 				t.Fatalf("site %d (%v) page %q: ground truth disallowed=%v, robotstxt allows=%v\n%s",
 					s, site.Robots, pg.Path, pg.Disallowed, theirs, body)
