@@ -3,6 +3,7 @@ package dedup
 import (
 	"bytes"
 	"math/bits"
+	"strings"
 )
 
 // Why simhash and not shingle sets: a shingle set (or a min-hash sketch of
@@ -23,6 +24,14 @@ import (
 // consecutive word hashes a, b, c are combined as rotl(a,42) ^ rotl(b,21) ^ c
 // and finished with the MurmurHash3 64-bit finaliser, and bit i of the
 // fingerprint is 1 when more than half the shingles have bit i set.
+//
+// Why dates are masked: a word holding a digit, and a month or weekday name,
+// counts as one and the same word. Calendars and archives answer endless
+// URLs that differ only in their dates with pages whose text differs only
+// in those dates ("No events are scheduled for March 2031"); read as they
+// are, two such short pages share few shingles and look unrelated. Genuine
+// pages differ in their words, not only in their dates, so they stay apart.
+//
 // Fingerprints stored on disk stay comparable across runs, machines and
 // versions; the golden tests in testdata fail if any of this changes.
 
@@ -84,7 +93,9 @@ func Simhash(body []byte) uint64 {
 		c := body[i]
 		if f := fold[c]; f != 0 {
 			h := uint64(fnvOffset64)
+			digit := false
 			for {
+				digit = digit || f < 'a' // digits are the only folded bytes below 'a'
 				h ^= uint64(f)
 				h *= fnvPrime64
 				i++
@@ -94,6 +105,9 @@ func Simhash(body []byte) uint64 {
 				if f = fold[body[i]]; f == 0 {
 					break
 				}
+			}
+			if digit || isDateWord(h) {
+				h = dateToken
 			}
 			s.word(h)
 			continue
@@ -108,6 +122,51 @@ func Simhash(body []byte) uint64 {
 		}
 	}
 	return s.sum()
+}
+
+// dateToken stands for every word with a digit and every month or weekday
+// name: the FNV-1a hash of "#".
+var dateToken = fnvWord("#")
+
+// fnvWord is the FNV-1a hash of an already lower-case word, as Simhash
+// hashes words.
+func fnvWord(w string) uint64 {
+	h := uint64(fnvOffset64)
+	for k := range len(w) {
+		h ^= uint64(w[k])
+		h *= fnvPrime64
+	}
+	return h
+}
+
+// dateWords are the month and weekday names, full and abbreviated, that
+// Simhash reads as dateToken.
+var dateWords = strings.Fields(`january february march april may june july august september october november december
+	jan feb mar apr jun jul aug sep sept oct nov dec
+	monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thurs fri sat sun`)
+
+// dateTable holds the FNV-1a hashes of dateWords, open-addressed by their
+// top 12 bits: a word that is not a date costs one load, almost always of
+// an empty slot.
+var dateTable = func() (t [1<<12 + 64]uint64) {
+	for _, w := range dateWords {
+		h := fnvWord(w)
+		i := h >> 52
+		for t[i] != 0 {
+			i++
+		}
+		t[i] = h
+	}
+	return t
+}()
+
+func isDateWord(h uint64) bool {
+	for i := h >> 52; dateTable[i] != 0; i++ {
+		if dateTable[i] == h {
+			return true
+		}
+	}
+	return false
 }
 
 // Hamming returns the number of bits in which two fingerprints differ.

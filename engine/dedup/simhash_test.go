@@ -36,9 +36,17 @@ func refSimhash(body []byte) uint64 {
 		return r < 0x80 && !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9')
 	})
 	hashes := make([]uint64, len(words))
+	dates := map[string]bool{}
+	for _, w := range strings.Fields("january february march april may june july august september october november december jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thurs fri sat sun") {
+		dates[w] = true
+	}
 	for i, w := range words {
+		w = asciiLower(w)
+		if dates[w] || strings.ContainsAny(w, "0123456789") {
+			w = "#" // dates and numbers are one word
+		}
 		h := fnv.New64a()
-		h.Write([]byte(asciiLower(w)))
+		h.Write([]byte(w))
 		hashes[i] = h.Sum64()
 	}
 	var feats []uint64
@@ -290,4 +298,23 @@ func BenchmarkSimhash(b *testing.B) {
 		sink ^= Simhash(body)
 	}
 	_ = sink
+}
+
+// Pages that differ only in their dates (a calendar's empty months) have
+// one fingerprint; pages that differ in their words do not.
+func TestSimhashMasksDates(t *testing.T) {
+	month := func(name string, year int, text string) []byte {
+		return fmt.Appendf(nil, `<html><head><title>Events in %[1]s %[2]d - Griond</title></head><body>
+<div id="header"><a href="/">Griond</a></div><h1>Events in %[1]s %[2]d</h1>
+<p class="months"><a href="../">&laquo; Earlier</a> | <a href="../02/">Later &raquo;</a></p>
+<p>%[3]s %[1]s %[2]d.</p><div id="footer">Sed ut perspiciatis. &copy; 2004 Griond</div></body></html>`, name, year, text)
+	}
+	empty := "No events are scheduled for"
+	a, b, c := Simhash(month("January", 2030, empty)), Simhash(month("Sept", 1999, empty)), Simhash(month("Tuesday", 7, empty))
+	if a != b || a != c {
+		t.Errorf("months differing only in dates: simhashes %016x %016x %016x, want one", a, b, c)
+	}
+	if d := Simhash(month("January", 2030, "Concert of the choir and a lecture on bees, in")); Hamming(a, d) <= DefaultMaxHamming {
+		t.Errorf("a month with events is %d bits from an empty one: near-duplicates", Hamming(a, d))
+	}
 }
