@@ -160,6 +160,9 @@ func (c *crawl) load(ctx context.Context) error {
 		return fmt.Errorf("engine: loading URLs: %w", err)
 	}
 	c.discovered = int64(len(c.seen))
+	if err := c.loadGraph(ctx); err != nil {
+		return err
+	}
 	if e.det != nil {
 		// Duplicate detection picks up where it stopped: the fingerprints
 		// of every page fetched, then the labels given.

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -248,7 +249,6 @@ func (c *crawl) startRanker(now time.Time) {
 	c.rank.ctx, c.rank.cancel = context.WithCancel(context.Background())
 	c.rank.started = now
 	c.rank.pages = c.pages
-	c.rank.oracleSum = 0
 }
 
 func (c *crawl) stopRanker() {
@@ -431,4 +431,36 @@ func knownStrategy(name string) bool {
 		}
 	}
 	return false
+}
+
+// LinkLoader is a Store that gives back the links of the pages fetched so
+// far, so that a resumed crawl's PageRank covers the pages of its earlier
+// runs. storage.DB is one; without it a resumed crawl's graph holds only the
+// links found since it resumed.
+type LinkLoader interface {
+	// FetchedLinks calls fn for every fetched page with its URL and the IDs
+	// of its links (links may be reused after fn returns).
+	FetchedLinks(ctx context.Context, fn func(page uint64, url string, links []uint64)) error
+}
+
+// loadGraph rebuilds the link graph of the pages fetched by earlier runs.
+// The strategies' own state (batch, partial) is not rebuilt: they start
+// afresh over what is left queued.
+func (c *crawl) loadGraph(ctx context.Context) error {
+	ll, ok := c.e.store.(LinkLoader)
+	if !ok || !c.e.cfg.Rank {
+		return nil
+	}
+	err := ll.FetchedLinks(ctx, func(page uint64, url string, links []uint64) {
+		c.followBuf = c.followBuf[:0]
+		for _, l := range links {
+			c.followBuf = append(c.followBuf, followed{found: found{id: l}})
+		}
+		c.pageLinks(page, url, c.followBuf)
+	})
+	c.followBuf = c.followBuf[:0]
+	if err != nil {
+		return fmt.Errorf("engine: loading the link graph: %w", err)
+	}
+	return nil
 }

@@ -44,6 +44,13 @@ func (r *recordingStore) Apply(ctx context.Context, b *engine.Batch) error {
 func crawlWith(t *testing.T, srv *simweb.Server, cfg engine.Config) (engine.Stats, string, *recordingStore) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "crawl.db")
+	st, rec := crawlAt(t, srv, cfg, path)
+	return st, path, rec
+}
+
+// crawlAt is crawlWith on the SQLite file at path, new or not.
+func crawlAt(t *testing.T, srv *simweb.Server, cfg engine.Config, path string) (engine.Stats, *recordingStore) {
+	t.Helper()
 	db, err := storage.Open(path, storage.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +75,7 @@ func crawlWith(t *testing.T, srv *simweb.Server, cfg engine.Config) (engine.Stat
 	if st.State != engine.StateDone {
 		t.Fatalf("state %s, want done", st.State)
 	}
-	return st, path, rec
+	return st, rec
 }
 
 func openRO(t *testing.T, path string) *sql.DB {
@@ -168,6 +175,15 @@ func TestCoverageOfAFinishedCrawl(t *testing.T) {
 		t.Errorf("%v pages never fetched but coverage is %v", skipped, last.Coverage)
 	}
 	// The oracle's coverage is the true PageRank of the pages fetched.
+	if truth := trueCoverage(t, db, web); math.Abs(last.Oracle-truth) > 1e-9 {
+		t.Errorf("final oracle coverage %v, true PageRank of the fetched pages %v", last.Oracle, truth)
+	}
+	t.Logf("%v URLs, %v skipped by robots.txt; coverage %.4f, oracle %.4f", nURLs, skipped, last.Coverage, last.Oracle)
+}
+
+// trueCoverage sums the true PageRank of the pages the crawl at db fetched.
+func trueCoverage(t *testing.T, db *sql.DB, web *simweb.Web) float64 {
+	t.Helper()
 	rows, err := db.Query("SELECT url FROM urls WHERE state = 1")
 	if err != nil {
 		t.Fatal(err)
@@ -183,10 +199,39 @@ func TestCoverageOfAFinishedCrawl(t *testing.T) {
 			truth += pr
 		}
 	}
-	if math.Abs(last.Oracle-truth) > 1e-9 {
+	return truth
+}
+
+// A crawl resumed from its store computes PageRank over the pages of its
+// earlier runs too.
+func TestCoverageAfterResume(t *testing.T) {
+	srv := testWeb(t, simweb.Options{Seed: 11, Sites: 12, Pages: 500})
+	web := srv.Web()
+	cfg := crawlConfig(srv.SeedURLs(2))
+	cfg.Delay, cfg.MaxDelay = 0, 0
+	cfg.RankEveryPages = 50
+	cfg.Oracle = web.Oracle()
+	path := filepath.Join(t.TempDir(), "crawl.db")
+	cfg.MaxPages = 150
+	first, _ := crawlAt(t, srv, cfg, path)
+	cfg.MaxPages = 0
+	st, _ := crawlAt(t, srv, cfg, path)
+	if first.Pages < 150 || st.Pages <= first.Pages {
+		t.Fatalf("pages %d then %d", first.Pages, st.Pages)
+	}
+	last := st.Coverage[len(st.Coverage)-1]
+	db := openRO(t, path)
+	fetchedShare := queryFloat(t, db, "SELECT sum(r.rank) FROM pagerank r JOIN urls u ON u.id = r.url_id WHERE u.state = 1")
+	if math.Abs(last.Coverage-fetchedShare) > 1e-9 {
+		t.Errorf("final coverage %v, fetched pages hold %v of the stored ranks", last.Coverage, fetchedShare)
+	}
+	if truth := trueCoverage(t, db, web); math.Abs(last.Oracle-truth) > 1e-9 {
 		t.Errorf("final oracle coverage %v, true PageRank of the fetched pages %v", last.Oracle, truth)
 	}
-	t.Logf("%v URLs, %v skipped by robots.txt; coverage %.4f, oracle %.4f", nURLs, skipped, last.Coverage, last.Oracle)
+	if n, urls := queryFloat(t, db, "SELECT nodes FROM rank_runs ORDER BY computed_at DESC LIMIT 1"), queryFloat(t, db, "SELECT count(*) FROM urls"); n != urls {
+		t.Errorf("final run over %v nodes, %v URLs known", n, urls)
+	}
+	t.Logf("%d then %d pages; coverage %.4f, oracle %.4f", first.Pages, st.Pages, last.Coverage, last.Oracle)
 }
 
 func TestPageRankOff(t *testing.T) {

@@ -120,3 +120,29 @@ func TestUpgradeFromVersion1(t *testing.T) {
 		t.Errorf("%d URLs kept", n)
 	}
 }
+
+func TestFetchedLinks(t *testing.T) {
+	db := openTest(t)
+	b := engine.Batch{Sites: []engine.SiteRecord{site(1)}}
+	for i := uint64(1); i <= 4; i++ {
+		b.URLs = append(b.URLs, queued(i, 1, 0, int64(i)))
+	}
+	b.Pages = []engine.PageRecord{{URL: 1, Site: 1, Fetched: t0, Status: 200}, {URL: 3, Site: 1, Fetched: t0, Status: 404}}
+	b.Links = []engine.Link{{From: 1, To: 2}, {From: 1, To: 3}, {From: 1, To: 2}}
+	apply(t, db, b)
+	got := map[uint64][]uint64{}
+	urls := map[uint64]string{}
+	err := db.FetchedLinks(context.Background(), func(page uint64, url string, links []uint64) {
+		got[page] = append([]uint64(nil), links...)
+		urls[page] = url
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || len(got[1]) != 2 || got[1][0] != 2 || got[1][1] != 3 || len(got[3]) != 0 {
+		t.Errorf("fetched links %v, want 1 -> 2 3 and 3 -> nothing", got)
+	}
+	if urls[1] != queued(1, 1, 0, 1).URL {
+		t.Errorf("page 1's URL %q", urls[1])
+	}
+}
