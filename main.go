@@ -233,10 +233,12 @@ func demoCmd(args []string, stdout io.Writer) error {
 	cfg.PageRank.Every = 2 * time.Second
 	cfg.PageRank.StoreEvery = 10 * time.Second
 	cfg.PageRank.BatchPages = 200
-	cfg.Strategy = *strategy
 	if err := cfg.Check(); err != nil {
 		return err
 	}
+	// Set after the check, which knows no oracle: "optimal" needs the one
+	// crawl gives the engine (an unknown name fails there all the same).
+	cfg.Strategy = *strategy
 	return crawl(ctx, cfg, web.Oracle(), *headless, stdout)
 }
 

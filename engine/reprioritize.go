@@ -96,12 +96,12 @@ func (c *crawl) next(now time.Time) *frontier.Site {
 	if c.fetchHeld {
 		return c.f.Next(now)
 	}
-	if fs := c.f.NextUnheld(now); fs != nil || c.rp == nil || !c.stalled() {
+	if fs := c.f.NextUnheld(now); fs != nil || c.rp == nil || !c.stalled(now) {
 		return fs
 	}
 	if u, ok := c.rp.(frontier.Unholder); ok && u.Unhold(c.update) {
 		c.applyTouched()
-		if fs := c.f.NextUnheld(now); fs != nil || !c.stalled() {
+		if fs := c.f.NextUnheld(now); fs != nil || !c.stalled(now) {
 			return fs
 		}
 	}
@@ -112,12 +112,23 @@ func (c *crawl) next(now time.Time) *frontier.Site {
 	return c.f.Next(now)
 }
 
-// stalled reports whether ready sites are all the crawl has: nothing in
-// flight, nothing waiting for DNS, an address or a politeness delay.
-func (c *crawl) stalled() bool {
+// stalled reports whether ready sites are all the crawl has to go on:
+// nothing in flight, nothing waiting for DNS or an address, and no site due
+// within its politeness delay (a site backing off after errors, or after a
+// 5xx robots.txt, may keep the pages a strategy waits for for many
+// minutes; they are fetched when it comes back, but not waited for).
+func (c *crawl) stalled(now time.Time) bool {
 	f := c.f
-	return c.busy == 0 && c.resolving == 0 && len(c.toResolve) == 0 && f.Count(frontier.Ready) > 0 &&
-		f.Count(frontier.Waiting)+f.Count(frontier.Resolving)+f.Count(frontier.Blocked) == 0
+	if c.busy > 0 || c.resolving > 0 || len(c.toResolve) > 0 || f.Count(frontier.Ready) == 0 ||
+		f.Count(frontier.Resolving)+f.Count(frontier.Blocked) > 0 {
+		return false
+	}
+	soonest := f.WaitingSoonest(1)
+	if len(soonest) == 0 {
+		return true
+	}
+	s := c.sites[soonest[0].ID]
+	return s.NextVisit.Sub(now) > s.delay
 }
 
 // cutHeld drops from a visit's head the pages the strategy holds back:
