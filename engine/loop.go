@@ -617,11 +617,11 @@ func (c *crawl) observe(m pageDone, now time.Time) bool {
 	if e.det == nil || rec.Digest == 0 || rec.Status < 200 || rec.Status >= 300 {
 		return true
 	}
-	start := time.Now()
 	e.detMu.Lock()
+	t := startCPUTimer()
 	d := e.det.Observe(dedup.Page{ID: rec.URL, URL: m.url, Digest: rec.Digest, Simhash: rec.Simhash, Status: rec.Status})
+	c.dup.Time += t.elapsed() + m.detect
 	e.detMu.Unlock()
-	c.dup.Time += time.Since(start) + m.detect
 	if d.Mirror != nil {
 		c.labelled(d.Mirror, now)
 	}

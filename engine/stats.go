@@ -114,8 +114,9 @@ type DupStats struct {
 	Loops   int64
 	Pruned  int64 // URLs dropped under mirrors and loops (when found or when their turn came)
 	Traps   int64 // URL patterns labelled traps (endless calendars) or useless query parameters
-	// Time is the time detection took over the whole run (fingerprints and
-	// decisions); divided by Pages it is the cost per page.
+	// Time is the CPU time detection took over the whole run (fingerprints
+	// and decisions, read from the thread's CPU clock where the system has
+	// one, else the wall clock); divided by Pages it is the cost per page.
 	Time time.Duration
 }
 

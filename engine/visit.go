@@ -293,9 +293,9 @@ func (e *Engine) fetchPage(ctx context.Context, sess *fetch.Session, q QueuedURL
 				}
 				rec.Links = len(res.Links)
 				if e.det != nil {
-					t := time.Now()
+					t := startCPUTimer()
 					rec.Simhash = dedup.Simhash(resp.Body)
-					pd.detect = time.Since(t)
+					pd.detect = t.elapsed()
 				}
 				pd.skip.invalid += res.Invalid
 				if follow {

@@ -1,0 +1,9 @@
+//go:build !linux
+
+package engine
+
+import "time"
+
+// threadCPUTime has no thread clock to read here: cpuTimer falls back to
+// the wall clock.
+func threadCPUTime() (time.Duration, bool) { return 0, false }
