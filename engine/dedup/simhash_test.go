@@ -282,9 +282,11 @@ func TestSimhashDistances(t *testing.T) {
 
 func benchPage(b *testing.B) []byte {
 	s := newSite("http://www.site3.test:8080", 3)
-	_, body := s.article("/news/2026/article-12.html", 5, 2600, pageOpt{})
-	for len(body) < 20<<10 {
-		_, body = s.article("/news/2026/article-12.html", 5, 2600+(20<<10-len(body))/6, pageOpt{})
+	n := 2600
+	_, body := s.article("/news/2026/article-12.html", 5, n, pageOpt{})
+	for len(body) < 20<<10 { // a page of about 20 KiB, as on the web
+		n += n / 8
+		_, body = s.article("/news/2026/article-12.html", 5, n, pageOpt{})
 	}
 	b.SetBytes(int64(len(body)))
 	return body
