@@ -93,50 +93,24 @@ func (g *linkGraph) view() graphView {
 // graphView is a prefix of a linkGraph, immutable.
 type graphView linkGraph
 
-// inEdges builds the transposed graph (in-edges of each node, 8 bytes a
-// node and 4 a link) and the out-degrees PageRankIn needs.
-func (v graphView) inEdges() (*rank.Graph, []int32, error) {
-	n := len(v.ids)
-	deg := make([]int32, n)
-	offsets := make([]int64, n+1)
+// lists yields each fetched page's links, for rank.PageRankLists.
+func (v graphView) lists(yield func(int32, []int32) bool) {
 	var start int64
 	for i, p := range v.pages {
 		end := v.ends[i]
-		deg[p] += int32(end - start)
-		for _, t := range v.targets[start:end] {
-			offsets[t+1]++
+		if !yield(p, v.targets[start:end:end]) {
+			return
 		}
 		start = end
 	}
-	for i := 1; i <= n; i++ {
-		offsets[i] += offsets[i-1]
-	}
-	in := make([]int32, len(v.targets))
-	// Fill using offsets[t] as t's cursor; afterwards offsets[t] holds
-	// where t+1 starts, and one shift restores the layout.
-	start = 0
-	for i, p := range v.pages {
-		end := v.ends[i]
-		for _, t := range v.targets[start:end] {
-			in[offsets[t]] = p
-			offsets[t]++
-		}
-		start = end
-	}
-	copy(offsets[1:], offsets[:n])
-	offsets[0] = 0
-	g, err := rank.FromCSR(offsets, in)
-	return g, deg, err
 }
 
 // pagerank computes the PageRank of the view (damping 0.85), warm-started
 // from last (the scores of an earlier, smaller view; nodes added since start
-// at the uniform share), and the share of it held by fetched pages.
+// at the uniform share), and the share of it held by fetched pages. It runs
+// on the calling goroutine, pushing along the link lists as they are: 20
+// bytes a node beyond the graph, nothing a link.
 func (v graphView) pagerank(last []float64) (rank.Result, float64, error) {
-	in, deg, err := v.inEdges()
-	if err != nil {
-		return rank.Result{}, 0, err
-	}
 	n := len(v.ids)
 	opt := rank.Options{Damping: 0.85, Tolerance: rankTolerance, MaxIter: 200}
 	if len(last) > 0 && len(last) <= n {
@@ -147,7 +121,7 @@ func (v graphView) pagerank(last []float64) (rank.Result, float64, error) {
 		}
 		opt.Start = warm
 	}
-	res, err := rank.PageRankIn(in, deg, opt)
+	res, err := rank.PageRankLists(n, v.lists, opt)
 	if err != nil && !errors.Is(err, rank.ErrNotConverged) {
 		return res, 0, err
 	}

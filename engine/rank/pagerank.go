@@ -54,6 +54,153 @@ type Result struct {
 // whatever the number of workers.
 const chunkCount = 64
 
+// PageRankLists is PageRank over a graph of n nodes given as the out-links
+// of each node that has any: lists calls yield(from, targets) for them (a
+// node may come more than once; its lists are one). It builds no other form
+// of the graph: where PageRank pulls along a transposed copy with several
+// goroutines, PageRankLists pushes each node's share along its own lists on
+// the calling goroutine, and needs only two float64 and one int32 per node.
+// A crawler that keeps its link graph as lists uses it to recompute
+// PageRank in the background without doubling the graph's memory or taking
+// every core. lists must yield the same lists each time it is called (once
+// per iteration, and once to count out-degrees). Options.Workers is
+// ignored. The result is PageRank's up to the order of floating-point
+// additions.
+func PageRankLists(n int, lists func(yield func(from int32, to []int32) bool), opt Options) (Result, error) {
+	d, tol, maxIter, err := opt.check()
+	if err != nil {
+		return Result{}, err
+	}
+	if n < 0 || n > math.MaxInt32 {
+		return Result{}, fmt.Errorf("rank: node count %d out of range", n)
+	}
+	if n == 0 {
+		return Result{Scores: []float64{}}, nil
+	}
+	deg := make([]int32, n)
+	var bad error
+	lists(func(from int32, to []int32) bool {
+		if from < 0 || int(from) >= n {
+			bad = fmt.Errorf("%w: source %d with %d nodes", ErrNodeRange, from, n)
+			return false
+		}
+		for _, t := range to {
+			if t < 0 || int(t) >= n {
+				bad = fmt.Errorf("%w: edge %d->%d with %d nodes", ErrNodeRange, from, t, n)
+				return false
+			}
+		}
+		deg[from] += int32(len(to))
+		return true
+	})
+	if bad != nil {
+		return Result{}, bad
+	}
+	rank, err := opt.start(n)
+	if err != nil {
+		return Result{}, err
+	}
+	next := make([]float64, n)
+	var res float64
+	iter := 0
+	for iter < maxIter {
+		dangling := 0.0
+		for v, k := range deg {
+			if k == 0 {
+				dangling += rank[v]
+			}
+		}
+		base := (1-d)/float64(n) + d*dangling/float64(n)
+		for v := range next {
+			next[v] = base
+		}
+		lists(func(from int32, to []int32) bool {
+			if len(to) > 0 {
+				share := d * rank[from] / float64(deg[from])
+				for _, t := range to {
+					next[t] += share
+				}
+			}
+			return true
+		})
+		res = 0
+		for v, x := range next {
+			res += math.Abs(x - rank[v])
+		}
+		rank, next = next, rank
+		iter++
+		if res < tol {
+			break
+		}
+	}
+	sum := 0.0
+	for _, x := range rank {
+		sum += x
+	}
+	for v := range rank {
+		rank[v] /= sum
+	}
+	r := Result{Scores: rank, Iterations: iter, Residual: res}
+	if !(res < tol) {
+		return r, fmt.Errorf("%w: residual %.3g after %d iterations", ErrNotConverged, res, iter)
+	}
+	return r, nil
+}
+
+// check returns the damping, tolerance and iteration bound opt asks for.
+func (opt Options) check() (d, tol float64, maxIter int, err error) {
+	d = opt.Damping
+	if d == 0 {
+		d = DefaultDamping
+	}
+	if !(d > 0 && d < 1) {
+		return 0, 0, 0, fmt.Errorf("rank: damping %v outside (0,1)", d)
+	}
+	tol = opt.Tolerance
+	if tol == 0 {
+		tol = DefaultTolerance
+	}
+	if !(tol > 0) {
+		return 0, 0, 0, fmt.Errorf("rank: tolerance %v not positive", tol)
+	}
+	maxIter = opt.MaxIter
+	if maxIter == 0 {
+		maxIter = DefaultMaxIter
+	}
+	if maxIter < 0 {
+		return 0, 0, 0, fmt.Errorf("rank: negative MaxIter %d", maxIter)
+	}
+	return d, tol, maxIter, nil
+}
+
+// start returns the first iterate: opt.Start normalised, or uniform.
+func (opt Options) start(n int) ([]float64, error) {
+	rank := make([]float64, n)
+	if opt.Start == nil {
+		for v := range rank {
+			rank[v] = 1 / float64(n)
+		}
+		return rank, nil
+	}
+	if len(opt.Start) != n {
+		return nil, fmt.Errorf("rank: warm start has %d entries for %d nodes", len(opt.Start), n)
+	}
+	sum := 0.0
+	for v, x := range opt.Start {
+		if !(x >= 0) || math.IsInf(x, 0) {
+			return nil, fmt.Errorf("rank: warm start entry %d is %v", v, x)
+		}
+		sum += x
+	}
+	if !(sum > 0) || math.IsInf(sum, 0) {
+		return nil, fmt.Errorf("rank: warm start sums to %v", sum)
+	}
+	for v, x := range opt.Start {
+		rank[v] = x / sum
+	}
+	return rank, nil
+}
+
 // PageRank computes the PageRank of g by power iteration on the in-edge
 // (transposed) graph. A random surfer follows one of the current page's
 // out-links with probability Damping and jumps to a uniformly chosen page
@@ -64,92 +211,24 @@ const chunkCount = 64
 // PageRank allocates the transposed graph (4 bytes per edge) plus five
 // float64 arrays of one entry per node. It is safe to call concurrently.
 func PageRank(g *Graph, opt Options) (Result, error) {
-	return pagerank(g.NumNodes(), opt, g.Transpose, g.OutDegree)
-}
-
-// PageRankIn is PageRank for a caller that holds the graph's in-edges
-// already: in is the transposed graph (the in-edges of v are in.Out(v)) and
-// outDegree[v] is the number of out-edges of v, so that the sum of outDegree
-// is in.NumEdges(). It saves building the forward graph and transposing it,
-// which a crawler that keeps its link graph in another form would otherwise
-// pay for at every recomputation. The result is the same as PageRank's on
-// the forward graph, up to the order of floating-point additions.
-func PageRankIn(in *Graph, outDegree []int32, opt Options) (Result, error) {
-	n := in.NumNodes()
-	if len(outDegree) != n {
-		return Result{}, fmt.Errorf("rank: %d out-degrees for %d nodes", len(outDegree), n)
+	d, tol, maxIter, err := opt.check()
+	if err != nil {
+		return Result{}, err
 	}
-	var sum int64
-	for v, d := range outDegree {
-		if d < 0 {
-			return Result{}, fmt.Errorf("rank: negative out-degree %d of node %d", d, v)
-		}
-		sum += int64(d)
-	}
-	if sum != int64(in.NumEdges()) {
-		return Result{}, fmt.Errorf("rank: out-degrees sum to %d for %d edges", sum, in.NumEdges())
-	}
-	return pagerank(n, opt, func() *Graph { return in }, func(v int32) int { return int(outDegree[v]) })
-}
-
-// pagerank is PageRank on n nodes given a way to get the in-edge graph
-// (called once the options are checked) and each node's out-degree.
-func pagerank(n int, opt Options, inEdges func() *Graph, outDegree func(int32) int) (Result, error) {
-	d := opt.Damping
-	if d == 0 {
-		d = DefaultDamping
-	}
-	if !(d > 0 && d < 1) {
-		return Result{}, fmt.Errorf("rank: damping %v outside (0,1)", d)
-	}
-	tol := opt.Tolerance
-	if tol == 0 {
-		tol = DefaultTolerance
-	}
-	if !(tol > 0) {
-		return Result{}, fmt.Errorf("rank: tolerance %v not positive", tol)
-	}
-	maxIter := opt.MaxIter
-	if maxIter == 0 {
-		maxIter = DefaultMaxIter
-	}
-	if maxIter < 0 {
-		return Result{}, fmt.Errorf("rank: negative MaxIter %d", maxIter)
-	}
+	n := g.NumNodes()
 	if n == 0 {
 		return Result{Scores: []float64{}}, nil
 	}
-
-	rank := make([]float64, n)
-	if opt.Start != nil {
-		if len(opt.Start) != n {
-			return Result{}, fmt.Errorf("rank: warm start has %d entries for %d nodes", len(opt.Start), n)
-		}
-		sum := 0.0
-		for v, x := range opt.Start {
-			if !(x >= 0) || math.IsInf(x, 0) {
-				return Result{}, fmt.Errorf("rank: warm start entry %d is %v", v, x)
-			}
-			sum += x
-		}
-		if !(sum > 0) || math.IsInf(sum, 0) {
-			return Result{}, fmt.Errorf("rank: warm start sums to %v", sum)
-		}
-		for v, x := range opt.Start {
-			rank[v] = x / sum
-		}
-	} else {
-		for v := range rank {
-			rank[v] = 1 / float64(n)
-		}
+	rank, err := opt.start(n)
+	if err != nil {
+		return Result{}, err
 	}
-
-	in := inEdges()
+	in := g.Transpose()
 	inv := make([]float64, n) // 1/outdegree, 0 for dangling nodes
 	contrib := make([]float64, n)
 	dangling := 0.0
 	for v := range n {
-		if deg := outDegree(int32(v)); deg > 0 {
+		if deg := g.OutDegree(int32(v)); deg > 0 {
 			inv[v] = 1 / float64(deg)
 			contrib[v] = rank[v] * inv[v]
 		} else {

@@ -361,33 +361,58 @@ func TestGraphConstruction(t *testing.T) {
 	}
 }
 
-func TestPageRankInMatchesPageRank(t *testing.T) {
+func TestPageRankListsMatchesPageRank(t *testing.T) {
 	g := bigGraph(t, 20_000, 6, 7)
 	want, err := PageRank(g, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	deg := make([]int32, g.NumNodes())
-	for v := range deg {
-		deg[v] = int32(g.OutDegree(int32(v)))
+	// The lists in another order than the nodes', one node split in two.
+	lists := func(yield func(int32, []int32) bool) {
+		for v := int32(g.NumNodes()) - 1; v >= 0; v-- {
+			out := g.Out(v)
+			if v == 3 && len(out) > 1 {
+				if !yield(v, out[:1]) || !yield(v, out[1:]) {
+					return
+				}
+				continue
+			}
+			if len(out) > 0 && !yield(v, out) {
+				return
+			}
+		}
 	}
-	got, err := PageRankIn(g.Transpose(), deg, Options{})
+	got, err := PageRankLists(g.NumNodes(), lists, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Iterations != want.Iterations || !slices.Equal(got.Scores, want.Scores) {
-		t.Errorf("PageRankIn differs from PageRank: %d vs %d iterations", got.Iterations, want.Iterations)
+	l1 := 0.0
+	for v := range want.Scores {
+		l1 += math.Abs(got.Scores[v] - want.Scores[v])
+	}
+	if l1 > 1e-8 {
+		t.Errorf("PageRankLists differs from PageRank by %v in L1", l1)
+	}
+	warm, err := PageRankLists(g.NumNodes(), lists, Options{Start: want.Scores})
+	if err != nil || warm.Iterations >= got.Iterations {
+		t.Errorf("warm start: %d iterations (cold %d), %v", warm.Iterations, got.Iterations, err)
 	}
 	for _, tc := range []struct {
-		name string
-		deg  []int32
+		name  string
+		n     int
+		lists func(func(int32, []int32) bool)
+		opt   Options
 	}{
-		{"short", deg[1:]},
-		{"wrong sum", append([]int32{deg[0] + 1}, deg[1:]...)},
-		{"negative", append([]int32{-1, deg[0] + deg[1] + 1}, deg[2:]...)},
+		{"source out of range", 2, func(y func(int32, []int32) bool) { y(2, nil) }, Options{}},
+		{"target out of range", 2, func(y func(int32, []int32) bool) { y(0, []int32{5}) }, Options{}},
+		{"bad damping", 2, lists, Options{Damping: 1}},
+		{"short warm start", 2, func(func(int32, []int32) bool) {}, Options{Start: []float64{1}}},
 	} {
-		if _, err := PageRankIn(g.Transpose(), tc.deg, Options{}); err == nil {
-			t.Errorf("%s out-degrees accepted", tc.name)
+		if _, err := PageRankLists(tc.n, tc.lists, tc.opt); err == nil {
+			t.Errorf("%s: accepted", tc.name)
 		}
+	}
+	if r, err := PageRankLists(0, lists, Options{}); err != nil || len(r.Scores) != 0 {
+		t.Errorf("empty graph: %v %v", r, err)
 	}
 }
