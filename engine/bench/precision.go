@@ -94,6 +94,10 @@ type Score struct {
 	// ByTrap counts pages retrieved and unique ones by the trap their URL
 	// belongs to (Truth.Trap; TrapNone for ordinary pages).
 	ByTrap map[simweb.TrapKind]TrapCount
+	// Missed counts the reachable contents not fetched, by the trap kind
+	// that made them (the top byte of Truth.Content; TrapNone for base
+	// pages).
+	Missed map[simweb.TrapKind]int
 }
 
 // TrapCount is one row of Score.ByTrap.
@@ -118,6 +122,12 @@ func ScoreCrawl(web *simweb.Web, reach *simweb.Reach, fetched []Fetch) Score {
 		}
 		sc.ByTrap[t.Trap] = row
 	}
+	sc.Missed = make(map[simweb.TrapKind]int)
+	for c := range reach.All() {
+		if !seen[c] {
+			sc.Missed[contentKind(c)]++
+		}
+	}
 	if sc.Pages > 0 {
 		sc.Precision = float64(sc.Unique) / float64(sc.Pages)
 	}
@@ -126,6 +136,10 @@ func ScoreCrawl(web *simweb.Web, reach *simweb.Reach, fetched []Fetch) Score {
 	}
 	return sc
 }
+
+// contentKind returns the trap kind that made a content (Truth.Content
+// keeps it in its top byte), TrapNone for a base page.
+func contentKind(c uint64) simweb.TrapKind { return simweb.TrapKind(c >> 56) }
 
 // recorder is an engine.Store that passes everything to the real store and
 // keeps, on the side, the URL of every id and the status of every fetch,
@@ -291,16 +305,21 @@ func precisionRun(ctx context.Context, o PrecisionOptions, cfg engine.Config, dn
 
 // writeTrapTable writes the pages retrieved and the unique ones by trap.
 func writeTrapTable(out io.Writer, sc Score) {
-	kinds := make([]simweb.TrapKind, 0, len(sc.ByTrap))
+	var kinds []simweb.TrapKind
 	for k := range sc.ByTrap {
 		kinds = append(kinds, k)
 	}
+	for k := range sc.Missed {
+		if _, ok := sc.ByTrap[k]; !ok {
+			kinds = append(kinds, k)
+		}
+	}
 	slices.Sort(kinds)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "  trap\tretrieved\tunique\twasted\t")
+	fmt.Fprintln(tw, "  trap\tretrieved\tunique\twasted\treachable missed\t")
 	for _, k := range kinds {
 		r := sc.ByTrap[k]
-		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t\n", k, r.Pages, r.Unique, r.Pages-r.Unique)
+		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\t\n", k, r.Pages, r.Unique, r.Pages-r.Unique, sc.Missed[k])
 	}
 	tw.Flush()
 }

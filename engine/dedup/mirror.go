@@ -291,8 +291,8 @@ func (d *Detector) addLabel(m *Mirror) {
 
 // Pruned reports whether url (normalised) is covered by a label: at or
 // under a mirror or loop prefix, matching a sibling-trap pattern, or
-// carrying a labelled query parameter when the same URL without it, or
-// with another value of it, was already observed. The crawler should drop
+// differing only in labelled query parameters from a URL already observed
+// (with them, without them, or with other values). The crawler should drop
 // such a URL. The *Mirror returned is the detector's own: do not modify
 // it. Pruned does not allocate.
 func (d *Detector) Pruned(url string) (bool, *Mirror) {
@@ -335,31 +335,27 @@ func (d *Detector) Pruned(url string) (bool, *Mirror) {
 		}
 	}
 	if len(ol.params) > 0 {
-		q, ok := u.query()
-		if !ok {
-			return false, nil
-		}
+		// A variant of this URL that differs only in labelled parameters
+		// (with them, without them, or with other values) was observed:
+		// its content is known.
+		q, _ := u.query()
 		var hit *Mirror
-		eachParam(q, func(name, _ string) bool {
-			hit = ol.params[name]
-			return hit == nil
-		})
-		if hit == nil {
-			return false, nil
-		}
-		// A variant of this URL without the labelled parameters was
-		// observed: its content is known.
-		found := false
 		d.sitePaths.each(sitePathKey(&u), func(i uint32) bool {
 			o := d.parts(i)
 			if o.origin() != u.origin() || o.dirPath() != u.dirPath() || o.file() != u.file() {
 				return true
 			}
 			oq, _ := o.query()
-			found = equalWithout(q, oq, ol.params)
-			return !found
+			if oq == q || !equalWithout(q, oq, ol.params) {
+				return true
+			}
+			hit = labelledParam(q, ol.params)
+			if hit == nil {
+				hit = labelledParam(oq, ol.params)
+			}
+			return hit == nil
 		})
-		if found {
+		if hit != nil {
 			return true, hit
 		}
 	}
@@ -408,6 +404,17 @@ func (d *Detector) Canonical(url string) string {
 		b.WriteString(p)
 	}
 	return b.String()
+}
+
+// labelledParam returns the label of the first parameter of query q that
+// params holds, or nil.
+func labelledParam(q string, params map[string]*Mirror) *Mirror {
+	var hit *Mirror
+	eachParam(q, func(name, _ string) bool {
+		hit = params[name]
+		return hit == nil
+	})
+	return hit
 }
 
 // eachParam calls fn with each name=value of a query until fn returns
