@@ -102,14 +102,11 @@ func queryFloat(t *testing.T, db *sql.DB, q string, args ...any) float64 {
 // engine's own estimate ending at the share of the pages it could fetch,
 // and the ranks of every URL in SQLite.
 func TestCoverageOfAFinishedCrawl(t *testing.T) {
-	srv := testWeb(t, simweb.Options{Seed: 11, Sites: 12, Pages: 500})
+	srv, cfg := coverageWeb(t)
 	web := srv.Web()
-	cfg := crawlConfig(srv.SeedURLs(2))
-	cfg.Delay, cfg.MaxDelay = 0, 0
 	cfg.RankEveryPages = 25
 	cfg.RankEvery = 0
 	cfg.RankStoreEvery = 0
-	cfg.Oracle = web.Oracle()
 	st, path, _ := crawlWith(t, srv, cfg)
 	cov := st.Coverage
 	if len(cov) < int(st.Pages)/25/2 {
@@ -157,10 +154,7 @@ func TestCoverageOfAFinishedCrawl(t *testing.T) {
 	// forbids: nothing is left queued. So coverage is exactly 1 on a web
 	// whose every page may be fetched, and 1 minus the disallowed share
 	// here.
-	fetchedShare := queryFloat(t, db, "SELECT sum(r.rank) FROM pagerank r JOIN urls u ON u.id = r.url_id WHERE u.state = 1")
-	if math.Abs(last.Coverage-fetchedShare) > 1e-9 {
-		t.Errorf("final coverage %v, fetched pages hold %v of the stored ranks", last.Coverage, fetchedShare)
-	}
+	checkFinalCoverage(t, db, web, last)
 	if n := queryFloat(t, db, "SELECT count(*) FROM urls WHERE state = 0"); n != 0 {
 		t.Errorf("%v URLs left queued", n)
 	}
@@ -174,11 +168,31 @@ func TestCoverageOfAFinishedCrawl(t *testing.T) {
 	if skipped > 0 && !(last.Coverage < 1) {
 		t.Errorf("%v pages never fetched but coverage is %v", skipped, last.Coverage)
 	}
-	// The oracle's coverage is the true PageRank of the pages fetched.
+	t.Logf("%v URLs, %v skipped by robots.txt; coverage %.4f, oracle %.4f", nURLs, skipped, last.Coverage, last.Oracle)
+}
+
+// coverageWeb is a small web for coverage tests and a configuration that
+// crawls it fast with its oracle.
+func coverageWeb(t *testing.T) (*simweb.Server, engine.Config) {
+	srv := testWeb(t, simweb.Options{Seed: 11, Sites: 12, Pages: 500})
+	cfg := crawlConfig(srv.SeedURLs(2))
+	cfg.Delay, cfg.MaxDelay = 0, 0
+	cfg.Oracle = srv.Web().Oracle()
+	return srv, cfg
+}
+
+// checkFinalCoverage checks the last point of a finished crawl's curve
+// against its store: the estimate is the share of the final stored ranks
+// held by fetched pages, the oracle's the true PageRank of those pages.
+func checkFinalCoverage(t *testing.T, db *sql.DB, web *simweb.Web, last engine.CoveragePoint) {
+	t.Helper()
+	fetchedShare := queryFloat(t, db, "SELECT sum(r.rank) FROM pagerank r JOIN urls u ON u.id = r.url_id WHERE u.state = 1")
+	if math.Abs(last.Coverage-fetchedShare) > 1e-9 {
+		t.Errorf("final coverage %v, fetched pages hold %v of the stored ranks", last.Coverage, fetchedShare)
+	}
 	if truth := trueCoverage(t, db, web); math.Abs(last.Oracle-truth) > 1e-9 {
 		t.Errorf("final oracle coverage %v, true PageRank of the fetched pages %v", last.Oracle, truth)
 	}
-	t.Logf("%v URLs, %v skipped by robots.txt; coverage %.4f, oracle %.4f", nURLs, skipped, last.Coverage, last.Oracle)
 }
 
 // trueCoverage sums the true PageRank of the pages the crawl at db fetched.
@@ -205,12 +219,9 @@ func trueCoverage(t *testing.T, db *sql.DB, web *simweb.Web) float64 {
 // A crawl resumed from its store computes PageRank over the pages of its
 // earlier runs too.
 func TestCoverageAfterResume(t *testing.T) {
-	srv := testWeb(t, simweb.Options{Seed: 11, Sites: 12, Pages: 500})
+	srv, cfg := coverageWeb(t)
 	web := srv.Web()
-	cfg := crawlConfig(srv.SeedURLs(2))
-	cfg.Delay, cfg.MaxDelay = 0, 0
 	cfg.RankEveryPages = 50
-	cfg.Oracle = web.Oracle()
 	path := filepath.Join(t.TempDir(), "crawl.db")
 	cfg.MaxPages = 150
 	first, _ := crawlAt(t, srv, cfg, path)
@@ -221,13 +232,7 @@ func TestCoverageAfterResume(t *testing.T) {
 	}
 	last := st.Coverage[len(st.Coverage)-1]
 	db := openRO(t, path)
-	fetchedShare := queryFloat(t, db, "SELECT sum(r.rank) FROM pagerank r JOIN urls u ON u.id = r.url_id WHERE u.state = 1")
-	if math.Abs(last.Coverage-fetchedShare) > 1e-9 {
-		t.Errorf("final coverage %v, fetched pages hold %v of the stored ranks", last.Coverage, fetchedShare)
-	}
-	if truth := trueCoverage(t, db, web); math.Abs(last.Oracle-truth) > 1e-9 {
-		t.Errorf("final oracle coverage %v, true PageRank of the fetched pages %v", last.Oracle, truth)
-	}
+	checkFinalCoverage(t, db, web, last)
 	if n, urls := queryFloat(t, db, "SELECT nodes FROM rank_runs ORDER BY computed_at DESC LIMIT 1"), queryFloat(t, db, "SELECT count(*) FROM urls"); n != urls {
 		t.Errorf("final run over %v nodes, %v URLs known", n, urls)
 	}

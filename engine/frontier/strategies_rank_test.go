@@ -210,3 +210,36 @@ func TestNextUnheldStopsAtHeldSites(t *testing.T) {
 		t.Fatalf("released site not handed out: %v", got)
 	}
 }
+
+// Batch pages that leave the queue unseen would hold the crawl forever;
+// Unhold gives up on them and releases the next batch.
+func TestBatchUnholdReleasesTheNextBatch(t *testing.T) {
+	b := NewBatch(2)
+	var u updates
+	if p := b.PagePriority(PageInfo{ID: 1}); p == Held {
+		t.Fatal("the seed is held")
+	}
+	// The seed links to 2, 3 and 4; 2 and 3 form the next batch.
+	b.Fetched(1, []uint64{2, 3, 4}, u.fn)
+	for id := uint64(2); id <= 4; id++ {
+		b.PagePriority(PageInfo{ID: id, Parent: 1})
+	}
+	if len(u.ids) != 2 {
+		t.Fatalf("first batch after the seed: %v", u.ids)
+	}
+	batch := u.ids
+	// One of them is fetched; the other vanishes (its site is parked).
+	u = updates{}
+	b.Fetched(batch[0], nil, u.fn)
+	if len(u.ids) != 0 {
+		t.Fatalf("a batch reported before its end: %v", u.ids)
+	}
+	if !b.Unhold(u.fn) || len(u.ids) != 1 || u.ids[0] != 4 || u.prios[4] == Held {
+		t.Fatalf("Unhold released %v, want page 4", u.prios)
+	}
+	// Page 4 is the last one known: once it goes, nothing is left.
+	u = updates{}
+	if b.Unhold(u.fn) || len(u.ids) != 0 {
+		t.Errorf("Unhold released %v with nothing left", u.ids)
+	}
+}

@@ -133,6 +133,12 @@ func PageRankLists(n int, lists func(yield func(from int32, to []int32) bool), o
 			break
 		}
 	}
+	return result(rank, iter, res, tol)
+}
+
+// result normalises the last iterate (rounding drifts its sum) and reports
+// whether it converged.
+func result(rank []float64, iter int, res, tol float64) (Result, error) {
 	sum := 0.0
 	for _, x := range rank {
 		sum += x
@@ -302,18 +308,7 @@ func PageRank(g *Graph, opt Options) (Result, error) {
 			break
 		}
 	}
-	sum := 0.0
-	for _, x := range rank {
-		sum += x
-	}
-	for v := range rank {
-		rank[v] /= sum
-	}
-	r := Result{Scores: rank, Iterations: iter, Residual: res}
-	if !(res < tol) {
-		return r, fmt.Errorf("%w: residual %.3g after %d iterations", ErrNotConverged, res, iter)
-	}
-	return r, nil
+	return result(rank, iter, res, tol)
 }
 
 // splitByWork cuts the node range into at most k contiguous chunks of about
