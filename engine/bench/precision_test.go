@@ -1,0 +1,117 @@
+package bench_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"lidi/engine"
+	"lidi/engine/bench"
+	"lidi/engine/simweb"
+	"lidi/storage"
+)
+
+// ScoreCrawl counts a content once, at its first 200 answer, whatever URL
+// carries it; junk and non-200 answers are retrieved pages without content.
+func TestScoreCrawl(t *testing.T) {
+	web, err := simweb.Generate(simweb.Options{Seed: 3, Sites: 4, Pages: 40, Traps: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seeds := web.Seeds(1)
+	reach := web.ReachableUnique(seeds)
+	home := web.URL(seeds[0])
+	var alias, soft404 string
+	for _, in := range web.Traps() {
+		switch in.Kind {
+		case simweb.TrapHostMirror:
+			alias = in.URL
+		case simweb.TrapSoft404:
+			soft404 = in.URL
+		}
+	}
+	if alias == "" || soft404 == "" {
+		t.Fatal("the web lacks a host mirror or a soft 404")
+	}
+	aliasContent := web.Truth(alias).Content
+	fetched := []bench.Fetch{
+		{URL: home, Status: 200},                   // unique
+		{URL: home + "?utm_source=x", Status: 200}, // the same content again
+		{URL: home, Status: 0},                     // no answer
+		{URL: soft404, Status: 200},                // junk
+		{URL: alias, Status: 200},                  // the alias's content, unique unless it is the home page's
+		{URL: alias, Status: 500},                  // an error
+	}
+	wantUnique := 2
+	if aliasContent == web.Truth(home).Content {
+		wantUnique = 1
+	}
+	sc := bench.ScoreCrawl(web, reach, fetched)
+	if sc.Pages != 6 || sc.Unique != wantUnique {
+		t.Fatalf("pages %d unique %d, want 6 and %d", sc.Pages, sc.Unique, wantUnique)
+	}
+	if want := float64(wantUnique) / 6; sc.Precision != want {
+		t.Errorf("precision %v, want %v", sc.Precision, want)
+	}
+	if sc.Reachable != reach.Unique || sc.Recall != float64(sc.Recalled)/float64(reach.Unique) {
+		t.Errorf("recall %v (%d of %d), reach %d", sc.Recall, sc.Recalled, sc.Reachable, reach.Unique)
+	}
+	missed := 0
+	for _, n := range sc.Missed {
+		missed += n
+	}
+	if missed != sc.Reachable-sc.Recalled {
+		t.Errorf("missed %d by kind, %d in all", missed, sc.Reachable-sc.Recalled)
+	}
+	if got := bench.ScoreCrawl(web, reach, nil); got.Precision != 0 || got.Recall != 0 || got.Unique != 0 {
+		t.Errorf("empty crawl scored %+v", got)
+	}
+}
+
+// The whole benchmark on a tiny trapped web: both runs, the table and the
+// key=value lines, with lidi ahead of the fixed-depth crawler.
+func TestPrecisionSmallWeb(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crawls a web twice")
+	}
+	var o bench.PrecisionOptions
+	o.Sites, o.Pages, o.Traps, o.Seed, o.Seeds = 30, 1200, 1, 5, 3
+	o.FixedDepth = 10
+	o.Modes = []string{bench.ModeLidi, bench.ModeFixedDepth}
+	o.Robots, o.PagesPerVisit = 16, 50
+	o.Limit = time.Minute
+	o.ProgressInterval = time.Minute
+	o.Dir = t.TempDir()
+	o.OpenStore = func(path string) (engine.Store, io.Closer, error) {
+		db, err := storage.Open(path, storage.Options{})
+		return db, db, err
+	}
+	var out bytes.Buffer
+	runs, err := bench.Precision(context.Background(), o, &out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	t.Log(out.String())
+	if len(runs) != 2 {
+		t.Fatalf("%d runs", len(runs))
+	}
+	lidi, fixed := runs[0], runs[1]
+	if lidi.Stopped || fixed.Stopped {
+		t.Fatal("a run reached the time limit")
+	}
+	if lidi.Score.Recall < fixed.Score.Recall || lidi.Score.Precision < fixed.Score.Precision {
+		t.Errorf("lidi precision %.3f recall %.3f, fixed depth %.3f and %.3f: lidi behind", lidi.Score.Precision, lidi.Score.Recall, fixed.Score.Precision, fixed.Score.Recall)
+	}
+	if lidi.DetectPerPage <= 0 || fixed.DetectPerPage != 0 {
+		t.Errorf("detection per page: lidi %v, fixed depth %v", lidi.DetectPerPage, fixed.DetectPerPage)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	for i, mode := range []string{"lidi", "fixed-depth"} {
+		if l := lines[len(lines)-2+i]; !strings.HasPrefix(l, "mode="+mode+" pages=") || !strings.Contains(l, " detect_us_per_page=") {
+			t.Errorf("key=value line %q", l)
+		}
+	}
+}
