@@ -332,7 +332,12 @@ func (c *crawl) finalRank() {
 }
 
 // addNode makes the graph node of a newly seen URL of site (0: unknown).
+// With PageRank off and a strategy that needs no nodes, no graph is kept:
+// every URL is node 0.
 func (c *crawl) addNode(id uint64, site int64) int32 {
+	if !c.e.cfg.Rank && c.rp == nil {
+		return 0
+	}
 	n := c.graph.add(id)
 	if c.rp != nil {
 		c.nodeSite = append(c.nodeSite, int32(site))
@@ -344,6 +349,9 @@ func (c *crawl) addNode(id uint64, site int64) int32 {
 // links followed (all seen by now), and adds its true PageRank to the
 // oracle's coverage.
 func (c *crawl) pageLinks(id uint64, url string, follow []followed) {
+	if !c.e.cfg.Rank {
+		return
+	}
 	page, ok := c.seen[id]
 	if !ok {
 		page = c.addNode(id, 0)
