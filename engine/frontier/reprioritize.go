@@ -34,21 +34,20 @@ var Held = math.Inf(1)
 // for the new ones. A strategy that gives out Held must order sites by
 // HeadPriority (Held last), and the driver must pick sites with NextUnheld.
 //
-// # How the engine would use it
+// # How the engine uses it
 //
-// In the engine's loop (onPage), before discovering the links of a fetched
-// page: call Fetched(rec.URL, ids of the in-scope links, update), where
-// update appends (id, priority) to the committer's batch as
-// "UPDATE urls SET priority=? WHERE id=? AND state='queued'", and keeps per
-// site the best new priority so that the loop can call Reprioritized once
-// per touched site (after the committer has applied the updates, the site's
-// true head is the lower of that and the best unchanged priority, so the
-// simplest exact way is to re-read the head from storage). Pages a visit
-// skips (robots.txt) go to Fetched with nil links. Dispatch calls NextUnheld
-// instead of Next, and the storage query that takes a site's head stops at
-// priority Held. The PageRank recomputation inside Fetched runs in the loop
-// goroutine; a crawl that must never block on it would run Batch's and
-// Partial's recompute in the background and apply the updates when ready.
+// In the engine's loop (engine/reprioritize.go), before the links of a
+// fetched page are discovered: Fetched(page, IDs of the links it follows,
+// update), where update queues "UPDATE urls SET priority=? WHERE id=? AND
+// state=0" for the store and keeps per site the best new priority, given
+// to Reprioritized once per touched site (exact when every queued page of
+// the site changed or priorities only improved; otherwise a little
+// optimistic until the site's next visit reads its true head). Pages a
+// visit skips (robots.txt), duplicates and URLs dropped under a mirror go
+// to Fetched with nil links. Dispatch calls NextUnheld, and a visit cuts
+// the head it reads from storage at the first Held page. The PageRank
+// recomputation inside Fetched runs in the loop goroutine: for Batch the
+// crawl has nothing to fetch until the next batch is known anyway.
 type Reprioritizer interface {
 	Strategy
 	// Fetched records that the page id left the queue, linking to links,
