@@ -298,15 +298,29 @@ func (v *visitTracker) stats() VisitStats {
 	return s
 }
 
-// pruned reports whether url lies under a mirror or loop label.
-func (e *Engine) pruned(url string) bool {
+// prunedTo reports whether url is pruned by a label and, for a mirror or
+// loop, the original URL it copies that is not itself pruned ("" if none).
+func (e *Engine) prunedTo(url string) (bool, string) {
 	if e.det == nil {
-		return false
+		return false, ""
 	}
 	e.detMu.Lock()
 	defer e.detMu.Unlock()
-	p, _ := e.det.Pruned(url)
-	return p
+	p, m := e.det.Pruned(url)
+	if !p {
+		return false, ""
+	}
+	orig := url
+	for range 4 { // labels chain (a copy of a copy); they never cycle, but bound it
+		var ok bool
+		if orig, ok = dedup.Original(orig, m); !ok {
+			return true, ""
+		}
+		if p, m = e.det.Pruned(orig); !p {
+			return true, orig
+		}
+	}
+	return true, ""
 }
 
 // robotsRules is what the engine knows of one site's robots.txt.

@@ -216,12 +216,18 @@ func (c *crawl) discover(f found, depth int, parent uint64, now time.Time) {
 	prio := c.e.strategy.PagePriority(frontier.PageInfo{URL: f.url, Depth: depth, ID: f.id, Parent: parent})
 	c.nextSeq++
 	rec := URLRecord{ID: f.id, Site: s.ID, URL: f.url, Depth: depth, Priority: prio, Seq: c.nextSeq, Parent: parent, Discovered: now}
-	if c.e.pruned(f.url) {
-		// Under a mirror or a loop: kept for the record, never queued.
+	if pruned, orig := c.e.prunedTo(f.url); pruned {
+		// Under a mirror or a loop: kept for the record, never queued;
+		// the original it copies is followed instead.
 		rec.State, rec.SkipReason = URLSkipped, "mirror"
 		c.batch.URLs = append(c.batch.URLs, rec)
 		c.dup.Pruned++
 		c.left(f.id, nil)
+		if orig != "" {
+			if g, ok := c.e.inScope(orig, depth); ok {
+				c.discover(g, depth, parent, now)
+			}
+		}
 		return
 	}
 	c.batch.URLs = append(c.batch.URLs, rec)
@@ -582,6 +588,9 @@ func (c *crawl) onVisitDone(m visitDone, now time.Time) {
 			c.left(sk.URL, nil)
 		}
 	}
+	for _, o := range m.originals {
+		c.discover(o.found, o.depth, o.parent, now)
+	}
 	next := m.next
 	if m.failed || m.backedOff {
 		s.Failures++
@@ -658,16 +667,9 @@ func (c *crawl) labelled(m *dedup.Mirror, now time.Time) {
 	text := fmt.Sprintf("%s labelled a %s of %s (%d duplicates)", m.Prefix, kind, m.Of, len(m.Evidence))
 	c.batch.Events = append(c.batch.Events, Event{Time: now, Kind: kind, Text: text})
 	c.e.event(Event{Time: now, Kind: kind, Text: text})
-	// A plain prefix drops its queue at once; patterns (traps, parameters)
-	// are dropped by the robots as each URL's turn comes.
-	if m.Rule == dedup.RuleSiblingTrap || m.Rule == dedup.RuleQueryParam {
-		return
-	}
-	if key, _, ok := siteOf(m.Prefix); ok {
-		if fs := c.f.Lookup(key); fs != nil {
-			c.batch.PrefixSkips = append(c.batch.PrefixSkips, PrefixSkip{Site: fs.ID, Prefix: m.Prefix, Reason: kind})
-		}
-	}
+	// What is queued under the label is dropped by the robots as each
+	// URL's turn comes (visit), not at once in the store: a copy is then
+	// exchanged for the original it copies, which may not be known yet.
 }
 
 func (c *crawl) backoff(failures int) time.Duration {

@@ -68,6 +68,16 @@ type visitDone struct {
 	retryAfter bool          // next comes from a Retry-After header
 	errKind    string
 	fetched    int
+	// originals are the URLs that queued copies under a mirror or a loop
+	// (dropped at their turn) copy, at the copies' depth.
+	originals []original
+}
+
+// original is the URL a pruned copy stands for.
+type original struct {
+	found
+	depth  int
+	parent uint64 // the copy
 }
 
 // found is a link to an URL in scope.
@@ -174,9 +184,15 @@ func (e *Engine) robot(ctx context.Context, v Visit, tr *visitTracker, out chan<
 			done.skips = append(done.skips, Skip{URL: q.ID, Reason: "robots"})
 			continue
 		}
-		if e.pruned(q.URL) {
-			// Queued before its directory was labelled a mirror or a loop.
+		if pruned, orig := e.prunedTo(q.URL); pruned {
+			// Queued before its directory was labelled a mirror or a
+			// loop: the original it copies is followed instead.
 			done.skips = append(done.skips, Skip{URL: q.ID, Reason: "mirror"})
+			if orig != "" {
+				if f, ok := e.inScope(orig, q.Depth); ok {
+					done.originals = append(done.originals, original{found: f, depth: q.Depth, parent: q.ID})
+				}
+			}
 			continue
 		}
 		if !wait() {

@@ -362,6 +362,18 @@ func (d *Detector) Pruned(url string) (bool, *Mirror) {
 	return false, nil
 }
 
+// Original returns the URL that url, pruned by label m, copies: url with
+// m's prefix replaced by the directory or host it mirrors, so that a crawler
+// led to a mirror can fetch the original instead. It reports false for
+// labels that are patterns (sibling traps, query parameters) and for URLs
+// not under m's prefix.
+func Original(url string, m *Mirror) (string, bool) {
+	if m == nil || m.Rule == RuleSiblingTrap || m.Rule == RuleQueryParam || !strings.HasPrefix(url, m.Prefix) {
+		return "", false
+	}
+	return m.Of + url[len(m.Prefix):], true
+}
+
 // Canonical returns url without the query parameters labelled irrelevant
 // on its origin (RuleQueryParam), so that variants of one page meet in the
 // crawler's seen-URL set; it returns url itself, without allocating, when
