@@ -93,7 +93,7 @@ func Defaults() Config {
 		Rank:             true,
 		RankEveryPages:   10000,
 		RankEvery:        30 * time.Second,
-		RankStoreEvery:   time.Minute,
+		RankStoreEvery:   5 * time.Minute,
 		RankBatch:        10000,
 		FlushEvery:       200 * time.Millisecond,
 		FlushRecords:     20000,

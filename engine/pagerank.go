@@ -53,6 +53,11 @@ type PriorityUpdate struct {
 // its shape in bounded memory.
 const maxCoveragePoints = 512
 
+// rankPace spaces recomputations on a big graph: a run does not start
+// before rankPace times the last run's duration has passed since that one
+// started, whatever pagerank.every_pages and pagerank.every say.
+const rankPace = 10
+
 // rankTolerance is the L1 residual at which a recomputation stops: the
 // ranks are an estimate over a graph that changes while they are computed,
 // and a warm start makes each run short anyway.
@@ -154,6 +159,7 @@ type ranker struct {
 	storeMu    sync.Mutex     // one run writes its ranks at a time
 	cancel     context.CancelFunc
 	ctx        context.Context
+	took       time.Duration // how long the last run took
 	lastErr    string
 	storedRuns int     // runs whose ranks were written
 	oracleSum  float64 // oracle PageRank of the pages fetched so far
@@ -169,6 +175,7 @@ type rankJob struct {
 }
 
 type rankResult struct {
+	took   time.Duration // wall time of the computation
 	run    RankRun
 	scores []float64
 	stored bool // its ranks and record are being written by storeRanks
@@ -177,14 +184,16 @@ type rankResult struct {
 
 // computeRank runs one recomputation.
 func (e *Engine) computeRank(j rankJob) rankResult {
+	start := time.Now()
 	res, share, err := j.view.pagerank(j.last)
+	took := time.Since(start)
 	t := e.clock.Now().Truncate(time.Millisecond)
 	if !t.After(j.prev) {
 		t = j.prev.Add(time.Millisecond)
 	}
 	run := RankRun{Time: t, Pages: j.pages, Nodes: len(j.view.ids), Edges: len(j.view.targets),
 		Iterations: res.Iterations, Coverage: share, Oracle: j.oracle}
-	return rankResult{run: run, scores: res.Scores, stored: j.store && err == nil, err: err}
+	return rankResult{took: took, run: run, scores: res.Scores, stored: j.store && err == nil, err: err}
 }
 
 // storeRanks writes every node's rank of run to the store through the
@@ -243,6 +252,9 @@ func (c *crawl) rankDue(now time.Time) {
 	if c.pages-r.pages < int64(cfg.RankEveryPages) && (cfg.RankEvery <= 0 || now.Sub(r.started) < cfg.RankEvery) {
 		return
 	}
+	if now.Sub(r.started) < rankPace*r.took {
+		return // a big graph: runs are spaced so they take a tenth of a core at most
+	}
 	j := c.rankJob(now)
 	r.busy = true
 	r.wg.Add(1)
@@ -276,6 +288,7 @@ func (c *crawl) rankJob(now time.Time) rankJob {
 func (c *crawl) onRank(res rankResult) {
 	r := &c.rank
 	r.busy = false
+	r.took = res.took
 	if res.err != nil {
 		if msg := res.err.Error(); msg != r.lastErr {
 			r.lastErr = msg
