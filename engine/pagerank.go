@@ -66,15 +66,26 @@ const rankTolerance = 1e-7
 // linkGraph is the web graph a crawl has discovered, kept compactly for
 // PageRank: every URL seen is a node (an int32 index, the value of the
 // loop's seen map) and every fetched page appends its in-scope links, as
-// node indexes, to one list grouped by page — 4 bytes a link and 12 a
-// fetched page. Only the loop goroutine appends; a background
-// recomputation reads a prefix (graphView), which appends never touch.
+// node indexes, to the current chunk of linkChunk links — 4 bytes a link
+// and 12 a fetched page. Chunks are never reallocated: a growing slice of
+// ten million links would be copied as it grows and hold half again its
+// size in spare capacity, which on the 1,000,000-URL crawl cost more peak
+// memory than the links themselves. Only the loop goroutine appends; a
+// background recomputation reads a prefix (graphView), which appends never
+// touch.
 type linkGraph struct {
-	ids     []uint64 // node -> URL ID
-	pages   []int32  // the nodes of fetched pages, in fetch order
-	ends    []int64  // ends[i] is where pages[i]'s links end in targets
-	targets []int32
+	ids   []uint64 // node -> URL ID
+	pages []int32  // the nodes of fetched pages, in fetch order
+	// ends[i] is where pages[i]'s links end: chunk<<32 | offset. A page's
+	// links lie in one chunk, from the previous page's end when that is in
+	// the same chunk, else from offset 0.
+	ends   []int64
+	chunks [][]int32
+	links  int // links in all chunks
 }
+
+// linkChunk is the size of a chunk of links: 4 MiB.
+const linkChunk = 1 << 20
 
 // add makes a node for the URL id and returns it.
 func (g *linkGraph) add(id uint64) int32 {
@@ -84,15 +95,24 @@ func (g *linkGraph) add(id uint64) int32 {
 
 // fetched records that page was fetched, linking to links.
 func (g *linkGraph) fetched(page int32, links []int32) {
-	g.targets = append(g.targets, links...)
+	last := len(g.chunks) - 1
+	if last < 0 || len(g.chunks[last])+len(links) > cap(g.chunks[last]) {
+		// A page with more links than a chunk holds gets a chunk of its own.
+		g.chunks = append(g.chunks, make([]int32, 0, max(linkChunk, len(links))))
+		last++
+	}
+	g.chunks[last] = append(g.chunks[last], links...)
+	g.links += len(links)
 	g.pages = append(g.pages, page)
-	g.ends = append(g.ends, int64(len(g.targets)))
+	g.ends = append(g.ends, int64(last)<<32|int64(len(g.chunks[last])))
 }
 
-// view returns the graph as it is now, for another goroutine to read.
+// view returns the graph as it is now, for another goroutine to read. The
+// chunk headers are copied: the loop goes on appending to the last chunk,
+// within its capacity, past what the view reads.
 func (g *linkGraph) view() graphView {
 	return graphView{ids: g.ids[:len(g.ids):len(g.ids)], pages: g.pages[:len(g.pages):len(g.pages)],
-		ends: g.ends[:len(g.ends):len(g.ends)], targets: g.targets[:len(g.targets):len(g.targets)]}
+		ends: g.ends[:len(g.ends):len(g.ends)], chunks: append([][]int32(nil), g.chunks...), links: g.links}
 }
 
 // graphView is a prefix of a linkGraph, immutable.
@@ -100,13 +120,17 @@ type graphView linkGraph
 
 // lists yields each fetched page's links, for rank.PageRankLists.
 func (v graphView) lists(yield func(int32, []int32) bool) {
-	var start int64
+	prev := int64(-1)
 	for i, p := range v.pages {
-		end := v.ends[i]
-		if !yield(p, v.targets[start:end:end]) {
+		chunk, end := v.ends[i]>>32, v.ends[i]&(1<<32-1)
+		start := int64(0)
+		if prev>>32 == chunk {
+			start = prev & (1<<32 - 1)
+		}
+		prev = v.ends[i]
+		if !yield(p, v.chunks[chunk][start:end:end]) {
 			return
 		}
-		start = end
 	}
 }
 
@@ -191,7 +215,7 @@ func (e *Engine) computeRank(j rankJob) rankResult {
 	if !t.After(j.prev) {
 		t = j.prev.Add(time.Millisecond)
 	}
-	run := RankRun{Time: t, Pages: j.pages, Nodes: len(j.view.ids), Edges: len(j.view.targets),
+	run := RankRun{Time: t, Pages: j.pages, Nodes: len(j.view.ids), Edges: j.view.links,
 		Iterations: res.Iterations, Coverage: share, Oracle: j.oracle}
 	return rankResult{took: took, run: run, scores: res.Scores, stored: j.store && err == nil, err: err}
 }

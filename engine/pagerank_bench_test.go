@@ -54,8 +54,8 @@ func cpuTime() time.Duration {
 func BenchmarkCrawlPageRank1M(b *testing.B) {
 	const n, fetched = 1_000_000, 820_000
 	g := crawlGraph(n, fetched-fetched/100, 12, 1)
-	b.Logf("graph: %d nodes, %d fetched, %d links; %d MB kept for it", len(g.ids), len(g.pages), len(g.targets),
-		(cap(g.ids)*8+cap(g.pages)*4+cap(g.ends)*8+cap(g.targets)*4)>>20)
+	b.Logf("graph: %d nodes, %d fetched, %d links; %d MB kept for it", len(g.ids), len(g.pages), g.links,
+		(cap(g.ids)*8+cap(g.pages)*4+cap(g.ends)*8+len(g.chunks)*linkChunk*4)>>20)
 	var last []float64
 	run := func(b *testing.B, v graphView, start []float64) {
 		var ms0, ms1 runtime.MemStats
