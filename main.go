@@ -295,6 +295,13 @@ func benchCmd(args []string, stdout io.Writer) error {
 	return errors.New("bench: which benchmark? (crawl, precision, strategies)")
 }
 
+// openBenchStore opens a benchmark's crawl database: the same SQLite store
+// a real crawl uses.
+func openBenchStore(path string) (engine.Store, io.Closer, error) {
+	db, err := storage.Open(path, storage.Options{})
+	return db, db, err
+}
+
 func benchCrawlCmd(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("bench crawl", flag.ContinueOnError)
 	var opt bench.CrawlOptions
@@ -306,10 +313,7 @@ func benchCrawlCmd(args []string, stdout io.Writer) error {
 	setHeapLimit(*heapLimit)
 	ctx, stop := signalContext()
 	defer stop()
-	opt.OpenStore = func(path string) (engine.Store, io.Closer, error) {
-		db, err := storage.Open(path, storage.Options{})
-		return db, db, err
-	}
+	opt.OpenStore = openBenchStore
 	opt.SimwebCommand = []string{os.Args[0], "simweb"}
 	return bench.Crawl(ctx, opt, stdout)
 }

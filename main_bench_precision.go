@@ -4,9 +4,7 @@ import (
 	"flag"
 	"io"
 
-	"lidi/engine"
 	"lidi/engine/bench"
-	"lidi/storage"
 )
 
 // benchPrecisionCmd runs `lidi bench precision`: crawling precision and
@@ -20,10 +18,7 @@ func benchPrecisionCmd(args []string, stdout io.Writer) error {
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	opt.OpenStore = func(path string) (engine.Store, io.Closer, error) {
-		db, err := storage.Open(path, storage.Options{})
-		return db, db, err
-	}
+	opt.OpenStore = openBenchStore
 	_, err := bench.Precision(ctx, opt, stdout)
 	return err
 }

@@ -4,9 +4,7 @@ import (
 	"flag"
 	"io"
 
-	"lidi/engine"
 	"lidi/engine/bench"
-	"lidi/storage"
 )
 
 // benchStrategiesCmd runs `lidi bench strategies`: Castillo's chapter 6
@@ -20,10 +18,7 @@ func benchStrategiesCmd(args []string, stdout io.Writer) error {
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	opt.OpenStore = func(path string) (engine.Store, io.Closer, error) {
-		db, err := storage.Open(path, storage.Options{})
-		return db, db, err
-	}
+	opt.OpenStore = openBenchStore
 	_, err := bench.Strategies(ctx, opt, stdout)
 	return err
 }

@@ -39,12 +39,14 @@ type Stats struct {
 	ErrorKind map[string]int64 // errors by kind: "timeout", "dns", "http-5xx", "http-4xx", "refused", "truncated", ...
 	Skipped   map[string]int64 // URLs not fetched, by reason: "robots", "scope", "depth", "nofollow", ...
 
-	// Duplicates, filled by the detection of a later issue; zero until then.
+	// Duplicates: what detection found and pruned; zero when it is off.
 	Dup DupStats
 
-	// PageRank coverage and recrawl adaptation, filled by later issues. A nil
-	// slice means "not measured yet".
-	Coverage  []CoveragePoint
+	// Coverage is the PageRank coverage curve, a point per recomputation
+	// (thinned when long); nil until the first one, or with PageRank off.
+	Coverage []CoveragePoint
+	// Intervals is recrawl interval adaptation, filled by the recrawl
+	// issue; nil means "not measured yet".
 	Intervals []IntervalGroup
 
 	Events []Event // the most recent notable events, newest last (at most 64)
