@@ -46,23 +46,34 @@ func crawlConfig(seeds []string) engine.Config {
 	return cfg
 }
 
-// runCrawl crawls to the end (bounded in time) into the SQLite file at path.
-func runCrawl(t *testing.T, cfg engine.Config, dnsAddr, path string) engine.Stats {
+// openEngine opens the SQLite file at path and an engine on it, resolving
+// through the DNS server at dnsAddr. release closes both (and the file's
+// lock, so that the crawl can be opened again).
+func openEngine(t *testing.T, cfg engine.Config, dnsAddr, path string) (eng *engine.Engine, release func()) {
 	t.Helper()
 	db, err := storage.Open(path, storage.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
 	resolver, err := dns.NewCache(dns.Config{Servers: []string{dnsAddr}})
 	if err != nil {
+		db.Close()
 		t.Fatal(err)
 	}
-	defer resolver.Close()
-	eng, err := engine.New(cfg, db, resolver, nil)
+	release = func() { resolver.Close(); db.Close() }
+	eng, err = engine.New(cfg, db, resolver, nil)
 	if err != nil {
+		release()
 		t.Fatal(err)
 	}
+	return eng, release
+}
+
+// runCrawl crawls to the end (bounded in time) into the SQLite file at path.
+func runCrawl(t *testing.T, cfg engine.Config, dnsAddr, path string) engine.Stats {
+	t.Helper()
+	eng, release := openEngine(t, cfg, dnsAddr, path)
+	defer release()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	if err := eng.Run(ctx); err != nil {

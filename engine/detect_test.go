@@ -15,9 +15,7 @@ import (
 
 	"lidi/engine"
 	"lidi/engine/bench"
-	"lidi/engine/dns"
 	"lidi/engine/simweb"
-	"lidi/storage"
 )
 
 // fetchRow is a fetched URL as the store keeps it.
@@ -483,20 +481,8 @@ func TestKill9ResumeDecisions(t *testing.T) {
 // resumeFor runs the crawl at path again until it ends or for at most d.
 func resumeFor(t *testing.T, cfg engine.Config, dnsAddr, path string, d time.Duration) {
 	t.Helper()
-	db, err := storage.Open(path, storage.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	resolver, err := dns.NewCache(dns.Config{Servers: []string{dnsAddr}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resolver.Close()
-	eng, err := engine.New(cfg, db, resolver, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng, release := openEngine(t, cfg, dnsAddr, path)
+	defer release()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	if err := eng.Run(ctx); err != nil && !errors.Is(err, engine.ErrStopped) {
