@@ -143,12 +143,7 @@ func (v graphView) pagerank(last []float64) (rank.Result, float64, error) {
 	n := len(v.ids)
 	opt := rank.Options{Damping: 0.85, Tolerance: rankTolerance, MaxIter: 200}
 	if len(last) > 0 && len(last) <= n {
-		warm := make([]float64, n)
-		copy(warm, last)
-		for i := len(last); i < n; i++ {
-			warm[i] = 1 / float64(n)
-		}
-		opt.Start = warm
+		opt.Start = last // rank starts the nodes added since at 1/n
 	}
 	res, err := rank.PageRankLists(n, v.lists, opt)
 	if err != nil && !errors.Is(err, rank.ErrNotConverged) {

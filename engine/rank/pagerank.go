@@ -31,8 +31,10 @@ type Options struct {
 	// MaxIter bounds the number of iterations. Zero means DefaultMaxIter.
 	MaxIter int
 	// Start, if not nil, is a warm start (for example the scores of a
-	// previous, slightly different graph). It must have one non-negative
-	// entry per node and a positive sum; it is normalised, not modified.
+	// previous, slightly different graph). Its entries must be
+	// non-negative with a positive sum; it is normalised, not modified. It
+	// may be shorter than the graph, as the scores of a graph that has
+	// since grown are: the nodes beyond it start at 1/n.
 	Start []float64
 	// Workers is the number of goroutines; zero means GOMAXPROCS. The
 	// result does not depend on it.
@@ -188,11 +190,15 @@ func (opt Options) start(n int) ([]float64, error) {
 		}
 		return rank, nil
 	}
-	if len(opt.Start) != n {
+	if len(opt.Start) > n {
 		return nil, fmt.Errorf("rank: warm start has %d entries for %d nodes", len(opt.Start), n)
 	}
+	copy(rank, opt.Start)
+	for v := len(opt.Start); v < n; v++ {
+		rank[v] = 1 / float64(n)
+	}
 	sum := 0.0
-	for v, x := range opt.Start {
+	for v, x := range rank {
 		if !(x >= 0) || math.IsInf(x, 0) {
 			return nil, fmt.Errorf("rank: warm start entry %d is %v", v, x)
 		}
@@ -201,8 +207,8 @@ func (opt Options) start(n int) ([]float64, error) {
 	if !(sum > 0) || math.IsInf(sum, 0) {
 		return nil, fmt.Errorf("rank: warm start sums to %v", sum)
 	}
-	for v, x := range opt.Start {
-		rank[v] = x / sum
+	for v := range rank {
+		rank[v] /= sum
 	}
 	return rank, nil
 }

@@ -258,6 +258,24 @@ func TestPageRankWarmStartConvergesFaster(t *testing.T) {
 	t.Logf("cold %d iterations, warm %d", fresh.Iterations, warm.Iterations)
 }
 
+// TestPageRankShortStart checks that a warm start shorter than the graph
+// (the scores of the graph before it grew) starts the new nodes at 1/n.
+func TestPageRankShortStart(t *testing.T) {
+	g := mustGraph(t, 4, [][2]int32{{0, 1}, {1, 2}, {2, 0}, {2, 3}, {3, 1}})
+	start := []float64{0.5, 0.2, 0.1}
+	long := append(slices.Clone(start), 0.25)
+	for _, maxIter := range []int{1, 0} {
+		a, errA := PageRank(g, Options{Start: start, MaxIter: maxIter})
+		b, errB := PageRank(g, Options{Start: long, MaxIter: maxIter})
+		if (errA == nil) != (errB == nil) || !slices.Equal(a.Scores, b.Scores) {
+			t.Errorf("MaxIter %d: short start %v (%v), extended %v (%v)", maxIter, a.Scores, errA, b.Scores, errB)
+		}
+	}
+	if len(start) != 3 || start[0] != 0.5 {
+		t.Errorf("start modified: %v", start)
+	}
+}
+
 func TestPageRankErrors(t *testing.T) {
 	g := mustGraph(t, 3, [][2]int32{{0, 1}, {1, 2}})
 	tests := []struct {
@@ -268,7 +286,8 @@ func TestPageRankErrors(t *testing.T) {
 		{"negative damping", Options{Damping: -0.5}},
 		{"negative tolerance", Options{Tolerance: -1}},
 		{"negative MaxIter", Options{MaxIter: -1}},
-		{"short start", Options{Start: []float64{1, 1}}},
+		{"long start", Options{Start: []float64{1, 1, 1, 1}}},
+		{"negative short start", Options{Start: []float64{-1}}},
 		{"negative start", Options{Start: []float64{1, -1, 1}}},
 		{"NaN start", Options{Start: []float64{1, math.NaN(), 1}}},
 		{"zero start", Options{Start: []float64{0, 0, 0}}},
@@ -406,7 +425,7 @@ func TestPageRankListsMatchesPageRank(t *testing.T) {
 		{"source out of range", 2, func(y func(int32, []int32) bool) { y(2, nil) }, Options{}},
 		{"target out of range", 2, func(y func(int32, []int32) bool) { y(0, []int32{5}) }, Options{}},
 		{"bad damping", 2, lists, Options{Damping: 1}},
-		{"short warm start", 2, func(func(int32, []int32) bool) {}, Options{Start: []float64{1}}},
+		{"long warm start", 2, func(func(int32, []int32) bool) {}, Options{Start: []float64{1, 1, 1}}},
 	} {
 		if _, err := PageRankLists(tc.n, tc.lists, tc.opt); err == nil {
 			t.Errorf("%s: accepted", tc.name)
