@@ -114,7 +114,6 @@ func merge(dst, src *Batch) {
 	dst.Events = append(dst.Events, src.Events...)
 	dst.Dups = append(dst.Dups, src.Dups...)
 	dst.Mirrors = append(dst.Mirrors, src.Mirrors...)
-	dst.PrefixSkips = append(dst.PrefixSkips, src.PrefixSkips...)
 	dst.Priorities = append(dst.Priorities, src.Priorities...)
 	dst.RankRuns = append(dst.RankRuns, src.RankRuns...)
 	dst.Ranks = append(dst.Ranks, src.Ranks...)

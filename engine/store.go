@@ -127,13 +127,6 @@ type MirrorRecord struct {
 	Time     time.Time
 }
 
-// PrefixSkip drops a site's queued URLs under a prefix (a mirror, a loop).
-type PrefixSkip struct {
-	Site   int64
-	Prefix string
-	Reason string
-}
-
 // Link is an edge of the discovered web graph.
 type Link struct {
 	From, To uint64
@@ -164,9 +157,8 @@ type Batch struct {
 	Skips  []Skip       // queued URLs moved to URLSkipped
 	Events []Event
 
-	Dups        []DupRecord
-	Mirrors     []MirrorRecord
-	PrefixSkips []PrefixSkip
+	Dups    []DupRecord
+	Mirrors []MirrorRecord
 
 	Priorities []PriorityUpdate // queued URLs re-ordered; URLs no longer queued are left as they are
 	RankRuns   []RankRun        // inserted or replaced (matched by Time)
@@ -176,7 +168,7 @@ type Batch struct {
 // Len reports how many records the batch holds.
 func (b *Batch) Len() int {
 	return len(b.Sites) + len(b.URLs) + len(b.Pages) + len(b.Links) + len(b.Skips) + len(b.Events) +
-		len(b.Dups) + len(b.Mirrors) + len(b.PrefixSkips) + len(b.Priorities) + len(b.RankRuns) + len(b.Ranks)
+		len(b.Dups) + len(b.Mirrors) + len(b.Priorities) + len(b.RankRuns) + len(b.Ranks)
 }
 
 // Reset empties the batch, keeping its storage.
@@ -185,7 +177,7 @@ func (b *Batch) Reset() {
 	clear(b.Pages)
 	clear(b.Mirrors)
 	b.Sites, b.URLs, b.Pages, b.Links, b.Skips, b.Events = b.Sites[:0], b.URLs[:0], b.Pages[:0], b.Links[:0], b.Skips[:0], b.Events[:0]
-	b.Dups, b.Mirrors, b.PrefixSkips = b.Dups[:0], b.Mirrors[:0], b.PrefixSkips[:0]
+	b.Dups, b.Mirrors = b.Dups[:0], b.Mirrors[:0]
 	b.Priorities, b.RankRuns, b.Ranks = b.Priorities[:0], b.RankRuns[:0], b.Ranks[:0]
 }
 

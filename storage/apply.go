@@ -54,10 +54,6 @@ const sqlDup = `INSERT OR REPLACE INTO duplicates (url_id, of_id, kind, test, si
 
 const sqlMirror = `INSERT OR IGNORE INTO mirrors (prefix, of_prefix, kind, rule, evidence, time) VALUES (?, ?, ?, ?, ?, ?)`
 
-// sqlPrefixSkip drops a site's queued URLs under a prefix; URLs are ASCII
-// (normalised), so every URL starting with the prefix sorts below prefix+DEL.
-const sqlPrefixSkip = `UPDATE urls SET state = 2, skip_reason = ? WHERE site = ? AND state = 0 AND url >= ? AND url < ?`
-
 // sqlPriority re-orders a queued URL (a strategy that re-ranks its queue).
 const sqlPriority = `UPDATE urls SET priority = ? WHERE id = ? AND state = 0`
 
@@ -79,7 +75,7 @@ const sqlSetMeta = `INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key
 type statements struct {
 	urls, links, ranks                                 multiStmt
 	site, page, body, bodyDelete, skip, event, counter *sql.Stmt
-	dup, mirror, prefixSkip, priority, rankRun         *sql.Stmt
+	dup, mirror, priority, rankRun                     *sql.Stmt
 	head, setMeta                                      *sql.Stmt
 	all                                                []*sql.Stmt
 }
@@ -117,7 +113,6 @@ func (s *statements) prepare(ctx context.Context, db *sql.DB) error {
 		{&s.event, sqlEvent},
 		{&s.dup, sqlDup},
 		{&s.mirror, sqlMirror},
-		{&s.prefixSkip, sqlPrefixSkip},
 		{&s.priority, sqlPriority},
 		{&s.rankRun, sqlRankRun},
 		{&s.counter, sqlCounter},
@@ -302,14 +297,6 @@ func (a *applier) apply(st *statements, b *engine.Batch) error {
 		if _, err := a.exec(st.mirror, m.Prefix, m.Of, m.Kind, m.Rule, strings.Join(ev, " "), millis(m.Time)); err != nil {
 			return fmt.Errorf("mirror %s: %w", m.Prefix, err)
 		}
-	}
-	for _, ps := range b.PrefixSkips {
-		n, err := a.exec(st.prefixSkip, ps.Reason, ps.Site, ps.Prefix, ps.Prefix+"\x7f")
-		if err != nil {
-			return fmt.Errorf("skip under %s: %w", ps.Prefix, err)
-		}
-		a.count[cQueued] -= n
-		a.count[cSkipped] += n
 	}
 	for _, p := range b.Priorities {
 		if _, err := a.exec(st.priority, p.Priority, int64(p.URL)); err != nil {
