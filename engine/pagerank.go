@@ -166,22 +166,20 @@ func (v graphView) pagerank(last []float64) (rank.Result, float64, error) {
 // in the background, every cfg.RankEveryPages pages or cfg.RankEvery. Its
 // fields are the loop goroutine's, but for the channel and the group.
 type ranker struct {
-	busy       bool
-	pages      int64     // pages fetched when the last run started
-	started    time.Time // when the last run started (or the crawl)
-	last       []float64 // the last run's scores, for the warm start
-	lastTime   time.Time // the last run's key
-	storedAt   time.Time // when ranks were last written
-	lastRun    RankRun
-	out        chan rankResult
-	wg         sync.WaitGroup // runs in flight and ranks being written
-	storeMu    sync.Mutex     // one run writes its ranks at a time
-	cancel     context.CancelFunc
-	ctx        context.Context
-	took       time.Duration // how long the last run took
-	lastErr    string
-	storedRuns int     // runs whose ranks were written
-	oracleSum  float64 // oracle PageRank of the pages fetched so far
+	busy      bool
+	pages     int64     // pages fetched when the last run started
+	started   time.Time // when the last run started (or the crawl)
+	last      []float64 // the last run's scores, for the warm start
+	lastTime  time.Time // the last run's key
+	storedAt  time.Time // when ranks were last written
+	out       chan rankResult
+	wg        sync.WaitGroup // runs in flight and ranks being written
+	storeMu   sync.Mutex     // one run writes its ranks at a time
+	cancel    context.CancelFunc
+	ctx       context.Context
+	took      time.Duration // how long the last run took
+	lastErr   string
+	oracleSum float64 // oracle PageRank of the pages fetched so far
 }
 
 type rankJob struct {
@@ -315,7 +313,7 @@ func (c *crawl) onRank(res rankResult) {
 		}
 		return
 	}
-	r.last, r.lastTime, r.lastRun = res.scores, res.run.Time, res.run
+	r.last, r.lastTime = res.scores, res.run.Time
 	if !res.stored {
 		// Its record; storeRanks writes that of a run whose ranks it writes.
 		c.batch.RankRuns = append(c.batch.RankRuns, res.run)

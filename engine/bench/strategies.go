@@ -365,10 +365,8 @@ func realVersusSim(ctx context.Context, o StrategiesOptions, res *StrategiesResu
 		return err
 	}
 	realCov := cumulative(pages, w.PageRank)
+	// crawlOrder fails when no page was fetched: realCov is never empty.
 	covReal := func(n int) float64 { return realCov[min(n, len(realCov))-1] }
-	if len(realCov) == 0 {
-		covReal = func(int) float64 { return 0 }
-	}
 	res.RealElapsed, res.RealOther, res.RealPages, res.SimPages = elapsed, other, len(pages), run.Pages()
 	res.RealCurve = Curve{Robots: o.RealRobots, Strategy: s.Name(), Points: sampleCurve(covReal, total, len(pages), o.Step)}
 	res.SimCurve = Curve{Robots: o.RealRobots, Strategy: s.Name(), Points: sampleCurve(run.Coverage, total, run.Pages(), o.Step)}

@@ -134,12 +134,7 @@ func (g *knownGraph) pagerank() []float64 {
 	}
 	opt := g.opt
 	if len(g.last) > 0 {
-		warm := make([]float64, n)
-		copy(warm, g.last)
-		for i := len(g.last); i < n; i++ {
-			warm[i] = 1 / float64(n)
-		}
-		opt.Start = warm
+		opt.Start = g.last // rank starts the pages learnt since at 1/n
 	}
 	res, err := rank.PageRank(gr, opt)
 	if err != nil && !errors.Is(err, rank.ErrNotConverged) {

@@ -23,7 +23,7 @@ func (w *Web) Collection() (fetched []bool, n int) {
 	for len(stack) > 0 {
 		p := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if w.Sites[w.PageSite[p]].Robots == RobotsError || (w.Disallowed != nil && w.Disallowed[p]) {
+		if w.Sites[w.PageSite[p]].Robots == RobotsError || w.disallowed(p) {
 			continue
 		}
 		fetched[p] = true

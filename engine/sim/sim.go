@@ -378,7 +378,7 @@ func (sm *simulator) request(ci int32) {
 // requests the next page, or ends the visit when none is left.
 func (sm *simulator) nextPage(ci int32) {
 	c := &sm.conns[ci]
-	for c.i < len(c.pages) && sm.web.Disallowed != nil && sm.web.Disallowed[c.pages[c.i]] {
+	for c.i < len(c.pages) && sm.web.disallowed(c.pages[c.i]) {
 		sm.drop(c.pages[c.i])
 		c.i++
 	}

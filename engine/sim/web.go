@@ -38,6 +38,9 @@ type Web struct {
 	Disallowed []bool
 }
 
+// disallowed reports whether robots.txt forbids page p.
+func (w *Web) disallowed(p int32) bool { return w.Disallowed != nil && w.Disallowed[p] }
+
 // Site is how a simulated site answers.
 type Site struct {
 	// Latency is the time from a request to the first byte of its answer.
@@ -114,11 +117,7 @@ func (w *Web) Validate() error {
 // measured by rendering every page once (on all CPUs: about 16 µs per page
 // per core), so a size is exactly what the simweb server sends. robots.txt
 // is read as the engine reads it, with lidi's engine/robots for the agent
-// RobotsAgent, rather than from simweb's ground truth: the two differ where
-// a file is ambiguous (RFC 9309 does not end a group of user-agent lines at
-// a Crawl-delay line, so simweb's "User-agent: * / Crawl-delay: 2" followed
-// by "User-agent: Teleport / Disallow: /" forbids everything to lidi, while
-// the truth reads the "*" group as allowing all).
+// RobotsAgent, so the simulator cannot drift from the engine's reading.
 func FromSimweb(sw *simweb.Web, seeds int) *Web {
 	n := sw.NumPages()
 	w := &Web{
@@ -135,7 +134,7 @@ func FromSimweb(sw *simweb.Web, seeds int) *Web {
 		status, body := sw.RobotsTxt(s)
 		rules[s] = robots.FromResponse(status, body)
 		w.Sites[s] = Site{Latency: si.Latency, Bandwidth: si.Bandwidth, Robots: RobotsOK, RobotsSize: int32(len(body))}
-		if status >= 500 || status == 429 {
+		if rules[s].Kind().Temporary() {
 			w.Sites[s].Robots = RobotsError // the engine backs off, then gives up
 		}
 		for p := si.HomePage; p < si.HomePage+si.Pages; p++ {
