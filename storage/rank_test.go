@@ -2,9 +2,7 @@ package storage
 
 import (
 	"context"
-	"database/sql"
 	"math"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -37,21 +35,12 @@ func TestPrioritiesReorderTheQueue(t *testing.T) {
 		t.Errorf("next %v more %v after the whole queue", next, more)
 	}
 	r := rawOpen(t, db.path)
-	if p := queryFloat(t, r, "SELECT priority FROM urls WHERE id = 2"); p != frontier.Held {
+	if p := queryOne[float64](t, r, "SELECT priority FROM urls WHERE id = 2"); p != frontier.Held {
 		t.Errorf("fetched URL's priority changed to %v", p)
 	}
-	if !math.IsInf(queryFloat(t, r, "SELECT priority FROM urls WHERE id = 4"), 1) {
+	if !math.IsInf(queryOne[float64](t, r, "SELECT priority FROM urls WHERE id = 4"), 1) {
 		t.Error("Held is not stored as +Inf")
 	}
-}
-
-func queryFloat(t testing.TB, db *sql.DB, q string) float64 {
-	t.Helper()
-	var f float64
-	if err := db.QueryRow(q).Scan(&f); err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	return f
 }
 
 func TestRanksKeepTheLatest(t *testing.T) {
@@ -70,7 +59,7 @@ func TestRanksKeepTheLatest(t *testing.T) {
 	if n := queryInt(t, r, "SELECT count(*) FROM pagerank"); n != 3 {
 		t.Errorf("%d ranks, want 3 (one per URL)", n)
 	}
-	if v := queryFloat(t, r, "SELECT rank FROM pagerank WHERE url_id = 7"); v != 0.5 {
+	if v := queryOne[float64](t, r, "SELECT rank FROM pagerank WHERE url_id = 7"); v != 0.5 {
 		t.Errorf("URL 7 rank %v, want the latest 0.5", v)
 	}
 	if v := queryInt(t, r, "SELECT computed_at FROM pagerank WHERE url_id = 8"); v != t1.UnixMilli() {
@@ -88,13 +77,10 @@ func TestRanksKeepTheLatest(t *testing.T) {
 }
 
 func TestUpgradeFromVersion1(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "crawl.db")
-	db, err := Open(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openTest(t)
 	apply(t, db, engine.Batch{Sites: []engine.SiteRecord{site(1)}, URLs: []engine.URLRecord{queued(1, 1, 0, 1)}})
 	db.Close()
+	path := db.Path()
 	// Make it a version 1 file: no PageRank tables.
 	raw := rawOpenRW(t, path)
 	for _, q := range []string{"DROP TABLE pagerank", "DROP TABLE rank_runs", "PRAGMA user_version = 1"} {
@@ -103,7 +89,7 @@ func TestUpgradeFromVersion1(t *testing.T) {
 		}
 	}
 	raw.Close()
-	db, err = Open(path, Options{})
+	db, err := Open(path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,13 +52,20 @@ func rawOpenRW(t testing.TB, path string) *sql.DB {
 	return r
 }
 
+// queryInt returns the integer the query answers (0 for NULL).
 func queryInt(t testing.TB, db *sql.DB, q string, args ...any) int64 {
 	t.Helper()
-	var n sql.NullInt64
-	if err := db.QueryRow(q, args...).Scan(&n); err != nil {
+	return queryOne[sql.NullInt64](t, db, q, args...).Int64
+}
+
+// queryOne returns the one value the query answers.
+func queryOne[T any](t testing.TB, db *sql.DB, q string, args ...any) T {
+	t.Helper()
+	var v T
+	if err := db.QueryRow(q, args...).Scan(&v); err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
-	return n.Int64
+	return v
 }
 
 // checkConsistent verifies a database file: SQLite's integrity check, and
