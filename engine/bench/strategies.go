@@ -221,11 +221,7 @@ func Strategies(ctx context.Context, o StrategiesOptions, out io.Writer) (*Strat
 	var report strings.Builder
 	both := io.MultiWriter(out, &report)
 	t0 := time.Now()
-	seeds := o.Seeds
-	if seeds == 0 {
-		seeds = o.Sites
-	}
-	w, err := simWeb(simweb.Options{Seed: o.Seed, Sites: o.Sites, Pages: o.Pages, LatencyMedian: o.Latency, BandwidthMedian: o.SiteBandwidth}, seeds)
+	_, w, err := simWeb(simweb.Options{Seed: o.Seed, Sites: o.Sites, Pages: o.Pages, LatencyMedian: o.Latency, BandwidthMedian: o.SiteBandwidth}, o.Seeds)
 	if err != nil {
 		return nil, err
 	}
@@ -236,7 +232,7 @@ func Strategies(ctx context.Context, o StrategiesOptions, out io.Writer) (*Strat
 	}
 	res := &StrategiesResult{Collection: total}
 	fmt.Fprintf(both, "bench strategies: simweb of %d sites, %d pages (seed %d), %d seed sites; site latency %v, site bandwidth %d B/s (medians)\n",
-		o.Sites, o.Pages, o.Seed, seeds, o.Latency, o.SiteBandwidth)
+		o.Sites, o.Pages, o.Seed, len(w.Seeds), o.Latency, o.SiteBandwidth)
 	fmt.Fprintf(both, "collection: %d pages a complete crawl fetches (robots.txt obeyed); oracle: their PageRank; prepared in %v\n",
 		total, time.Since(t0).Round(time.Millisecond))
 	fmt.Fprintf(both, "crawls: w=%v c=%d B=%s; Batch and Partial K=%d (1/%d of the pages, as the chapter's 50,000 of 3.5 M)\n\n",
@@ -294,18 +290,22 @@ func Strategies(ctx context.Context, o StrategiesOptions, out io.Writer) (*Strat
 	return res, nil
 }
 
-// simWeb generates a simweb and returns the simulator's view of it, with
-// the oracle of the chapter.
-func simWeb(opt simweb.Options, seeds int) (*sim.Web, error) {
+// simWeb generates a simweb and returns it with the simulator's view of it,
+// starting from the home pages of seeds sites (0: every site), with the
+// oracle of the chapter.
+func simWeb(opt simweb.Options, seeds int) (*simweb.Web, *sim.Web, error) {
 	sw, err := simweb.Generate(opt)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if seeds == 0 {
+		seeds = sw.NumSites()
 	}
 	w := sim.FromSimweb(sw, seeds)
 	if w.PageRank, err = w.CollectionRank(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return w, nil
+	return sw, w, nil
 }
 
 // realVersusSim crawls a simweb for real over loopback and simulates the
@@ -314,16 +314,8 @@ func realVersusSim(ctx context.Context, o StrategiesOptions, res *StrategiesResu
 	if o.OpenStore == nil {
 		return errors.New("bench: no store to crawl into")
 	}
-	web, err := simweb.Generate(simweb.Options{Seed: o.Seed, Sites: o.RealSites, Pages: o.RealPages, LatencyMedian: o.RealLatency})
+	web, w, err := simWeb(simweb.Options{Seed: o.Seed, Sites: o.RealSites, Pages: o.RealPages, LatencyMedian: o.RealLatency}, o.Seeds)
 	if err != nil {
-		return err
-	}
-	seeds := o.Seeds
-	if seeds == 0 {
-		seeds = o.RealSites
-	}
-	w := sim.FromSimweb(web, seeds)
-	if w.PageRank, err = w.CollectionRank(); err != nil {
 		return err
 	}
 	_, total := w.Collection()
@@ -359,7 +351,7 @@ func realVersusSim(ctx context.Context, o StrategiesOptions, res *StrategiesResu
 	}
 	defer resolver.Close()
 	fmt.Fprintf(out, "\n  real crawl of %d sites, %d pages: %s r=%d c=%d w=%v\n", o.RealSites, o.RealPages, o.RealStrategy, o.RealRobots, o.PagesPerVisit, o.RealDelay)
-	cfg := simConfig(srv.SeedURLs(seeds), o.RealStrategy, o.RealRobots, o.PagesPerVisit, o.RealDelay)
+	cfg := simConfig(srv.SeedURLs(len(w.Seeds)), o.RealStrategy, o.RealRobots, o.PagesPerVisit, o.RealDelay)
 	pages, elapsed, other, err := crawlOrder(ctx, srv, cfg, store, resolver, out, o.ProgressInterval)
 	if err != nil {
 		return err
