@@ -223,14 +223,14 @@ func (b *Book) effective(c *Channel) time.Duration {
 	return min(max(d, b.Opt.MinInterval), b.Opt.MaxInterval)
 }
 
-// grouping assigns channels to K groups by estimated change rate: K bins of
-// equal width in log(rate) between the 2nd and 98th percentiles of the
-// positive rates (so a few wild estimates do not stretch the bins), fastest
-// first; channels never seen changing go to the slowest group.
+// grouping assigns channels to K groups by estimated change rate: a
+// one-dimensional k-means over log(rate) (Lloyd's iterations, started from
+// K equal bins between the 2nd and 98th percentiles), so that groups follow
+// the clusters the rates form rather than fixed bins; channels never seen
+// changing go to the slowest group. centers are log rates, fastest first.
 type grouping struct {
-	k      int
-	hi, w  float64 // log rate of the fastest bin's top; bin width
-	usable bool
+	k       int
+	centers []float64
 }
 
 func newGrouping(rates []Rate, k int) grouping {
@@ -246,28 +246,57 @@ func newGrouping(rates []Rate, k int) grouping {
 	slices.Sort(logs)
 	lo := logs[int(0.02*float64(len(logs)-1))]
 	hi := logs[int(math.Ceil(0.98*float64(len(logs)-1)))]
-	if hi-lo < 1e-9 {
-		return grouping{k: k, hi: hi, w: 0, usable: true}
+	g := grouping{k: k, centers: make([]float64, k)}
+	for i := range g.centers {
+		g.centers[i] = hi - (float64(i)+0.5)*(hi-lo)/float64(k)
 	}
-	return grouping{k: k, hi: hi, w: (hi - lo) / float64(k), usable: true}
+	sum := make([]float64, k)
+	n := make([]int, k)
+	for range 100 {
+		clear(sum)
+		clear(n)
+		for _, l := range logs {
+			i := g.nearest(l)
+			sum[i] += l
+			n[i]++
+		}
+		moved := false
+		for i := range g.centers {
+			if n[i] > 0 && math.Abs(sum[i]/float64(n[i])-g.centers[i]) > 1e-9 {
+				g.centers[i] = sum[i] / float64(n[i])
+				moved = true
+			}
+		}
+		if !moved {
+			break
+		}
+	}
+	return g
+}
+
+// nearest is the index of the center nearest to the log rate l.
+func (g grouping) nearest(l float64) int {
+	best, dist := 0, math.Inf(1)
+	for i, c := range g.centers {
+		if d := math.Abs(l - c); d < dist {
+			best, dist = i, d
+		}
+	}
+	return best
 }
 
 func (g grouping) of(r Rate) int {
-	if r <= 0 || !g.usable {
+	if r <= 0 || len(g.centers) == 0 {
 		return g.k - 1
 	}
-	if g.w == 0 {
-		return 0
-	}
-	i := int(math.Floor((g.hi - math.Log(float64(r))) / g.w))
-	return min(max(i, 0), g.k-1)
+	return g.nearest(math.Log(float64(r)))
 }
 
-// center is the change interval at the middle of bin i, the initial
-// interval of a group without channels.
+// center is the change interval at group i's center, the initial interval
+// of a group without channels.
 func (g grouping) center(i int, fallback time.Duration) time.Duration {
-	if !g.usable {
+	if len(g.centers) == 0 {
 		return fallback
 	}
-	return Rate(math.Exp(g.hi - (float64(i)+0.5)*g.w)).Interval()
+	return Rate(math.Exp(g.centers[i])).Interval()
 }

@@ -378,6 +378,18 @@ func (m *Manager) Interval(id ChannelID) (time.Duration, bool) {
 	return c.Effective, true
 }
 
+// GroupOf returns channel id's group index (0 the fastest); false if the
+// channel is unknown.
+func (m *Manager) GroupOf(id ChannelID) (int, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.byID[id]
+	if c == nil {
+		return 0, false
+	}
+	return c.Group, true
+}
+
 // GroupStats is one priority group in a Stats snapshot.
 type GroupStats struct {
 	Index, Rank int // Rank is SARSS's: K-1 for the fastest group
