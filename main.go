@@ -1,12 +1,5 @@
-// Command lidi is a terminal-UI web crawler console.
-//
-//	lidi [--config config.yaml] [--headless]   crawl what config.yaml says, in the console
-//	lidi crawl --config config.yaml --headless  the same without a terminal
-//	lidi demo                                   crawl an embedded synthetic web in the console
-//	lidi simweb --sites 2000 --seed 1           serve a synthetic web on loopback
-//	lidi sim --strategy length                  crawl a synthetic web in virtual time
-//	lidi export --db crawl.db --out snap.db     a consistent copy of a crawl, while it runs
-//	lidi bench crawl                            measure the crawler against simweb
+// Command lidi is a terminal-UI web crawler console. `lidi help` lists its
+// commands; `lidi COMMAND -h` prints a command's usage and flags.
 package main
 
 import (
@@ -16,15 +9,15 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/charmbracelet/x/term"
+
 	"lidi/engine"
-	"lidi/engine/bench"
+
 	"lidi/engine/config"
 	"lidi/engine/dns"
 	"lidi/engine/sim"
@@ -33,56 +26,35 @@ import (
 	"lidi/tui"
 )
 
-const usage = `lidi: a web crawler console
-
-usage:
-  lidi [--config config.yaml] [--headless]    crawl what config.yaml says, in the console
-  lidi crawl --config config.yaml --headless  the same, without a terminal (progress lines)
-  lidi demo [--sites N] [--db FILE]           crawl an embedded synthetic web in the console
-  lidi simweb --sites 2000 --seed 1           serve a synthetic web on loopback until interrupted
-  lidi sim [--strategy length --robots 64]    crawl a synthetic web (or an exported graph) in virtual time
-  lidi export --db crawl.db --out snap.db     write a consistent snapshot of a crawl, even while it runs
-  lidi bench crawl [--pages N]                measure crawl speed, memory and DNS against simweb
-`
+// commands are lidi's commands, in the order `lidi help` lists them.
+var commands = []command{
+	{name: "crawl", synopsis: "[--config FILE] [--headless]", setup: crawlCmd,
+		summary: "crawl what a config file says, in the console (the default command)",
+		doc: `Crawl what the config file says, in the console; ` + "`lidi`" + ` alone is lidi crawl.
+With --headless, print a progress line every few seconds instead; the crawl
+ends when the frontier is empty or a limit is reached. SIGINT, SIGTERM or q
+stop it with its state saved: running the same command again continues it.`},
+	{name: "demo", synopsis: "[--sites N] [--pages N] [--seed N] [--strategy NAME] [--db FILE] [--headless]", setup: demoCmd,
+		summary: "serve a synthetic web in this process and crawl it in the console",
+		doc: `Serve a synthetic web on loopback in this process and crawl it in the
+console, with the web's true PageRank as the oracle (oracle coverage and the
+optimal strategy). Running it again continues the same crawl.`},
+	{name: "simweb", synopsis: "[flags]", setup: simwebCmd, doc: simweb.CommandDoc,
+		summary: "serve a synthetic web on loopback until interrupted, or export it"},
+	{name: "sim", synopsis: "[flags]", setup: simCmd, doc: sim.CommandDoc,
+		summary: "crawl a synthetic web (or an exported graph) in virtual time"},
+	{name: "export", synopsis: "--db FILE --out FILE", setup: exportCmd,
+		summary: "write a consistent snapshot of a crawl, even while it runs"},
+	{name: "bench crawl", synopsis: "[flags]", setup: benchCrawlCmd,
+		summary: "measure crawl speed, CPU, memory and DNS queries against simweb"},
+	{name: "bench precision", synopsis: "[flags]", setup: benchPrecisionCmd,
+		summary: "measure crawling precision and recall against simweb's traps"},
+	{name: "bench strategies", synopsis: "[flags]", setup: benchStrategiesCmd,
+		summary: "reproduce Castillo's chapter 6: the ordering strategies' PageRank coverage"},
+}
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
-}
-
-func run(args []string, stdout, stderr io.Writer) int {
-	cmd := ""
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		cmd, args = args[0], args[1:]
-	}
-	var err error
-	switch cmd {
-	case "", "crawl":
-		err = crawlCmd(args, stdout, cmd == "crawl")
-	case "demo":
-		err = demoCmd(args, stdout)
-	case "simweb":
-		err = simwebCmd(args, stdout)
-	case "sim":
-		err = simCmd(args, stdout)
-	case "export":
-		err = exportCmd(args, stdout)
-	case "bench":
-		err = benchCmd(args, stdout)
-	case "help":
-		fmt.Fprint(stdout, usage)
-	default:
-		err = fmt.Errorf("unknown command %q\n\n%s", cmd, usage)
-	}
-	switch {
-	case err == nil, errors.Is(err, flag.ErrHelp):
-		return 0
-	case errors.Is(err, engine.ErrStopped):
-		fmt.Fprintln(stderr, "lidi: stopped; the state is saved: run the same command again to continue")
-		return 0
-	default:
-		fmt.Fprintln(stderr, "lidi:", err)
-		return 1
-	}
 }
 
 // setHeapLimit applies memory.heap_limit_mb (MiB; 0 means none) unless the
@@ -93,32 +65,37 @@ func setHeapLimit(mb int) {
 	}
 }
 
-// signalContext ends on SIGINT or SIGTERM.
-func signalContext() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+func crawlCmd(fs *flag.FlagSet) runFunc {
+	path := fs.String("config", "config.yaml", "the crawl's configuration `file`")
+	headless := fs.Bool("headless", false, "no console: print a progress line every few seconds")
+	return func(ctx context.Context, out output) error {
+		cfg, err := config.Load(*path)
+		if errors.Is(err, os.ErrNotExist) && !flagSet(fs, "config") {
+			return &usageError{overview: true,
+				msg: fmt.Sprintf("no %s here: copy lidi's config.yaml and set its seeds and scope, or name one with --config FILE", *path)}
+		}
+		if err != nil {
+			return err
+		}
+		return crawl(ctx, cfg, nil, *headless, out, "lidi crawl --config "+*path)
+	}
 }
 
-func crawlCmd(args []string, stdout io.Writer, headlessDefault bool) error {
-	fs := flag.NewFlagSet("crawl", flag.ContinueOnError)
-	path := fs.String("config", "config.yaml", "the crawl's configuration")
-	headless := fs.Bool("headless", false, "no console: print a progress line every few seconds")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	cfg, err := config.Load(*path)
-	if err != nil {
-		return err
-	}
-	ctx, stop := signalContext()
-	defer stop()
-	return crawl(ctx, cfg, nil, *headless, stdout)
+// flagSet reports whether the flag name was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // crawl runs the crawl cfg describes, in the console or headless. oracle,
 // when not nil, knows the true PageRank (the demo's synthetic web). Errors
-// on start (a locked database, DNS servers) come back before any screen
-// opens.
-func crawl(ctx context.Context, cfg *config.File, oracle engine.Oracle, headless bool, stdout io.Writer) error {
+// on start (no terminal, a locked database, DNS servers) come back before
+// any screen opens. again is the command line that continues the crawl.
+func crawl(ctx context.Context, cfg *config.File, oracle engine.Oracle, headless bool, out output, again string) error {
+	if !headless && !(term.IsTerminal(os.Stdin.Fd()) && term.IsTerminal(os.Stdout.Fd())) {
+		return errors.New("the console needs a terminal and this is not one: add --headless for progress lines instead")
+	}
 	setHeapLimit(cfg.Memory.HeapLimitMB)
 	db, err := storage.Open(cfg.Storage.Path, storage.Options{})
 	if err != nil {
@@ -146,13 +123,18 @@ func crawl(ctx context.Context, cfg *config.File, oracle engine.Oracle, headless
 		defer stopCrawl()
 	}
 	if headless {
-		err := runHeadless(crawlCtx, eng, stdout)
+		err := runHeadless(crawlCtx, eng, out.stdout)
 		if errors.Is(err, engine.ErrStopped) && ctx.Err() == nil {
 			return nil // the duration limit: a normal end
 		}
 		return err
 	}
-	return runConsole(ctx, crawlCtx, stopCrawl, eng, cfg.Console.Refresh)
+	err = runConsole(ctx, crawlCtx, stopCrawl, eng, cfg.Console.Refresh)
+	if err == nil {
+		where, _ := filepath.Abs(cfg.Storage.Path)
+		fmt.Fprintf(out.stdout, "lidi: the crawl is kept in %s (%d pages fetched); to continue it: %s\n", where, eng.Stats().Pages, again)
+	}
+	return err
 }
 
 // runConsole shows the console while the engine crawls; quitting the console
@@ -198,122 +180,84 @@ func progressLine(s engine.Stats) string {
 		time.Now().Format(time.TimeOnly), s.State, s.Pages, s.PagesPerSec, s.RobotsBusy, s.QueueDepth, s.Sites, errs, s.DNS.Queries)
 }
 
-func demoCmd(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+func demoCmd(fs *flag.FlagSet) runFunc {
 	sites := fs.Int("sites", 200, "sites in the synthetic web")
 	pages := fs.Int("pages", 4000, "pages in the synthetic web")
 	seed := fs.Int64("seed", 1, "the synthetic web's seed")
-	dbPath := fs.String("db", "lidi-demo.db", "the demo crawl's SQLite file (run the demo again to continue it)")
-	headless := fs.Bool("headless", false, "no console")
+	dbPath := fs.String("db", "lidi-demo.db", "the demo crawl's SQLite `file` (run the demo again to continue it)")
+	headless := fs.Bool("headless", false, "no console: print a progress line every few seconds")
 	strategy := fs.String("strategy", "length", "the crawl's strategy: length, depth, batch, partial or optimal")
-	if err := fs.Parse(args); err != nil {
-		return err
+	return func(ctx context.Context, out output) error {
+		web, err := simweb.Generate(simweb.Options{Seed: *seed, Sites: *sites, Pages: *pages})
+		if err != nil {
+			return err
+		}
+		srv, err := simweb.Start(ctx, web, simweb.ServerConfig{Port: demoPort})
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		cfg := config.Default()
+		cfg.Seeds = srv.SeedURLs(5)
+		cfg.DNS.Servers = []string{srv.DNSAddr()}
+		cfg.Robots = 16
+		cfg.Politeness.Delay = 200 * time.Millisecond
+		cfg.Politeness.PagesPerConnection = 20
+		cfg.Storage.Path = *dbPath
+		// A coverage point every 100 pages of the demo's few thousand, and
+		// the synthetic web's true PageRank for the oracle's curve.
+		cfg.PageRank.EveryPages = 100
+		cfg.PageRank.Every = 2 * time.Second
+		cfg.PageRank.StoreEvery = 10 * time.Second
+		cfg.PageRank.BatchPages = 200
+		if err := cfg.Check(); err != nil {
+			return err
+		}
+		// Set after the check, which knows no oracle: "optimal" needs the one
+		// crawl gives the engine (an unknown name fails there all the same).
+		cfg.Strategy = *strategy
+		again := "lidi demo " + joinFlags(fs)
+		return crawl(ctx, cfg, web.Oracle(), *headless, out, again)
 	}
-	ctx, stop := signalContext()
-	defer stop()
-	web, err := simweb.Generate(simweb.Options{Seed: *seed, Sites: *sites, Pages: *pages})
-	if err != nil {
-		return err
-	}
-	srv, err := simweb.Start(ctx, web, simweb.ServerConfig{Port: demoPort})
-	if err != nil {
-		return err
-	}
-	defer srv.Close()
-	cfg := config.Default()
-	cfg.Seeds = srv.SeedURLs(5)
-	cfg.DNS.Servers = []string{srv.DNSAddr()}
-	cfg.Robots = 16
-	cfg.Politeness.Delay = 200 * time.Millisecond
-	cfg.Politeness.PagesPerConnection = 20
-	cfg.Storage.Path = *dbPath
-	// A coverage point every 100 pages of the demo's few thousand, and
-	// the synthetic web's true PageRank for the oracle's curve.
-	cfg.PageRank.EveryPages = 100
-	cfg.PageRank.Every = 2 * time.Second
-	cfg.PageRank.StoreEvery = 10 * time.Second
-	cfg.PageRank.BatchPages = 200
-	if err := cfg.Check(); err != nil {
-		return err
-	}
-	// Set after the check, which knows no oracle: "optimal" needs the one
-	// crawl gives the engine (an unknown name fails there all the same).
-	cfg.Strategy = *strategy
-	return crawl(ctx, cfg, web.Oracle(), *headless, stdout)
+}
+
+// joinFlags is the flags given on the command line, as typed again.
+func joinFlags(fs *flag.FlagSet) string {
+	var b strings.Builder
+	fs.Visit(func(f *flag.Flag) {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "--%s %s", f.Name, f.Value)
+	})
+	return b.String()
 }
 
 // demoPort is the synthetic web's port in the demo: fixed, so that running
 // the demo again continues the same crawl.
 const demoPort = 18080
 
-func simwebCmd(args []string, stdout io.Writer) error {
-	ctx, stop := signalContext()
-	defer stop()
-	return simweb.Command(ctx, args, stdout, os.Stderr)
+func simwebCmd(fs *flag.FlagSet) runFunc {
+	run := simweb.CommandFlags(fs)
+	return func(ctx context.Context, out output) error { return run(ctx, out.stdout) }
 }
 
-func simCmd(args []string, stdout io.Writer) error {
-	ctx, stop := signalContext()
-	defer stop()
-	return sim.Command(ctx, args, stdout, os.Stderr)
+func simCmd(fs *flag.FlagSet) runFunc {
+	run := sim.CommandFlags(fs)
+	return func(ctx context.Context, out output) error { return run(ctx, out.stdout) }
 }
 
-func exportCmd(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("export", flag.ContinueOnError)
-	db := fs.String("db", "crawl.db", "the crawl's SQLite file")
-	out := fs.String("out", "", "the snapshot to write (must not exist)")
-	if err := fs.Parse(args); err != nil {
-		return err
+func exportCmd(fs *flag.FlagSet) runFunc {
+	db := fs.String("db", "crawl.db", "the crawl's SQLite `file`")
+	snap := fs.String("out", "", "the snapshot `file` to write (must not exist)")
+	return func(ctx context.Context, out output) error {
+		if *snap == "" {
+			return &usageError{msg: "--out is required"}
+		}
+		if err := storage.Export(ctx, *db, *snap); err != nil {
+			return err
+		}
+		fmt.Fprintf(out.stdout, "snapshot of %s written to %s\n", *db, *snap)
+		return nil
 	}
-	if *out == "" {
-		return errors.New("export: --out is required")
-	}
-	ctx, stop := signalContext()
-	defer stop()
-	if err := storage.Export(ctx, *db, *out); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "snapshot of %s written to %s\n", *db, *out)
-	return nil
-}
-
-// benchCmd runs one of lidi's benchmarks; each lives in engine/bench and is
-// wired here.
-func benchCmd(args []string, stdout io.Writer) error {
-	which := ""
-	if len(args) > 0 {
-		which, args = args[0], args[1:]
-	}
-	switch which {
-	case "crawl":
-		return benchCrawlCmd(args, stdout)
-	case "precision":
-		return benchPrecisionCmd(args, stdout)
-	case "strategies":
-		return benchStrategiesCmd(args, stdout)
-	}
-	return errors.New("bench: which benchmark? (crawl, precision, strategies)")
-}
-
-// openBenchStore opens a benchmark's crawl database: the same SQLite store
-// a real crawl uses.
-func openBenchStore(path string) (engine.Store, io.Closer, error) {
-	db, err := storage.Open(path, storage.Options{})
-	return db, db, err
-}
-
-func benchCrawlCmd(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("bench crawl", flag.ContinueOnError)
-	var opt bench.CrawlOptions
-	opt.RegisterFlags(fs)
-	heapLimit := fs.Int("heap-limit-mb", config.DefaultHeapLimitMB, "soft limit on the Go heap in MiB, as memory.heap_limit_mb (0: none)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	setHeapLimit(*heapLimit)
-	ctx, stop := signalContext()
-	defer stop()
-	opt.OpenStore = openBenchStore
-	opt.SimwebCommand = []string{os.Args[0], "simweb"}
-	return bench.Crawl(ctx, opt, stdout)
 }

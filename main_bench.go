@@ -4,39 +4,53 @@ import (
 	"context"
 	"flag"
 	"io"
+	"os"
 
+	"lidi/engine"
 	"lidi/engine/bench"
+	"lidi/engine/config"
+	"lidi/storage"
 )
 
-// runBench parses a benchmark's flags (registered by register) and runs it
-// until it ends or SIGINT/SIGTERM.
-func runBench(name string, args []string, register func(*flag.FlagSet), run func(context.Context) error) error {
-	fs := flag.NewFlagSet("bench "+name, flag.ContinueOnError)
-	register(fs)
-	if err := fs.Parse(args); err != nil {
+// openBenchStore opens a benchmark's crawl database: the same SQLite store
+// a real crawl uses.
+func openBenchStore(path string) (engine.Store, io.Closer, error) {
+	db, err := storage.Open(path, storage.Options{})
+	return db, db, err
+}
+
+// benchCrawlCmd is `lidi bench crawl`: crawl speed, CPU, memory and DNS
+// queries against a simweb served by another lidi process.
+func benchCrawlCmd(fs *flag.FlagSet) runFunc {
+	var opt bench.CrawlOptions
+	opt.RegisterFlags(fs)
+	heapLimit := fs.Int("heap-limit-mb", config.DefaultHeapLimitMB, "soft limit on the Go heap in MiB, as memory.heap_limit_mb (0: none)")
+	return func(ctx context.Context, out output) error {
+		setHeapLimit(*heapLimit)
+		opt.OpenStore = openBenchStore
+		opt.SimwebCommand = []string{os.Args[0], "simweb"}
+		return bench.Crawl(ctx, opt, out.stdout)
+	}
+}
+
+// benchPrecisionCmd is `lidi bench precision`: crawling precision and
+// recall against simweb's traps, with detection on and with a fixed depth.
+func benchPrecisionCmd(fs *flag.FlagSet) runFunc {
+	opt := bench.PrecisionOptions{OpenStore: openBenchStore}
+	opt.RegisterFlags(fs)
+	return func(ctx context.Context, out output) error {
+		_, err := bench.Precision(ctx, opt, out.stdout)
 		return err
 	}
-	ctx, stop := signalContext()
-	defer stop()
-	return run(ctx)
 }
 
-// benchPrecisionCmd runs `lidi bench precision`: crawling precision and
-// recall against simweb's traps, with detection on and with a fixed depth.
-func benchPrecisionCmd(args []string, stdout io.Writer) error {
-	opt := bench.PrecisionOptions{OpenStore: openBenchStore}
-	return runBench("precision", args, opt.RegisterFlags, func(ctx context.Context) error {
-		_, err := bench.Precision(ctx, opt, stdout)
-		return err
-	})
-}
-
-// benchStrategiesCmd runs `lidi bench strategies`: Castillo's chapter 6
+// benchStrategiesCmd is `lidi bench strategies`: Castillo's chapter 6
 // reproduced on simweb (Figures 6.5, 6.6 and 6.13, Table 6.1).
-func benchStrategiesCmd(args []string, stdout io.Writer) error {
+func benchStrategiesCmd(fs *flag.FlagSet) runFunc {
 	opt := bench.StrategiesOptions{OpenStore: openBenchStore}
-	return runBench("strategies", args, opt.RegisterFlags, func(ctx context.Context) error {
-		_, err := bench.Strategies(ctx, opt, stdout)
+	opt.RegisterFlags(fs)
+	return func(ctx context.Context, out output) error {
+		_, err := bench.Strategies(ctx, opt, out.stdout)
 		return err
-	})
+	}
 }

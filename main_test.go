@@ -107,13 +107,15 @@ func TestStartErrors(t *testing.T) {
 	}
 	defer held.Close()
 	errOut.Reset()
-	if code := run([]string{"--config", cfg}, &out, &errOut); code == 0 || !strings.Contains(errOut.String(), "in use") {
+	if code := run([]string{"--config", cfg, "--headless"}, &out, &errOut); code == 0 || !strings.Contains(errOut.String(), "in use") {
 		t.Errorf("locked database: exit %d, %q", code, errOut.String())
 	}
 
+	// The console without a terminal (go test's stdin is none) says
+	// what to do instead, before opening anything.
 	errOut.Reset()
-	if code := run([]string{"frobnicate"}, &out, &errOut); code == 0 || !strings.Contains(errOut.String(), "unknown command") {
-		t.Errorf("unknown command: exit %d, %q", code, errOut.String())
+	if code := run([]string{"--config", cfg}, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), "--headless") {
+		t.Errorf("no terminal: exit %d, %q", code, errOut.String())
 	}
 }
 

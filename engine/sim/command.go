@@ -86,15 +86,18 @@ func (r *Result) WriteCSV(w io.Writer) error {
 	return bw.Flush()
 }
 
-// Command runs "lidi sim" with its arguments (without the subcommand
-// name): it generates a simweb (or loads an exported one with --graph),
-// takes the PageRank of the pages a complete crawl fetches as the oracle
-// (Web.CollectionRank), simulates one crawl of it, writes the fetch sequence to --out if given,
-// and prints a summary ending in key=value lines. Flag errors and usage go
-// to stderr; -h returns flag.ErrHelp.
-func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// CommandDoc says what "lidi sim" does, for its usage.
+const CommandDoc = `Simulate a crawl of a synthetic web (or of a graph exported by
+lidi simweb --export) in virtual time with lidi's scheduler, and measure the
+oracle PageRank it gathers against pages fetched.`
+
+// CommandFlags registers the flags of "lidi sim" on fs and returns the
+// function that runs the command once fs is parsed: it generates a simweb
+// (or loads an exported one with --graph), takes the PageRank of the pages
+// a complete crawl fetches as the oracle (Web.CollectionRank), simulates
+// one crawl of it, writes the fetch sequence to --out if given, and prints
+// a summary ending in key=value lines.
+func CommandFlags(fs *flag.FlagSet) func(ctx context.Context, stdout io.Writer) error {
 	webOpt := simweb.Options{Seed: 1, Sites: 2000, Pages: 200_000}
 	fs.Int64Var(&webOpt.Seed, "seed", webOpt.Seed, "seed of the synthetic web")
 	fs.IntVar(&webOpt.Sites, "sites", webOpt.Sites, "sites of the synthetic web")
@@ -113,8 +116,62 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.Int64Var(&opt.Bandwidth, "bandwidth", 0, "crawler bandwidth B in `bytes/s` (0 = unlimited)")
 	fs.IntVar(&opt.MaxPages, "max-pages", 0, "stop after this many pages (0 = all)")
 	out := fs.String("out", "", "write the fetch sequence to this CSV `file`")
+	return func(ctx context.Context, stdout io.Writer) error {
+		var w *Web
+		var err error
+		t0 := time.Now()
+		if *graph != "" {
+			w, err = Load(*graph, LoadOptions{Seeds: *seeds, PageSize: webOpt.PageSizeMedian, Latency: *latency, Bandwidth: *siteBW})
+		} else {
+			webOpt.LatencyMedian, webOpt.BandwidthMedian = *latency, *siteBW
+			var sw *simweb.Web
+			if sw, err = simweb.Generate(webOpt); err == nil {
+				w = FromSimweb(sw, *seeds)
+			}
+		}
+		if err != nil {
+			return err
+		}
+		// The oracle is the chapter's: the PageRank of what a complete crawl
+		// gets, so a finished crawl's coverage is 1.
+		if w.PageRank, err = w.CollectionRank(); err != nil {
+			return err
+		}
+		prep := time.Since(t0)
+		s, err := NewStrategy(*strategy, w, *k)
+		if err != nil {
+			return err
+		}
+		res, err := Run(ctx, w, s, opt)
+		if err != nil {
+			return err
+		}
+		if *out != "" {
+			f, err := os.Create(*out)
+			if err != nil {
+				return fmt.Errorf("sim: %w", err)
+			}
+			err = res.WriteCSV(f)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return fmt.Errorf("sim: %w", err)
+			}
+		}
+		return Summarize(stdout, w, res, prep)
+	}
+}
+
+// Command runs "lidi sim" with its arguments (without the subcommand
+// name), as CommandFlags describes. Flag errors and usage go to stderr; -h
+// returns flag.ErrHelp.
+func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	run := CommandFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: lidi sim [flags]\n\nSimulate a crawl of a synthetic web in virtual time with lidi's scheduler,\nand measure the oracle PageRank it gathers against pages fetched.\n\n")
+		fmt.Fprintf(stderr, "usage: lidi sim [flags]\n\n%s\n\n", CommandDoc)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -124,49 +181,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fs.Usage()
 		return fmt.Errorf("sim: unexpected arguments %q", fs.Args())
 	}
-	var w *Web
-	var err error
-	t0 := time.Now()
-	if *graph != "" {
-		w, err = Load(*graph, LoadOptions{Seeds: *seeds, PageSize: webOpt.PageSizeMedian, Latency: *latency, Bandwidth: *siteBW})
-	} else {
-		webOpt.LatencyMedian, webOpt.BandwidthMedian = *latency, *siteBW
-		var sw *simweb.Web
-		if sw, err = simweb.Generate(webOpt); err == nil {
-			w = FromSimweb(sw, *seeds)
-		}
-	}
-	if err != nil {
-		return err
-	}
-	// The oracle is the chapter's: the PageRank of what a complete crawl
-	// gets, so a finished crawl's coverage is 1.
-	if w.PageRank, err = w.CollectionRank(); err != nil {
-		return err
-	}
-	prep := time.Since(t0)
-	s, err := NewStrategy(*strategy, w, *k)
-	if err != nil {
-		return err
-	}
-	res, err := Run(ctx, w, s, opt)
-	if err != nil {
-		return err
-	}
-	if *out != "" {
-		f, err := os.Create(*out)
-		if err != nil {
-			return fmt.Errorf("sim: %w", err)
-		}
-		err = res.WriteCSV(f)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return fmt.Errorf("sim: %w", err)
-		}
-	}
-	return Summarize(stdout, w, res, prep)
+	return run(ctx, stdout)
 }
 
 // Summarize prints a result: the oracle coverage at every tenth of the

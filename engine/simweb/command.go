@@ -8,22 +8,60 @@ import (
 	"io"
 )
 
-// Command runs "lidi simweb" with its command-line arguments (without the
-// subcommand name): it generates the web, then either exports it (-export
-// DIR) and returns, or serves it, prints the seed URLs and the DNS and admin
-// addresses to stdout, and returns when ctx is done. Flag errors and usage
-// go to stderr; -h returns flag.ErrHelp.
-func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("simweb", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// CommandDoc says what "lidi simweb" does, for its usage.
+const CommandDoc = `Serve a synthetic web on loopback addresses with its own DNS server (and a
+witness of politeness at http://ADMIN/witness) until interrupted, or export
+its link graph and PageRank as CSV.`
+
+// CommandFlags registers the flags of "lidi simweb" on fs and returns the
+// function that runs the command once fs is parsed: it generates the web,
+// then either exports it (-export DIR) and returns, or serves it, prints the
+// seed URLs and the DNS and admin addresses to stdout, and returns when ctx
+// is done.
+func CommandFlags(fs *flag.FlagSet) func(ctx context.Context, stdout io.Writer) error {
 	opt := Options{Sites: DefaultSites}
 	opt.RegisterFlags(fs)
 	var cfg ServerConfig
 	cfg.RegisterFlags(fs)
 	export := fs.String("export", "", "write pages.csv, edges.csv, sites.csv and README.txt into `DIR` and exit")
 	seeds := fs.Int("seeds", 10, "number of seed URLs to print")
+	return func(ctx context.Context, stdout io.Writer) error {
+		w, err := Generate(opt)
+		if err != nil {
+			return err
+		}
+		st := w.Stats()
+		if *export != "" {
+			if err := w.Export(*export); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "simweb: wrote %d pages, %d links, %d sites to %s (generated in %v)\n",
+				st.Pages, st.Links, st.Sites, *export, st.GenerateTime.Round(1e6))
+			return nil
+		}
+		s, err := Start(ctx, w, cfg)
+		if err != nil {
+			return err
+		}
+		fmt.Fprint(stdout, s.Info(*seeds))
+		fmt.Fprintf(stdout, "Serving until interrupted (generated in %v).\n", st.GenerateTime.Round(1e6))
+		<-ctx.Done()
+		if err := s.Close(); err != nil && !errors.Is(err, context.Canceled) {
+			return err
+		}
+		return nil
+	}
+}
+
+// Command runs "lidi simweb" with its command-line arguments (without the
+// subcommand name), as CommandFlags describes. Flag errors and usage go to
+// stderr; -h returns flag.ErrHelp.
+func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("simweb", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	run := CommandFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: lidi simweb [flags]\n\nServe a synthetic web on loopback addresses with its own DNS server,\nor export its link graph and PageRank.\n\n")
+		fmt.Fprintf(stderr, "usage: lidi simweb [flags]\n\n%s\n\n", CommandDoc)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -33,28 +71,5 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fs.Usage()
 		return fmt.Errorf("simweb: unexpected arguments %q", fs.Args())
 	}
-	w, err := Generate(opt)
-	if err != nil {
-		return err
-	}
-	st := w.Stats()
-	if *export != "" {
-		if err := w.Export(*export); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "simweb: wrote %d pages, %d links, %d sites to %s (generated in %v)\n",
-			st.Pages, st.Links, st.Sites, *export, st.GenerateTime.Round(1e6))
-		return nil
-	}
-	s, err := Start(ctx, w, cfg)
-	if err != nil {
-		return err
-	}
-	fmt.Fprint(stdout, s.Info(*seeds))
-	fmt.Fprintf(stdout, "Serving until interrupted (generated in %v).\n", st.GenerateTime.Round(1e6))
-	<-ctx.Done()
-	if err := s.Close(); err != nil && !errors.Is(err, context.Canceled) {
-		return err
-	}
-	return nil
+	return run(ctx, stdout)
 }
