@@ -452,7 +452,7 @@ func TestKill9ResumeDecisions(t *testing.T) {
 	before := readCrawl(t, web, srv.Port(), path)
 	t.Logf("killed with %d pages, %d labels, %d duplicates stored", len(before.fetched), len(before.mirrors), len(before.dups))
 
-	resumeFor(t, killConfig(seeds), srv.DNSAddr(), path, 20*time.Second)
+	resumeFor(t, killConfig(seeds, false), srv.DNSAddr(), path, 20*time.Second)
 	after := readCrawl(t, web, srv.Port(), path)
 	labels := map[string]mirrorRow{}
 	for _, m := range after.mirrors {

@@ -359,6 +359,11 @@ func (c *crawl) loop(ctx context.Context) error {
 			return nil
 		}
 		wake := 250 * time.Millisecond
+		if c.batch.Len() > 0 {
+			// The committer was busy at the last hand-off: try again
+			// soon, so nothing waits in the loop past flush_interval.
+			wake = min(wake, max(e.cfg.FlushEvery/4, time.Millisecond))
+		}
 		if t, ok := c.f.NextWake(); ok {
 			wake = min(wake, max(t.Sub(now), time.Millisecond))
 		}
@@ -396,7 +401,9 @@ func (c *crawl) loop(ctx context.Context) error {
 		}
 		c.rankDue(e.clock.Now())
 		if c.batch.Len() >= e.cfg.FlushRecords/4 {
-			c.flush()
+			c.flush() // waits for the committer: the loop keeps pace with the store
+		} else {
+			c.handOff()
 		}
 	}
 }
@@ -445,6 +452,22 @@ func (c *crawl) dispatch(ctx context.Context, now time.Time) {
 		e.visits[s.ID] = tr
 		e.mu.Unlock()
 		go e.robot(ctx, v, tr, c.results)
+	}
+}
+
+// handOff passes the batch gathered so far to the committer if it can take
+// it now. The loop hands off after every event it handles, so a result
+// waits in the loop only while the committer is busy, and the committer's
+// own timer bounds the rest: every page reaches the store within
+// storage.flush_interval whatever visits, pauses and page rates do.
+func (c *crawl) handOff() {
+	if c.batch.Len() == 0 {
+		return
+	}
+	select {
+	case c.e.commit.in <- c.batch:
+		c.batch = c.e.commit.batch()
+	default:
 	}
 }
 

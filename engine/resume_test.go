@@ -22,20 +22,27 @@ import (
 // the kill -9 test kills.
 func TestMain(m *testing.M) {
 	if db := os.Getenv("LIDI_TEST_CRAWL_DB"); db != "" {
-		os.Exit(childCrawl(db, os.Getenv("LIDI_TEST_CRAWL_DNS"), strings.Split(os.Getenv("LIDI_TEST_CRAWL_SEEDS"), " ")))
+		cfg := killConfig(strings.Split(os.Getenv("LIDI_TEST_CRAWL_SEEDS"), " "), os.Getenv("LIDI_TEST_CRAWL_LONG") != "")
+		os.Exit(childCrawl(db, os.Getenv("LIDI_TEST_CRAWL_DNS"), cfg))
 	}
 	os.Exit(m.Run())
 }
 
-func killConfig(seeds []string) engine.Config {
+// killConfig is the kill -9 test's crawl; with long, a visit takes every
+// page queued on its site (c larger than any site), so the kill cuts visits
+// short rather than falling between them.
+func killConfig(seeds []string, long bool) engine.Config {
 	cfg := crawlConfig(seeds)
 	cfg.Robots = 4
 	cfg.Delay, cfg.MaxDelay = 10*time.Millisecond, 10*time.Millisecond
+	if long {
+		cfg.PagesPerVisit = 100000
+	}
 	return cfg
 }
 
 // childCrawl crawls until killed (or, bounded, for at most a minute).
-func childCrawl(path, dnsAddr string, seeds []string) int {
+func childCrawl(path, dnsAddr string, cfg engine.Config) int {
 	db, err := storage.Open(path, storage.Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -46,7 +53,7 @@ func childCrawl(path, dnsAddr string, seeds []string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	eng, err := engine.New(killConfig(seeds), db, resolver, nil)
+	eng, err := engine.New(cfg, db, resolver, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -72,12 +79,23 @@ func countFetched(path string) int {
 }
 
 // kill -9 in the middle of a crawl, then run again: no stored page is lost
-// or fetched again, no discovered URL is forgotten, and the crawl ends with
-// the same pages as one never interrupted.
+// or fetched again, no discovered URL is forgotten, visits cut short go on
+// where they stopped, and the crawl ends with the same pages as one never
+// interrupted.
 func TestKill9Resume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a child process")
 	}
+	for _, long := range []bool{false, true} {
+		name := "short-visits"
+		if long {
+			name = "long-visits"
+		}
+		t.Run(name, func(t *testing.T) { testKill9Resume(t, long) })
+	}
+}
+
+func testKill9Resume(t *testing.T, long bool) {
 	srv := testWeb(t, simweb.Options{Seed: 11, Sites: 15, Pages: 1500})
 	seeds := srv.SeedURLs(3)
 	dir := t.TempDir()
@@ -85,6 +103,9 @@ func TestKill9Resume(t *testing.T) {
 
 	child := exec.Command(os.Args[0], "-test.run=^TestKill9Resume$")
 	child.Env = append(os.Environ(), "LIDI_TEST_CRAWL_DB="+path, "LIDI_TEST_CRAWL_DNS="+srv.DNSAddr(), "LIDI_TEST_CRAWL_SEEDS="+strings.Join(seeds, " "))
+	if long {
+		child.Env = append(child.Env, "LIDI_TEST_CRAWL_LONG=1")
+	}
 	child.Stderr = os.Stderr
 	if err := child.Start(); err != nil {
 		t.Fatal(err)
@@ -108,7 +129,7 @@ func TestKill9Resume(t *testing.T) {
 	before := fetchedURLs(t, path)
 	t.Logf("killed with %d pages stored", len(before))
 	srv.ResetWitness()
-	st := runCrawl(t, killConfig(seeds), srv.DNSAddr(), path)
+	st := runCrawl(t, killConfig(seeds, long), srv.DNSAddr(), path)
 	w := srv.Witness()
 	after := fetchedURLs(t, path)
 
@@ -134,7 +155,7 @@ func TestKill9Resume(t *testing.T) {
 	// The same crawl, never interrupted, fetches exactly the same pages.
 	ref := fetchedURLs(t, func() string {
 		p := filepath.Join(dir, "ref.db")
-		runCrawl(t, killConfig(seeds), srv.DNSAddr(), p)
+		runCrawl(t, killConfig(seeds, long), srv.DNSAddr(), p)
 		return p
 	}())
 	if len(ref) != len(after) {
