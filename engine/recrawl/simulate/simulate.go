@@ -108,9 +108,9 @@ type Sample struct {
 
 // Result is one run of one policy on one set-up.
 type Result struct {
-	Setup  string
-	Policy recrawl.PolicyName
-	Groups []GroupResult
+	Setup                                    string
+	Policy                                   recrawl.PolicyName
+	Groups                                   []GroupResult
 	Tasks, Updates, Lost, Cancelled, Dropped int
 	SuccessRate                              float64
 	// UpdateQuality is SARSS's equation 5 with weight 1; Weighted with
