@@ -51,6 +51,8 @@ optimal strategy). Running it again continues the same crawl.`},
 		summary: "measure crawling precision and recall against simweb's traps"},
 	{name: "bench strategies", synopsis: "[flags]", setup: benchStrategiesCmd,
 		summary: "reproduce Castillo's chapter 6: the ordering strategies' PageRank coverage"},
+	{name: "bench recrawl", synopsis: "[flags]", setup: benchRecrawlCmd,
+		summary: "SARSS's REC and RUC and Wolf's allocations with lidi's recrawl policies, in virtual time"},
 }
 
 func main() {

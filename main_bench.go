@@ -54,3 +54,15 @@ func benchStrategiesCmd(fs *flag.FlagSet) runFunc {
 		return err
 	}
 }
+
+// benchRecrawlCmd is `lidi bench recrawl`: SARSS's REC and RUC simulations
+// (Tables 1–4) and Wolf's allocations with lidi's recrawl policies, in
+// virtual time.
+func benchRecrawlCmd(fs *flag.FlagSet) runFunc {
+	var opt bench.RecrawlOptions
+	opt.RegisterFlags(fs)
+	return func(ctx context.Context, out output) error {
+		_, err := bench.Recrawl(ctx, opt, out.stdout)
+		return err
+	}
+}
