@@ -1,0 +1,170 @@
+package engine
+
+import (
+	"context"
+	"net/netip"
+	"time"
+
+	"lidi/engine/robots"
+	"lidi/engine/urlnorm"
+)
+
+// The seam between the scheduler and the robots.
+//
+// The loop turns a visit into a Lease: one site, its address (from the
+// loop's DNS cache: a robot never resolves names), its robots.txt as last
+// fetched, the delay between requests, the earliest start and the URLs to
+// fetch — the head of the site's queue, read by the loop from the store and
+// filtered by duplicate detection before leasing. It hands the lease to a
+// Dispatcher: local robots (goroutines of this process) or remote slaves
+// run leases the same way, so the scheduler's code is the
+// same for both.
+//
+// Who sets what:
+//   - The loop sets every field of a Lease. A robot reads it and changes
+//     nothing in the crawl: it never touches the loop's state or the store.
+//   - A robot obeys Deadline by its own clock: it starts no request after
+//     it, ends the lease and returns the URLs it did not reach. The loop
+//     treats a lease whose End has not arrived by Deadline plus a grace
+//     period as ended with every URL not reported returned, so a slow robot
+//     and the next lease of the same site never overlap at the site.
+//   - A robot reports Results in order, each with the lease's ID and a
+//     sequence number (1, 2, …): one Result per page fetched, then one with
+//     End. The loop applies a lease's results once each, in Seq order: a
+//     delivery retried (the same Lease and Seq) is dropped, one arriving
+//     early waits for those before it, and results of a lease the loop does
+//     not know (ended, expired or from an earlier run) are dropped.
+//
+// Leases and results are plain values that round-trip through encoding/json
+// (bodies are zlib-compressed bytes, times are absolute, durations in
+// nanoseconds), so they can cross a network.
+
+// Lease is one visit to one site handed to a robot: up to len(URLs) pages
+// over one keep-alive connection, Delay apart, no request before NotBefore
+// or after Deadline. The zero Lease is not valid; the loop makes leases.
+type Lease struct {
+	ID        uint64 // unique in a crawl, across its runs
+	Site      int64
+	Key       string // "scheme://host[:port]"
+	Host      string
+	Addr      netip.Addr // the host's address, resolved by the loop
+	Port      int
+	Robots    *RobotsFile   // the site's robots.txt; nil: fetch it first
+	Delay     time.Duration // between two requests (w, or robots.txt Crawl-delay)
+	NotBefore time.Time     // the first request may not start earlier
+	Deadline  time.Time     // no request may start later
+	URLs      []QueuedURL   // to fetch, in this order
+
+	// rules is Robots parsed, filled by the loop for robots in this
+	// process (it is not serialised: a remote robot parses Robots).
+	rules *robots.Rules
+}
+
+// RobotsFile is a site's robots.txt as fetched: its status and body, from
+// which robots.Rules are rebuilt wherever they are needed.
+type RobotsFile struct {
+	Status  int // HTTP status; -1 unreachable
+	Body    []byte
+	Fetched time.Time
+}
+
+// Rules parses the file. A nil *RobotsFile has no rules (nil).
+func (f *RobotsFile) Rules() *robots.Rules {
+	if f == nil {
+		return nil
+	}
+	if f.Status < 0 {
+		return robots.Unreachable()
+	}
+	return robots.FromResponse(f.Status, f.Body)
+}
+
+// Result is one report of a robot on a lease: a page fetched, or the end of
+// the lease. Exactly one of Page and End is set.
+type Result struct {
+	Lease uint64 // Lease.ID
+	Seq   int    // 1 for the lease's first result, then 2, 3, …
+	Page  *PageResult
+	End   *LeaseEnd
+}
+
+// PageResult is one page fetched and what was found on it.
+type PageResult struct {
+	Record PageRecord // Record.Body is zlib-compressed (nil when bodies are not kept)
+	URL    string     // the URL fetched, normalised
+	Depth  int
+	// Links are the links the crawl's scope allows, in page order: a
+	// redirect's target first, then the links of the body.
+	Links   []FoundLink
+	Skipped LinkSkips
+	Detect  time.Duration // CPU time spent fingerprinting the page (duplicate detection's cost)
+}
+
+// FoundLink is a link to a URL in scope, normalised.
+type FoundLink struct {
+	URL string
+
+	// Derived from URL by the robot that found it; not serialised (a
+	// receiver derives them again, see resolve).
+	id        uint64
+	key, host string
+}
+
+// resolve fills a link's derived fields, when it came without them (from
+// another process), and reports whether the URL names a site.
+func (l *FoundLink) resolve() bool {
+	if l.key != "" {
+		return true
+	}
+	key, host, ok := siteOf(l.URL)
+	if !ok {
+		return false
+	}
+	l.id, l.key, l.host = urlnorm.Fingerprint(l.URL), key, host
+	return true
+}
+
+// LinkSkips counts the links of a page not reported, by reason.
+type LinkSkips struct {
+	Scope, NoFollow, Invalid int
+}
+
+// FailureKind names why a lease ended early: a fetch error's kind (the
+// strings of fetch.Error.Kind: "timeout", "refused", …), a status the site
+// answered to slow down, or one of the kinds below.
+type FailureKind string
+
+const (
+	FailureNone    FailureKind = ""
+	FailureExpired FailureKind = "lease-expired" // no End came before the deadline and its grace
+)
+
+// LeaseEnd is the last result of a lease.
+type LeaseEnd struct {
+	// Next is the earliest the site may be visited again by the robot's
+	// account: Delay after its last request, a Retry-After, or a
+	// robots.txt retry. The loop may put it later (back-off).
+	Next  time.Time
+	Delay time.Duration // the delay in force (w raised by Crawl-delay)
+	// Robots is robots.txt as fetched during the lease; nil when the
+	// lease carried it.
+	Robots   *RobotsFile
+	Skips    []Skip   // URLs not fetched: robots.txt disallows them
+	Returned []uint64 // URLs neither fetched nor skipped: they stay queued
+	Fetched  int      // pages fetched (PageResults sent)
+
+	Failure    FailureKind // why the lease ended early; FailureNone when it did not
+	Failed     bool        // ended on a failed fetch
+	BackedOff  bool        // 429 or 503, or robots.txt 5xx/unreachable
+	RetryAfter bool        // Next comes from a Retry-After header
+}
+
+// Dispatcher runs leases. The engine's loop calls Dispatch from its own
+// goroutine; an implementation must return at once and run the lease
+// elsewhere, passing its results to report (from any goroutine, never from
+// inside Dispatch: report blocks until the loop takes the result). ctx ends
+// when the crawl stops for good: a lease still running then ends at once,
+// its page in flight returned.
+type Dispatcher interface {
+	Dispatch(ctx context.Context, l *Lease, report func(Result))
+}
