@@ -81,9 +81,28 @@
 // trap instances. A web without traps is byte for byte what it was before
 // traps existed.
 //
+// # Changes
+//
+// Options.Change makes pages change over time, deterministically from the
+// seed (see Changes): each site is a channel in one of K priority groups
+// whose mean change interval is SARSS's θ (60, 120, 240, 480, 960 minutes
+// by default), and each page changes as a Poisson, Pareto or
+// quasi-deterministic process (Wolf et al.) with its group's mean. A
+// changed page has new text and the same title and links, so the graph and
+// PageRank hold at all times. The server keeps a virtual Clock
+// (ServerConfig.TimeScale runs it faster than real time; --time-scale) and
+// serves each page at its current version, with a virtual Date, an ETag
+// and a Last-Modified that change exactly when the page does, and 304 Not
+// Modified to conditional requests; a fifth of the sites send no
+// validators and a tenth print the time they serve a page, so their bytes
+// differ on every fetch while their content does not. Web.Changes is the
+// ground truth (versions, freshness and age of any copy) and
+// Web.ExportChanges writes it as CSV. A web without Options.Change is byte
+// for byte the web before changes existed.
+//
 // # Extending
 //
-// Later kinds of pages (pages that change over time, say) are meant to be
+// Later kinds of pages are meant to be
 // handled where pages are laid out (generate.go), named (Web.appendSegment,
 // Web.lookupPath, Web.resolve) and rendered (render.go); traps.go,
 // truth.go and trap_render.go show how traps did it.

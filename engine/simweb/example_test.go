@@ -53,3 +53,23 @@ func Example() {
 	// requests: 1 connections: 1
 	// resolved through DNS: true
 }
+
+// A changing web's ground truth: the change model says when each page
+// changes, so a copy's freshness and age are known exactly.
+func ExampleChanges() {
+	c, err := simweb.NewChanges(1, simweb.ChangeOptions{Enabled: true}, []int{3, 2})
+	if err != nil {
+		panic(err)
+	}
+	for ch := range c.Channels() {
+		fmt.Printf("channel %d: group %d, mean interval %v\n", ch, c.Group(ch), c.GroupInterval(c.Group(ch)))
+	}
+	first, _ := c.NextChange(0, 0)
+	fmt.Println("page 0 is fresh just before its first change:", c.Fresh(0, 0, first-1))
+	fmt.Println("and stale at it:", !c.Fresh(0, 0, first), c.Version(0, first))
+	// Output:
+	// channel 0: group 2, mean interval 4h0m0s
+	// channel 1: group 3, mean interval 8h0m0s
+	// page 0 is fresh just before its first change: true
+	// and stale at it: true 1
+}

@@ -89,6 +89,7 @@ type Web struct {
 	hosts     map[string]int32
 	addrs     []netip.Addr // distinct addresses in use, sorted
 	traps     *trapIndex   // nil without Options.Traps
+	changes   *Changes     // never nil; disabled without Options.Change
 	stats     WebStats
 }
 
@@ -125,6 +126,9 @@ func Generate(opt Options) (*Web, error) {
 	}
 	w := &Web{opt: opt, vocab: getVocabulary()}
 	w.layOutSites()
+	if err := w.layOutChanges(); err != nil {
+		return nil, err
+	}
 	w.rankPopularity()
 	w.describeSites()
 	childStart, children := w.growTrees()

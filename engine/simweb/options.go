@@ -93,6 +93,10 @@ type Options struct {
 	// byte what it was before traps existed. DefaultTrapSites is what the
 	// --traps flag sets on its own.
 	Traps int
+
+	// Change makes pages change over time; its zero value is a web whose
+	// pages never change. See ChangeOptions and Web.Changes.
+	Change ChangeOptions
 }
 
 // DefaultTrapSites is the number of sites per trap kind that "--traps"
@@ -191,6 +195,7 @@ func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&o.BandwidthSigma, "bandwidth-sigma", o.BandwidthSigma, "log standard deviation of site bandwidths (0 = 0.7, negative = none)")
 	fs.Float64Var(&o.ErrorRate, "error-rate", o.ErrorRate, "fraction of page requests answered with 5xx")
 	fs.Var(trapsFlag{&o.Traps}, "traps", "add crawler traps with ground truth: --traps for "+strconv.Itoa(DefaultTrapSites)+" sites per trap kind, --traps=N for N")
+	o.Change.RegisterFlags(fs)
 }
 
 // trapsFlag is the --traps flag: a boolean flag ("--traps" alone means

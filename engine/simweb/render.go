@@ -39,6 +39,7 @@ type renderer struct {
 	page     int32 // the page being rendered; -1 for a page a trap adds
 	view     view
 	discard  []byte // anchors rendered only to draw their random numbers
+	at       pageAt // the version rendered, and the time to print if any
 }
 
 var rendererPool = sync.Pool{New: func() any { return new(renderer) }}
@@ -58,7 +59,14 @@ func (w *Web) AppendHTML(dst []byte, page, port int) []byte {
 
 // appendPage appends the HTML of page p as view v shows it.
 func (w *Web) appendPage(dst []byte, p int32, port int, v view) []byte {
+	return w.appendPageAt(dst, p, port, v, pageAt{})
+}
+
+// appendPageAt appends the HTML of page p as view v shows it at version
+// and time at.
+func (w *Web) appendPageAt(dst []byte, p int32, port int, v view, at pageAt) []byte {
 	rd := rendererPool.Get().(*renderer)
+	rd.at = at
 	dst = rd.render(w, dst, p, port, v)
 	rd.w = nil
 	rendererPool.Put(rd)
@@ -96,7 +104,7 @@ func (rd *renderer) render(w *Web, dst []byte, p int32, port int, v view) []byte
 	rd.page, rd.view = p, v
 	st := w.traps.site(s)
 	rd.first, rd.end = w.siteStart[s], w.siteStart[s+1]
-	rd.r = newRNG(w.opt.Seed, tagText, uint64(p))
+	rd.r = w.textRNG(p, rd.at.version)
 	rd.capNext, rd.sentLeft = true, 6+rd.r.intn(15)
 	rd.cur = w.appendPathIn(rd.cur[:0], p, s)
 	rd.base = rd.cur[:bytes.LastIndexByte(rd.cur, '/')+1]
@@ -235,6 +243,7 @@ func (rd *renderer) render(w *Web, dst []byte, p int32, port int, v view) []byte
 	if w.traps != nil && v != viewPrint {
 		dst = rd.trapLinks(dst, p, st)
 	}
+	dst = rd.at.appendStamp(dst)
 	return w.appendFooter(dst, s)
 }
 

@@ -55,6 +55,11 @@ type ServerConfig struct {
 	IdleTimeout time.Duration
 	// Now is the witness's clock. Nil means time.Now.
 	Now func() time.Time
+	// TimeScale and Epoch set the virtual clock of a changing web (see
+	// Clock): virtual time runs TimeScale times as fast as Now from Epoch.
+	// Zeros mean 1 and the time Start is called.
+	TimeScale float64
+	Epoch     time.Time
 }
 
 // RegisterFlags defines command-line flags that set c's fields, with c's
@@ -66,6 +71,7 @@ func (c *ServerConfig) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.DNSTTL, "dns-ttl", c.DNSTTL, "TTL of the DNS A records (0 = 300s)")
 	fs.IntVar(&c.MaxKeepAliveRequests, "keepalive-requests", c.MaxKeepAliveRequests, "requests per connection before it is closed (0 = 100, negative = no limit)")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "keep-alive idle timeout (0 = 15s)")
+	fs.Float64Var(&c.TimeScale, "time-scale", c.TimeScale, "run a changing web's clock `N` times faster than real time (0 = 1)")
 }
 
 // Server serves a Web: HTTP for every simulated host on its loopback
@@ -78,6 +84,7 @@ type Server struct {
 	port  int
 	addrs []netip.Addr // listening addresses, index = connState.addr
 	wit   *witness
+	clock Clock // a changing web's virtual time
 
 	httpSrv   *http.Server
 	listeners []net.Listener
@@ -119,6 +126,10 @@ func Start(ctx context.Context, w *Web, cfg ServerConfig) (*Server, error) {
 		cfg.AdminAddr = "127.0.0.1:0"
 	}
 	s := &Server{web: w, cfg: cfg, addrs: w.addrs, siteReqs: make([]atomic.Uint64, len(w.sites))}
+	s.clock = Clock{Epoch: cfg.Epoch, Scale: cfg.TimeScale, Now: cfg.Now}
+	if s.clock.Epoch.IsZero() {
+		s.clock.Epoch = cfg.Now()
+	}
 	names := make([]string, len(s.addrs))
 	for i, a := range s.addrs {
 		names[i] = a.String()
@@ -474,10 +485,8 @@ func (s *Server) respond(rw http.ResponseWriter, r *http.Request, site int, host
 		hdr.Set("Location", string(loc))
 		return plain(rw, http.StatusMovedPermanently, "301 Moved Permanently\n"), 0, false
 	}
-	body := w.AppendHTML((*bp)[:0], int(p), s.port)
-	*bp = body
-	hdr["Content-Type"] = htmlType
-	return http.StatusOK, s.write(rw, r, http.StatusOK, body, st.bandwidth), false
+	status, size = s.servePage(rw, r, site, p, viewPlain, bp)
+	return status, size, false
 }
 
 // notFound answers 404.
@@ -506,7 +515,7 @@ func (s *Server) respondTrapped(rw http.ResponseWriter, r *http.Request, site in
 	var body []byte
 	switch {
 	case res.page >= 0:
-		body = w.appendPage((*bp)[:0], res.page, s.port, res.view)
+		return s.servePage(rw, r, site, res.page, res.view, bp)
 	case res.virt.kind == TrapBinaryAsHTML:
 		hdr.Set("Content-Type", typeBinary)
 		return http.StatusOK, s.writeBinary(rw, r, site, int(res.virt.local), bp, bandwidth)
