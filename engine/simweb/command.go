@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"time"
 )
 
 // CommandDoc says what "lidi simweb" does, for its usage.
@@ -25,6 +26,7 @@ func CommandFlags(fs *flag.FlagSet) func(ctx context.Context, stdout io.Writer) 
 	cfg.RegisterFlags(fs)
 	export := fs.String("export", "", "write pages.csv, edges.csv, sites.csv and README.txt into `DIR` and exit")
 	seeds := fs.Int("seeds", 10, "number of seed URLs to print")
+	until := fs.Duration("export-until", 24*time.Hour, "with --export and --changes, also write every change up to this virtual `time` (changes.csv, channels.csv, change_pages.csv)")
 	return func(ctx context.Context, stdout io.Writer) error {
 		w, err := Generate(opt)
 		if err != nil {
@@ -32,7 +34,11 @@ func CommandFlags(fs *flag.FlagSet) func(ctx context.Context, stdout io.Writer) 
 		}
 		st := w.Stats()
 		if *export != "" {
-			if err := w.Export(*export); err != nil {
+			write := w.Export
+			if opt.Change.Enabled {
+				write = func(dir string) error { return w.ExportChanges(dir, *until) }
+			}
+			if err := write(*export); err != nil {
 				return err
 			}
 			fmt.Fprintf(stdout, "simweb: wrote %d pages, %d links, %d sites to %s (generated in %v)\n",

@@ -102,3 +102,17 @@ func TestCommandServes(t *testing.T) {
 		t.Fatal("Command did not return after cancel")
 	}
 }
+
+func TestCommandExportsChanges(t *testing.T) {
+	dir := t.TempDir()
+	var out, errOut bytes.Buffer
+	err := Command(context.Background(), []string{"--sites", "5", "--pages", "40", "--changes", "--export-until", "3h", "--export", dir}, &out, &errOut)
+	if err != nil {
+		t.Fatalf("%v: %s", err, errOut.String())
+	}
+	for _, f := range []string{"pages.csv", "channels.csv", "change_pages.csv", "changes.csv"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+}
