@@ -174,6 +174,13 @@ func (e *Error) Unwrap() error { return e.Err }
 // the body failed before its end (then the partial body is returned with the
 // error).
 func (s *Session) Get(ctx context.Context, url string) (*Response, error) {
+	return s.GetIf(ctx, url, Validators{})
+}
+
+// GetIf is Get made conditional on the validators of a stored copy (see
+// Validators): a server that finds the copy current answers 304 Not
+// Modified without a body.
+func (s *Session) GetIf(ctx context.Context, url string, v Validators) (*Response, error) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, s.f.cfg.BodyTimeout)
 	defer cancel()
@@ -183,6 +190,7 @@ func (s *Session) Get(ctx context.Context, url string) (*Response, error) {
 	}
 	req.Header.Set("User-Agent", s.f.cfg.UserAgent)
 	req.Header.Set("Accept", "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5")
+	v.set(req.Header)
 	resp, err := s.client.Do(req)
 	if err != nil {
 		return nil, &Error{URL: url, Kind: classify(err), Err: err}
