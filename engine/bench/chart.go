@@ -64,8 +64,17 @@ func drawChart(w io.Writer, res *StrategiesResult) error {
 	for i, p := range panels {
 		grid[i/cols][i%cols] = p
 	}
-	const tile = 9 * vg.Centimeter
-	img := vgimg.NewWith(vgimg.UseWH(vg.Length(cols)*tile, vg.Length(rows)*tile*0.75), vgimg.UseDPI(96))
+	return drawGrid(w, grid, 9*vg.Centimeter, 0.75)
+}
+
+// drawGrid writes the panels of grid (rows of plots; nil leaves a tile
+// empty) as one PNG, each tile wide and aspect·tile high.
+func drawGrid(w io.Writer, grid [][]*plot.Plot, tile vg.Length, aspect float64) error {
+	rows, cols := len(grid), 0
+	for _, row := range grid {
+		cols = max(cols, len(row))
+	}
+	img := vgimg.NewWith(vgimg.UseWH(vg.Length(cols)*tile, vg.Length(rows)*tile*vg.Length(aspect)), vgimg.UseDPI(96))
 	dc := draw.New(img)
 	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: 4 * vg.Millimeter, PadY: 4 * vg.Millimeter,
 		PadTop: 2 * vg.Millimeter, PadBottom: 2 * vg.Millimeter, PadLeft: 2 * vg.Millimeter, PadRight: 2 * vg.Millimeter}
@@ -77,8 +86,10 @@ func drawChart(w io.Writer, res *StrategiesResult) error {
 			}
 		}
 	}
-	_, err := vgimg.PngCanvas{Canvas: img}.WriteTo(w)
-	return err
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(w); err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	return nil
 }
 
 func coveragePlot(title string) *plot.Plot {

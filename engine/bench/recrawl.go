@@ -19,8 +19,6 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 
 	"lidi/engine/recrawl"
 	"lidi/engine/recrawl/change"
@@ -38,6 +36,14 @@ type RecrawlOptions struct {
 	Setups   []string
 	Policies []recrawl.PolicyName
 	Change   change.Kind
+
+	// Overrides of the set-ups (0: SARSS's or recrawl.Defaults()').
+	PagesMedian      int
+	Encourage        float64
+	SmallestMultiple float64
+	BiggestMultiple  float64
+	RateCap          float64
+	Notified         float64 // share of departing crawlers that hand their tasks on (negative: SARSS's third)
 
 	WolfPages  int
 	WolfRatios []float64
@@ -73,6 +79,12 @@ func (o *RecrawlOptions) RegisterFlags(fs *flag.FlagSet) {
 		o.Change = k
 		return err
 	})
+	fs.IntVar(&o.PagesMedian, "pages-median", 0, "median pages per channel, which sets the load (0: 3000, SARSS's dataset's order)")
+	fs.Float64Var(&o.Encourage, "encourage", 0, "δ of iir and icr (0: recrawl's default)")
+	fs.Float64Var(&o.SmallestMultiple, "sigma", 0, "σ of checkPriorities (0: recrawl's default)")
+	fs.Float64Var(&o.BiggestMultiple, "mu", 0, "μ of checkPriorities (0: recrawl's default)")
+	fs.Float64Var(&o.RateCap, "rate-cap", 0, "cap on a channel's recrawl rate, times its estimated change rate (0: recrawl's default; negative: none)")
+	fs.Float64Var(&o.Notified, "notified", -1, "share of departing crawlers that hand their tasks on (negative: SARSS's 1/3; 1: no task is lost)")
 	fs.IntVar(&o.WolfPages, "wolf-pages", 2000, "pages of Wolf's comparison")
 	o.WolfRatios = []float64{1.5, 2, 2.5, 3, 4, 5}
 	fs.Func("wolf-ratios", "comma-separated R/N of Wolf's comparison (default 1.5,2,2.5,3,4,5)", func(s string) error {
@@ -109,6 +121,27 @@ func Recrawl(ctx context.Context, o RecrawlOptions, w io.Writer) (*RecrawlResult
 			return nil, err
 		}
 		s.Change = o.Change
+		if o.PagesMedian > 0 {
+			s.PagesMedian = o.PagesMedian
+		}
+		if o.Encourage > 0 {
+			s.Options.Encourage = o.Encourage
+		}
+		if o.SmallestMultiple > 0 {
+			s.Options.SmallestMultiple = o.SmallestMultiple
+		}
+		if o.BiggestMultiple > 0 {
+			s.Options.BiggestMultiple = o.BiggestMultiple
+		}
+		if o.Notified >= 0 {
+			s.Notified = min(o.Notified, 1)
+		}
+		switch {
+		case o.RateCap > 0:
+			s.Options.RateCap = o.RateCap
+		case o.RateCap < 0:
+			s.Options.RateCap = 0
+		}
 		for _, p := range o.Policies {
 			if err := ctx.Err(); err != nil {
 				return nil, err
@@ -198,6 +231,7 @@ func printRecrawl(w io.Writer, o RecrawlOptions, res *RecrawlResult, kinds []cha
 		fmt.Fprintf(w, "\n%s: update quality (SARSS eq. 5; w: weight 2^rank), success, freshness and age, as SARSS's Table %s\n",
 			strings.ToUpper(setup), map[string]string{"rec": "2", "ruc": "4"}[setup])
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(w, "(FIXED's demand %.0f robots; %.0f online on average of %d)\n", runs[0].Demand, runs[0].MeanOnline, runs[0].Threads)
 		fmt.Fprintln(tw, "policy\tquality (w)\tquality\tsuccess\tfreshness\tage (min)\tqueued\tlost\tcancelled\tdropped\treassignments\tmisgrouped\t")
 		for _, r := range runs {
 			fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%.3f\t%.4f\t%.0f\t%.1f\t%d\t%d\t%d\t%d\t%.3f\t\n", r.Policy, r.UpdateQualityW, r.UpdateQuality,
@@ -347,22 +381,5 @@ func drawIntervals(w io.Writer, runs []*simulate.Result) error {
 		p.Legend.Top = true
 		grid[i][j] = p
 	}
-	const tile = 8 * vg.Centimeter
-	img := vgimg.NewWith(vgimg.UseWH(vg.Length(len(policies))*tile, vg.Length(len(setups))*tile*0.8), vgimg.UseDPI(96))
-	dc := draw.New(img)
-	tiles := draw.Tiles{Rows: len(setups), Cols: len(policies), PadX: 4 * vg.Millimeter, PadY: 4 * vg.Millimeter,
-		PadTop: 2 * vg.Millimeter, PadBottom: 2 * vg.Millimeter, PadLeft: 2 * vg.Millimeter, PadRight: 2 * vg.Millimeter}
-	canvases := plot.Align(grid, tiles, dc)
-	for i := range grid {
-		for j, p := range grid[i] {
-			if p != nil {
-				p.Draw(canvases[i][j])
-			}
-		}
-	}
-	_, err := vgimg.PngCanvas{Canvas: img}.WriteTo(w)
-	if err != nil {
-		return fmt.Errorf("bench: %w", err)
-	}
-	return nil
+	return drawGrid(w, grid, 8*vg.Centimeter, 0.8)
 }

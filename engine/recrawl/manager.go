@@ -66,7 +66,8 @@ func NewPolicy(name PolicyName) (Policy, error) {
 }
 
 // Manager is SARSS's manager: the book of channels and groups, the policy,
-// and the queue of recrawls due. It is safe for concurrent use.
+// and the queue of recrawls due. The zero value is not usable: New makes
+// one. It is safe for concurrent use.
 type Manager struct {
 	mu       sync.Mutex
 	b        Book
@@ -369,25 +370,29 @@ func (m *Manager) Reestimate(minVisits int) {
 // Interval returns channel id's effective recrawl interval; false if the
 // channel is unknown.
 func (m *Manager) Interval(id ChannelID) (time.Duration, bool) {
+	var d time.Duration
+	ok := m.with(id, func(c *Channel) { d = c.Effective })
+	return d, ok
+}
+
+// with calls f with channel id's record under the lock; false if the
+// channel is unknown.
+func (m *Manager) with(id ChannelID, f func(*Channel)) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	c := m.byID[id]
-	if c == nil {
-		return 0, false
+	if c != nil {
+		f(c)
 	}
-	return c.Effective, true
+	return c != nil
 }
 
 // GroupOf returns channel id's group index (0 the fastest); false if the
 // channel is unknown.
 func (m *Manager) GroupOf(id ChannelID) (int, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	c := m.byID[id]
-	if c == nil {
-		return 0, false
-	}
-	return c.Group, true
+	var g int
+	ok := m.with(id, func(c *Channel) { g = c.Group })
+	return g, ok
 }
 
 // GroupStats is one priority group in a Stats snapshot.

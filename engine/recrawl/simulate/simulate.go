@@ -127,7 +127,11 @@ type Result struct {
 	Reassignments int
 	Pages         int64 // pages fetched
 	MeanQueued    float64
-	Series        []Sample
+	// Demand is the robots FIXED would keep busy (Σ recrawl time/θ over
+	// the channels); MeanOnline the robots online on average, of Threads.
+	Demand, MeanOnline float64
+	Threads            int
+	Series             []Sample
 }
 
 type channel struct {
@@ -268,7 +272,7 @@ func Run(s Setup, policy recrawl.PolicyName) (*Result, error) {
 	var now time.Duration // since start
 	groupSum := make([]float64, len(res.Groups))
 	var samples int
-	var queuedSum float64
+	var queuedSum, onlineSum float64
 	for now = 0; now < s.Duration; now += time.Minute {
 		abs := start + now
 		clock.Set(epoch.Add(abs))
@@ -333,6 +337,7 @@ func Run(s Setup, policy recrawl.PolicyName) (*Result, error) {
 			queued += len(c.queue)
 		}
 		queuedSum += float64(queued)
+		onlineSum += float64(len(online) * s.Threads)
 		// Submit what is due.
 		for _, rt := range mgr.Due() {
 			ch := byID[rt.Channel]
@@ -386,7 +391,11 @@ func Run(s Setup, policy recrawl.PolicyName) (*Result, error) {
 	if res.Tasks > 0 {
 		res.SuccessRate = float64(res.Updates) / float64(res.Tasks)
 	}
-	res.MeanQueued = queuedSum / float64(max(1, int(s.Duration/time.Minute)))
+	steps := float64(max(1, int(s.Duration/time.Minute)))
+	res.MeanQueued, res.MeanOnline, res.Threads = queuedSum/steps, onlineSum/steps, s.Crawlers*s.Threads
+	for _, c := range chans {
+		res.Demand += (time.Duration(c.pages) * s.PageTime).Seconds() / means[c.group].Seconds()
+	}
 	return res, nil
 }
 
