@@ -340,6 +340,17 @@ func drawIntervals(w io.Writer, runs []*simulate.Result) error {
 	if len(runs) == 0 {
 		return fmt.Errorf("bench: nothing to draw")
 	}
+	// One scale for every panel, so that panels compare at a glance.
+	lo, hi := math.Inf(1), 0.0
+	for _, r := range runs {
+		for _, s := range r.Series {
+			for _, iv := range s.Intervals {
+				if iv > 0 {
+					lo, hi = min(lo, iv.Minutes()), max(hi, iv.Minutes())
+				}
+			}
+		}
+	}
 	grid := make([][]*plot.Plot, len(setups))
 	for i := range grid {
 		grid[i] = make([]*plot.Plot, len(policies))
@@ -356,6 +367,9 @@ func drawIntervals(w io.Writer, runs []*simulate.Result) error {
 		p.Y.Label.Text = "interval (min)"
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		if hi > 0 {
+			p.Y.Min, p.Y.Max = math.Max(lo*0.8, 1), hi*1.25
+		}
 		p.Add(plotter.NewGrid())
 		for g := range r.Groups {
 			xys := make(plotter.XYs, 0, len(r.Series))
