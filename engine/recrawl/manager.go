@@ -310,10 +310,14 @@ func (m *Manager) reschedule(c *Channel) {
 // opens a new window.
 func (m *Manager) reassign() {
 	before := m.groupIntervals()
-	r := m.policy.Reassign(&m.b)
-	if r == nil {
-		return
+	if r := m.policy.Reassign(&m.b); r != nil {
+		m.record(r, before)
 	}
+}
+
+// record applies a reassignment's intervals, keeps it as an event and opens
+// a new window.
+func (m *Manager) record(r *Reassignment, before []time.Duration) {
 	for _, c := range m.b.Channels {
 		m.reschedule(c)
 	}
@@ -407,6 +411,8 @@ type GroupStats struct {
 	SuccessRate        float64
 	// Since the start.
 	TotalSubmitted, TotalUpdates int
+	// Freshness is the mean EstimatedFreshness of the group's channels now.
+	Freshness float64
 }
 
 // Stats is a snapshot of the Manager, a value the console polls.
@@ -421,6 +427,9 @@ type Stats struct {
 	Recent   []Reassignment
 	Failed   int     // recrawls reported as failed
 	Capacity float64 // robots, when known
+	// Freshness is the mean EstimatedFreshness over the channels: the
+	// share of copies the estimates expect to be current.
+	Freshness float64
 }
 
 // Stats returns a snapshot.
@@ -438,8 +447,16 @@ func (m *Manager) Stats() Stats {
 		for _, c := range g.Channels {
 			gs.TotalSubmitted += c.Submitted
 			gs.TotalUpdates += c.Updates
+			gs.Freshness += EstimatedFreshness(c.Rate, c.LastUpdate, s.At)
+		}
+		if len(g.Channels) > 0 {
+			gs.Freshness /= float64(len(g.Channels))
+			s.Freshness += gs.Freshness * float64(len(g.Channels))
 		}
 		s.Groups = append(s.Groups, gs)
+	}
+	if len(m.b.Channels) > 0 {
+		s.Freshness /= float64(len(m.b.Channels))
 	}
 	return s
 }
