@@ -56,6 +56,8 @@ type DialOptions struct {
 	CA   string // PEM authorities for a TLS server; "" means the system's
 	// OnState, when not nil, hears of disconnections and reconnections.
 	OnState func(connected bool)
+	// retry keeps trying when the first connection fails (slaves).
+	retry bool
 }
 
 // Dial connects to the NATS server, and keeps reconnecting for ever when the
@@ -84,6 +86,9 @@ func Dial(opt DialOptions) (*nats.Conn, error) {
 			return nil, err
 		}
 		opts = append(opts, nats.Secure(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}))
+	}
+	if opt.retry {
+		opts = append(opts, nats.RetryOnFailedConnect(true))
 	}
 	if opt.OnState != nil {
 		opts = append(opts,

@@ -93,6 +93,9 @@ func StartServer(opt ServerOptions) (*Server, error) {
 	if err := os.MkdirAll(opt.StoreDir, 0o700); err != nil {
 		return nil, fmt.Errorf("cluster: store directory: %w", err)
 	}
+	if port == 0 {
+		port = server.RANDOM_PORT // nats-server reads 0 as its default, 4222
+	}
 	so := &server.Options{
 		ServerName: "lidi-master",
 		Host:       host,

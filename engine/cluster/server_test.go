@@ -105,10 +105,10 @@ func TestSetUpIsRepeatable(t *testing.T) {
 		if _, err := setUp(ctx, js); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := leaseConsumer(ctx, js, "", DefaultTiming); err != nil {
+		if _, err := leaseConsumer(ctx, js, ""); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := leaseConsumer(ctx, js, "eu", DefaultTiming); err != nil {
+		if _, err := leaseConsumer(ctx, js, "eu"); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := resultConsumer(ctx, js); err != nil {

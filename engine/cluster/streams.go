@@ -20,33 +20,34 @@ const (
 	resultSubject = "lidi.result"
 	statusSubject = "lidi.slave.status"
 	byeSubject    = "lidi.slave.bye"
+	expirySubject = "lidi.slave.expired"
 	bucket        = "lidi-cluster"
 	settingsKey   = "settings"
 	masterDurable = "master"
 	anyDurable    = "any"
 )
 
-// Timing is the cluster's lease timing, the same on the master and in the
-// consumers it creates. Its zero value is not usable: see DefaultTiming.
+// Timing is the cluster's timing. Its zero value is not usable: see
+// DefaultTiming.
 type Timing struct {
-	// TTL is how long a slave may work on a lease, by its own clock,
-	// counted from when it receives it.
-	TTL time.Duration
-	// Grace is added to TTL before anyone else may work on the same
-	// lease: a slow slave and its successor never overlap at a site.
+	// Grace is how long after a lease's deadline the master gives it up
+	// (and a site's next lease may start): the engine's lease grace.
 	Grace time.Duration
-	// Heartbeat is how often a slave reports progress and status.
+	// Heartbeat is how often a slave reports progress (InProgress on the
+	// lease it holds) and its status.
 	Heartbeat time.Duration
 }
 
 // DefaultTiming is the timing a master uses unless told otherwise.
-var DefaultTiming = Timing{TTL: 60 * time.Second, Grace: 10 * time.Second, Heartbeat: 2 * time.Second}
+var DefaultTiming = Timing{Grace: 30 * time.Second, Heartbeat: 2 * time.Second}
 
-// ackWait is the lease consumer's redelivery time: a lease is handed to
-// another slave no sooner than TTL + Grace after the last sign of life of
-// the slave that held it, and a slave stops working on it TTL after it
-// received it, so the two never overlap.
-func (t Timing) ackWait() time.Duration { return t.TTL + t.Grace }
+// leaseAckWait is how long the server waits for a slave's heartbeat before
+// it counts a lease unacknowledged. A lease is delivered once (MaxDeliver
+// 1): when its holder dies the master's own expiry, at the deadline plus
+// the grace, gives its URLs to a new lease, so no delivery of the old one
+// may start on another slave; it stays in the stream until the master
+// deletes it.
+const leaseAckWait = 10 * time.Minute
 
 var tagPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
 
@@ -112,13 +113,13 @@ func setUp(ctx context.Context, js jetstream.JetStream) (jetstream.KeyValue, err
 
 // leaseConsumer returns the consumer of a tag's leases ("" for the leases
 // any slave may take).
-func leaseConsumer(ctx context.Context, js jetstream.JetStream, tag string, t Timing) (jetstream.Consumer, error) {
+func leaseConsumer(ctx context.Context, js jetstream.JetStream, tag string) (jetstream.Consumer, error) {
 	c, err := js.CreateOrUpdateConsumer(ctx, LeaseStream, jetstream.ConsumerConfig{
 		Durable:       leaseDurable(tag),
 		FilterSubject: leaseSubject(tag),
 		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       t.ackWait(),
-		MaxDeliver:    -1,
+		AckWait:       leaseAckWait,
+		MaxDeliver:    1,
 		MaxAckPending: 100000,
 	})
 	if err != nil {

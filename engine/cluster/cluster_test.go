@@ -1,0 +1,300 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// testTiming keeps the tests short.
+var testTiming = Timing{Grace: 100 * time.Millisecond, Heartbeat: 50 * time.Millisecond}
+
+// waitFor waits until cond holds, failing the test after a few seconds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		<-tick.C
+	}
+}
+
+// applied records the results a master applies.
+type applied struct {
+	mu      sync.Mutex
+	byLease map[string][]string
+	calls   int
+}
+
+func (a *applied) apply(_ context.Context, lease string, parts [][]byte) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.byLease == nil {
+		a.byLease = make(map[string][]string)
+	}
+	a.calls++
+	for _, p := range parts {
+		a.byLease[lease] = append(a.byLease[lease], string(p))
+	}
+	return nil
+}
+
+func (a *applied) count() (leases, calls int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.byLease), a.calls
+}
+
+type testCluster struct {
+	t     *testing.T
+	dir   string
+	srv   *Server
+	addr  string
+	m     *Master
+	got   *applied
+	token string
+}
+
+func newTestCluster(t *testing.T) *testCluster {
+	c := &testCluster{t: t, dir: t.TempDir(), got: &applied{}, token: "test-token", addr: "127.0.0.1:0"}
+	c.startMaster()
+	t.Cleanup(c.stopMaster)
+	return c
+}
+
+func (c *testCluster) startMaster() {
+	t := c.t
+	srv, err := StartServer(ServerOptions{Listen: c.addr, StoreDir: filepath.Join(c.dir, "nats"), Auth: Auth{Token: c.token}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.srv = srv
+	c.addr = strings.TrimPrefix(srv.URL(), "nats://") // the same port after a restart
+	c.m, err = StartMaster(context.Background(), MasterOptions{Server: srv, Dial: DialOptions{Auth: Auth{Token: c.token}}, Timing: testTiming, Apply: c.got.apply,
+		Pins: []Pin{{Suffix: "example.fr", Tag: "eu"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (c *testCluster) stopMaster() {
+	if c.m != nil {
+		c.m.Close()
+		c.srv.Close()
+		c.m = nil
+	}
+}
+
+// slave starts a slave; stop ends it and waits for its end.
+func (c *testCluster) slave(id string, tags []string, work Work) (s *Slave, stop func()) {
+	c.t.Helper()
+	s, err := NewSlave(SlaveOptions{Dial: DialOptions{URL: c.srv.URL(), Auth: Auth{Token: c.token}}, ID: id, Tags: tags, Robots: 2,
+		SpoolPath: filepath.Join(c.dir, id+".spool"), Work: work, Heartbeat: testTiming.Heartbeat})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { s.Run(ctx); close(done) }()
+	stop = func() { cancel(); <-done }
+	c.t.Cleanup(stop)
+	return s, stop
+}
+
+// echo is a Work that returns its lease, upper-cased, in two parts.
+func echo(_ context.Context, lease []byte) (Outcome, error) {
+	return Outcome{Parts: [][]byte{[]byte(strings.ToUpper(string(lease))), []byte("end")}, Pages: 1}, nil
+}
+
+func TestLeasesAreWorkedAndAppliedOnce(t *testing.T) {
+	c := newTestCluster(t)
+	c.slave("a", nil, echo)
+	c.slave("b", nil, echo)
+	ctx := context.Background()
+	for i := range 10 {
+		if err := c.m.Lease(ctx, testLease(fmt.Sprint("L", i), fmt.Sprintf("site%d.test", i), fmt.Sprint("lease ", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "10 leases applied", func() bool { n, _ := c.got.count(); return n == 10 })
+	waitFor(t, "an empty book", func() bool { return len(c.m.Book()) == 0 && c.m.Stats().Applied == 10 })
+	_, calls := c.got.count()
+	if calls != 10 {
+		t.Errorf("Apply called %d times for 10 leases", calls)
+	}
+	if got := c.got.byLease["L3"]; !slices.Equal(got, []string{"LEASE 3", "end"}) {
+		t.Errorf("L3's result %q", got)
+	}
+	waitFor(t, "both slaves heard from", func() bool { return len(c.m.Slaves()) == 2 })
+	st := c.m.Stats()
+	if st.Published != 10 || st.Applied != 10 || st.InHand != 0 || st.MsgsIn == 0 {
+		t.Errorf("master stats %+v", st)
+	}
+}
+
+// A pinned site's lease goes to a slave with the tag, never to another.
+func TestPinnedLeasesGoToTaggedSlaves(t *testing.T) {
+	c := newTestCluster(t)
+	var mu sync.Mutex
+	worked := map[string]string{}
+	work := func(id string) Work {
+		return func(ctx context.Context, lease []byte) (Outcome, error) {
+			mu.Lock()
+			worked[string(lease)] = id
+			mu.Unlock()
+			return echo(ctx, lease)
+		}
+	}
+	c.slave("plain", nil, work("plain"))
+	c.slave("europe", []string{"eu"}, work("europe"))
+	ctx := context.Background()
+	for i := range 6 {
+		site := fmt.Sprintf("s%d.example.com", i)
+		if i%2 == 0 {
+			site = fmt.Sprintf("s%d.example.fr", i)
+		}
+		if err := c.m.Lease(ctx, testLease(fmt.Sprint("P", i), site, site)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "6 leases applied", func() bool { n, _ := c.got.count(); return n == 6 })
+	mu.Lock()
+	defer mu.Unlock()
+	for site, by := range worked {
+		if strings.HasSuffix(site, ".fr") && by != "europe" {
+			t.Errorf("%s was worked by %s, not the eu slave", site, by)
+		}
+	}
+}
+
+// testLease is a lease of host, due in a minute.
+func testLease(id, host, payload string) LeaseMsg {
+	return LeaseMsg{ID: id, Site: "http://" + host, Host: host, Addr: netip.MustParseAddr("127.0.0.1"), Deadline: time.Now().Add(time.Minute), Payload: []byte(payload)}
+}
+
+// A slave that dies in the middle of a lease (its connection gone, no
+// acknowledgement, no heartbeat) has its results in its spool; started
+// again, it delivers them, and they are applied once. The lease is never
+// handed to another slave meanwhile: giving it up is the master's call.
+func TestASlaveKilledAndStartedAgainDeliversItsSpool(t *testing.T) {
+	c := newTestCluster(t)
+	started := make(chan struct{})
+	release := make(chan struct{})
+	a, stopA := c.slave("a", nil, func(ctx context.Context, lease []byte) (Outcome, error) {
+		close(started)
+		<-release
+		return echo(ctx, lease)
+	})
+	b, _ := c.slave("b", nil, echo)
+	if err := c.m.Lease(context.Background(), testLease("L1", "one.test", "one")); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	a.nc.Close() // as if killed: no heartbeat, no delivery
+	close(release)
+	stopA()
+	if a.spool.Len() != 2 {
+		t.Fatalf("the dead slave spooled %d parts, want 2", a.spool.Len())
+	}
+	a2, _ := c.slave("a", nil, echo)
+	waitFor(t, "the lease applied", func() bool { n, _ := c.got.count(); return n == 1 })
+	waitFor(t, "a's spool delivered", func() bool { return a2.spool.Len() == 0 })
+	if _, calls := c.got.count(); calls != 1 {
+		t.Errorf("Apply called %d times for one lease", calls)
+	}
+	if n := b.Stats().LeasesDone; n != 0 {
+		t.Errorf("b worked %d leases: the dead slave's lease was handed over", n)
+	}
+}
+
+// A lease that reaches a slave after its deadline is not worked: the
+// master gives it up by itself.
+func TestALeasePastItsDeadlineIsNotWorked(t *testing.T) {
+	c := newTestCluster(t)
+	worked := make(chan struct{}, 1)
+	s, _ := c.slave("a", nil, func(ctx context.Context, lease []byte) (Outcome, error) {
+		worked <- struct{}{}
+		return echo(ctx, lease)
+	})
+	l := testLease("late", "late.test", "x")
+	l.Deadline = time.Now().Add(-time.Second)
+	if err := c.m.Lease(context.Background(), l); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the lease seen stale", func() bool { return s.Stats().Stale == 1 })
+	select {
+	case <-worked:
+		t.Fatal("a lease past its deadline was worked")
+	default:
+	}
+	c.m.Forget(context.Background(), "late")
+	if len(c.m.Book()) != 0 {
+		t.Errorf("book after Forget: %+v", c.m.Book())
+	}
+}
+
+// A master killed and started again finds its leases in hand in the book,
+// and applies their results when the slave delivers them.
+func TestAMasterStartedAgainKeepsItsLeases(t *testing.T) {
+	c := newTestCluster(t)
+	release := make(chan struct{})
+	started := make(chan struct{}, 1)
+	s, _ := c.slave("a", nil, func(ctx context.Context, lease []byte) (Outcome, error) {
+		started <- struct{}{}
+		<-release
+		return echo(ctx, lease)
+	})
+	l := testLease("L1", "one.test", "one")
+	l.Addr = netip.MustParseAddr("127.0.0.9")
+	if err := c.m.Lease(context.Background(), l); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	c.stopMaster()
+	c.startMaster()
+	book := c.m.Book()
+	if len(book) != 1 || book[0].ID != "L1" || book[0].Site != "http://one.test" || book[0].Addr != "127.0.0.9" {
+		t.Fatalf("book after restart: %+v", book)
+	}
+	close(release)
+	waitFor(t, "the lease applied by the new master", func() bool { n, _ := c.got.count(); return n == 1 })
+	waitFor(t, "the slave's spool empty", func() bool { return s.spool.Len() == 0 })
+	if len(c.m.Book()) != 0 {
+		t.Errorf("book after the result: %+v", c.m.Book())
+	}
+}
+
+func TestPinMatches(t *testing.T) {
+	tests := []struct {
+		pin  Pin
+		host string
+		addr string
+		want bool
+	}{
+		{Pin{Suffix: ".fr"}, "www.example.fr", "", true},
+		{Pin{Suffix: "example.fr"}, "example.fr", "", true},
+		{Pin{Suffix: "example.fr"}, "badexample.fr", "", false},
+		{Pin{Prefix: netip.MustParsePrefix("10.0.0.0/8")}, "x.test", "10.1.2.3", true},
+		{Pin{Prefix: netip.MustParsePrefix("10.0.0.0/8")}, "x.test", "11.1.2.3", false},
+		{Pin{}, "x.test", "10.1.2.3", false},
+	}
+	for _, tt := range tests {
+		var a netip.Addr
+		if tt.addr != "" {
+			a = netip.MustParseAddr(tt.addr)
+		}
+		if got := tt.pin.Matches(tt.host, a); got != tt.want {
+			t.Errorf("%+v.Matches(%q, %q) = %v", tt.pin, tt.host, tt.addr, got)
+		}
+	}
+}

@@ -1,0 +1,425 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Pin sends the leases of some sites to the slaves that announce a tag
+// (LiDi's rule-based assignment). A site matches when its host name ends
+// with Suffix, or its address is in Prefix; an empty rule matches nothing.
+type Pin struct {
+	Suffix string
+	Prefix netip.Prefix
+	Tag    string
+}
+
+// Matches reports whether the rule covers a site.
+func (p Pin) Matches(host string, addr netip.Addr) bool {
+	if p.Suffix != "" {
+		s := strings.TrimPrefix(p.Suffix, ".")
+		if host == s || strings.HasSuffix(host, "."+s) {
+			return true
+		}
+	}
+	return p.Prefix.IsValid() && addr.IsValid() && p.Prefix.Contains(addr)
+}
+
+// MasterOptions configures the master's side of the cluster. Either Server
+// is set (an embedded server) or Dial names an existing NATS server.
+type MasterOptions struct {
+	Server *Server
+	Dial   DialOptions
+	Timing Timing
+	Pins   []Pin
+	// Apply applies a lease's result (its parts, inflated, in order) to
+	// the crawl. It must be idempotent: a result may come twice (a lease
+	// redone after a slave's deadline passed). Once it returns nil the
+	// result's messages are acknowledged; an error wrapping ErrBadMessage
+	// drops them, any other has them delivered again later.
+	Apply func(ctx context.Context, lease string, parts [][]byte) error
+	// OnEvent, when not nil, hears of joins, leaves and lease expiries.
+	OnEvent func(SlaveEvent)
+}
+
+// Booked is a lease in hand as the master's book keeps it in the cluster's
+// bucket: a master started again knows which sites slaves may still be
+// crawling.
+type Booked struct {
+	ID        string    `json:"id"`
+	Seq       uint64    `json:"seq"` // its message in the lease stream
+	Site      string    `json:"site"`
+	Addr      string    `json:"addr"`
+	Deadline  time.Time `json:"deadline"`
+	Published time.Time `json:"published"`
+}
+
+// LeaseMsg is a lease as the master publishes it.
+type LeaseMsg struct {
+	ID       string // unique in the crawl, across its runs
+	Site     string // the site's key, for the book
+	Host     string // for pinning rules
+	Addr     netip.Addr
+	Deadline time.Time // no request after it, by the slave's clock
+	Payload  []byte    // the lease as the slave's Work reads it
+}
+
+// MasterStats are the master's cluster figures, a value snapshot.
+type MasterStats struct {
+	Published  int64 // leases published
+	Applied    int64 // lease results applied
+	Duplicates int64 // result parts that came again and were dropped
+	InHand     int   // leases published and not yet applied
+	BytesOut   uint64
+	BytesIn    uint64
+	MsgsOut    uint64
+	MsgsIn     uint64
+}
+
+// Master hands leases to slaves and applies their results. Its methods are
+// safe for concurrent use.
+type Master struct {
+	opt  MasterOptions
+	nc   *nats.Conn
+	js   jetstream.JetStream
+	kv   jetstream.KeyValue
+	reg  *registry
+	subs []*nats.Subscription
+
+	mu      sync.Mutex
+	book    map[string]Booked
+	partial map[string]*gathered // results arriving, by lease
+
+	published, applied, duplicates atomic.Int64
+	done                           chan struct{}
+	cancel                         context.CancelFunc
+}
+
+// gathered are the parts of one lease's result received so far.
+type gathered struct {
+	parts []jetstream.Msg
+	have  int
+}
+
+// StartMaster connects to the NATS server, sets up the streams, consumers
+// and bucket, reads the book of leases in hand, and starts applying
+// results.
+func StartMaster(ctx context.Context, opt MasterOptions) (*Master, error) {
+	if opt.Apply == nil {
+		return nil, errors.New("cluster: a master needs Apply")
+	}
+	if opt.Timing.Heartbeat <= 0 {
+		opt.Timing = DefaultTiming
+	}
+	for _, p := range opt.Pins {
+		if err := CheckTag(p.Tag); err != nil {
+			return nil, err
+		}
+	}
+	d := opt.Dial
+	if opt.Server != nil {
+		d.URL = opt.Server.URL()
+	}
+	d.Name = "lidi-master"
+	nc, err := Dial(d)
+	if err != nil {
+		return nil, err
+	}
+	m := &Master{opt: opt, nc: nc, book: make(map[string]Booked), partial: make(map[string]*gathered), done: make(chan struct{})}
+	fail := func(err error) (*Master, error) { nc.Close(); return nil, err }
+	if m.js, err = newJetStream(nc); err != nil {
+		return fail(err)
+	}
+	if m.kv, err = setUp(ctx, m.js); err != nil {
+		return fail(err)
+	}
+	tags := map[string]bool{"": true}
+	for _, p := range opt.Pins {
+		tags[p.Tag] = true
+	}
+	for t := range tags {
+		if _, err := leaseConsumer(ctx, m.js, t); err != nil {
+			return fail(err)
+		}
+	}
+	results, err := resultConsumer(ctx, m.js)
+	if err != nil {
+		return fail(err)
+	}
+	if err := m.readBook(ctx); err != nil {
+		return fail(err)
+	}
+	var addr func(string) string
+	if opt.Server != nil {
+		addr = opt.Server.ClientAddr
+	}
+	m.reg = newRegistry(3*opt.Timing.Heartbeat/2, addr, opt.OnEvent)
+	on := func(subj string, f func(*nats.Msg)) error {
+		s, err := nc.Subscribe(subj, f)
+		m.subs = append(m.subs, s)
+		return err
+	}
+	err = errors.Join(
+		on(statusSubject, func(msg *nats.Msg) { m.reg.status(msg.Data, time.Now()) }),
+		on(byeSubject, func(msg *nats.Msg) { m.reg.bye(string(msg.Data), time.Now()) }),
+	)
+	if err != nil {
+		return fail(fmt.Errorf("cluster: subscribing: %w", err))
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	m.cancel = cancel
+	go m.run(runCtx, results)
+	return m, nil
+}
+
+// readBook loads the leases in hand a previous run left.
+func (m *Master) readBook(ctx context.Context) error {
+	keys, err := m.kv.Keys(ctx)
+	if errors.Is(err, jetstream.ErrNoKeysFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("cluster: reading the lease book: %w", err)
+	}
+	for _, k := range keys {
+		if !strings.HasPrefix(k, bookPrefix) {
+			continue
+		}
+		e, err := m.kv.Get(ctx, k)
+		if err != nil {
+			continue
+		}
+		var b Booked
+		if json.Unmarshal(e.Value(), &b) == nil {
+			m.book[b.ID] = b
+		}
+	}
+	return nil
+}
+
+const bookPrefix = "lease."
+
+// Book returns the leases in hand: published, their results not applied.
+// After a restart they are those of the previous run, whose sites slaves
+// may still be crawling.
+func (m *Master) Book() []Booked {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]Booked, 0, len(m.book))
+	for _, b := range m.book {
+		out = append(out, b)
+	}
+	return out
+}
+
+// TagFor returns the tag a site's leases are pinned to, "" for none.
+func (m *Master) TagFor(host string, addr netip.Addr) string {
+	for _, p := range m.opt.Pins {
+		if p.Matches(host, addr) {
+			return p.Tag
+		}
+	}
+	return ""
+}
+
+// Lease publishes a lease for the slaves. It is in the book before Lease
+// returns.
+func (m *Master) Lease(ctx context.Context, l LeaseMsg) error {
+	msg := nats.NewMsg(leaseSubject(m.TagFor(l.Host, l.Addr)))
+	msg.Header.Set(hdrLease, l.ID)
+	msg.Header.Set(hdrDead, l.Deadline.Format(time.RFC3339Nano))
+	msg.Header.Set(hdrBeat, m.opt.Timing.Heartbeat.String())
+	msg.Data = Compress(l.Payload)
+	ack, err := m.js.PublishMsg(ctx, msg, jetstream.WithMsgID(l.ID))
+	if err != nil {
+		return fmt.Errorf("cluster: publishing lease %s: %w", l.ID, err)
+	}
+	b := Booked{ID: l.ID, Seq: ack.Sequence, Site: l.Site, Deadline: l.Deadline, Published: time.Now()}
+	if l.Addr.IsValid() {
+		b.Addr = l.Addr.String()
+	}
+	raw, _ := json.Marshal(b)
+	if _, err := m.kv.Put(ctx, bookPrefix+kvKey(l.ID), raw); err != nil {
+		return fmt.Errorf("cluster: booking lease %s: %w", l.ID, err)
+	}
+	m.mu.Lock()
+	m.book[l.ID] = b
+	m.mu.Unlock()
+	m.published.Add(1)
+	return nil
+}
+
+// Forget takes a lease out of the book and its message out of the lease
+// stream, if no slave took it yet: the master gave it up. A result that
+// comes for it later is dropped.
+func (m *Master) Forget(ctx context.Context, id string) {
+	m.mu.Lock()
+	b, ok := m.book[id]
+	delete(m.book, id)
+	g := m.partial[id]
+	delete(m.partial, id)
+	m.mu.Unlock()
+	if !ok {
+		return
+	}
+	if g != nil {
+		for _, p := range g.parts {
+			if p != nil {
+				p.Ack()
+			}
+		}
+	}
+	m.unbook(ctx, b)
+}
+
+// unbook deletes a lease's book entry and its message.
+func (m *Master) unbook(ctx context.Context, b Booked) {
+	m.kv.Delete(ctx, bookPrefix+kvKey(b.ID))
+	if s, err := m.js.Stream(ctx, LeaseStream); err == nil && b.Seq > 0 {
+		s.DeleteMsg(ctx, b.Seq) // gone already when a slave acknowledged it
+	}
+}
+
+// kvKey keeps a lease id within the characters KV keys allow.
+func kvKey(id string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '=':
+			return r
+		}
+		return '_'
+	}, id)
+}
+
+// run pulls results and applies each lease's once all its parts are in.
+func (m *Master) run(ctx context.Context, results jetstream.Consumer) {
+	defer close(m.done)
+	sweep := time.NewTicker(m.opt.Timing.Heartbeat)
+	defer sweep.Stop()
+	for ctx.Err() == nil {
+		select {
+		case <-sweep.C:
+			m.reg.sweep(time.Now())
+		default:
+		}
+		batch, err := results.Fetch(64, jetstream.FetchMaxWait(250*time.Millisecond))
+		if err != nil {
+			wait(ctx, 250*time.Millisecond)
+			continue
+		}
+		for msg := range batch.Messages() {
+			m.received(ctx, msg)
+		}
+	}
+}
+
+// received files a result part and applies the lease's result when whole.
+func (m *Master) received(ctx context.Context, msg jetstream.Msg) {
+	h := msg.Headers()
+	lease := h.Get(hdrLease)
+	seq, err1 := strconv.Atoi(h.Get(hdrSeq))
+	parts, err2 := strconv.Atoi(h.Get(hdrParts))
+	if lease == "" || err1 != nil || err2 != nil || parts <= 0 || seq < 0 || seq >= parts || parts > 1<<16 {
+		msg.Term()
+		return
+	}
+	m.mu.Lock()
+	_, inHand := m.book[lease]
+	g := m.partial[lease]
+	if !inHand {
+		// Applied already (or never ours): a copy sent again.
+		m.mu.Unlock()
+		m.duplicates.Add(1)
+		msg.Ack()
+		return
+	}
+	if g == nil {
+		g = &gathered{parts: make([]jetstream.Msg, parts)}
+		m.partial[lease] = g
+	}
+	if len(g.parts) != parts {
+		m.mu.Unlock()
+		msg.Term()
+		return
+	}
+	if g.parts[seq] == nil {
+		g.have++
+	} else {
+		m.duplicates.Add(1)
+		g.parts[seq].Ack() // the older copy is not needed
+	}
+	g.parts[seq] = msg
+	whole := g.have == parts
+	m.mu.Unlock()
+	if !whole {
+		return
+	}
+	data := make([][]byte, parts)
+	var bad error
+	for i, p := range g.parts {
+		if data[i], bad = Decompress(p.Data()); bad != nil {
+			break
+		}
+	}
+	if bad == nil {
+		bad = m.opt.Apply(ctx, lease, data)
+	}
+	if bad != nil && !errors.Is(bad, ErrBadMessage) {
+		for _, p := range g.parts {
+			p.NakWithDelay(time.Second)
+		}
+		m.mu.Lock()
+		delete(m.partial, lease)
+		m.mu.Unlock()
+		return
+	}
+	// Applied (or hopeless): out of the book, and the lease message
+	// out of the stream in case it was taken again in the meantime.
+	m.mu.Lock()
+	b := m.book[lease]
+	delete(m.book, lease)
+	delete(m.partial, lease)
+	m.mu.Unlock()
+	m.unbook(ctx, b)
+	for _, p := range g.parts {
+		p.Ack()
+	}
+	if bad == nil {
+		m.applied.Add(1)
+	}
+}
+
+// Slaves returns the slaves heard from, by id.
+func (m *Master) Slaves() []SlaveInfo { return m.reg.snapshot() }
+
+// Stats returns the master's cluster figures.
+func (m *Master) Stats() MasterStats {
+	ns := m.nc.Stats()
+	m.mu.Lock()
+	inHand := len(m.book)
+	m.mu.Unlock()
+	return MasterStats{Published: m.published.Load(), Applied: m.applied.Load(), Duplicates: m.duplicates.Load(), InHand: inHand,
+		BytesOut: ns.OutBytes, BytesIn: ns.InBytes, MsgsOut: ns.OutMsgs, MsgsIn: ns.InMsgs}
+}
+
+// Close stops applying results and disconnects; leases in hand stay in the
+// book for the next start.
+func (m *Master) Close() {
+	m.cancel()
+	<-m.done
+	for _, s := range m.subs {
+		s.Unsubscribe()
+	}
+	m.nc.Close()
+}

@@ -1,0 +1,441 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Work runs one lease on a slave. lease is what the master published,
+// inflated; ctx ends at the lease's deadline, by the slave's own clock, or
+// when the slave stops: Work then stops fetching and reports what it did
+// and what it leaves (the master queues that again).
+type Work func(ctx context.Context, lease []byte) (Outcome, error)
+
+// Outcome is what Work did with a lease.
+type Outcome struct {
+	// Parts are the result, in order, each a batch small enough for one
+	// message (uncompressed: the slave compresses them).
+	Parts  [][]byte
+	Pages  int  // pages fetched
+	Failed bool // the visit ended on a failure
+}
+
+// SlaveOptions configures a light slave. ID, Robots and SpoolPath have
+// defaults (host-pid, 1, lidi-slave-ID.spool in the working directory).
+type SlaveOptions struct {
+	Dial      DialOptions
+	ID        string
+	Tags      []string // pinned leases to take, besides any slave's
+	Robots    int      // leases worked on at once
+	SpoolPath string
+	Work      Work
+	// Heartbeat is how often the slave announces its status (2s when
+	// zero); a lease's own heartbeat comes with it.
+	Heartbeat time.Duration
+	// OnEvent, when not nil, hears of what the slave does, in words.
+	OnEvent func(string)
+}
+
+// SlaveStats is a slave's state, a value snapshot for its console.
+type SlaveStats struct {
+	ID         string
+	Master     string
+	Connected  bool
+	Robots     int
+	Leases     int // in hand
+	LeasesDone int64
+	Pages      int64
+	Failures   int64
+	Spooled    int   // result parts not yet delivered
+	Delivered  int64 // result parts delivered
+	Duplicates int64 // of those, parts the master had already (sent before an ack was lost)
+	Stale      int64 // leases received after their deadline, left to the master
+	Started    time.Time
+	BytesOut   uint64 // sent to the master, all messages
+	BytesIn    uint64
+	MsgsOut    uint64
+	MsgsIn     uint64
+}
+
+// Slave is a light slave: it pulls leases, runs them, and delivers their
+// results. Its methods are safe for concurrent use.
+type Slave struct {
+	opt   SlaveOptions
+	spool *Spool
+	nc    *nats.Conn
+	js    jetstream.JetStream
+	kick  chan struct{}
+
+	leases, failures             atomic.Int64
+	leasesDone, pages, delivered atomic.Int64
+	duplicates                   atomic.Int64
+	stale                        atomic.Int64
+	connected                    atomic.Bool
+	started                      time.Time
+
+	mu sync.Mutex
+	// held are the lease messages whose results are not all delivered
+	// yet, by lease id: each is acknowledged once they are.
+	held map[string]*heldLease
+}
+
+type heldLease struct {
+	msg   jetstream.Msg
+	parts int // parts still to deliver
+}
+
+// NewSlave opens the slave's spool and connects to the master; the
+// connection is retried for ever, so a slave may start before its master.
+func NewSlave(opt SlaveOptions) (*Slave, error) {
+	if opt.Work == nil {
+		return nil, errors.New("cluster: a slave needs Work")
+	}
+	for _, t := range opt.Tags {
+		if err := CheckTag(t); err != nil {
+			return nil, err
+		}
+	}
+	if opt.ID == "" {
+		host, _ := os.Hostname()
+		opt.ID = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	if opt.Robots <= 0 {
+		opt.Robots = 1
+	}
+	if opt.Heartbeat <= 0 {
+		opt.Heartbeat = DefaultTiming.Heartbeat
+	}
+	if opt.SpoolPath == "" {
+		opt.SpoolPath = "lidi-slave-" + opt.ID + ".spool"
+	}
+	sp, err := OpenSpool(opt.SpoolPath)
+	if err != nil {
+		return nil, err
+	}
+	s := &Slave{opt: opt, spool: sp, kick: make(chan struct{}, 1), held: make(map[string]*heldLease), started: time.Now()}
+	d := opt.Dial
+	d.Name = slaveConnName(opt.ID)
+	d.retry = true
+	prev := d.OnState
+	d.OnState = func(up bool) {
+		s.connected.Store(up)
+		if up {
+			s.event("connected to the master again")
+			s.wake()
+		} else {
+			s.event("lost the master; results are spooled until it is back")
+		}
+		if prev != nil {
+			prev(up)
+		}
+	}
+	nc, err := Dial(d)
+	if err != nil {
+		sp.Close()
+		return nil, err
+	}
+	s.nc = nc
+	s.connected.Store(nc.IsConnected())
+	if s.js, err = newJetStream(nc); err != nil {
+		nc.Close()
+		sp.Close()
+		return nil, err
+	}
+	if n := sp.Len(); n > 0 {
+		s.event(fmt.Sprintf("%d result parts found in the spool, to deliver", n))
+	}
+	return s, nil
+}
+
+func (s *Slave) event(text string) {
+	if s.opt.OnEvent != nil {
+		s.opt.OnEvent(text)
+	}
+}
+
+func (s *Slave) wake() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Stats returns the slave's state.
+func (s *Slave) Stats() SlaveStats {
+	ns := s.nc.Stats()
+	return SlaveStats{
+		ID: s.opt.ID, Master: s.opt.Dial.URL, Connected: s.connected.Load(), Robots: s.opt.Robots,
+		Leases: int(s.leases.Load()), LeasesDone: s.leasesDone.Load(), Pages: s.pages.Load(),
+		Failures: s.failures.Load(), Spooled: s.spool.Len(), Delivered: s.delivered.Load(), Duplicates: s.duplicates.Load(),
+		Stale: s.stale.Load(), Started: s.started,
+		BytesOut: ns.OutBytes, BytesIn: ns.InBytes, MsgsOut: ns.OutMsgs, MsgsIn: ns.InMsgs,
+	}
+}
+
+// Run takes leases until ctx ends, then delivers what it can for a few
+// seconds, says goodbye and closes. What is not delivered stays in the
+// spool for the next run.
+func (s *Slave) Run(ctx context.Context) error {
+	defer s.spool.Close()
+	defer s.nc.Close()
+	var wg sync.WaitGroup
+	deliverCtx, stopDeliver := context.WithCancel(context.WithoutCancel(ctx))
+	deliverDone := make(chan struct{})
+	go func() { s.deliverLoop(deliverCtx); close(deliverDone) }()
+	statusCtx, stopStatus := context.WithCancel(context.WithoutCancel(ctx))
+	go s.statusLoop(statusCtx)
+	for range s.opt.Robots {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.robot(ctx) }()
+	}
+	wg.Wait()
+	// Last chance to deliver before leaving: bounded, the spool keeps
+	// the rest.
+	flushBy := time.Now().Add(5 * time.Second)
+	for s.spool.Len() > 0 && time.Now().Before(flushBy) && s.nc.IsConnected() {
+		s.deliver(deliverCtx)
+		if s.spool.Len() > 0 {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	stopDeliver()
+	<-deliverDone
+	stopStatus()
+	s.nc.Publish(byeSubject, []byte(s.opt.ID))
+	s.nc.FlushTimeout(time.Second)
+	if n := s.spool.Len(); n > 0 {
+		s.event(fmt.Sprintf("stopped with %d result parts spooled in %s: they are delivered at the next start", n, s.opt.SpoolPath))
+	}
+	return nil
+}
+
+// consumers returns the lease consumers to pull from: the slave's tags
+// first, then any slave's. Those the master has not created yet are left
+// out (no lease is pinned to a tag without a rule).
+func (s *Slave) consumers(ctx context.Context) []jetstream.Consumer {
+	var out []jetstream.Consumer
+	for _, t := range append(append([]string(nil), s.opt.Tags...), "") {
+		c, err := s.js.Consumer(ctx, LeaseStream, leaseDurable(t))
+		if err == nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// robot pulls one lease at a time and works on it.
+func (s *Slave) robot(ctx context.Context) {
+	var cons []jetstream.Consumer
+	var looked time.Time
+	for ctx.Err() == nil {
+		if len(cons) == 0 || time.Since(looked) > 10*time.Second {
+			looked = time.Now()
+			if c := s.consumers(ctx); len(c) > 0 {
+				cons = c
+			}
+		}
+		if len(cons) == 0 || !s.nc.IsConnected() {
+			wait(ctx, 250*time.Millisecond)
+			continue
+		}
+		var msg jetstream.Msg
+		for i, c := range cons {
+			mw := 50 * time.Millisecond
+			if i == len(cons)-1 {
+				mw = time.Second
+			}
+			m, err := c.Next(jetstream.FetchMaxWait(mw))
+			if err == nil {
+				msg = m
+				break
+			}
+			if !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.Canceled) && !errors.Is(err, jetstream.ErrNoMessages) {
+				// A consumer gone (the master reset the cluster): look
+				// again.
+				looked = time.Time{}
+				wait(ctx, 250*time.Millisecond)
+				break
+			}
+		}
+		if msg != nil {
+			s.work(ctx, msg)
+		}
+	}
+}
+
+func wait(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// work runs one lease until its deadline, by this machine's clock.
+func (s *Slave) work(ctx context.Context, msg jetstream.Msg) {
+	h := msg.Headers()
+	id := h.Get(hdrLease)
+	beat := durationHeader(h.Get(hdrBeat), DefaultTiming.Heartbeat)
+	deadline, err := timeHeader(h.Get(hdrDead))
+	var payload []byte
+	if err == nil {
+		payload, err = Decompress(msg.Data())
+	}
+	if id == "" || err != nil {
+		// Nobody can run it: drop it rather than see it again.
+		msg.Term()
+		s.event(fmt.Sprintf("dropped a malformed lease %q: %v", id, err))
+		return
+	}
+	if !time.Now().Before(deadline) {
+		// Taken too late (it waited in the stream past its deadline, or
+		// the slave was cut off): the master gives it up by itself and
+		// leases the site again.
+		msg.Ack()
+		s.stale.Add(1)
+		s.event(fmt.Sprintf("lease %s arrived after its deadline: left to the master", id))
+		return
+	}
+	leaseCtx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	s.leases.Add(1)
+	defer s.leases.Add(-1)
+	// Progress reports keep the lease ours while we work and while its
+	// results wait to be delivered.
+	beatDone := make(chan struct{})
+	go func() {
+		t := time.NewTicker(beat)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				msg.InProgress()
+			case <-beatDone:
+				return
+			}
+		}
+	}()
+	out, err := s.opt.Work(leaseCtx, payload)
+	close(beatDone)
+	if err != nil {
+		// The lease could not run at all (a bad lease): it goes back
+		// to the master as it came, after the redelivery delay.
+		s.failures.Add(1)
+		s.event(fmt.Sprintf("lease %s failed: %v", id, err))
+		return
+	}
+	s.pages.Add(int64(out.Pages))
+	if out.Failed {
+		s.failures.Add(1)
+	}
+	s.mu.Lock()
+	s.held[id] = &heldLease{msg: msg, parts: len(out.Parts)}
+	s.mu.Unlock()
+	for i, p := range out.Parts {
+		if err := s.spool.Put(resultID(id, i), spooled(len(out.Parts), Compress(p))); err != nil {
+			// The disk failed us: the lease is worked again elsewhere.
+			s.event(fmt.Sprintf("lease %s: %v", id, err))
+			return
+		}
+	}
+	s.leasesDone.Add(1)
+	s.wake()
+}
+
+// deliverLoop delivers spooled results whenever woken, and every half
+// second while some wait.
+func (s *Slave) deliverLoop(ctx context.Context) {
+	t := time.NewTicker(500 * time.Millisecond)
+	defer t.Stop()
+	for {
+		s.deliver(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.kick:
+		case <-t.C:
+		}
+	}
+}
+
+// deliver publishes what the spool holds, oldest first, and forgets each
+// part once JetStream has stored it. The message id makes a part sent twice
+// (an acknowledgement lost on the way) count once.
+func (s *Slave) deliver(ctx context.Context) {
+	for _, e := range s.spool.Pending() {
+		if ctx.Err() != nil || !s.nc.IsConnected() {
+			return
+		}
+		lease, seq, err := splitResultID(e.ID)
+		if err != nil {
+			s.spool.Done(e.ID)
+			continue
+		}
+		parts, payload, err := unspooled(e.Payload)
+		if err != nil {
+			s.spool.Done(e.ID)
+			continue
+		}
+		m := nats.NewMsg(resultSubject)
+		m.Header.Set(hdrLease, lease)
+		m.Header.Set(hdrSeq, strconv.Itoa(seq))
+		m.Header.Set(hdrParts, strconv.Itoa(parts))
+		m.Header.Set(hdrSlave, s.opt.ID)
+		m.Data = payload
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		ack, err := s.js.PublishMsg(pctx, m, jetstream.WithMsgID(e.ID))
+		cancel()
+		if err != nil {
+			return // tried again later
+		}
+		if ack.Duplicate {
+			s.duplicates.Add(1)
+		}
+		s.spool.Done(e.ID)
+		s.delivered.Add(1)
+		s.mu.Lock()
+		h := s.held[lease]
+		if h != nil {
+			h.parts--
+			if h.parts <= 0 {
+				delete(s.held, lease)
+			}
+		}
+		s.mu.Unlock()
+		if h != nil && h.parts <= 0 {
+			// Results stored: the lease is done. A lost ack only
+			// means another slave may redo it; the master applies it
+			// once.
+			h.msg.Ack()
+		}
+	}
+}
+
+// statusLoop announces the slave at every heartbeat.
+func (s *Slave) statusLoop(ctx context.Context) {
+	host, _ := os.Hostname()
+	t := time.NewTicker(s.opt.Heartbeat)
+	defer t.Stop()
+	for {
+		st := s.Stats()
+		b, _ := json.Marshal(SlaveStatus{ID: s.opt.ID, Host: host, Tags: s.opt.Tags, Robots: s.opt.Robots,
+			Leases: st.Leases, Pages: st.Pages, Failures: st.Failures, Spooled: st.Spooled, Sent: time.Now()})
+		s.nc.Publish(statusSubject, b)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
