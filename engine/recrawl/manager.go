@@ -223,7 +223,9 @@ func (m *Manager) NextDue() (time.Time, bool) {
 
 // Due returns the recrawl tasks due now, oldest first, and counts them as
 // submitted. Each task's deadline is its submission plus the channel's
-// interval.
+// interval. As in SARSS, a channel comes due every interval whether or not
+// its last task has ended; a caller that drops such a task reports
+// nothing for it.
 func (m *Manager) Due() []Task {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -291,3 +291,40 @@ func ExampleManager() {
 	}
 	// Output: news.example.org
 }
+
+// TestFixedFollowsTheEstimate: fixed recrawls every 1/λ̂, and follows λ̂
+// when Reestimate changes it.
+func TestFixedFollowsTheEstimate(t *testing.T) {
+	m, clock := twoGroups(t, Fixed, nil)
+	if d, _ := m.Interval("c"); d != 240*time.Minute {
+		t.Fatalf("c's interval %v, want 240m", d)
+	}
+	// Eleven visits an hour apart, a change at each: λ̂ rises well above the
+	// prior one change in 240 minutes.
+	for i := 1; i <= 11; i++ {
+		updated(m, clock, "c", time.Duration(i)*time.Hour, time.Minute, true)
+	}
+	m.Reestimate(8)
+	updated(m, clock, "c", 12*time.Hour, time.Minute, true)
+	want, err := EstimateRegular(10, 0, time.Hour) // the first visit has no interval
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := m.Interval("c"); math.Abs(d.Seconds()-want.Interval().Seconds()) > 1 {
+		t.Errorf("after re-estimating: %v, want %v", d, want.Interval())
+	}
+}
+
+func ExampleAllocate() {
+	day := 24 * time.Hour
+	items := []Item{
+		{Rate: RateOf(day / 10)}, // changes 10 times a day
+		{Rate: RateOf(day)},      // once a day
+		{Rate: RateOf(7 * day)},  // once a week
+	}
+	x, _ := Allocate(items, 6, day) // 6 crawls a day among them
+	// x_i crawls in a day space a page's crawls day/(x_i+1) apart: the
+	// weekly page keeps its one crawl a day, the fast one gets 5.
+	fmt.Println(x)
+	// Output: [4 2 0]
+}
