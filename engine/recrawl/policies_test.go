@@ -40,6 +40,7 @@ func twoGroups(t *testing.T, p PolicyName, tune func(*Options)) (*Manager, *Manu
 	clock := NewManualClock(t0)
 	opt := Defaults()
 	opt.Policy, opt.Groups, opt.Clock = p, 2, clock
+	opt.Encourage = 0.9 // the hand computations below use δ = 0.9
 	if tune != nil {
 		tune(&opt)
 	}

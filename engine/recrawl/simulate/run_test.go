@@ -8,49 +8,68 @@ import (
 	"lidi/engine/recrawl/change"
 )
 
-// TestSARSSShape runs both set-ups small and checks what SARSS's argument
-// rests on: FIXED submits the same tasks whatever the capacity; under REC,
-// IIR and ICR submit fewer tasks than FIXED and lose fewer to cancelled
-// queues; a run is a function of its set-up; freshness is a share.
+// TestSARSSShape checks what SARSS's argument rests on, on a week of a
+// small set-up: FIXED submits the same tasks whatever the capacity; under
+// REC, IIR and ICR submit fewer tasks than FIXED and lose fewer to full and
+// timed-out queues; they reassign.
 func TestSARSSShape(t *testing.T) {
-	results := map[string]map[recrawl.PolicyName]*Result{}
-	for _, name := range []string{"rec", "ruc"} {
-		s, err := SARSS(name, 400, 3, 1)
+	run := func(setup string, p recrawl.PolicyName) *Result {
+		t.Helper()
+		s, err := SARSS(setup, 400, 7, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		results[name] = map[recrawl.PolicyName]*Result{}
+		r, err := Run(s, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	fixed := run("rec", recrawl.Fixed)
+	if ruc := run("ruc", recrawl.Fixed); ruc.Tasks != fixed.Tasks {
+		t.Errorf("FIXED submitted %d tasks under REC, %d under RUC", fixed.Tasks, ruc.Tasks)
+	}
+	for _, p := range []recrawl.PolicyName{recrawl.IIR, recrawl.ICR} {
+		r := run("rec", p)
+		if r.Tasks >= fixed.Tasks || r.Cancelled+r.Dropped >= fixed.Cancelled+fixed.Dropped {
+			t.Errorf("REC: %s submitted %d tasks (%d cancelled or dropped), FIXED %d (%d)", p,
+				r.Tasks, r.Cancelled+r.Dropped, fixed.Tasks, fixed.Cancelled+fixed.Dropped)
+		}
+		if r.Reassignments == 0 {
+			t.Errorf("REC: %s never reassigned", p)
+		}
+	}
+}
+
+// TestEveryPolicyRuns runs every policy on both set-ups for a day: the
+// measures are in range and a run is a function of its set-up.
+func TestEveryPolicyRuns(t *testing.T) {
+	for _, setup := range []string{"rec", "ruc"} {
+		s, err := SARSS(setup, 200, 1, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, p := range recrawl.PolicyNames() {
 			r, err := Run(s, p)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.Freshness < 0 || r.Freshness > 1 || r.Age < 0 || r.SuccessRate > 1 {
-				t.Errorf("%s/%s: freshness %g, age %v, success %g", name, p, r.Freshness, r.Age, r.SuccessRate)
+			if r.Freshness < 0 || r.Freshness > 1 || r.Age < 0 || r.SuccessRate > 1 || r.Tasks == 0 || r.Demand <= 0 {
+				t.Errorf("%s/%s: %+v", setup, p, r)
 			}
-			results[name][p] = r
+			if p == recrawl.IIR {
+				again, err := Run(s, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if again.Tasks != r.Tasks || again.Freshness != r.Freshness {
+					t.Errorf("%s/%s: two runs of one set-up differ", setup, p)
+				}
+			}
 		}
 	}
-	rec, ruc := results["rec"], results["ruc"]
-	if rec[recrawl.Fixed].Tasks != ruc[recrawl.Fixed].Tasks {
-		t.Errorf("FIXED submitted %d tasks under REC, %d under RUC", rec[recrawl.Fixed].Tasks, ruc[recrawl.Fixed].Tasks)
-	}
-	for _, p := range []recrawl.PolicyName{recrawl.IIR, recrawl.ICR} {
-		if rec[p].Tasks >= rec[recrawl.Fixed].Tasks || rec[p].Cancelled+rec[p].Dropped >= rec[recrawl.Fixed].Cancelled+rec[recrawl.Fixed].Dropped {
-			t.Errorf("REC: %s submitted %d tasks (%d cancelled or dropped), FIXED %d (%d)", p,
-				rec[p].Tasks, rec[p].Cancelled+rec[p].Dropped, rec[recrawl.Fixed].Tasks, rec[recrawl.Fixed].Cancelled+rec[recrawl.Fixed].Dropped)
-		}
-		if rec[p].Reassignments == 0 {
-			t.Errorf("REC: %s never reassigned", p)
-		}
-	}
-	s, _ := SARSS("rec", 400, 3, 1)
-	again, err := Run(s, recrawl.IIR)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if again.Tasks != rec[recrawl.IIR].Tasks || again.Freshness != rec[recrawl.IIR].Freshness {
-		t.Error("two runs of one set-up differ")
+	if _, err := SARSS("big", 10, 1, 1); err == nil {
+		t.Error("an unknown set-up is accepted")
 	}
 }
 
