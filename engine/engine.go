@@ -329,4 +329,5 @@ type robotsRules struct {
 	status  int
 	body    []byte
 	fetched time.Time
+	errKind string // why robots.txt was unreachable (status -1): a fetch error kind
 }

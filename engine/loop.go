@@ -598,7 +598,11 @@ func (c *crawl) onVisitDone(m visitDone, now time.Time) {
 	if m.robots != nil {
 		s.robots = m.robots
 		if m.robots.status >= 500 || m.robots.status < 0 {
-			c.batch.Events = append(c.batch.Events, Event{Time: now, Kind: "robots-5xx", Site: s.Key, Text: fmt.Sprintf("robots.txt answered %d: nothing fetched until %s", m.robots.status, m.next.Format(time.TimeOnly))})
+			what := fmt.Sprintf("answered %d", m.robots.status)
+			if m.robots.status < 0 {
+				what = "unreachable (" + m.robots.errKind + ")"
+			}
+			c.batch.Events = append(c.batch.Events, Event{Time: now, Kind: "robots-5xx", Site: s.Key, Text: fmt.Sprintf("robots.txt %s: nothing fetched until %s", what, m.next.Format(time.TimeOnly))})
 			e.event(c.batch.Events[len(c.batch.Events)-1])
 			s.robots = nil // fetched again at the next visit
 		}

@@ -166,7 +166,7 @@ func (e *Engine) robot(ctx context.Context, v Visit, tr *visitTracker, out chan<
 		} else {
 			// 5xx or unreachable: disallow all until retried; the
 			// queue stays as it is.
-			done.backedOff = true
+			done.backedOff, done.errKind = true, rr.errKind
 			done.next = last.Add(e.cfg.RobotsRetry)
 			finish(0)
 			return
@@ -250,6 +250,10 @@ func (e *Engine) fetchRobots(ctx context.Context, sess *fetch.Session, key strin
 	if err != nil || resp == nil {
 		rr.status = -1
 		rr.rules = robots.Unreachable()
+		rr.errKind = fetch.KindOther
+		if fe, ok := err.(*fetch.Error); ok {
+			rr.errKind = fe.Kind
+		}
 		return rr
 	}
 	rr.status, rr.body = resp.Status, bytes.Clone(resp.Body) // the session reuses its buffer

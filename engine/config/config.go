@@ -6,11 +6,15 @@ package config
 
 import (
 	"bytes"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -59,6 +63,8 @@ type File struct {
 		BodyTimeout    time.Duration `yaml:"body_timeout"`
 		MaxBodySize    int64         `yaml:"max_body_size"`
 		MaxRedirects   int           `yaml:"max_redirects"`
+		CAFile         string        `yaml:"ca_file"`
+		Proxy          string        `yaml:"proxy"`
 	} `yaml:"fetch"`
 
 	RobotsTxt struct {
@@ -82,6 +88,7 @@ type File struct {
 		Timeout     time.Duration `yaml:"timeout"`
 		Parallel    int           `yaml:"parallel"`
 		Retry       time.Duration `yaml:"retry"`
+		HostsFile   string        `yaml:"hosts_file"`
 	} `yaml:"dns"`
 
 	Dedup struct {
@@ -113,6 +120,9 @@ type File struct {
 	Memory struct {
 		HeapLimitMB int `yaml:"heap_limit_mb"`
 	} `yaml:"memory"`
+
+	rootCAs *x509.CertPool // the system's CAs and fetch.ca_file's, read by Check
+	proxy   *url.URL       // fetch.proxy, parsed by Check
 }
 
 // DefaultHeapLimitMB is memory.heap_limit_mb's default: the soft limit, in
@@ -149,6 +159,7 @@ func Default() *File {
 	f.DNS.Timeout = 2 * time.Second
 	f.DNS.Parallel = d.ResolveAhead
 	f.DNS.Retry = d.ResolveFailed
+	f.DNS.HostsFile = "/etc/hosts"
 	f.Dedup.Enabled = d.Detect
 	f.Dedup.MaxHamming = d.MaxHamming
 	f.Dedup.MirrorEvidence = d.MirrorEvidence
@@ -167,13 +178,15 @@ func Default() *File {
 	return f
 }
 
-// Load reads path over the defaults and checks the result.
+// Load reads path over the defaults and checks the result. Relative file
+// names in it (storage.path, fetch.ca_file, dns.hosts_file) are relative to
+// the directory of path, wherever lidi runs.
 func Load(path string) (*File, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	f, err := Parse(data)
+	f, err := parse(data, filepath.Dir(path))
 	if err != nil {
 		return nil, fmt.Errorf("config: %s: %w", path, errors.Unwrap(err))
 	}
@@ -181,12 +194,20 @@ func Load(path string) (*File, error) {
 }
 
 // Parse reads a config.yaml body over the defaults and checks the result.
-func Parse(data []byte) (*File, error) {
+// Relative file names in it are relative to the working directory.
+func Parse(data []byte) (*File, error) { return parse(data, "") }
+
+func parse(data []byte, dir string) (*File, error) {
 	f := Default()
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(f); err != nil && err != io.EOF { // io.EOF: an empty file
 		return nil, fmt.Errorf("config: %w", keyError(err, data))
+	}
+	for _, p := range []*string{&f.Storage.Path, &f.Fetch.CAFile, &f.DNS.HostsFile} {
+		if *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(dir, *p)
+		}
 	}
 	if err := f.Check(); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
@@ -265,6 +286,12 @@ func (f *File) Check() error {
 	if f.Fetch.MaxBodySize <= 0 {
 		return &engine.ConfigError{Key: "fetch.max_body_size", Err: fmt.Errorf("must be positive, got %d", f.Fetch.MaxBodySize)}
 	}
+	if err := f.checkTLS(); err != nil {
+		return err
+	}
+	if err := f.checkProxy(); err != nil {
+		return err
+	}
 	ec := f.Engine()
 	return ec.Validate()
 }
@@ -295,6 +322,11 @@ func (f *File) Engine() engine.Config {
 	c.Fetch.HeaderTimeout = f.Fetch.HeaderTimeout
 	c.Fetch.BodyTimeout = f.Fetch.BodyTimeout
 	c.Fetch.MaxBodySize = f.Fetch.MaxBodySize
+	c.Fetch.RootCAs = f.rootCAs
+	c.Fetch.Proxy = http.ProxyFromEnvironment
+	if f.proxy != nil {
+		c.Fetch.Proxy = http.ProxyURL(f.proxy)
+	}
 	c.MaxRedirects = f.Fetch.MaxRedirects
 	c.RobotsTTL = f.RobotsTxt.TTL
 	c.RobotsRetry = f.RobotsTxt.Retry
@@ -322,5 +354,5 @@ func (f *File) Engine() engine.Config {
 
 // DNSConfig returns the DNS cache's part of the configuration.
 func (f *File) DNSConfig() dns.Config {
-	return dns.Config{Servers: f.DNS.Servers, MinTTL: f.DNS.MinTTL, MaxTTL: f.DNS.MaxTTL, NegativeTTL: f.DNS.NegativeTTL, Timeout: f.DNS.Timeout}
+	return dns.Config{Servers: f.DNS.Servers, HostsFile: f.DNS.HostsFile, MinTTL: f.DNS.MinTTL, MaxTTL: f.DNS.MaxTTL, NegativeTTL: f.DNS.NegativeTTL, Timeout: f.DNS.Timeout}
 }

@@ -1,7 +1,14 @@
 package config
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
+	"math/big"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -21,6 +28,7 @@ func TestDocumentedConfigIsTheDefaults(t *testing.T) {
 	}
 	want := Default()
 	want.Seeds = f.Seeds
+	want.Storage.Path = filepath.Join("../..", want.Storage.Path) // relative to the file
 	emptyToNil(reflect.ValueOf(f).Elem())
 	if !reflect.DeepEqual(f, want) {
 		t.Errorf("config.yaml differs from the defaults:\n got %+v\nwant %+v", f, want)
@@ -110,10 +118,91 @@ func TestOverrides(t *testing.T) {
 	if e.MaxDelay != 60*time.Second || !e.PerAddress {
 		t.Errorf("defaults lost: %+v", e)
 	}
-	if f.Storage.Path != "x.db" || f.DNSConfig().Servers[0] != "127.0.0.1:5353" {
+	if f.Storage.Path != filepath.Join(dir, "x.db") || f.DNSConfig().Servers[0] != "127.0.0.1:5353" {
 		t.Errorf("file = %+v", f)
 	}
 	if _, err := Load(filepath.Join(dir, "missing.yaml")); err == nil {
 		t.Error("missing file accepted")
 	}
+}
+
+// Relative file names are relative to the config file, wherever lidi runs;
+// absolute ones are kept.
+func TestRelativePaths(t *testing.T) {
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "certs", "ca.pem")
+	os.MkdirAll(filepath.Dir(ca), 0o755)
+	if err := os.WriteFile(ca, selfSignedPEM(t), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		storage, want string
+	}{
+		{"crawl.db", filepath.Join(dir, "crawl.db")},
+		{"data/site.db", filepath.Join(dir, "data", "site.db")},
+		{"/var/tmp/abs.db", "/var/tmp/abs.db"},
+	} {
+		path := filepath.Join(dir, "site.yaml")
+		body := "seeds: [https://a.test/]\nstorage:\n  path: " + tc.storage + "\nfetch:\n  ca_file: certs/ca.pem\ndns:\n  hosts_file: hosts\n"
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Storage.Path != tc.want {
+			t.Errorf("storage.path %q: got %q, want %q", tc.storage, f.Storage.Path, tc.want)
+		}
+		if f.Fetch.CAFile != ca || f.DNS.HostsFile != filepath.Join(dir, "hosts") {
+			t.Errorf("ca_file %q, hosts_file %q", f.Fetch.CAFile, f.DNS.HostsFile)
+		}
+		if f.Engine().Fetch.RootCAs == nil {
+			t.Error("fetch.ca_file read but no CA pool given to the fetcher")
+		}
+	}
+}
+
+// fetch.proxy and fetch.ca_file: bad values name their key.
+func TestNetworkKeys(t *testing.T) {
+	dir := t.TempDir()
+	notPEM := filepath.Join(dir, "not.pem")
+	os.WriteFile(notPEM, []byte("hello"), 0o644)
+	for _, tc := range []struct {
+		yaml, key string // key "": accepted
+	}{
+		{"fetch:\n  proxy: http://127.0.0.1:3128\n", ""},
+		{"fetch:\n  proxy: socks5://127.0.0.1:1080\n", ""},
+		{"fetch:\n  proxy: ftp://127.0.0.1:21\n", "fetch.proxy"},
+		{"fetch:\n  proxy: http://\n", "fetch.proxy"},
+		{"fetch:\n  ca_file: " + filepath.Join(dir, "missing.pem") + "\n", "fetch.ca_file"},
+		{"fetch:\n  ca_file: " + notPEM + "\n", "fetch.ca_file"},
+	} {
+		f, err := Parse([]byte("seeds: [https://a.test/]\n" + tc.yaml))
+		var ce *engine.ConfigError
+		switch {
+		case tc.key == "" && err != nil:
+			t.Errorf("%q: %v", tc.yaml, err)
+		case tc.key == "" && f.Engine().Fetch.Proxy == nil:
+			t.Errorf("%q: no proxy function", tc.yaml)
+		case tc.key != "" && (!errors.As(err, &ce) || ce.Key != tc.key):
+			t.Errorf("%q: err %v, want one for %s", tc.yaml, err, tc.key)
+		}
+	}
+}
+
+// selfSignedPEM returns a new self-signed CA certificate in PEM.
+func selfSignedPEM(t *testing.T) []byte {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "config test CA"},
+		NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 }

@@ -20,7 +20,8 @@
 //     waits for the answer. [Cache.Prefetch] refreshes a host in the
 //     background when the caller knows it will need it soon.
 //   - Concurrent look-ups of one name share one resolution.
-//   - IP literals (v4, v6, bracketed v6) answer at once without a query.
+//   - IP literals (v4, v6, bracketed v6) answer at once without a query,
+//     and so do the names of [Config.HostsFile] (/etc/hosts, say).
 //
 // Names are case-insensitive; a trailing dot is ignored. Names must already
 // be ASCII (IDNs in punycode), as lidi's URL normaliser produces them.
@@ -123,6 +124,10 @@ type Config struct {
 	// once; further prefetches wait in a queue. Zero means
 	// DefaultMaxPrefetch.
 	MaxPrefetch int
+	// HostsFile names a file in /etc/hosts format whose names are answered
+	// from it, before any server is asked (and never expire). Empty means
+	// none; a file that does not exist has no names.
+	HostsFile string
 	// IPv4Only disables the AAAA query for names without an A record.
 	// The zero value (false) asks AAAA in that case.
 	IPv4Only bool
@@ -138,6 +143,7 @@ type Stats struct {
 	Misses    uint64 // look-ups that waited for a resolution (started or joined)
 	Collapsed uint64 // look-ups and prefetches that joined a resolution already in flight
 	Literals  uint64 // look-ups of IP literals, answered without the cache
+	HostsFile uint64 // look-ups answered from the hosts file, without a query
 	Invalid   uint64 // look-ups rejected as ErrInvalidHost
 
 	Queries   uint64 // DNS messages sent to servers (retries and AAAA included)
@@ -166,6 +172,7 @@ type Cache struct {
 	ipv4Only    bool
 	now         func() time.Time
 	udp, tcp    *mdns.Client
+	hosts       map[string][]netip.Addr // the hosts file's names
 
 	// ctx is cancelled by Close; resolutions run under it rather than
 	// under a caller's context, since other callers may be waiting.
@@ -185,6 +192,7 @@ type Cache struct {
 	closed  bool
 
 	lookups, hits, misses, collapsed, literals, invalid atomic.Uint64
+	hostsHits                                           atomic.Uint64
 	queries, failures, evictions                        atomic.Uint64
 	prefetches, prefetchDropped                         atomic.Uint64
 }
@@ -243,6 +251,12 @@ func NewCache(cfg Config) (*Cache, error) {
 	}
 	if c.now == nil {
 		c.now = time.Now
+	}
+	if cfg.HostsFile != "" {
+		var err error
+		if c.hosts, err = readHosts(cfg.HostsFile); err != nil {
+			return nil, err
+		}
 	}
 	servers := cfg.Servers
 	if len(servers) == 0 {
@@ -337,6 +351,10 @@ func (c *Cache) lookup(ctx context.Context, host string) (netip.Addr, []netip.Ad
 	if lit.IsValid() {
 		c.literals.Add(1)
 		return lit, nil, nil
+	}
+	if addrs := c.hosts[key]; addrs != nil {
+		c.hostsHits.Add(1)
+		return addrs[0], addrs, nil
 	}
 	now := c.now()
 	c.mu.RLock()
@@ -581,6 +599,7 @@ func (c *Cache) Stats() Stats {
 		Misses:          c.misses.Load(),
 		Collapsed:       c.collapsed.Load(),
 		Literals:        c.literals.Load(),
+		HostsFile:       c.hostsHits.Load(),
 		Invalid:         c.invalid.Load(),
 		Queries:         c.queries.Load(),
 		Failures:        c.failures.Load(),

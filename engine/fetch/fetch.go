@@ -8,12 +8,14 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,6 +36,12 @@ type Config struct {
 	// "binary-as-html"); an HTML body declared as something else is
 	// reported as "html-undeclared" so that it is parsed all the same.
 	CheckType bool
+	// RootCAs are the CAs trusted for HTTPS; nil means the system's.
+	RootCAs *x509.CertPool
+	// Proxy, if set, picks the proxy of each request (as
+	// http.Transport.Proxy: http://, https:// or socks5:// URLs; nil for
+	// a direct connection). Nil means no proxy.
+	Proxy func(*http.Request) (*url.URL, error)
 	// Dial, if set, replaces net.Dialer for every connection (tests).
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
@@ -94,11 +102,16 @@ func (f *Fetcher) Open(addr netip.Addr, port int) *Session {
 		dial = f.cfg.Dial
 	}
 	var mu sync.Mutex
+	var proxy proxyTracker
 	s.tr = &http.Transport{
 		// The host in the URL is never looked up here: the engine resolved
-		// it through its own cache, and every connection goes to target.
-		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-			c, err := dial(ctx, network, target)
+		// it through its own cache, and every connection goes to target,
+		// or to the proxy (which then reaches the site).
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if !proxy.isProxy(addr) {
+				addr = target
+			}
+			c, err := dial(ctx, network, addr)
 			if err != nil {
 				return nil, err
 			}
@@ -113,6 +126,8 @@ func (f *Fetcher) Open(addr netip.Addr, port int) *Session {
 		IdleConnTimeout:        90 * time.Second,
 		ResponseHeaderTimeout:  f.cfg.HeaderTimeout,
 		TLSHandshakeTimeout:    f.cfg.ConnectTimeout,
+		TLSClientConfig:        f.tlsConfig(),
+		Proxy:                  proxy.wrap(f.cfg.Proxy),
 		ForceAttemptHTTP2:      false,
 		TLSNextProto:           map[string]func(string, *tls.Conn) http.RoundTripper{}, // HTTP/1.1 only
 		MaxResponseHeaderBytes: 256 << 10,
@@ -286,6 +301,9 @@ func declaredType(contentType string) string {
 
 func classify(err error) string {
 	var ne net.Error
+	if kind := classifyTLS(err); kind != "" {
+		return kind
+	}
 	switch {
 	case errors.Is(err, context.Canceled):
 		return KindCancelled

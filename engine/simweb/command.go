@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"time"
 )
 
@@ -27,6 +28,7 @@ func CommandFlags(fs *flag.FlagSet) func(ctx context.Context, stdout io.Writer) 
 	export := fs.String("export", "", "write pages.csv, edges.csv, sites.csv and README.txt into `DIR` and exit")
 	seeds := fs.Int("seeds", 10, "number of seed URLs to print")
 	until := fs.Duration("export-until", 24*time.Hour, "with --export and --changes, also write every change up to this virtual `time` (changes.csv, channels.csv, change_pages.csv)")
+	caFile := fs.String("ca", "", "with --tls, write the CA certificate (PEM) that signs the hosts' certificates to `FILE` (for fetch.ca_file)")
 	return func(ctx context.Context, stdout io.Writer) error {
 		w, err := Generate(opt)
 		if err != nil {
@@ -45,9 +47,19 @@ func CommandFlags(fs *flag.FlagSet) func(ctx context.Context, stdout io.Writer) 
 				st.Pages, st.Links, st.Sites, *export, st.GenerateTime.Round(1e6))
 			return nil
 		}
+		if *caFile != "" && !opt.TLS {
+			return errors.New("simweb: --ca needs --tls")
+		}
 		s, err := Start(ctx, w, cfg)
 		if err != nil {
 			return err
+		}
+		if *caFile != "" {
+			if err := os.WriteFile(*caFile, s.CA(), 0o644); err != nil {
+				s.Close()
+				return fmt.Errorf("simweb: %w", err)
+			}
+			fmt.Fprintf(stdout, "CA:      %s (trust it with fetch.ca_file)\n", *caFile)
 		}
 		fmt.Fprint(stdout, s.Info(*seeds))
 		fmt.Fprintf(stdout, "Serving until interrupted (generated in %v).\n", st.GenerateTime.Round(1e6))

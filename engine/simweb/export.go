@@ -47,11 +47,12 @@ func (w *Web) writeTraps(bw *bufio.Writer) error {
 	return cw.Error()
 }
 
-// optionsString formats o for the README. A web without traps or changes
-// prints as it did before Options.Traps and Options.Change existed, so
-// that its export stays byte for byte the same.
+// optionsString formats o for the README. A web without traps, changes or
+// TLS prints as it did before Options.Traps, Options.Change and Options.TLS
+// existed, so that its export stays byte for byte the same.
 func optionsString(o Options) string {
 	s := fmt.Sprintf("%+v", o)
+	s = strings.Replace(s, " TLS:false}", "}", 1)
 	if !o.Change.Enabled {
 		s = strings.Replace(s, fmt.Sprintf(" Change:%+v}", o.Change), "}", 1)
 	}

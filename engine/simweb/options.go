@@ -97,6 +97,12 @@ type Options struct {
 	// Change makes pages change over time; its zero value is a web whose
 	// pages never change. See ChangeOptions and Web.Changes.
 	Change ChangeOptions
+
+	// TLS makes the web an HTTPS web: its links are https:// URLs, the
+	// server answers them over TLS with a certificate per host signed by
+	// its own CA (Server.CA), and plain HTTP requests are redirected to
+	// them with 301, as sites that moved to HTTPS do. False: HTTP only.
+	TLS bool
 }
 
 // DefaultTrapSites is the number of sites per trap kind that "--traps"
@@ -194,6 +200,7 @@ func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 	fs.Int64Var(&o.BandwidthMedian, "bandwidth", o.BandwidthMedian, "median per-site bandwidth in `bytes/s` (0 = unlimited)")
 	fs.Float64Var(&o.BandwidthSigma, "bandwidth-sigma", o.BandwidthSigma, "log standard deviation of site bandwidths (0 = 0.7, negative = none)")
 	fs.Float64Var(&o.ErrorRate, "error-rate", o.ErrorRate, "fraction of page requests answered with 5xx")
+	fs.BoolVar(&o.TLS, "tls", o.TLS, "serve the web over HTTPS (links are https://; plain HTTP answers 301 to HTTPS)")
 	fs.Var(trapsFlag{&o.Traps}, "traps", "add crawler traps with ground truth: --traps for "+strconv.Itoa(DefaultTrapSites)+" sites per trap kind, --traps=N for N")
 	o.Change.RegisterFlags(fs)
 }

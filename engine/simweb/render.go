@@ -346,8 +346,9 @@ func (rd *renderer) hrefPath(dst []byte, t int32, ts int) []byte {
 		}
 		origin := w.appendOrigin(dst, ts, rd.port)
 		// Drop "http:" to make "//host:port".
-		copy(origin[len(dst):], origin[len(dst)+5:])
-		return w.appendPathIn(origin[:len(origin)-5], t, ts)
+		n := len(w.scheme()) + 1
+		copy(origin[len(dst):], origin[len(dst)+n:])
+		return w.appendPathIn(origin[:len(origin)-n], t, ts)
 	}
 	switch {
 	case form < 40:

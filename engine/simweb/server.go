@@ -2,6 +2,7 @@ package simweb
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -32,9 +33,13 @@ const (
 // behaves like a default Apache: keep-alive for up to 100 requests per
 // connection, closed after 15 s idle.
 type ServerConfig struct {
-	// Port is the HTTP port, the same on every address. Zero picks a port
-	// that is free on all the addresses in use.
+	// Port is the HTTP port (HTTPS on a TLS web), the same on every
+	// address. Zero picks a port that is free on all the addresses in use.
 	Port int
+	// HTTPPort is, on a TLS web, the port of plain HTTP on every address,
+	// which answers every request with a 301 to its https:// URL. Zero
+	// picks a free port.
+	HTTPPort int
 	// DNSPort is the DNS server's port on 127.0.0.1 (UDP and TCP). Zero
 	// picks a free one.
 	DNSPort int
@@ -65,7 +70,8 @@ type ServerConfig struct {
 // RegisterFlags defines command-line flags that set c's fields, with c's
 // current values as the flags' defaults.
 func (c *ServerConfig) RegisterFlags(fs *flag.FlagSet) {
-	fs.IntVar(&c.Port, "port", c.Port, "HTTP port on every simulated address (0 = free port)")
+	fs.IntVar(&c.Port, "port", c.Port, "HTTP port (HTTPS with --tls) on every simulated address (0 = free port)")
+	fs.IntVar(&c.HTTPPort, "http-port", c.HTTPPort, "with --tls, the plain HTTP port that redirects to HTTPS (0 = free port)")
 	fs.IntVar(&c.DNSPort, "dns-port", c.DNSPort, "DNS port on 127.0.0.1 (0 = free port)")
 	fs.StringVar(&c.AdminAddr, "admin", c.AdminAddr, "admin server `address` (empty = 127.0.0.1, free port)")
 	fs.DurationVar(&c.DNSTTL, "dns-ttl", c.DNSTTL, "TTL of the DNS A records (0 = 300s)")
@@ -79,12 +85,14 @@ func (c *ServerConfig) RegisterFlags(fs *flag.FlagSet) {
 // witness counts. It is made by Start (the zero value is not usable) and its
 // methods are safe for concurrent use.
 type Server struct {
-	web   *Web
-	cfg   ServerConfig
-	port  int
-	addrs []netip.Addr // listening addresses, index = connState.addr
-	wit   *witness
-	clock Clock // a changing web's virtual time
+	web      *Web
+	cfg      ServerConfig
+	port     int
+	httpPort int            // a TLS web's redirecting HTTP port
+	ca       *certAuthority // a TLS web's CA; nil on an HTTP web
+	addrs    []netip.Addr   // listening addresses, index = connState.addr
+	wit      *witness
+	clock    Clock // a changing web's virtual time
 
 	httpSrv   *http.Server
 	listeners []net.Listener
@@ -136,8 +144,20 @@ func Start(ctx context.Context, w *Web, cfg ServerConfig) (*Server, error) {
 	}
 	s.wit = newWitness(w, names, cfg.Now)
 
-	if err := s.listen(); err != nil {
+	var err error
+	if s.listeners, s.port, err = s.listen(cfg.Port, false); err != nil {
 		return nil, err
+	}
+	var plain []net.Listener
+	if w.opt.TLS {
+		if s.ca, err = newCertAuthority(); err != nil {
+			s.closeListeners(s.listeners)
+			return nil, err
+		}
+		if plain, s.httpPort, err = s.listen(cfg.HTTPPort, true); err != nil {
+			s.closeListeners(s.listeners)
+			return nil, err
+		}
 	}
 	s.httpSrv = &http.Server{
 		Handler:           s,
@@ -146,11 +166,11 @@ func Start(ctx context.Context, w *Web, cfg ServerConfig) (*Server, error) {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          log.New(io.Discard, "", 0),
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
-			return context.WithValue(ctx, connKey{}, c.(*trackedConn).state)
+			return context.WithValue(ctx, connKey{}, tracked(c).state)
 		},
 		ConnState: func(c net.Conn, st http.ConnState) {
-			tc, ok := c.(*trackedConn)
-			if !ok {
+			tc := tracked(c)
+			if tc == nil {
 				return
 			}
 			switch st {
@@ -161,11 +181,20 @@ func Start(ctx context.Context, w *Web, cfg ServerConfig) (*Server, error) {
 			}
 		},
 	}
-	for _, ln := range s.listeners {
+	if s.ca != nil {
+		s.httpSrv.TLSConfig = s.tlsConfig()
+		for _, ln := range s.listeners {
+			s.wg.Go(func() { s.httpSrv.ServeTLS(ln, "", "") })
+		}
+	} else {
+		for _, ln := range s.listeners {
+			s.wg.Go(func() { s.httpSrv.Serve(ln) })
+		}
+	}
+	for _, ln := range plain {
 		s.wg.Go(func() { s.httpSrv.Serve(ln) })
 	}
 
-	var err error
 	s.dns, err = startDNS(w, s.wit, cfg)
 	if err != nil {
 		s.Close()
@@ -182,11 +211,12 @@ func Start(ctx context.Context, w *Web, cfg ServerConfig) (*Server, error) {
 	return s, nil
 }
 
-// listen opens one listener per address, all on the same port.
-func (s *Server) listen() error {
+// listen opens one listener per address, all on the same port (fixed or,
+// if zero, free on all). plain marks a TLS web's redirecting HTTP port.
+func (s *Server) listen(fixed int, plain bool) ([]net.Listener, int, error) {
 	const attempts = 50
 	for range attempts {
-		port := s.cfg.Port
+		port := fixed
 		var lns []net.Listener
 		var err error
 		for i, a := range s.addrs {
@@ -198,23 +228,26 @@ func (s *Server) listen() error {
 			if port == 0 {
 				port = ln.Addr().(*net.TCPAddr).Port
 			}
-			lns = append(lns, &trackingListener{Listener: ln, addr: i, wit: s.wit})
+			lns = append(lns, &trackingListener{Listener: ln, addr: i, plain: plain, wit: s.wit})
 		}
 		if err == nil {
-			s.port, s.listeners = port, lns
-			return nil
+			return lns, port, nil
 		}
-		for _, ln := range lns {
-			ln.Close()
-		}
+		s.closeListeners(lns)
 		if !errors.Is(err, syscall.EADDRINUSE) {
-			return fmt.Errorf("simweb: listen: %w", err)
+			return nil, 0, fmt.Errorf("simweb: listen: %w", err)
 		}
-		if s.cfg.Port != 0 {
-			return fmt.Errorf("%w: %d: %v", ErrPortInUse, s.cfg.Port, err)
+		if fixed != 0 {
+			return nil, 0, fmt.Errorf("%w: %d: %v", ErrPortInUse, fixed, err)
 		}
 	}
-	return fmt.Errorf("simweb: no port free on all %d addresses after %d attempts", len(s.addrs), attempts)
+	return nil, 0, fmt.Errorf("simweb: no port free on all %d addresses after %d attempts", len(s.addrs), attempts)
+}
+
+func (s *Server) closeListeners(lns []net.Listener) {
+	for _, ln := range lns {
+		ln.Close()
+	}
 }
 
 // Close stops all servers and closes their connections. It is safe to call
@@ -249,8 +282,12 @@ func (s *Server) Close() error {
 // Web returns the web being served.
 func (s *Server) Web() *Web { return s.web }
 
-// Port returns the HTTP port shared by all addresses.
+// Port returns the HTTP port (HTTPS on a TLS web) shared by all addresses.
 func (s *Server) Port() int { return s.port }
+
+// HTTPPort returns a TLS web's plain HTTP port, which redirects to HTTPS,
+// or 0 on an HTTP web.
+func (s *Server) HTTPPort() int { return s.httpPort }
 
 // DNSAddr returns the DNS server's address, such as "127.0.0.1:40053".
 func (s *Server) DNSAddr() string { return s.dns.addr }
@@ -295,7 +332,12 @@ func (s *Server) Info(n int) string {
 	if st.TrapSites > 0 {
 		fmt.Fprintf(&b, "Traps:   %d sites per kind on %d sites (--export lists them in traps.csv)\n", o.Traps, st.TrapSites)
 	}
-	fmt.Fprintf(&b, "HTTP:    port %d on %d addresses from %v to %v\n", s.port, len(s.addrs), s.addrs[0], s.addrs[len(s.addrs)-1])
+	if s.ca != nil {
+		fmt.Fprintf(&b, "HTTPS:   port %d on %d addresses from %v to %v (a certificate per host from simweb's own CA)\n", s.port, len(s.addrs), s.addrs[0], s.addrs[len(s.addrs)-1])
+		fmt.Fprintf(&b, "HTTP:    port %d on the same addresses, redirecting to HTTPS\n", s.httpPort)
+	} else {
+		fmt.Fprintf(&b, "HTTP:    port %d on %d addresses from %v to %v\n", s.port, len(s.addrs), s.addrs[0], s.addrs[len(s.addrs)-1])
+	}
 	fmt.Fprintf(&b, "DNS:     %s (udp and tcp), A records for *.test, TTL %v\n", s.DNSAddr(), s.cfg.DNSTTL)
 	fmt.Fprintf(&b, "Admin:   http://%s/witness (JSON counts), POST http://%s/witness/reset\n", s.AdminAddr(), s.AdminAddr())
 	fmt.Fprintf(&b, "Seed URLs:\n")
@@ -305,7 +347,7 @@ func (s *Server) Info(n int) string {
 	if seeds := s.web.Seeds(1); len(seeds) > 0 {
 		si := s.web.Site(s.web.Page(seeds[0]).Site)
 		fmt.Fprintf(&b, "Try:     dig @%s -p %s %s\n", hostOf(s.DNSAddr()), portOf(s.DNSAddr()), si.Host)
-		fmt.Fprintf(&b, "         curl --resolve %s:%d:%v %s\n", si.Host, s.port, si.Addr, s.URL(seeds[0]))
+		fmt.Fprintf(&b, "         curl --resolve %s:%d:%v %s%s\n", si.Host, s.port, si.Addr, s.curlCA(), s.URL(seeds[0]))
 	}
 	return b.String()
 }
@@ -320,8 +362,9 @@ type connKey struct{}
 // them from accept to close and know their local address.
 type trackingListener struct {
 	net.Listener
-	addr int
-	wit  *witness
+	addr  int
+	plain bool // a TLS web's plain HTTP port
+	wit   *witness
 }
 
 func (l *trackingListener) Accept() (net.Conn, error) {
@@ -329,7 +372,17 @@ func (l *trackingListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &trackedConn{Conn: c, state: &connState{addr: l.addr}, wit: l.wit}, nil
+	return &trackedConn{Conn: c, state: &connState{addr: l.addr, plain: l.plain}, wit: l.wit}, nil
+}
+
+// tracked returns the trackedConn under c (a TLS connection wraps it), or
+// nil.
+func tracked(c net.Conn) *trackedConn {
+	if tc, ok := c.(*tls.Conn); ok {
+		c = tc.NetConn()
+	}
+	tc, _ := c.(*trackedConn)
+	return tc
 }
 
 type trackedConn struct {
@@ -421,6 +474,14 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	if closing {
 		hdr.Set("Connection", "close")
 	}
+	if cs.plain && site >= 0 {
+		// A TLS web's plain HTTP: every URL has moved to HTTPS.
+		loc := w.appendHostOrigin(nil, host, s.port)
+		hdr.Set("Location", string(loc)+target)
+		status := plain(rw, http.StatusMovedPermanently, "301 Moved Permanently\n")
+		s.wit.requestEnd(cs, slot, status, 0, false, closing)
+		return
+	}
 	status, size, robots := s.respond(rw, r, site, host, path)
 	s.wit.requestEnd(cs, slot, status, size, robots, closing)
 }
@@ -508,7 +569,7 @@ func (s *Server) respondTrapped(rw http.ResponseWriter, r *http.Request, site in
 	case http.StatusNotFound:
 		return s.notFound(rw, r, bp, bandwidth)
 	case http.StatusMovedPermanently:
-		loc := appendHostOrigin(nil, host, s.port)
+		loc := w.appendHostOrigin(nil, host, s.port)
 		hdr.Set("Location", string(append(loc, res.location...)))
 		return plain(rw, http.StatusMovedPermanently, "301 Moved Permanently\n"), 0
 	}

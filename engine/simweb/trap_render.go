@@ -50,7 +50,7 @@ func (rd *renderer) trapLinks(dst []byte, p int32, st *siteTraps) []byte {
 			if l.alias {
 				host = w.traps.sites[l.site].alias
 			}
-			dst = appendHostOrigin(dst, host, rd.port)
+			dst = w.appendHostOrigin(dst, host, rd.port)
 		}
 		dst = append(dst, l.path...)
 		dst = append(dst, "\">"...)
@@ -63,17 +63,6 @@ func (rd *renderer) trapLinks(dst []byte, p int32, st *siteTraps) []byte {
 		dst = append(dst, "\">Printer-friendly version</a></li>\n"...)
 	}
 	return append(dst, "</ul>\n"...)
-}
-
-// appendHostOrigin appends "http://host" and ":port" unless port is 0 or 80.
-func appendHostOrigin(dst []byte, host string, port int) []byte {
-	dst = append(dst, "http://"...)
-	dst = append(dst, host...)
-	if port != 0 && port != 80 {
-		dst = append(dst, ':')
-		dst = strconv.AppendInt(dst, int64(port), 10)
-	}
-	return dst
 }
 
 const hexDigits = "0123456789abcdef"

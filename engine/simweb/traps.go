@@ -322,7 +322,7 @@ func (w *Web) trapEligible() []int32 {
 	return out
 }
 
-func (w *Web) siteURL(s int, path string) string { return "http://" + w.sites[s].host + path }
+func (w *Web) siteURL(s int, path string) string { return w.scheme() + "://" + w.sites[s].host + path }
 
 // addTrap gives site s a trap of kind k, if the site can carry it.
 func (w *Web) addTrap(k TrapKind, s int, r *rng, children func(int32) []int32) bool {
@@ -367,7 +367,7 @@ func (w *Web) addTrap(k TrapKind, s int, r *rng, children func(int32) []int32) b
 		w.hosts[alias] = int32(s)
 		fromHome := w.siteStart[src]
 		ti.extra[fromHome] = append(ti.extra[fromHome], trapLink{site: int32(s), alias: true, path: "/", text: w.sites[s].name})
-		add("http://"+alias+"/", w.siteURL(s, "/"), fmt.Sprintf("%s answers as %s with identical pages; linked from %s", host, alias, w.siteURL(int(src), "/")))
+		add(w.scheme()+"://"+alias+"/", w.siteURL(s, "/"), fmt.Sprintf("%s answers as %s with identical pages; linked from %s", host, alias, w.siteURL(int(src), "/")))
 
 	case TrapDirMirror:
 		// The depth-1 directory with the largest subtree, renamed; or the

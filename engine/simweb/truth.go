@@ -444,7 +444,7 @@ func (w *Web) truthAt(s int, host, path, query string) Truth {
 	}
 	switch res.status {
 	case 301:
-		t.Location = "http://" + host + res.location
+		t.Location = w.scheme() + "://" + host + res.location
 	case 200:
 		if res.page >= 0 {
 			t.Page = int(res.page)
@@ -455,7 +455,7 @@ func (w *Web) truthAt(s int, host, path, query string) Truth {
 			t.Content = res.virt.content(s)
 			t.Genuine = w.genuine(s, res.virt)
 			if res.virt.kind == TrapSoft404 {
-				t.Canonical = "http://" + host + path
+				t.Canonical = w.scheme() + "://" + host + path
 			} else {
 				t.Canonical = string(w.appendVirtualPath(w.appendOrigin(nil, s, 0), s, res.virt))
 			}

@@ -221,15 +221,37 @@ func (w *Web) appendPathIn(dst []byte, p int32, s int) []byte {
 	return dst
 }
 
-// appendOrigin appends "http://host" and ":port" unless port is 0 or 80.
+// appendOrigin appends the origin of site s: see appendHostOrigin.
 func (w *Web) appendOrigin(dst []byte, s int, port int) []byte {
-	dst = append(dst, "http://"...)
-	dst = append(dst, w.sites[s].host...)
-	if port != 0 && port != 80 {
+	return w.appendHostOrigin(dst, w.sites[s].host, port)
+}
+
+// appendHostOrigin appends "http://host" ("https://host" on a TLS web) and
+// ":port" unless port is 0 or the scheme's default.
+func (w *Web) appendHostOrigin(dst []byte, host string, port int) []byte {
+	dst = append(dst, w.scheme()...)
+	dst = append(dst, "://"...)
+	dst = append(dst, host...)
+	if port != 0 && port != w.defaultPort() {
 		dst = append(dst, ':')
 		dst = strconv.AppendInt(dst, int64(port), 10)
 	}
 	return dst
+}
+
+// scheme is the web's URL scheme: "https" on a TLS web, else "http".
+func (w *Web) scheme() string {
+	if w.opt.TLS {
+		return "https"
+	}
+	return "http"
+}
+
+func (w *Web) defaultPort() int {
+	if w.opt.TLS {
+		return 443
+	}
+	return 80
 }
 
 func (w *Web) appendURL(dst []byte, p int32, port int) []byte {

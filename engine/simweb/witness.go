@@ -141,7 +141,8 @@ type addrWitness struct {
 
 // connState is the witness's view of one connection.
 type connState struct {
-	addr     int // index into the server's addresses
+	addr     int  // index into the server's addresses
+	plain    bool // on a TLS web's plain HTTP port
 	mu       sync.Mutex
 	requests int64
 	hosts    []connHost

@@ -1,0 +1,89 @@
+package fetch
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+)
+
+// TLS failures reported by Kind.
+const (
+	// KindTLSCertificate: the server's certificate is not trusted (an
+	// unknown CA: see fetch.ca_file), expired, or for another host.
+	KindTLSCertificate = "tls-certificate"
+	// KindTLS: the TLS handshake failed otherwise (no common version or
+	// cipher, an alert from the server, not TLS at all).
+	KindTLS = "tls-handshake"
+)
+
+// classifyTLS returns the kind of a TLS failure, or "" if err is not one.
+func classifyTLS(err error) string {
+	var (
+		verify    *tls.CertificateVerificationError
+		unknownCA x509.UnknownAuthorityError
+		hostname  x509.HostnameError
+		invalid   x509.CertificateInvalidError
+		alert     tls.AlertError
+		record    tls.RecordHeaderError
+	)
+	switch {
+	case errors.As(err, &verify), errors.As(err, &unknownCA), errors.As(err, &hostname), errors.As(err, &invalid):
+		return KindTLSCertificate
+	case errors.As(err, &alert), errors.As(err, &record), strings.Contains(err.Error(), "tls: "),
+		strings.Contains(err.Error(), "HTTP response to HTTPS client"):
+		return KindTLS
+	}
+	return ""
+}
+
+// tlsConfig trusts the system's CAs, or RootCAs when set.
+func (f *Fetcher) tlsConfig() *tls.Config {
+	return &tls.Config{RootCAs: f.cfg.RootCAs, MinVersion: tls.VersionTLS12}
+}
+
+// proxyTracker remembers the proxy a session's last request went through,
+// so that its dialer knows a dial to the proxy from one to the site.
+type proxyTracker struct {
+	mu   sync.Mutex
+	addr string // host:port of the proxy, "" when none
+}
+
+// wrap returns the transport's Proxy function: proxy's choice, recorded.
+func (p *proxyTracker) wrap(proxy func(*http.Request) (*url.URL, error)) func(*http.Request) (*url.URL, error) {
+	if proxy == nil {
+		return nil
+	}
+	return func(r *http.Request) (*url.URL, error) {
+		u, err := proxy(r)
+		addr := ""
+		if u != nil {
+			addr = proxyAddr(u)
+		}
+		p.mu.Lock()
+		p.addr = addr
+		p.mu.Unlock()
+		return u, err
+	}
+}
+
+// isProxy reports whether addr, as the transport dials it, is the proxy.
+func (p *proxyTracker) isProxy(addr string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.addr != "" && p.addr == addr
+}
+
+// proxyAddr is the address net/http dials for proxy u: its host and port,
+// or the scheme's default port.
+func proxyAddr(u *url.URL) string {
+	if u.Port() != "" {
+		return u.Host
+	}
+	port := map[string]string{"http": "80", "https": "443", "socks5": "1080", "socks5h": "1080"}[u.Scheme]
+	return net.JoinHostPort(u.Hostname(), port)
+}
