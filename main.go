@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -186,10 +187,17 @@ func demoCmd(fs *flag.FlagSet) runFunc {
 	sites := fs.Int("sites", 200, "sites in the synthetic web")
 	pages := fs.Int("pages", 4000, "pages in the synthetic web")
 	seed := fs.Int64("seed", 1, "the synthetic web's seed")
-	dbPath := fs.String("db", "lidi-demo.db", "the demo crawl's SQLite `file` (run the demo again to continue it)")
+	dbPath := fs.String("db", "", "the demo crawl's SQLite `file` (default lidi-demo-FLAGS.db, named after the flags below; run the demo again to continue it)")
 	headless := fs.Bool("headless", false, "no console: print a progress line every few seconds")
 	strategy := fs.String("strategy", "length", "the crawl's strategy: length, depth, batch, partial or optimal")
 	return func(ctx context.Context, out output) error {
+		flags := demoFlags{{"sites", strconv.Itoa(*sites)}, {"pages", strconv.Itoa(*pages)}, {"seed", strconv.FormatInt(*seed, 10)}, {"strategy", *strategy}}
+		if *dbPath == "" {
+			*dbPath = flags.fileName()
+		}
+		if err := flags.claim(ctx, *dbPath); err != nil {
+			return err
+		}
 		web, err := simweb.Generate(simweb.Options{Seed: *seed, Sites: *sites, Pages: *pages})
 		if err != nil {
 			return err
@@ -218,21 +226,69 @@ func demoCmd(fs *flag.FlagSet) runFunc {
 		// Set after the check, which knows no oracle: "optimal" needs the one
 		// crawl gives the engine (an unknown name fails there all the same).
 		cfg.Strategy = *strategy
-		again := "lidi demo " + joinFlags(fs)
+		again := "lidi demo " + flags.String()
+		if flagSet(fs, "db") {
+			again += " --db " + *dbPath
+		}
 		return crawl(ctx, cfg, web.Oracle(), *headless, out, again)
 	}
 }
 
-// joinFlags is the flags given on the command line, as typed again.
-func joinFlags(fs *flag.FlagSet) string {
+// demoFlags are the flags that make a demo's crawl what it is: its web and
+// its strategy, in order.
+type demoFlags []struct{ name, value string }
+
+// String is the flags as typed: "--sites 200 --pages 4000 ...".
+func (d demoFlags) String() string {
+	parts := make([]string, len(d))
+	for i, f := range d {
+		parts[i] = "--" + f.name + " " + f.value
+	}
+	return strings.Join(parts, " ")
+}
+
+// fileName is the default database of a demo with these flags, so that
+// demos with other flags never continue each other's crawl.
+func (d demoFlags) fileName() string {
 	var b strings.Builder
-	fs.Visit(func(f *flag.Flag) {
-		if b.Len() > 0 {
-			b.WriteByte(' ')
+	b.WriteString("lidi-demo")
+	for _, f := range d {
+		b.WriteString("-" + f.name + f.value)
+	}
+	return b.String() + ".db"
+}
+
+// demoFlagsKey is the meta key where a demo's database keeps its flags.
+const demoFlagsKey = "demo.flags"
+
+// claim records the flags in a new demo database, or checks that an
+// existing one was made with the same flags: continuing a crawl of another
+// web, or with another strategy, would mix two experiments in one file.
+func (d demoFlags) claim(ctx context.Context, path string) error {
+	db, err := storage.Open(path, storage.Options{})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	had, ok, err := db.Meta(ctx, demoFlagsKey)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return db.SetMeta(ctx, demoFlagsKey, d.String())
+	}
+	if had == d.String() {
+		return nil
+	}
+	var differ []string
+	old := strings.Fields(had)
+	for i, f := range d {
+		if 2*i+1 < len(old) && old[2*i+1] != f.value {
+			differ = append(differ, fmt.Sprintf("--%s %s (the file has %s)", f.name, f.value, old[2*i+1]))
 		}
-		fmt.Fprintf(&b, "--%s %s", f.Name, f.Value)
-	})
-	return b.String()
+	}
+	return fmt.Errorf("demo: %s holds a demo made with %s; these flags differ: %s. Run the demo with the same flags to continue it, or name another file with --db",
+		path, had, strings.Join(differ, ", "))
 }
 
 // demoPort is the synthetic web's port in the demo: fixed, so that running

@@ -5,6 +5,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -134,5 +137,64 @@ func TestSimCommand(t *testing.T) {
 	}
 	if code := run([]string{"sim", "--strategy", "nosuch"}, &out, &errOut); code == 0 {
 		t.Error("an unknown strategy was accepted")
+	}
+}
+
+// A demo's database is named after its flags; a file made with other flags
+// is refused with the flags that differ.
+func TestDemoFlags(t *testing.T) {
+	ctx := context.Background()
+	a := demoFlags{{"sites", "200"}, {"pages", "4000"}, {"seed", "1"}, {"strategy", "length"}}
+	b := demoFlags{{"sites", "50"}, {"pages", "4000"}, {"seed", "1"}, {"strategy", "optimal"}}
+	if a.fileName() == b.fileName() || a.fileName() != "lidi-demo-sites200-pages4000-seed1-strategylength.db" {
+		t.Errorf("file names %q and %q", a.fileName(), b.fileName())
+	}
+	path := filepath.Join(t.TempDir(), "demo.db")
+	if err := a.claim(ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.claim(ctx, path); err != nil {
+		t.Errorf("the same flags again: %v", err)
+	}
+	err := b.claim(ctx, path)
+	if err == nil || !strings.Contains(err.Error(), "--sites 50 (the file has 200), --strategy optimal (the file has length)") {
+		t.Errorf("other flags: %v", err)
+	}
+}
+
+// A seed whose host is an IP address never touches DNS: the crawl runs
+// with no DNS server reachable and sends no query.
+func TestIPLiteralSeedsNeedNoDNS(t *testing.T) {
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		switch r.URL.Path {
+		case "/robots.txt":
+			http.NotFound(w, r)
+		case "/":
+			io.WriteString(w, `<html><a href="/a">a</a> <a href="/b">b</a></html>`)
+		default:
+			io.WriteString(w, `<html><a href="/">home</a></html>`)
+		}
+	}))
+	defer site.Close()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "ip.yaml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf(`seeds: [%q]
+politeness:
+  delay: 0s
+  max_delay: 0s
+dns:
+  servers: ["127.0.0.1:9"]
+  hosts_file: ""
+  timeout: 100ms
+storage:
+  path: ip.db
+`, site.URL+"/")), 0o644)
+	var out, errOut bytes.Buffer
+	if code := run([]string{"crawl", "--config", cfg, "--headless"}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if !strings.Contains(out.String(), "done pages=3 ") || !strings.Contains(out.String(), "dns_queries=0") {
+		t.Errorf("want 3 pages and no DNS query:\n%s", out.String())
 	}
 }
