@@ -264,6 +264,21 @@ func printRecrawl(w io.Writer, o RecrawlOptions, res *RecrawlResult, kinds []cha
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
+	fmt.Fprintf(w, "\nWolf et al.: staleness weighted by PageRank-like importance (formula, Poisson pages), as their Figure 7 compares\n")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "R/N\t")
+	for _, a := range simulate.WeightedAllocations() {
+		fmt.Fprintf(tw, "%s\t", a)
+	}
+	fmt.Fprintln(tw)
+	for _, row := range res.Wolf {
+		fmt.Fprintf(tw, "%g\t", row.Ratio)
+		for _, a := range simulate.WeightedAllocations() {
+			fmt.Fprintf(tw, "%.4f\t", row.Weighted[a])
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
 }
 
 func writeRecrawlCSV(dir string, res *RecrawlResult, kinds []change.Kind) error {
@@ -307,6 +322,9 @@ func writeRecrawlCSV(dir string, res *RecrawlResult, kinds []change.Kind) error 
 			for _, a := range simulate.Allocations() {
 				wolf = append(wolf, []string{ff(row.Ratio), k.String(), string(a), ff(row.Simulated[k][a])})
 			}
+		}
+		for _, a := range simulate.WeightedAllocations() {
+			wolf = append(wolf, []string{ff(row.Ratio), "formula-weighted", string(a), ff(row.Weighted[a])})
 		}
 	}
 	for name, rows := range map[string][][]string{"recrawl.csv": summary, "recrawl-groups.csv": groups,

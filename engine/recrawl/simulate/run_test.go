@@ -91,6 +91,10 @@ func TestWolfOrder(t *testing.T) {
 		if !(sim[OptimalAlloc] < sim[Uniform] && sim[Uniform] < sim[Proportional]) {
 			t.Errorf("R/N %g simulated: %v", row.Ratio, sim)
 		}
+		w := row.Weighted
+		if !(w[OptimalAlloc] < w[UnweightedOptimal] && w[OptimalAlloc] < w[Uniform] && w[OptimalAlloc] < w[Proportional]) {
+			t.Errorf("R/N %g weighted: %v; the weighted optimum should beat them all", row.Ratio, w)
+		}
 		for _, al := range Allocations() {
 			if d := sim[al] - a[al]; d > 0.01 || d < -0.01 {
 				t.Errorf("R/N %g %s: simulated %.4f, analytic %.4f", row.Ratio, al, sim[al], a[al])

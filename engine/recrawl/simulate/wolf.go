@@ -3,6 +3,8 @@ package simulate
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"time"
 
 	"lidi/engine/recrawl"
@@ -26,10 +28,28 @@ func Allocations() []Allocation { return []Allocation{Uniform, Proportional, Opt
 // crawls to pages per scheduling interval: Analytic by Wolf's formula for
 // Poisson pages (recrawl.Staleness), Simulated against change streams of
 // each kind with the crawls equally spaced.
+//
+// Weighted is the staleness weighted by each page's importance (a
+// PageRank-like power law, independent of the change rates; the weights
+// average 1), by the formula: what Wolf's weighted objective (their
+// embarrassment metric's form) minimises. OptimalAlloc there is the
+// weighted optimum and UnweightedOptimal the optimum that ignores the
+// weights, scored with them, as Wolf's Figure 7 compares.
 type WolfRow struct {
 	Ratio     float64
 	Analytic  map[Allocation]float64
 	Simulated map[change.Kind]map[Allocation]float64
+	Weighted  map[Allocation]float64
+}
+
+// UnweightedOptimal is the unweighted optimum scored with weights, only in
+// WolfRow.Weighted.
+const UnweightedOptimal Allocation = "optimal-unweighted"
+
+// WeightedAllocations lists WolfRow.Weighted's allocations in the order
+// reports print them.
+func WeightedAllocations() []Allocation {
+	return []Allocation{Uniform, Proportional, UnweightedOptimal, OptimalAlloc}
 }
 
 // WolfSetup is the comparison's web: Pages pages whose change rates follow
@@ -63,6 +83,18 @@ func Wolf(s WolfSetup) ([]WolfRow, error) {
 		rates[i] *= s.MeanRate * float64(s.Pages) / sum
 		items[i].Rate = recrawl.Rate(rates[i] / s.Horizon.Seconds())
 	}
+	// Weights: a power law over a random order of the pages, so that
+	// importance and change rate are independent; scaled to average 1.
+	weighted := slices.Clone(items)
+	order := rand.New(rand.NewPCG(s.Seed, 0x77656967687473)).Perm(s.Pages)
+	var wsum float64
+	for i, k := range order {
+		weighted[i].Weight = 1 / math.Pow(float64(k+1), 0.8)
+		wsum += weighted[i].Weight
+	}
+	for i := range weighted {
+		weighted[i].Weight *= float64(s.Pages) / wsum
+	}
 	var rows []WolfRow
 	for _, ratio := range s.Ratios {
 		budget := ratio * float64(s.Pages)
@@ -77,6 +109,16 @@ func Wolf(s WolfSetup) ([]WolfRow, error) {
 		row := WolfRow{Ratio: ratio, Analytic: map[Allocation]float64{}, Simulated: map[change.Kind]map[Allocation]float64{}}
 		for _, a := range Allocations() {
 			row.Analytic[a] = recrawl.WeightedStaleness(items, alloc[a], s.Horizon) / float64(s.Pages)
+		}
+		xw, err := recrawl.Allocate(weighted, budget, s.Horizon)
+		if err != nil {
+			return nil, err
+		}
+		row.Weighted = map[Allocation]float64{
+			Uniform:           recrawl.WeightedStaleness(weighted, alloc[Uniform], s.Horizon) / float64(s.Pages),
+			Proportional:      recrawl.WeightedStaleness(weighted, alloc[Proportional], s.Horizon) / float64(s.Pages),
+			UnweightedOptimal: recrawl.WeightedStaleness(weighted, alloc[OptimalAlloc], s.Horizon) / float64(s.Pages),
+			OptimalAlloc:      recrawl.WeightedStaleness(weighted, xw, s.Horizon) / float64(s.Pages),
 		}
 		for _, k := range s.Kinds {
 			row.Simulated[k] = map[Allocation]float64{}
