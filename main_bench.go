@@ -66,3 +66,29 @@ func benchRecrawlCmd(fs *flag.FlagSet) runFunc {
 		return err
 	}
 }
+
+// benchChaosCmd is `lidi bench chaos`: this binary's crawl command killed
+// with SIGKILL at random moments and restarted, against an uninterrupted
+// crawl of the same synthetic web.
+func benchChaosCmd(fs *flag.FlagSet) runFunc {
+	opt := bench.ChaosOptions{OpenDB: openChaosDB}
+	opt.RegisterFlags(fs)
+	return func(ctx context.Context, out output) error {
+		exe, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		opt.Crawler = []string{exe, "crawl"}
+		_, err = bench.Chaos(ctx, opt, out.stdout)
+		return err
+	}
+}
+
+// openChaosDB opens a crawl database for the chaos benchmark's checks.
+func openChaosDB(path string) (bench.ChaosDB, error) {
+	db, err := storage.Open(path, storage.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return db, nil
+}

@@ -348,3 +348,29 @@ func (db *DB) Meta(ctx context.Context, key string) (value string, ok bool, err 
 	}
 	return v.String, true, nil
 }
+
+// IntegrityCheck runs SQLite's PRAGMA integrity_check over the whole file
+// and returns its answer: "ok", or the problems it found, one a line. It
+// reads through the read-only pool.
+func (db *DB) IntegrityCheck(ctx context.Context) (string, error) {
+	if db.closed.Load() {
+		return "", ErrClosed
+	}
+	rows, err := db.r.QueryContext(ctx, `PRAGMA integrity_check`)
+	if err != nil {
+		return "", fmt.Errorf("storage: integrity check: %w", err)
+	}
+	defer rows.Close()
+	var lines []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return "", fmt.Errorf("storage: integrity check: %w", err)
+		}
+		lines = append(lines, line)
+	}
+	if err := rows.Err(); err != nil {
+		return "", fmt.Errorf("storage: integrity check: %w", err)
+	}
+	return strings.Join(lines, "\n"), nil
+}

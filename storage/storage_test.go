@@ -643,3 +643,50 @@ func TestStatsWriter(t *testing.T) {
 		t.Errorf("Stats = %+v", st)
 	}
 }
+
+// IntegrityCheck answers "ok" for a sound file and names the damage in a
+// file whose last page was overwritten.
+func TestIntegrityCheck(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "crawl.db")
+	db, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := engine.Batch{Sites: []engine.SiteRecord{site(1)}}
+	for i := range 2000 {
+		b.URLs = append(b.URLs, queued(uint64(i+1), 1, float64(i%7), int64(i)))
+	}
+	apply(t, db, b)
+	if got, err := db.IntegrityCheck(context.Background()); got != "ok" || err != nil {
+		t.Fatalf("sound file: integrity check %q, %v", got, err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.IntegrityCheck(context.Background()); !errors.Is(err, ErrClosed) {
+		t.Errorf("closed DB: %v, want ErrClosed", err)
+	}
+
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := f.Stat()
+	if err != nil || fi.Size() < 4*pageSize {
+		t.Fatalf("file of %v bytes, %v", fi.Size(), err)
+	}
+	if _, err := f.WriteAt(bytes.Repeat([]byte{0xa5}, pageSize), fi.Size()-pageSize); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	db, err = Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if got, err := db.IntegrityCheck(context.Background()); got == "ok" && err == nil {
+		t.Error("damaged file: integrity check ok")
+	} else {
+		t.Logf("damaged file: %q, %v", got, err)
+	}
+}

@@ -232,7 +232,7 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 // a function that removes what was created.
 func benchDir(dir string) (string, func(), error) {
 	if dir != "" {
-		return dir, func() {}, nil
+		return dir, func() {}, os.MkdirAll(dir, 0o755)
 	}
 	tmp, err := os.MkdirTemp("", "lidi-bench-")
 	if err != nil {

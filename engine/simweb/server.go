@@ -65,6 +65,11 @@ type ServerConfig struct {
 	// Zeros mean 1 and the time Start is called.
 	TimeScale float64
 	Epoch     time.Time
+	// LogPages makes the witness keep a page log (Server.PageRequests): per
+	// URL requested, robots.txt excepted, its request count, when its first
+	// answer was sent and when a second request came, about 100 bytes a
+	// URL. False keeps none.
+	LogPages bool
 }
 
 // RegisterFlags defines command-line flags that set c's fields, with c's
@@ -143,6 +148,9 @@ func Start(ctx context.Context, w *Web, cfg ServerConfig) (*Server, error) {
 		names[i] = a.String()
 	}
 	s.wit = newWitness(w, names, cfg.Now)
+	if cfg.LogPages {
+		s.wit.pages = newPageLog()
+	}
 
 	var err error
 	if s.listeners, s.port, err = s.listen(cfg.Port, false); err != nil {
@@ -469,6 +477,11 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		target += "?" + r.URL.RawQuery
 	}
 	disallowed := site >= 0 && w.sites[site].robots.disallowed(target)
+	var logURL []byte // the page log's key
+	if s.wit.pages != nil && slot >= 0 && path != "/robots.txt" {
+		logURL = append(appendHostOrigin(nil, host, s.port), target...)
+		s.wit.pages.start(logURL, s.cfg.Now())
+	}
 	n := s.wit.requestStart(cs, slot, target, disallowed)
 	closing := r.Close || (s.cfg.MaxKeepAliveRequests > 0 && n >= int64(s.cfg.MaxKeepAliveRequests))
 	if closing {
@@ -484,6 +497,9 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	}
 	status, size, robots := s.respond(rw, r, site, host, path)
 	s.wit.requestEnd(cs, slot, status, size, robots, closing)
+	if logURL != nil {
+		s.wit.pages.done(logURL, s.cfg.Now())
+	}
 }
 
 // respond writes the response and returns its status, body size and

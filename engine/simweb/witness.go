@@ -170,6 +170,8 @@ type witness struct {
 	dnsQueries                                     atomic.Int64
 	dnsMu                                          sync.Mutex
 	dnsByName                                      map[string]int64
+
+	pages *pageLog // nil unless ServerConfig.LogPages
 }
 
 // newWitness makes a witness for w. Its host slots are the sites and then
@@ -382,6 +384,9 @@ func (wt *witness) reset() {
 	wt.dnsMu.Lock()
 	clear(wt.dnsByName)
 	wt.dnsMu.Unlock()
+	if wt.pages != nil {
+		wt.pages.reset()
+	}
 }
 
 func (wt *witness) snapshot() WitnessSnapshot {

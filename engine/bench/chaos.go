@@ -1,0 +1,526 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"lidi/engine/config"
+	"lidi/engine/simweb"
+)
+
+// ChaosOptions sets up `lidi bench chaos`. The zero value is not usable:
+// Crawler and OpenDB must be set (main.go wires them) and the sizes given,
+// as RegisterFlags does.
+type ChaosOptions struct {
+	Sites, Pages int   // the synthetic web
+	Seed         int64 // the synthetic web's seed
+	Seeds        int   // seed URLs: the home pages of the most popular sites
+	Kills        int   // SIGKILLs before the crawl is let finish
+	// KillSeed seeds the choice of the kill moments: the same seed picks
+	// the same moments, counted in pages requested.
+	KillSeed      int64
+	Robots        int           // r
+	PagesPerVisit int           // c
+	Delay         time.Duration // w, also the cap on robots.txt Crawl-delay
+	FlushInterval time.Duration // storage.flush_interval of the crawls
+	// Jitter is the most a kill waits, at random, after its moment came:
+	// kills then fall anywhere in a visit and between flushes, not only
+	// right after a page. Zero kills at once.
+	Jitter time.Duration
+	// Limit bounds each run of the crawler: a run still going after it
+	// fails the benchmark.
+	Limit time.Duration
+	Dir   string // where the crawl databases and logs go ("": a temporary directory)
+	// Crawler is the argv that runs lidi's crawl command, such as
+	// {"/usr/bin/lidi", "crawl"}; the harness adds --headless and
+	// --config. Env is added to its environment.
+	Crawler []string
+	Env     []string
+	// OpenDB opens a crawl database written by Crawler, once that process
+	// has ended.
+	OpenDB func(path string) (ChaosDB, error)
+}
+
+// ChaosDB is what the harness reads in a crawl database.
+type ChaosDB interface {
+	// FetchedLinks calls fn for every fetched page.
+	FetchedLinks(ctx context.Context, fn func(page uint64, url string, links []uint64)) error
+	// IntegrityCheck returns SQLite's PRAGMA integrity_check answer: "ok"
+	// or the problems found.
+	IntegrityCheck(ctx context.Context) (string, error)
+	Close() error
+}
+
+// RegisterFlags adds the benchmark's flags to fs, with their defaults.
+func (o *ChaosOptions) RegisterFlags(fs *flag.FlagSet) {
+	fs.IntVar(&o.Sites, "sites", 60, "sites in the synthetic web")
+	fs.IntVar(&o.Pages, "pages", 6000, "pages in the synthetic web")
+	fs.Int64Var(&o.Seed, "seed", 1, "the synthetic web's seed")
+	fs.IntVar(&o.Seeds, "seeds", 5, "seed URLs (home pages of the most popular sites)")
+	fs.IntVar(&o.Kills, "kills", 20, "SIGKILLs before the crawl is let finish")
+	fs.Int64Var(&o.KillSeed, "kill-seed", 1, "seed of the random kill moments")
+	fs.IntVar(&o.Robots, "robots", 32, "r: sites visited at once")
+	fs.IntVar(&o.PagesPerVisit, "c", 100, "pages per keep-alive connection")
+	fs.DurationVar(&o.Delay, "w", 20*time.Millisecond, "w: delay between two requests to one site")
+	fs.DurationVar(&o.FlushInterval, "flush-interval", config.Default().Storage.FlushInterval, "storage.flush_interval of the crawls")
+	fs.DurationVar(&o.Jitter, "jitter", time.Second, "longest random wait between a kill's moment and the kill")
+	fs.DurationVar(&o.Limit, "limit", 10*time.Minute, "longest time one run of the crawler may take")
+	fs.StringVar(&o.Dir, "dir", "", "directory for the crawl databases and logs (default: a temporary one, removed after)")
+}
+
+// ChaosKill is one kill of the crawler.
+type ChaosKill struct {
+	At        time.Duration // since the chaos crawl's first start
+	Target    int           // the pages requested the kill waited for
+	Requested int           // pages requested when it was sent
+	Stored    int           // pages in the database it left
+	// Due counts the pages whose first answer was sent more than
+	// flush_interval + 1 s before the kill; Missing lists those absent
+	// from the database it left.
+	Due     int
+	Missing []string
+}
+
+// ChaosResult is what the benchmark found. The goal is no page lost, none
+// refetched, integrity "ok" and Equal.
+type ChaosResult struct {
+	Kills []ChaosKill
+	// Reference is the set of pages the uninterrupted crawl stored.
+	Reference int
+	// Lost lists the pages answered more than flush_interval + 1 s before
+	// a kill yet missing from the database that kill left or from the
+	// final one.
+	Lost []string
+	// Refetched lists the pages in the final database requested again
+	// after a kill that came more than flush_interval + 1 s after their
+	// first answer. Redone counts the pages requested again that the kill
+	// excuses: in flight, or answered within that margin before it.
+	Refetched []string
+	Redone    int
+	Integrity string // PRAGMA integrity_check of the final database
+	// Missing and Extra are the pages the uninterrupted crawl stored and
+	// the final database lacks, and the other way round; Equal says both
+	// are empty.
+	Missing, Extra []string
+	Equal          bool
+}
+
+// KeyValues is the benchmark's last line.
+func (r *ChaosResult) KeyValues() string {
+	integrity := r.Integrity
+	if integrity != "ok" {
+		integrity = "failed"
+	}
+	return fmt.Sprintf("kills=%d lost=%d refetched=%d integrity=%s equal=%t",
+		len(r.Kills), len(r.Lost), len(r.Refetched), integrity, r.Equal)
+}
+
+// chaosGrace is how long before a kill a page may have been answered and
+// still be missing from the database: storage.flush_interval plus this.
+const chaosGrace = time.Second
+
+// Chaos runs the chaos benchmark: it serves simweb in this process (with
+// its page log on), crawls it once with lidi's crawl command run to the
+// end, then crawls it again into a new database, killing the crawler with
+// SIGKILL at o.Kills random moments and restarting it each time before
+// letting it finish. It writes one line per kill and a report to out,
+// ending with the line ChaosResult.KeyValues returns.
+func Chaos(ctx context.Context, o ChaosOptions, out io.Writer) (*ChaosResult, error) {
+	if len(o.Crawler) == 0 || o.OpenDB == nil {
+		return nil, errors.New("bench: chaos needs Crawler and OpenDB")
+	}
+	dir, cleanup, err := benchDir(o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	web, err := simweb.Generate(simweb.Options{Seed: o.Seed, Sites: o.Sites, Pages: o.Pages})
+	if err != nil {
+		return nil, err
+	}
+	srv, err := simweb.Start(ctx, web, simweb.ServerConfig{LogPages: true})
+	if err != nil {
+		return nil, err
+	}
+	defer srv.Close()
+	grace := o.FlushInterval + chaosGrace
+	fmt.Fprintf(out, "bench chaos: simweb of %d sites, %d pages (seed %d), %d seeds; r=%d c=%d w=%s flush_interval=%s; %d kills (kill seed %d, jitter %s); storage in %s\n",
+		o.Sites, o.Pages, o.Seed, o.Seeds, o.Robots, o.PagesPerVisit, o.Delay, o.FlushInterval, o.Kills, o.KillSeed, o.Jitter, dir)
+
+	h := &chaosHarness{o: o, srv: srv, dir: dir, out: out}
+	// The uninterrupted crawl.
+	refCfg, err := h.writeConfig("reference")
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	if finished, err := h.runToEnd(ctx, refCfg, "reference"); err != nil || !finished {
+		if err == nil {
+			err = fmt.Errorf("bench: the uninterrupted crawl did not end within %s; its log ends:\n%s", o.Limit, h.tail("reference"))
+		}
+		return nil, err
+	}
+	ref, _, err := h.readDB(ctx, filepath.Join(dir, "reference.db"), false)
+	if err != nil {
+		return nil, err
+	}
+	refLog := srv.PageRequests()
+	twice := 0
+	for _, r := range refLog {
+		if r.Requests > 1 {
+			twice++
+		}
+	}
+	fmt.Fprintf(out, "reference: uninterrupted crawl stored %d pages in %s; %d pages requested, %d of them more than once\n",
+		len(ref), time.Since(start).Round(time.Millisecond), len(refLog), twice)
+	if len(ref) < 2 {
+		return nil, fmt.Errorf("bench: the uninterrupted crawl stored %d pages: nothing to kill", len(ref))
+	}
+
+	// The crawl under chaos: kill moments are counts of pages requested,
+	// drawn over the uninterrupted crawl's.
+	srv.ResetWitness()
+	rng := rand.New(rand.NewPCG(uint64(o.KillSeed), 0x6c696469))
+	targets := make([]int, o.Kills)
+	for i := range targets {
+		targets[i] = 1 + rng.IntN(len(ref)-1)
+	}
+	slices.Sort(targets)
+	cfg, err := h.writeConfig("chaos")
+	if err != nil {
+		return nil, err
+	}
+	dbPath := filepath.Join(dir, "chaos.db")
+	res := &ChaosResult{Reference: len(ref)}
+	lost := make(map[string]bool)
+	var killTimes []time.Time
+	start = time.Now()
+	for i, target := range targets {
+		wait := time.Duration(0)
+		if o.Jitter > 0 {
+			wait = time.Duration(rng.Int64N(int64(o.Jitter)))
+		}
+		k, ended, err := h.runAndKill(ctx, cfg, fmt.Sprintf("chaos-%02d", i+1), target, wait)
+		if err != nil {
+			return nil, err
+		}
+		if ended {
+			fmt.Fprintf(out, "kill %2d/%d: the crawl ended before %d pages were requested\n", i+1, o.Kills, target)
+			break
+		}
+		k.At = k.time.Sub(start)
+		stored, _, err := h.readDB(ctx, dbPath, false)
+		if err != nil {
+			return nil, err
+		}
+		k.Stored = len(stored)
+		deadline := k.time.Add(-grace)
+		for u, r := range srv.PageRequests() {
+			if r.FirstDone.IsZero() || !r.FirstDone.Before(deadline) {
+				continue
+			}
+			k.Due++
+			if !stored[u] {
+				k.Missing = append(k.Missing, u)
+				lost[u] = true
+			}
+		}
+		slices.Sort(k.Missing)
+		res.Kills = append(res.Kills, k.ChaosKill)
+		killTimes = append(killTimes, k.time)
+		fmt.Fprintf(out, "kill %2d/%d at %7.3fs (%s into run %d): %d pages requested (target %d), %d stored, %d answered before kill-%s, %d of them missing%s\n",
+			i+1, o.Kills, k.At.Seconds(), k.runFor.Round(time.Millisecond), i+1, k.Requested, target, k.Stored, k.Due, grace, len(k.Missing), sample(k.Missing))
+	}
+	finished, err := h.runToEnd(ctx, cfg, "chaos-final")
+	if err != nil {
+		return nil, err
+	}
+	if !finished {
+		fmt.Fprintf(out, "final run: the crawl had not ended after %s: stopped with SIGINT; its log ends:\n%s\n", o.Limit, h.tail("chaos-final"))
+	}
+	final, integrity, err := h.readDB(ctx, dbPath, true)
+	if err != nil {
+		return nil, err
+	}
+	res.Integrity = integrity
+	log := srv.PageRequests()
+	fmt.Fprintf(out, "final run: the crawl ended after %s in all, %d pages stored, %d requested\n",
+		time.Since(start).Round(time.Millisecond), len(final), len(log))
+
+	for u, r := range log {
+		if !final[u] {
+			// Requested before the last kill's margin and never stored.
+			if n := len(killTimes); n > 0 && !r.FirstDone.IsZero() && r.FirstDone.Before(killTimes[n-1].Add(-grace)) {
+				lost[u] = true
+			}
+			continue
+		}
+		if r.Requests < 2 {
+			continue
+		}
+		if refetchedAfterKill(r, killTimes, grace) {
+			res.Refetched = append(res.Refetched, u)
+		} else {
+			res.Redone++
+		}
+	}
+	for u := range lost {
+		res.Lost = append(res.Lost, u)
+	}
+	slices.Sort(res.Lost)
+	slices.Sort(res.Refetched)
+	for u := range ref {
+		if !final[u] {
+			res.Missing = append(res.Missing, u)
+		}
+	}
+	for u := range final {
+		if !ref[u] {
+			res.Extra = append(res.Extra, u)
+		}
+	}
+	slices.Sort(res.Missing)
+	slices.Sort(res.Extra)
+	res.Equal = len(res.Missing) == 0 && len(res.Extra) == 0
+
+	fmt.Fprintf(out, "pages lost           %d%s\n", len(res.Lost), sample(res.Lost))
+	fmt.Fprintf(out, "pages refetched      %d%s (besides %d redone: in flight at a kill or answered within %s before it)\n", len(res.Refetched), sample(res.Refetched), res.Redone, grace)
+	fmt.Fprintf(out, "integrity_check      %s\n", res.Integrity)
+	fmt.Fprintf(out, "equal to reference   %t (%d pages; %d missing%s, %d extra%s)\n", res.Equal, len(ref), len(res.Missing), sample(res.Missing), len(res.Extra), sample(res.Extra))
+	fmt.Fprintln(out, res.KeyValues())
+	return res, nil
+}
+
+// refetchedAfterKill says whether a page was requested again after a kill
+// that came more than grace after its first answer: a fetch the crawl
+// should have kept.
+func refetchedAfterKill(r simweb.PageRequests, kills []time.Time, grace time.Duration) bool {
+	if r.FirstDone.IsZero() || r.Requests < 2 {
+		return false
+	}
+	for _, k := range kills {
+		if r.FirstDone.Before(k.Add(-grace)) && !r.SecondStart.Before(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// sample formats up to five of urls for a report line.
+func sample(urls []string) string {
+	if len(urls) == 0 {
+		return ""
+	}
+	const n = 5
+	s := ": " + strings.Join(urls[:min(n, len(urls))], " ")
+	if len(urls) > n {
+		s += fmt.Sprintf(" and %d more", len(urls)-n)
+	}
+	return s
+}
+
+// chaosHarness runs the crawler as a child process.
+type chaosHarness struct {
+	o   ChaosOptions
+	srv *simweb.Server
+	dir string
+	out io.Writer
+}
+
+// writeConfig writes the config.yaml of the crawl named name (its database
+// is name.db) and returns its path.
+func (h *chaosHarness) writeConfig(name string) (string, error) {
+	o := h.o
+	cfg := config.Default()
+	cfg.Seeds = h.srv.SeedURLs(o.Seeds)
+	cfg.Robots = o.Robots
+	cfg.Politeness.Delay = o.Delay
+	cfg.Politeness.MaxDelay = o.Delay // simweb's Crawl-delays would make the crawl last hours
+	cfg.Politeness.PagesPerConnection = o.PagesPerVisit
+	cfg.DNS.Servers = []string{h.srv.DNSAddr()}
+	// Sites whose robots.txt answers 5xx are retried soon, then parked,
+	// so the crawl ends.
+	cfg.RobotsTxt.Retry = 200 * time.Millisecond
+	cfg.Errors.ParkAfter = 3
+	cfg.Storage.Path = filepath.Join(h.dir, name+".db")
+	cfg.Storage.FlushInterval = o.FlushInterval
+	if err := cfg.Check(); err != nil {
+		return "", fmt.Errorf("bench: chaos crawl's configuration: %w", err)
+	}
+	data, err := yaml.Marshal(cfg)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(h.dir, name+".yaml")
+	return path, os.WriteFile(path, data, 0o644)
+}
+
+// child is one run of the crawler.
+type child struct {
+	cmd  *exec.Cmd
+	log  *os.File
+	done chan struct{} // closed when cmd.Wait returned
+	err  error         // cmd.Wait's result, set before done closes
+}
+
+func (h *chaosHarness) start(cfgPath, name string) (*child, error) {
+	log, err := os.Create(filepath.Join(h.dir, name+".log"))
+	if err != nil {
+		return nil, err
+	}
+	args := append(append([]string(nil), h.o.Crawler[1:]...), "--headless", "--config", cfgPath)
+	cmd := exec.Command(h.o.Crawler[0], args...)
+	cmd.Env = append(os.Environ(), h.o.Env...)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		log.Close()
+		return nil, fmt.Errorf("bench: starting the crawler: %w", err)
+	}
+	c := &child{cmd: cmd, log: log, done: make(chan struct{})}
+	go func() {
+		c.err = cmd.Wait()
+		log.Close()
+		close(c.done)
+	}()
+	return c, nil
+}
+
+// kill ends the child with SIGKILL and waits for it.
+func (c *child) kill() {
+	c.cmd.Process.Signal(syscall.SIGKILL)
+	<-c.done
+}
+
+// tail returns the end of a run's log, for an error message.
+func (h *chaosHarness) tail(name string) string {
+	b, _ := os.ReadFile(filepath.Join(h.dir, name+".log"))
+	if i := len(b) - 2000; i > 0 {
+		b = b[i:]
+	}
+	return string(bytes.TrimSpace(b))
+}
+
+// runToEnd runs the crawler until it exits, which must be with status 0.
+// A run still going after o.Limit is stopped with SIGINT (its state saved)
+// and reported as not finished.
+func (h *chaosHarness) runToEnd(ctx context.Context, cfgPath, name string) (finished bool, err error) {
+	c, err := h.start(cfgPath, name)
+	if err != nil {
+		return false, err
+	}
+	limit := time.NewTimer(h.o.Limit)
+	defer limit.Stop()
+	select {
+	case <-c.done:
+		finished = true
+	case <-limit.C:
+		c.cmd.Process.Signal(os.Interrupt)
+		grace := time.NewTimer(30 * time.Second)
+		defer grace.Stop()
+		select {
+		case <-c.done:
+		case <-grace.C:
+			c.kill()
+		}
+		return false, nil
+	case <-ctx.Done():
+		c.kill()
+		return false, ctx.Err()
+	}
+	if c.err != nil {
+		return false, fmt.Errorf("bench: crawl %s: %w; its log ends:\n%s", name, c.err, h.tail(name))
+	}
+	return true, nil
+}
+
+// killed is a kill as runAndKill saw it.
+type killed struct {
+	ChaosKill
+	time   time.Time     // when SIGKILL was sent
+	runFor time.Duration // how long the run had lasted
+}
+
+// runAndKill starts the crawler, waits until simweb's page log holds
+// target pages, then wait more, and kills it. ended reports a crawl that
+// ended on its own first (with status 0; another status is an error).
+func (h *chaosHarness) runAndKill(ctx context.Context, cfgPath, name string, target int, wait time.Duration) (k killed, ended bool, err error) {
+	c, err := h.start(cfgPath, name)
+	if err != nil {
+		return k, false, err
+	}
+	began := time.Now()
+	limit := time.NewTimer(h.o.Limit)
+	defer limit.Stop()
+	poll := time.NewTicker(2 * time.Millisecond)
+	defer poll.Stop()
+	var due <-chan time.Time // the kill's moment, once the target is reached
+	for {
+		select {
+		case <-c.done:
+			if c.err != nil {
+				return k, false, fmt.Errorf("bench: crawl %s: %w; its log ends:\n%s", name, c.err, h.tail(name))
+			}
+			return k, true, nil
+		case <-limit.C:
+			c.kill()
+			return k, false, fmt.Errorf("bench: crawl %s requested %d of %d pages in %s; its log ends:\n%s", name, h.srv.PagesRequested(), target, h.o.Limit, h.tail(name))
+		case <-ctx.Done():
+			c.kill()
+			return k, false, ctx.Err()
+		case <-poll.C:
+			if due != nil || h.srv.PagesRequested() < target {
+				continue
+			}
+			t := time.NewTimer(wait)
+			defer t.Stop()
+			due = t.C
+		case <-due:
+			k.Target = target
+			k.Requested = h.srv.PagesRequested()
+			k.time = time.Now()
+			k.runFor = k.time.Sub(began)
+			c.kill()
+			return k, false, nil
+		}
+	}
+}
+
+// readDB opens a crawl database once its crawler has ended and returns the
+// URLs of its fetched pages and, when integrity is set, its integrity
+// check. A database not created yet has no pages.
+func (h *chaosHarness) readDB(ctx context.Context, path string, integrity bool) (map[string]bool, string, error) {
+	pages := make(map[string]bool)
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) && !integrity {
+		return pages, "", nil
+	}
+	db, err := h.o.OpenDB(path)
+	if err != nil {
+		return nil, "", err
+	}
+	check := ""
+	if integrity {
+		// A damaged file may answer with an error rather than a list.
+		if check, err = db.IntegrityCheck(ctx); err != nil {
+			check = err.Error()
+		}
+	}
+	err = db.FetchedLinks(ctx, func(_ uint64, url string, _ []uint64) { pages[url] = true })
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	return pages, check, err
+}

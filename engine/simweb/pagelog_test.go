@@ -1,0 +1,60 @@
+package simweb
+
+import (
+	"net/url"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// The page log counts requests per URL with the time the first answer was
+// sent and the time the second request came; robots.txt and misdirected
+// requests stay out, a reset empties it, and a server without LogPages
+// keeps none.
+func TestPageLog(t *testing.T) {
+	w := testWeb(t, smallWeb)
+	clock := newFakeClock()
+	s := startServer(t, w, ServerConfig{Now: clock.Now, LogPages: true})
+	home := s.URL(w.Seeds(1)[0])
+	site := w.Site(w.Page(w.Seeds(1)[0]).Site)
+	u, err := url.Parse(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := u.RequestURI()
+
+	c := dialRaw(t, site.Addr, s.Port())
+	t0 := clock.Now()
+	c.do(t, site.Host, "/robots.txt")
+	c.do(t, site.Host, path)
+	clock.Advance(time.Second)
+	c.do(t, site.Host, path)
+	clock.Advance(time.Second)
+	c.do(t, site.Host, path)
+	c.do(t, site.Host, "/no-such-page")
+	c.do(t, "unknown.test", "/")
+
+	log := s.PageRequests()
+	if len(log) != 2 || s.PagesRequested() != 2 {
+		t.Fatalf("page log %v (%d URLs), want the home page and the missing page", log, s.PagesRequested())
+	}
+	want := PageRequests{Requests: 3, FirstDone: t0, SecondStart: t0.Add(time.Second)}
+	if got := log[home]; !got.FirstDone.Equal(want.FirstDone) || !got.SecondStart.Equal(want.SecondStart) || got.Requests != want.Requests {
+		t.Errorf("page log for %s: %+v, want %+v", home, got, want)
+	}
+	missing := "http://" + site.Host + ":" + strconv.Itoa(s.Port()) + "/no-such-page"
+	if got := log[missing]; got.Requests != 1 || !got.SecondStart.IsZero() {
+		t.Errorf("page log for %s: %+v, want one request", missing, got)
+	}
+
+	s.ResetWitness()
+	if log := s.PageRequests(); len(log) != 0 || s.PagesRequested() != 0 {
+		t.Errorf("after reset: %v", log)
+	}
+
+	plain := startServer(t, w, ServerConfig{})
+	dialRaw(t, site.Addr, plain.Port()).do(t, site.Host, path)
+	if log := plain.PageRequests(); log != nil || plain.PagesRequested() != 0 {
+		t.Errorf("server without LogPages logged %v", log)
+	}
+}
