@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -85,12 +86,14 @@ func (o *ChaosOptions) RegisterFlags(fs *flag.FlagSet) {
 // ChaosKill is one kill of the crawler.
 type ChaosKill struct {
 	At        time.Duration // since the chaos crawl's first start
+	RunFor    time.Duration // since this run's start
 	Target    int           // the pages requested the kill waited for
 	Requested int           // pages requested when it was sent
 	Stored    int           // pages in the database it left
-	// Due counts the pages whose first answer was sent more than
-	// flush_interval + 1 s before the kill; Missing lists those absent
-	// from the database it left.
+	// Due counts the pages the database must hold after this kill: those
+	// answered more than flush_interval + 1 s before the kill that ended
+	// the run they were fetched in (this one or an earlier one). Missing
+	// lists those absent from the database this kill left.
 	Due     int
 	Missing []string
 }
@@ -99,22 +102,24 @@ type ChaosKill struct {
 // refetched, integrity "ok" and Equal.
 type ChaosResult struct {
 	Kills []ChaosKill
-	// Reference is the set of pages the uninterrupted crawl stored.
+	// Reference is the number of pages the uninterrupted crawl stored.
 	Reference int
-	// Lost lists the pages answered more than flush_interval + 1 s before
-	// a kill yet missing from the database that kill left or from the
-	// final one.
+	// Lost lists the pages that were due (see ChaosKill.Due) yet missing
+	// from the database a kill left or from the final one.
 	Lost []string
-	// Refetched lists the pages in the final database requested again
-	// after a kill that came more than flush_interval + 1 s after their
-	// first answer. Redone counts the pages requested again that the kill
-	// excuses: in flight, or answered within that margin before it.
+	// Refetched lists the pages requested again after they were due: their
+	// fetch should have been kept. Redone counts the other pages requested
+	// more than once, which a kill excuses: in flight when it came, or
+	// answered within flush_interval + 1 s before it.
 	Refetched []string
 	Redone    int
 	Integrity string // PRAGMA integrity_check of the final database
+	// Ended says the final run ended on its own, as the uninterrupted one
+	// did.
+	Ended bool
 	// Missing and Extra are the pages the uninterrupted crawl stored and
 	// the final database lacks, and the other way round; Equal says both
-	// are empty.
+	// are empty and the final run ended.
 	Missing, Extra []string
 	Equal          bool
 }
@@ -161,38 +166,14 @@ func Chaos(ctx context.Context, o ChaosOptions, out io.Writer) (*ChaosResult, er
 	fmt.Fprintf(out, "bench chaos: simweb of %d sites, %d pages (seed %d), %d seeds; r=%d c=%d w=%s flush_interval=%s; %d kills (kill seed %d, jitter %s); storage in %s\n",
 		o.Sites, o.Pages, o.Seed, o.Seeds, o.Robots, o.PagesPerVisit, o.Delay, o.FlushInterval, o.Kills, o.KillSeed, o.Jitter, dir)
 
-	h := &chaosHarness{o: o, srv: srv, dir: dir, out: out}
-	// The uninterrupted crawl.
-	refCfg, err := h.writeConfig("reference")
+	h := &chaosHarness{o: o, srv: srv, dir: dir}
+	ref, err := h.reference(ctx, out)
 	if err != nil {
 		return nil, err
-	}
-	start := time.Now()
-	if finished, err := h.runToEnd(ctx, refCfg, "reference"); err != nil || !finished {
-		if err == nil {
-			err = fmt.Errorf("bench: the uninterrupted crawl did not end within %s; its log ends:\n%s", o.Limit, h.tail("reference"))
-		}
-		return nil, err
-	}
-	ref, _, err := h.readDB(ctx, filepath.Join(dir, "reference.db"), false)
-	if err != nil {
-		return nil, err
-	}
-	refLog := srv.PageRequests()
-	twice := 0
-	for _, r := range refLog {
-		if r.Requests > 1 {
-			twice++
-		}
-	}
-	fmt.Fprintf(out, "reference: uninterrupted crawl stored %d pages in %s; %d pages requested, %d of them more than once\n",
-		len(ref), time.Since(start).Round(time.Millisecond), len(refLog), twice)
-	if len(ref) < 2 {
-		return nil, fmt.Errorf("bench: the uninterrupted crawl stored %d pages: nothing to kill", len(ref))
 	}
 
 	// The crawl under chaos: kill moments are counts of pages requested,
-	// drawn over the uninterrupted crawl's.
+	// drawn over the uninterrupted crawl's, each followed by a random wait.
 	srv.ResetWitness()
 	rng := rand.New(rand.NewPCG(uint64(o.KillSeed), 0x6c696469))
 	targets := make([]int, o.Kills)
@@ -206,15 +187,17 @@ func Chaos(ctx context.Context, o ChaosOptions, out io.Writer) (*ChaosResult, er
 	}
 	dbPath := filepath.Join(dir, "chaos.db")
 	res := &ChaosResult{Reference: len(ref)}
+	// due maps each page that became due to its request count then: a
+	// later request is a refetch.
+	due := make(map[string]int64)
 	lost := make(map[string]bool)
-	var killTimes []time.Time
-	start = time.Now()
+	start := time.Now()
 	for i, target := range targets {
 		wait := time.Duration(0)
 		if o.Jitter > 0 {
 			wait = time.Duration(rng.Int64N(int64(o.Jitter)))
 		}
-		k, ended, err := h.runAndKill(ctx, cfg, fmt.Sprintf("chaos-%02d", i+1), target, wait)
+		k, killedAt, ended, err := h.runAndKill(ctx, cfg, fmt.Sprintf("chaos-%02d", i+1), target, wait)
 		if err != nil {
 			return nil, err
 		}
@@ -222,34 +205,39 @@ func Chaos(ctx context.Context, o ChaosOptions, out io.Writer) (*ChaosResult, er
 			fmt.Fprintf(out, "kill %2d/%d: the crawl ended before %d pages were requested\n", i+1, o.Kills, target)
 			break
 		}
-		k.At = k.time.Sub(start)
+		k.At = killedAt.Sub(start)
 		stored, _, err := h.readDB(ctx, dbPath, false)
 		if err != nil {
 			return nil, err
 		}
 		k.Stored = len(stored)
-		deadline := k.time.Add(-grace)
+		// Pages answered in this run long enough before the kill are due
+		// from now on; those answered in an earlier run became due then
+		// or were excused by that run's kill (an answer cut short by it
+		// ends before this run started).
+		runStart := killedAt.Add(-k.RunFor)
 		for u, r := range srv.PageRequests() {
-			if r.FirstDone.IsZero() || !r.FirstDone.Before(deadline) {
-				continue
+			if _, ok := due[u]; !ok && r.LastDone.After(runStart) && r.LastDone.Before(killedAt.Add(-grace)) {
+				due[u] = r.Requests
 			}
-			k.Due++
+		}
+		for u := range due {
 			if !stored[u] {
 				k.Missing = append(k.Missing, u)
 				lost[u] = true
 			}
 		}
+		k.Due = len(due)
 		slices.Sort(k.Missing)
-		res.Kills = append(res.Kills, k.ChaosKill)
-		killTimes = append(killTimes, k.time)
-		fmt.Fprintf(out, "kill %2d/%d at %7.3fs (%s into run %d): %d pages requested (target %d), %d stored, %d answered before kill-%s, %d of them missing%s\n",
-			i+1, o.Kills, k.At.Seconds(), k.runFor.Round(time.Millisecond), i+1, k.Requested, target, k.Stored, k.Due, grace, len(k.Missing), sample(k.Missing))
+		res.Kills = append(res.Kills, k)
+		fmt.Fprintf(out, "kill %2d/%d at %7.3fs (%s into run %d): %d pages requested (target %d), %d stored, %d due, %d of them missing%s\n",
+			i+1, o.Kills, k.At.Seconds(), k.RunFor.Round(time.Millisecond), i+1, k.Requested, target, k.Stored, k.Due, len(k.Missing), sample(k.Missing))
 	}
-	finished, err := h.runToEnd(ctx, cfg, "chaos-final")
+	res.Ended, err = h.runToEnd(ctx, cfg, "chaos-final")
 	if err != nil {
 		return nil, err
 	}
-	if !finished {
+	if !res.Ended {
 		fmt.Fprintf(out, "final run: the crawl had not ended after %s: stopped with SIGINT; its log ends:\n%s\n", o.Limit, h.tail("chaos-final"))
 	}
 	final, integrity, err := h.readDB(ctx, dbPath, true)
@@ -258,30 +246,23 @@ func Chaos(ctx context.Context, o ChaosOptions, out io.Writer) (*ChaosResult, er
 	}
 	res.Integrity = integrity
 	log := srv.PageRequests()
-	fmt.Fprintf(out, "final run: the crawl ended after %s in all, %d pages stored, %d requested\n",
+	fmt.Fprintf(out, "final run: %s in all, %d pages stored, %d requested\n",
 		time.Since(start).Round(time.Millisecond), len(final), len(log))
 
-	for u, r := range log {
+	for u, n := range due {
 		if !final[u] {
-			// Requested before the last kill's margin and never stored.
-			if n := len(killTimes); n > 0 && !r.FirstDone.IsZero() && r.FirstDone.Before(killTimes[n-1].Add(-grace)) {
-				lost[u] = true
-			}
-			continue
+			lost[u] = true
 		}
-		if r.Requests < 2 {
-			continue
-		}
-		if refetchedAfterKill(r, killTimes, grace) {
+		if log[u].Requests > n {
 			res.Refetched = append(res.Refetched, u)
-		} else {
+		}
+	}
+	for u, r := range log {
+		if n, ok := due[u]; r.Requests > 1 && (!ok || r.Requests == n) {
 			res.Redone++
 		}
 	}
-	for u := range lost {
-		res.Lost = append(res.Lost, u)
-	}
-	slices.Sort(res.Lost)
+	res.Lost = slices.Sorted(maps.Keys(lost))
 	slices.Sort(res.Refetched)
 	for u := range ref {
 		if !final[u] {
@@ -295,29 +276,48 @@ func Chaos(ctx context.Context, o ChaosOptions, out io.Writer) (*ChaosResult, er
 	}
 	slices.Sort(res.Missing)
 	slices.Sort(res.Extra)
-	res.Equal = len(res.Missing) == 0 && len(res.Extra) == 0
+	res.Equal = res.Ended && len(res.Missing) == 0 && len(res.Extra) == 0
 
 	fmt.Fprintf(out, "pages lost           %d%s\n", len(res.Lost), sample(res.Lost))
 	fmt.Fprintf(out, "pages refetched      %d%s (besides %d redone: in flight at a kill or answered within %s before it)\n", len(res.Refetched), sample(res.Refetched), res.Redone, grace)
 	fmt.Fprintf(out, "integrity_check      %s\n", res.Integrity)
-	fmt.Fprintf(out, "equal to reference   %t (%d pages; %d missing%s, %d extra%s)\n", res.Equal, len(ref), len(res.Missing), sample(res.Missing), len(res.Extra), sample(res.Extra))
+	fmt.Fprintf(out, "equal to reference   %t (%d pages; %d missing%s, %d extra%s; ended on its own: %t)\n",
+		res.Equal, len(ref), len(res.Missing), sample(res.Missing), len(res.Extra), sample(res.Extra), res.Ended)
 	fmt.Fprintln(out, res.KeyValues())
 	return res, nil
 }
 
-// refetchedAfterKill says whether a page was requested again after a kill
-// that came more than grace after its first answer: a fetch the crawl
-// should have kept.
-func refetchedAfterKill(r simweb.PageRequests, kills []time.Time, grace time.Duration) bool {
-	if r.FirstDone.IsZero() || r.Requests < 2 {
-		return false
+// reference runs the uninterrupted crawl and returns the pages it stored.
+func (h *chaosHarness) reference(ctx context.Context, out io.Writer) (map[string]bool, error) {
+	cfg, err := h.writeConfig("reference")
+	if err != nil {
+		return nil, err
 	}
-	for _, k := range kills {
-		if r.FirstDone.Before(k.Add(-grace)) && !r.SecondStart.Before(k) {
-			return true
+	start := time.Now()
+	if ended, err := h.runToEnd(ctx, cfg, "reference"); err != nil || !ended {
+		if err == nil {
+			err = fmt.Errorf("bench: the uninterrupted crawl did not end within %s; its log ends:\n%s", h.o.Limit, h.tail("reference"))
+		}
+		return nil, err
+	}
+	took := time.Since(start)
+	ref, _, err := h.readDB(ctx, filepath.Join(h.dir, "reference.db"), false)
+	if err != nil {
+		return nil, err
+	}
+	log := h.srv.PageRequests()
+	twice := 0
+	for _, r := range log {
+		if r.Requests > 1 {
+			twice++
 		}
 	}
-	return false
+	fmt.Fprintf(out, "reference: the uninterrupted crawl stored %d pages in %s; %d pages requested, %d of them more than once\n",
+		len(ref), took.Round(time.Millisecond), len(log), twice)
+	if len(ref) < 2 {
+		return nil, fmt.Errorf("bench: the uninterrupted crawl stored %d pages: nothing to kill", len(ref))
+	}
+	return ref, nil
 }
 
 // sample formats up to five of urls for a report line.
@@ -338,7 +338,6 @@ type chaosHarness struct {
 	o   ChaosOptions
 	srv *simweb.Server
 	dir string
-	out io.Writer
 }
 
 // writeConfig writes the config.yaml of the crawl named name (its database
@@ -447,20 +446,14 @@ func (h *chaosHarness) runToEnd(ctx context.Context, cfgPath, name string) (fini
 	return true, nil
 }
 
-// killed is a kill as runAndKill saw it.
-type killed struct {
-	ChaosKill
-	time   time.Time     // when SIGKILL was sent
-	runFor time.Duration // how long the run had lasted
-}
-
 // runAndKill starts the crawler, waits until simweb's page log holds
-// target pages, then wait more, and kills it. ended reports a crawl that
-// ended on its own first (with status 0; another status is an error).
-func (h *chaosHarness) runAndKill(ctx context.Context, cfgPath, name string, target int, wait time.Duration) (k killed, ended bool, err error) {
+// target pages, then wait more, and kills it, returning the kill and when
+// SIGKILL was sent. ended reports a crawl that ended on its own first
+// (with status 0; another status is an error).
+func (h *chaosHarness) runAndKill(ctx context.Context, cfgPath, name string, target int, wait time.Duration) (k ChaosKill, at time.Time, ended bool, err error) {
 	c, err := h.start(cfgPath, name)
 	if err != nil {
-		return k, false, err
+		return k, at, false, err
 	}
 	began := time.Now()
 	limit := time.NewTimer(h.o.Limit)
@@ -472,15 +465,15 @@ func (h *chaosHarness) runAndKill(ctx context.Context, cfgPath, name string, tar
 		select {
 		case <-c.done:
 			if c.err != nil {
-				return k, false, fmt.Errorf("bench: crawl %s: %w; its log ends:\n%s", name, c.err, h.tail(name))
+				return k, at, false, fmt.Errorf("bench: crawl %s: %w; its log ends:\n%s", name, c.err, h.tail(name))
 			}
-			return k, true, nil
+			return k, at, true, nil
 		case <-limit.C:
 			c.kill()
-			return k, false, fmt.Errorf("bench: crawl %s requested %d of %d pages in %s; its log ends:\n%s", name, h.srv.PagesRequested(), target, h.o.Limit, h.tail(name))
+			return k, at, false, fmt.Errorf("bench: crawl %s requested %d of %d pages in %s; its log ends:\n%s", name, h.srv.PagesRequested(), target, h.o.Limit, h.tail(name))
 		case <-ctx.Done():
 			c.kill()
-			return k, false, ctx.Err()
+			return k, at, false, ctx.Err()
 		case <-poll.C:
 			if due != nil || h.srv.PagesRequested() < target {
 				continue
@@ -491,10 +484,10 @@ func (h *chaosHarness) runAndKill(ctx context.Context, cfgPath, name string, tar
 		case <-due:
 			k.Target = target
 			k.Requested = h.srv.PagesRequested()
-			k.time = time.Now()
-			k.runFor = k.time.Sub(began)
+			at = time.Now()
+			k.RunFor = at.Sub(began)
 			c.kill()
-			return k, false, nil
+			return k, at, false, nil
 		}
 	}
 }

@@ -66,9 +66,8 @@ type ServerConfig struct {
 	TimeScale float64
 	Epoch     time.Time
 	// LogPages makes the witness keep a page log (Server.PageRequests): per
-	// URL requested, robots.txt excepted, its request count, when its first
-	// answer was sent and when a second request came, about 100 bytes a
-	// URL. False keeps none.
+	// URL requested, robots.txt excepted, its request count and when it was
+	// last answered, about 100 bytes a URL. False keeps none.
 	LogPages bool
 }
 
@@ -479,8 +478,8 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	disallowed := site >= 0 && w.sites[site].robots.disallowed(target)
 	var logURL []byte // the page log's key
 	if s.wit.pages != nil && slot >= 0 && path != "/robots.txt" {
-		logURL = append(appendHostOrigin(nil, host, s.port), target...)
-		s.wit.pages.start(logURL, s.cfg.Now())
+		logURL = append(s.web.appendHostOrigin(nil, host, s.port), target...)
+		s.wit.pages.start(logURL)
 	}
 	n := s.wit.requestStart(cs, slot, target, disallowed)
 	closing := r.Close || (s.cfg.MaxKeepAliveRequests > 0 && n >= int64(s.cfg.MaxKeepAliveRequests))
