@@ -80,8 +80,8 @@ func (l *pageLog) reset() {
 
 // PageRequests returns the page log (ServerConfig.LogPages): every URL
 // requested since the server started or the witness was last reset,
-// /robots.txt excepted, as "http://host:port/path?query" (the port left out
-// when it is 80). It is nil when the server keeps no page log.
+// /robots.txt excepted, as "http://host:port/path?query" ("https://" on a
+// TLS web; the port left out when it is the scheme's default). It is nil when the server keeps no page log.
 func (s *Server) PageRequests() map[string]PageRequests {
 	if s.wit.pages == nil {
 		return nil
