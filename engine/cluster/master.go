@@ -44,7 +44,7 @@ type MasterOptions struct {
 	Timing Timing
 	Pins   []Pin
 	// Apply applies a lease's result (its parts, inflated, in order) to
-	// the crawl. It must be idempotent: a result may come twice (a lease
+	// the crawl; a Dispatcher on the master sets its own. It must be idempotent: a result may come twice (a lease
 	// redone after a slave's deadline passed). Once it returns nil the
 	// result's messages are acknowledged; an error wrapping ErrBadMessage
 	// drops them, any other has them delivered again later.
@@ -101,6 +101,8 @@ type Master struct {
 	book    map[string]Booked
 	partial map[string]*gathered // results arriving, by lease
 
+	apply func(ctx context.Context, lease string, parts [][]byte) error
+
 	published, applied, duplicates atomic.Int64
 	done                           chan struct{}
 	cancel                         context.CancelFunc
@@ -116,9 +118,6 @@ type gathered struct {
 // and bucket, reads the book of leases in hand, and starts applying
 // results.
 func StartMaster(ctx context.Context, opt MasterOptions) (*Master, error) {
-	if opt.Apply == nil {
-		return nil, errors.New("cluster: a master needs Apply")
-	}
 	if opt.Timing.Heartbeat <= 0 {
 		opt.Timing = DefaultTiming
 	}
@@ -136,7 +135,7 @@ func StartMaster(ctx context.Context, opt MasterOptions) (*Master, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Master{opt: opt, nc: nc, book: make(map[string]Booked), partial: make(map[string]*gathered), done: make(chan struct{})}
+	m := &Master{opt: opt, nc: nc, book: make(map[string]Booked), partial: make(map[string]*gathered), done: make(chan struct{}), apply: opt.Apply}
 	fail := func(err error) (*Master, error) { nc.Close(); return nil, err }
 	if m.js, err = newJetStream(nc); err != nil {
 		return fail(err)
@@ -373,7 +372,14 @@ func (m *Master) received(ctx context.Context, msg jetstream.Msg) {
 		}
 	}
 	if bad == nil {
-		bad = m.opt.Apply(ctx, lease, data)
+		m.mu.Lock()
+		apply := m.apply
+		m.mu.Unlock()
+		if apply == nil {
+			bad = errors.New("cluster: no dispatcher yet") // delivered again shortly
+		} else {
+			bad = apply(ctx, lease, data)
+		}
 	}
 	if bad != nil && !errors.Is(bad, ErrBadMessage) {
 		for _, p := range g.parts {
@@ -398,6 +404,13 @@ func (m *Master) received(ctx context.Context, msg jetstream.Msg) {
 	if bad == nil {
 		m.applied.Add(1)
 	}
+}
+
+// setApply replaces the function results are applied with.
+func (m *Master) setApply(f func(ctx context.Context, lease string, parts [][]byte) error) {
+	m.mu.Lock()
+	m.apply = f
+	m.mu.Unlock()
 }
 
 // Slaves returns the slaves heard from, by id.

@@ -1,0 +1,305 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"lidi/engine"
+)
+
+// FailurePublish ends a lease the master could not publish (the NATS
+// server unreachable): its URLs stay queued and the site is leased again
+// soon.
+const FailurePublish engine.FailureKind = "cluster-publish"
+
+// maxPart bounds a result part's JSON before compression, well under the
+// server's 8 MiB message limit.
+const maxPart = 2 << 20
+
+// EncodeLease is the lease as it travels to a slave (Master.Lease
+// compresses it).
+func EncodeLease(l *engine.Lease) ([]byte, error) {
+	b, err := json.Marshal(l)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: encoding lease %d: %w", l.ID, err)
+	}
+	return b, nil
+}
+
+// DecodeLease is EncodeLease's inverse.
+func DecodeLease(b []byte) (*engine.Lease, error) {
+	var l engine.Lease
+	if err := json.Unmarshal(b, &l); err != nil {
+		return nil, fmt.Errorf("%w: lease: %v", ErrBadMessage, err)
+	}
+	if l.ID == 0 || l.Key == "" || !l.Addr.IsValid() {
+		return nil, fmt.Errorf("%w: lease without id, site or address", ErrBadMessage)
+	}
+	return &l, nil
+}
+
+// EncodeResults batches a lease's results into parts (Cho's exchange mode,
+// batched per lease): each part a JSON array under maxPart bytes, unless
+// one result alone is larger.
+func EncodeResults(rs []engine.Result) ([][]byte, error) {
+	var parts [][]byte
+	cur := []byte{'['}
+	for _, r := range rs {
+		b, err := json.Marshal(r)
+		if err != nil {
+			return nil, fmt.Errorf("cluster: encoding result %d of lease %d: %w", r.Seq, r.Lease, err)
+		}
+		if len(cur) > 1 && len(cur)+len(b) > maxPart {
+			parts = append(parts, append(cur, ']'))
+			cur = []byte{'['}
+		}
+		if len(cur) > 1 {
+			cur = append(cur, ',')
+		}
+		cur = append(cur, b...)
+	}
+	return append(parts, append(cur, ']')), nil
+}
+
+// DecodeResults is EncodeResults's inverse: the results of all parts, in
+// Seq order.
+func DecodeResults(parts [][]byte) ([]engine.Result, error) {
+	var out []engine.Result
+	for _, p := range parts {
+		var rs []engine.Result
+		if err := json.Unmarshal(p, &rs); err != nil {
+			return nil, fmt.Errorf("%w: results: %v", ErrBadMessage, err)
+		}
+		out = append(out, rs...)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	return out, nil
+}
+
+// DispatcherOptions configures a Dispatcher.
+type DispatcherOptions struct {
+	// Local runs leases on the master's own robots, at most LocalRobots
+	// at once; nil (or LocalRobots 0) leaves every lease to the slaves.
+	Local       engine.Dispatcher
+	LocalRobots int
+	// SetRobots, when not nil, is told how many leases the crawl may
+	// have in flight: the local robots plus the robots of the slaves
+	// heard from (the engine's SetRobots).
+	SetRobots func(int)
+	// OnEvent, when not nil, hears of lease expiries.
+	OnEvent func(SlaveEvent)
+}
+
+// Dispatcher runs a crawl's leases on slaves through a Master, and on the
+// master's own robots while they have room: the engine's loop schedules
+// both the same way. It gives up a remote lease whose result has not come
+// by its deadline plus the grace (the engine's loop does the same and
+// leases the site again). It is safe for concurrent use.
+type Dispatcher struct {
+	m   *Master
+	opt DispatcherOptions
+
+	mu        sync.Mutex
+	remote    map[string]*remoteLease
+	localBusy int
+	// held are the sites of leases of an earlier run of the master
+	// (from its book): a slave may still crawl them until their
+	// deadline and grace, so no new lease of the site starts before.
+	held    map[string]time.Time
+	heldIDs map[string]string // earlier lease id -> site
+	expired int64
+	robots  int
+	stop    chan struct{}
+}
+
+type remoteLease struct {
+	lease  *engine.Lease
+	report func(engine.Result)
+	timer  *time.Timer
+}
+
+// NewDispatcher returns a Dispatcher on m, and makes m apply the slaves'
+// results through it (replacing MasterOptions.Apply).
+func NewDispatcher(m *Master, opt DispatcherOptions) *Dispatcher {
+	d := &Dispatcher{m: m, opt: opt, remote: make(map[string]*remoteLease), held: make(map[string]time.Time),
+		heldIDs: make(map[string]string), stop: make(chan struct{}), robots: -1}
+	for _, b := range m.Book() {
+		until := b.Deadline.Add(m.opt.Timing.Grace)
+		if until.After(d.held[b.Site]) {
+			d.held[b.Site] = until
+		}
+		d.heldIDs[b.ID] = b.Site
+	}
+	m.setApply(d.apply)
+	go d.followSlaves()
+	return d
+}
+
+// Close stops following the slaves; leases in flight are left to the
+// master's book.
+func (d *Dispatcher) Close() {
+	close(d.stop)
+	d.mu.Lock()
+	for _, r := range d.remote {
+		r.timer.Stop()
+	}
+	d.mu.Unlock()
+}
+
+// followSlaves keeps the crawl's robot count at the local robots plus the
+// slaves' robots.
+func (d *Dispatcher) followSlaves() {
+	t := time.NewTicker(d.m.opt.Timing.Heartbeat / 2)
+	defer t.Stop()
+	for {
+		n := d.opt.LocalRobots
+		for _, s := range d.m.Slaves() {
+			n += s.Robots
+		}
+		d.mu.Lock()
+		changed := n != d.robots
+		d.robots = n
+		d.mu.Unlock()
+		if changed && d.opt.SetRobots != nil {
+			d.opt.SetRobots(n)
+		}
+		select {
+		case <-t.C:
+		case <-d.stop:
+			return
+		}
+	}
+}
+
+// DispatcherStats are a Dispatcher's figures, a value snapshot.
+type DispatcherStats struct {
+	Remote  int   // leases with slaves
+	Local   int   // leases on the master's own robots
+	Expired int64 // remote leases given up at their deadline and grace
+	Robots  int   // leases the crawl may have in flight
+}
+
+// Stats returns the dispatcher's figures.
+func (d *Dispatcher) Stats() DispatcherStats {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return DispatcherStats{Remote: len(d.remote), Local: d.localBusy, Expired: d.expired, Robots: max(d.robots, 0)}
+}
+
+// Dispatch implements engine.Dispatcher.
+func (d *Dispatcher) Dispatch(ctx context.Context, l *engine.Lease, report func(engine.Result)) {
+	now := time.Now()
+	d.mu.Lock()
+	if until, ok := d.held[l.Key]; ok {
+		if now.Before(until) {
+			d.mu.Unlock()
+			// A slave may still be on the site: back in the queue
+			// until the earlier lease is done for.
+			go report(engine.Result{Lease: l.ID, Seq: 1, End: &engine.LeaseEnd{Next: until, Delay: l.Delay, Returned: urlIDs(l.URLs)}})
+			return
+		}
+		delete(d.held, l.Key)
+	}
+	pinned := d.m.TagFor(l.Host, l.Addr) != ""
+	if d.opt.Local != nil && d.localBusy < d.opt.LocalRobots && !pinned {
+		d.localBusy++
+		d.mu.Unlock()
+		d.opt.Local.Dispatch(ctx, l, func(r engine.Result) {
+			if r.End != nil {
+				d.mu.Lock()
+				d.localBusy--
+				d.mu.Unlock()
+			}
+			report(r)
+		})
+		return
+	}
+	id := strconv.FormatUint(l.ID, 10)
+	rl := &remoteLease{lease: l, report: report}
+	d.remote[id] = rl
+	rl.timer = time.AfterFunc(time.Until(l.Deadline.Add(d.m.opt.Timing.Grace)), func() { d.expire(id) })
+	d.mu.Unlock()
+	go d.publish(ctx, id, l, rl)
+}
+
+func (d *Dispatcher) publish(ctx context.Context, id string, l *engine.Lease, rl *remoteLease) {
+	payload, err := EncodeLease(l)
+	if err == nil {
+		err = d.m.Lease(ctx, LeaseMsg{ID: id, Site: l.Key, Host: l.Host, Addr: l.Addr, Deadline: l.Deadline, Payload: payload})
+	}
+	if err == nil {
+		return
+	}
+	d.mu.Lock()
+	mine := d.remote[id] == rl
+	delete(d.remote, id)
+	d.mu.Unlock()
+	if !mine {
+		return
+	}
+	rl.timer.Stop()
+	d.m.Forget(context.WithoutCancel(ctx), id)
+	rl.report(engine.Result{Lease: l.ID, Seq: 1, End: &engine.LeaseEnd{Next: time.Now().Add(time.Second), Delay: l.Delay,
+		Returned: urlIDs(l.URLs), Failure: FailurePublish}})
+}
+
+// expire gives up a remote lease at its deadline plus the grace.
+func (d *Dispatcher) expire(id string) {
+	d.mu.Lock()
+	rl := d.remote[id]
+	delete(d.remote, id)
+	if rl != nil {
+		d.expired++
+	}
+	d.mu.Unlock()
+	if rl == nil {
+		return
+	}
+	d.m.Forget(context.Background(), id)
+	if d.opt.OnEvent != nil {
+		d.opt.OnEvent(SlaveEvent{Time: time.Now(), Kind: LeaseExpired,
+			Text: fmt.Sprintf("lease %s of %s expired: no result by its deadline %s and the grace; its URLs are queued again", id, rl.lease.Key, rl.lease.Deadline.Format(time.TimeOnly))})
+	}
+}
+
+// apply hands a slave's results to the loop, once: a lease given up, or
+// applied already, drops them.
+func (d *Dispatcher) apply(_ context.Context, id string, parts [][]byte) error {
+	rs, err := DecodeResults(parts)
+	if err != nil {
+		return err
+	}
+	d.mu.Lock()
+	rl := d.remote[id]
+	delete(d.remote, id)
+	if site, ok := d.heldIDs[id]; ok {
+		// An earlier run's lease is done: its site is free.
+		delete(d.heldIDs, id)
+		delete(d.held, site)
+	}
+	d.mu.Unlock()
+	if rl == nil {
+		return nil
+	}
+	rl.timer.Stop()
+	for _, r := range rs {
+		if r.Lease != rl.lease.ID {
+			continue
+		}
+		rl.report(r)
+	}
+	return nil
+}
+
+func urlIDs(urls []engine.QueuedURL) []uint64 {
+	ids := make([]uint64, len(urls))
+	for i, q := range urls {
+		ids[i] = q.ID
+	}
+	return ids
+}
