@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"lidi/engine"
+	"lidi/engine/cluster"
 	"lidi/engine/dns"
 )
 
@@ -121,8 +123,31 @@ type File struct {
 		HeapLimitMB int `yaml:"heap_limit_mb"`
 	} `yaml:"memory"`
 
+	Cluster struct {
+		Listen      string        `yaml:"listen"`
+		NATSURL     string        `yaml:"nats_url"`
+		Token       string        `yaml:"token"`
+		NKey        string        `yaml:"nkey"`
+		NKeySeed    string        `yaml:"nkey_seed"`
+		TLSCert     string        `yaml:"tls_cert"`
+		TLSKey      string        `yaml:"tls_key"`
+		TLSCA       string        `yaml:"tls_ca"`
+		LocalRobots int           `yaml:"local_robots"`
+		Heartbeat   time.Duration `yaml:"heartbeat"`
+		Pins        []ClusterPin  `yaml:"pins"`
+	} `yaml:"cluster"`
+
 	rootCAs *x509.CertPool // the system's CAs and fetch.ca_file's, read by Check
 	proxy   *url.URL       // fetch.proxy, parsed by Check
+}
+
+// ClusterPin is one of cluster.pins: the sites whose host ends with Suffix,
+// or whose address is in Addresses (a CIDR prefix), go to the slaves that
+// announce Tag.
+type ClusterPin struct {
+	Suffix    string `yaml:"suffix"`
+	Addresses string `yaml:"addresses"`
+	Tag       string `yaml:"tag"`
 }
 
 // DefaultHeapLimitMB is memory.heap_limit_mb's default: the soft limit, in
@@ -175,6 +200,7 @@ func Default() *File {
 	f.Storage.FlushRecords = d.FlushRecords
 	f.Console.Refresh = 250 * time.Millisecond
 	f.Memory.HeapLimitMB = DefaultHeapLimitMB
+	f.Cluster.Heartbeat = cluster.DefaultTiming.Heartbeat
 	return f
 }
 
@@ -292,8 +318,71 @@ func (f *File) Check() error {
 	if err := f.checkProxy(); err != nil {
 		return err
 	}
+	if err := f.checkCluster(); err != nil {
+		return err
+	}
 	ec := f.Engine()
 	return ec.Validate()
+}
+
+// Clustered reports whether the crawl is a cluster's master.
+func (f *File) Clustered() bool { return f.Cluster.Listen != "" || f.Cluster.NATSURL != "" }
+
+func (f *File) checkCluster() error {
+	c := &f.Cluster
+	bad := func(key string, err error) error { return &engine.ConfigError{Key: "cluster." + key, Err: err} }
+	if c.Listen != "" && c.NATSURL != "" {
+		return bad("nats_url", errors.New("set cluster.listen (an embedded server) or cluster.nats_url (an existing one), not both"))
+	}
+	if c.Listen != "" {
+		if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+			return bad("listen", fmt.Errorf("%q is not host:port", c.Listen))
+		}
+	}
+	if c.Token != "" && c.NKey != "" {
+		return bad("nkey", errors.New("set a token or an nkey, not both"))
+	}
+	if c.NKey != "" && !strings.HasPrefix(c.NKey, "U") {
+		return bad("nkey", fmt.Errorf("%q is not a user's public nkey (U...)", c.NKey))
+	}
+	if c.NATSURL != "" && c.NKey != "" && c.NKeySeed == "" {
+		return bad("nkey_seed", errors.New("an existing server with an nkey needs the seed file the master signs with"))
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return bad("tls_key", errors.New("tls_cert and tls_key go together"))
+	}
+	if c.LocalRobots < 0 {
+		return bad("local_robots", fmt.Errorf("must not be negative, got %d", c.LocalRobots))
+	}
+	if c.Heartbeat <= 0 {
+		return bad("heartbeat", fmt.Errorf("must be positive, got %s", c.Heartbeat))
+	}
+	_, err := f.ClusterPins()
+	return err
+}
+
+// ClusterPins returns cluster.pins as the master applies them.
+func (f *File) ClusterPins() ([]cluster.Pin, error) {
+	var pins []cluster.Pin
+	for i, p := range f.Cluster.Pins {
+		key := fmt.Sprintf("cluster.pins[%d]", i)
+		if err := cluster.CheckTag(p.Tag); err != nil {
+			return nil, &engine.ConfigError{Key: key + ".tag", Err: err}
+		}
+		pin := cluster.Pin{Suffix: p.Suffix, Tag: p.Tag}
+		if p.Addresses != "" {
+			pfx, err := netip.ParsePrefix(p.Addresses)
+			if err != nil {
+				return nil, &engine.ConfigError{Key: key + ".addresses", Err: err}
+			}
+			pin.Prefix = pfx
+		}
+		if pin.Suffix == "" && !pin.Prefix.IsValid() {
+			return nil, &engine.ConfigError{Key: key, Err: errors.New("needs a suffix or addresses")}
+		}
+		pins = append(pins, pin)
+	}
+	return pins, nil
 }
 
 // Engine returns the engine's part of the configuration.

@@ -79,6 +79,17 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{"seeds: [http://a.test/]\nstrategy: optimal\n", "strategy"},
 		{"seeds: [http://a.test/]\nstrategy: pagerank\n", "strategy"},
 		{"seeds: [http://a.test/\n", "line"},
+		{"seeds: [http://a.test/]\ncluster:\n  listen: 4222\n", "cluster.listen"},
+		{"seeds: [http://a.test/]\ncluster:\n  listen: :4222\n  nats_url: nats://x:4222\n", "cluster.nats_url"},
+		{"seeds: [http://a.test/]\ncluster:\n  listen: :4222\n  token: t\n  nkey: UABC\n", "cluster.nkey"},
+		{"seeds: [http://a.test/]\ncluster:\n  listen: :4222\n  nkey: SABC\n", "cluster.nkey"},
+		{"seeds: [http://a.test/]\ncluster:\n  nats_url: nats://x:4222\n  nkey: UABC\n", "cluster.nkey_seed"},
+		{"seeds: [http://a.test/]\ncluster:\n  listen: :4222\n  tls_cert: c.pem\n", "cluster.tls_key"},
+		{"seeds: [http://a.test/]\ncluster:\n  local_robots: -1\n", "cluster.local_robots"},
+		{"seeds: [http://a.test/]\ncluster:\n  heartbeat: 0s\n", "cluster.heartbeat"},
+		{"seeds: [http://a.test/]\ncluster:\n  pins: [{suffix: .fr, tag: 'e u'}]\n", "cluster.pins[0].tag"},
+		{"seeds: [http://a.test/]\ncluster:\n  pins: [{addresses: 10.0.0.0, tag: lan}]\n", "cluster.pins[0].addresses"},
+		{"seeds: [http://a.test/]\ncluster:\n  pins: [{tag: lan}]\n", "cluster.pins[0]"},
 	}
 	for _, tt := range tests {
 		_, err := Parse([]byte(tt.yaml))
