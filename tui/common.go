@@ -23,6 +23,9 @@ type common struct {
 
 	stats *engine.Stats // the latest snapshot; zero until the first arrives
 	hist  *history
+	// cluster is the latest cluster snapshot; nil when the crawl is no
+	// cluster's master.
+	cluster *clusterSnapshot
 }
 
 // at is the time "now" for figures of the current snapshot: the time the

@@ -5,6 +5,7 @@ type panelID int
 
 const (
 	robotsPanelID panelID = iota
+	slavesPanelID
 	queuePanelID
 	throughputPanelID
 	dnsPanelID
@@ -74,12 +75,25 @@ const wideLayout = 150
 // columnGap is the blank space between two columns.
 const columnGap = 1
 
+// slavesSlot is the slaves panel's room, under the robots, on a cluster's
+// master.
+var slavesSlot = slot{id: slavesPanelID, min: 4, grow: 2}
+
 // layout places the panels in an area of w×h cells whose top-left corner
 // is at (x, y).
-func layout(x, y, w, h int) [numPanels]rect {
+func layout(x, y, w, h int) [numPanels]rect { return layoutFor(x, y, w, h, false) }
+
+// layoutFor is layout, with the slaves panel when clustered.
+func layoutFor(x, y, w, h int, clustered bool) [numPanels]rect {
 	cols := narrowColumns
 	if w >= wideLayout {
 		cols = wideColumns
+	}
+	if clustered {
+		cols = append([]column(nil), cols...)
+		first := cols[0]
+		first.slots = append([]slot{first.slots[0], slavesSlot}, first.slots[1:]...)
+		cols[0] = first
 	}
 	var rects [numPanels]rect
 	widths := splitWidth(w, cols)

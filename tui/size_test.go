@@ -106,14 +106,22 @@ func TestSmallTerminals(t *testing.T) {
 }
 
 // The layout gives every panel room at 80×24 and more: nothing is dropped,
-// nothing overlaps, and everything lies inside the area.
+// nothing overlaps, and everything lies inside the area. The slaves panel
+// is there only on a cluster's master.
 func TestLayoutPlacesEveryPanel(t *testing.T) {
-	for _, sz := range [][2]int{{80, 21}, {100, 30}, {120, 37}, {149, 40}, {150, 40}, {200, 57}} {
-		w, h := sz[0], sz[1]
-		rects := layout(0, 1, w, h)
+	for _, sz := range [][3]int{{80, 21, 0}, {100, 30, 0}, {120, 37, 0}, {149, 40, 0}, {150, 40, 0}, {200, 57, 0},
+		{80, 21, 1}, {120, 37, 1}, {150, 40, 1}, {200, 57, 1}} {
+		w, h, clustered := sz[0], sz[1], sz[2] == 1
+		rects := layoutFor(0, 1, w, h, clustered)
 		for id, r := range rects {
+			if panelID(id) == slavesPanelID && !clustered {
+				if !r.empty() {
+					t.Errorf("%dx%d: a slaves panel without a cluster", w, h)
+				}
+				continue
+			}
 			if r.empty() {
-				t.Errorf("%dx%d: panel %d dropped", w, h, id)
+				t.Errorf("%dx%d clustered=%v: panel %d dropped", w, h, clustered, id)
 				continue
 			}
 			if r.x < 0 || r.y < 1 || r.x+r.w > w || r.y+r.h > 1+h {

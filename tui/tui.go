@@ -70,6 +70,10 @@ type Options struct {
 	// for serving the console over another channel).
 	Input  io.Reader
 	Output io.Writer
+	// Cluster, when the crawl is a cluster's master, adds the slaves
+	// panel, and the slaves' joins, leaves and lease expiries to the
+	// events; nil means no cluster.
+	Cluster Cluster
 }
 
 // statusTTL is how long a status message stays before the status line
@@ -135,13 +139,17 @@ type Model struct {
 	hist  history
 	fresh bool // a snapshot has arrived
 
-	panels   [numPanels]panel
-	robots   *robotsPanel
-	events   *eventsPanel
-	rects    [numPanels]rect
-	focus    panelID
-	zoomed   bool
-	showHelp bool
+	panels  [numPanels]panel
+	robots  *robotsPanel
+	events  *eventsPanel
+	cluster clusterSnapshot
+	// lastClusterEvent is the time of the last cluster event added to
+	// the events panel.
+	lastClusterEvent time.Time
+	rects            [numPanels]rect
+	focus            panelID
+	zoomed           bool
+	showHelp         bool
 
 	steer *steering
 
@@ -194,6 +202,7 @@ func New(c Crawler, opt Options) *Model {
 	m.events = &eventsPanel{com: m.com}
 	m.panels = [numPanels]panel{
 		robotsPanelID:     m.robots,
+		slavesPanelID:     &slavesPanel{com: m.com},
 		queuePanelID:      &queuePanel{com: m.com},
 		throughputPanelID: &throughputPanel{com: m.com},
 		dnsPanelID:        &dnsPanel{com: m.com},
@@ -230,8 +239,14 @@ func (m *Model) poll(d time.Duration) tea.Cmd {
 	return tea.Tick(d, get)
 }
 
-// Init starts polling the crawler; the first poll is immediate.
-func (m *Model) Init() tea.Cmd { return m.poll(0) }
+// Init starts polling the crawler (the first poll is immediate), and the
+// cluster when there is one.
+func (m *Model) Init() tea.Cmd {
+	if m.opt.Cluster != nil {
+		return tea.Batch(m.poll(0), pollCluster(m.opt.Cluster, time.Millisecond))
+	}
+	return m.poll(0)
+}
 
 // Update handles a message: a window size, a snapshot, the outcome of a
 // steering call, a key. It never calls the crawler itself; the commands it
@@ -253,6 +268,24 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.fresh = true
 		return m, m.poll(m.opt.Refresh)
+	case clusterMsg:
+		m.cluster = msg.snap
+		m.com.cluster = &m.cluster
+		// Joins, leaves and expiries go to the events panel; the
+		// cluster keeps its latest events, so those not seen yet are
+		// the ones after the last seen, matched by time.
+		evs := msg.snap.events
+		start := 0
+		for i, ev := range evs {
+			if !ev.Time.After(m.lastClusterEvent) {
+				start = i + 1
+			}
+		}
+		for _, ev := range evs[start:] {
+			m.events.add(engine.Event{Time: ev.Time, Kind: string(ev.Kind), Text: ev.Text}, "")
+			m.lastClusterEvent = ev.Time
+		}
+		return m, pollCluster(m.opt.Cluster, m.opt.Refresh)
 	case steerDoneMsg:
 		if msg.robots {
 			m.robotsSet--
@@ -447,7 +480,7 @@ func (m *Model) resize() {
 		m.rects = [numPanels]rect{}
 		m.rects[m.focus] = rect{0, headerLines, w, body}
 	} else {
-		m.rects = layout(0, headerLines, w, body)
+		m.rects = layoutFor(0, headerLines, w, body, m.opt.Cluster != nil)
 	}
 	for id, p := range m.panels {
 		r := m.rects[id]

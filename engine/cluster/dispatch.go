@@ -12,11 +12,6 @@ import (
 	"lidi/engine"
 )
 
-// FailurePublish ends a lease the master could not publish (the NATS
-// server unreachable): its URLs stay queued and the site is leased again
-// soon.
-const FailurePublish engine.FailureKind = "cluster-publish"
-
 // maxPart bounds a result part's JSON before compression, well under the
 // server's 8 MiB message limit.
 const maxPart = 2 << 20
@@ -91,8 +86,6 @@ type DispatcherOptions struct {
 	// have in flight: the local robots plus the robots of the slaves
 	// heard from (the engine's SetRobots).
 	SetRobots func(int)
-	// OnEvent, when not nil, hears of lease expiries.
-	OnEvent func(SlaveEvent)
 }
 
 // Dispatcher runs a crawl's leases on slaves through a Master, and on the
@@ -224,28 +217,20 @@ func (d *Dispatcher) Dispatch(ctx context.Context, l *engine.Lease, report func(
 	d.remote[id] = rl
 	rl.timer = time.AfterFunc(time.Until(l.Deadline.Add(d.m.opt.Timing.Grace)), func() { d.expire(id) })
 	d.mu.Unlock()
-	go d.publish(ctx, id, l, rl)
+	go d.publish(ctx, id, l)
 }
 
-func (d *Dispatcher) publish(ctx context.Context, id string, l *engine.Lease, rl *remoteLease) {
+func (d *Dispatcher) publish(ctx context.Context, id string, l *engine.Lease) {
 	payload, err := EncodeLease(l)
 	if err == nil {
 		err = d.m.Lease(ctx, LeaseMsg{ID: id, Site: l.Key, Host: l.Host, Addr: l.Addr, Deadline: l.Deadline, Payload: payload})
 	}
-	if err == nil {
-		return
+	if err != nil && ctx.Err() == nil {
+		// Not known to be out, nor known not to be (an acknowledgement
+		// lost): the lease runs out at its deadline and grace like one
+		// whose slave died, so the site is never leased twice at once.
+		d.m.event(SlaveEvent{Time: time.Now(), Kind: LeaseExpired, Text: fmt.Sprintf("lease %s of %s: %v; it is given up at its deadline", id, l.Key, err)})
 	}
-	d.mu.Lock()
-	mine := d.remote[id] == rl
-	delete(d.remote, id)
-	d.mu.Unlock()
-	if !mine {
-		return
-	}
-	rl.timer.Stop()
-	d.m.Forget(context.WithoutCancel(ctx), id)
-	rl.report(engine.Result{Lease: l.ID, Seq: 1, End: &engine.LeaseEnd{Next: time.Now().Add(time.Second), Delay: l.Delay,
-		Returned: urlIDs(l.URLs), Failure: FailurePublish}})
 }
 
 // expire gives up a remote lease at its deadline plus the grace.
@@ -261,10 +246,8 @@ func (d *Dispatcher) expire(id string) {
 		return
 	}
 	d.m.Forget(context.Background(), id)
-	if d.opt.OnEvent != nil {
-		d.opt.OnEvent(SlaveEvent{Time: time.Now(), Kind: LeaseExpired,
-			Text: fmt.Sprintf("lease %s of %s expired: no result by its deadline %s and the grace; its URLs are queued again", id, rl.lease.Key, rl.lease.Deadline.Format(time.TimeOnly))})
-	}
+	d.m.event(SlaveEvent{Time: time.Now(), Kind: LeaseExpired,
+		Text: fmt.Sprintf("lease %s of %s expired: no result by its deadline %s and the grace; its URLs are queued again", id, rl.lease.Key, rl.lease.Deadline.Format(time.TimeOnly))})
 }
 
 // apply hands a slave's results to the loop, once: a lease given up, or

@@ -101,7 +101,8 @@ type Master struct {
 	book    map[string]Booked
 	partial map[string]*gathered // results arriving, by lease
 
-	apply func(ctx context.Context, lease string, parts [][]byte) error
+	apply  func(ctx context.Context, lease string, parts [][]byte) error
+	events []SlaveEvent // the latest, oldest first
 
 	published, applied, duplicates atomic.Int64
 	done                           chan struct{}
@@ -163,7 +164,7 @@ func StartMaster(ctx context.Context, opt MasterOptions) (*Master, error) {
 	if opt.Server != nil {
 		addr = opt.Server.ClientAddr
 	}
-	m.reg = newRegistry(3*opt.Timing.Heartbeat/2, addr, opt.OnEvent)
+	m.reg = newRegistry(3*opt.Timing.Heartbeat/2, addr, m.event)
 	on := func(subj string, f func(*nats.Msg)) error {
 		s, err := nc.Subscribe(subj, f)
 		m.subs = append(m.subs, s)
@@ -232,9 +233,16 @@ func (m *Master) TagFor(host string, addr netip.Addr) string {
 	return ""
 }
 
-// Lease publishes a lease for the slaves. It is in the book before Lease
-// returns.
+// Lease publishes a lease for the slaves. It is in the book before it is
+// published (a slave may answer before the publication is acknowledged).
 func (m *Master) Lease(ctx context.Context, l LeaseMsg) error {
+	b := Booked{ID: l.ID, Site: l.Site, Deadline: l.Deadline, Published: time.Now()}
+	if l.Addr.IsValid() {
+		b.Addr = l.Addr.String()
+	}
+	m.mu.Lock()
+	m.book[l.ID] = b
+	m.mu.Unlock()
 	msg := nats.NewMsg(leaseSubject(m.TagFor(l.Host, l.Addr)))
 	msg.Header.Set(hdrLease, l.ID)
 	msg.Header.Set(hdrDead, l.Deadline.Format(time.RFC3339Nano))
@@ -242,20 +250,35 @@ func (m *Master) Lease(ctx context.Context, l LeaseMsg) error {
 	msg.Data = Compress(l.Payload)
 	ack, err := m.js.PublishMsg(ctx, msg, jetstream.WithMsgID(l.ID))
 	if err != nil {
+		m.mu.Lock()
+		delete(m.book, l.ID)
+		m.mu.Unlock()
 		return fmt.Errorf("cluster: publishing lease %s: %w", l.ID, err)
 	}
-	b := Booked{ID: l.ID, Seq: ack.Sequence, Site: l.Site, Deadline: l.Deadline, Published: time.Now()}
-	if l.Addr.IsValid() {
-		b.Addr = l.Addr.String()
+	b.Seq = ack.Sequence
+	m.mu.Lock()
+	_, still := m.book[l.ID]
+	if still {
+		m.book[l.ID] = b
+	}
+	m.mu.Unlock()
+	m.published.Add(1)
+	if !still {
+		return nil // applied already
 	}
 	raw, _ := json.Marshal(b)
 	if _, err := m.kv.Put(ctx, bookPrefix+kvKey(l.ID), raw); err != nil {
-		return fmt.Errorf("cluster: booking lease %s: %w", l.ID, err)
+		// The lease is out: the book in memory keeps it; only a
+		// restart of the master would not know of it.
+		m.event(SlaveEvent{Time: time.Now(), Kind: LeaseExpired, Text: fmt.Sprintf("lease %s not written to the book: %v", l.ID, err)})
 	}
 	m.mu.Lock()
-	m.book[l.ID] = b
+	_, still = m.book[l.ID]
 	m.mu.Unlock()
-	m.published.Add(1)
+	if !still {
+		// Applied while it was being booked: the entry goes too.
+		m.kv.Delete(ctx, bookPrefix+kvKey(l.ID))
+	}
 	return nil
 }
 
@@ -404,6 +427,40 @@ func (m *Master) received(ctx context.Context, msg jetstream.Msg) {
 	if bad == nil {
 		m.applied.Add(1)
 	}
+}
+
+// PublishSettings gives slaves the crawl's settings (what their Work is
+// built from: the master's configuration, as main wires it).
+func (m *Master) PublishSettings(ctx context.Context, settings []byte) error {
+	if _, err := m.kv.Put(ctx, settingsKey, settings); err != nil {
+		return fmt.Errorf("cluster: publishing settings: %w", err)
+	}
+	return nil
+}
+
+// keptEvents is how many of the latest events Events returns.
+const keptEvents = 100
+
+// event records a join, leave or expiry and passes it on.
+func (m *Master) event(ev SlaveEvent) {
+	m.mu.Lock()
+	if len(m.events) == keptEvents {
+		copy(m.events, m.events[1:])
+		m.events = m.events[:keptEvents-1]
+	}
+	m.events = append(m.events, ev)
+	m.mu.Unlock()
+	if m.opt.OnEvent != nil {
+		m.opt.OnEvent(ev)
+	}
+}
+
+// Events returns the latest joins, leaves and lease expiries, oldest
+// first.
+func (m *Master) Events() []SlaveEvent {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]SlaveEvent(nil), m.events...)
 }
 
 // setApply replaces the function results are applied with.

@@ -38,7 +38,10 @@ type SlaveOptions struct {
 	Tags      []string // pinned leases to take, besides any slave's
 	Robots    int      // leases worked on at once
 	SpoolPath string
-	Work      Work
+	// Work runs leases; when nil, NewWork builds it from the settings the
+	// master publishes (its crawl configuration), which Run waits for.
+	Work    Work
+	NewWork func(settings []byte) (Work, error)
 	// Heartbeat is how often the slave announces its status (2s when
 	// zero); a lease's own heartbeat comes with it.
 	Heartbeat time.Duration
@@ -83,7 +86,8 @@ type Slave struct {
 	connected                    atomic.Bool
 	started                      time.Time
 
-	mu sync.Mutex
+	mu     sync.Mutex
+	events []SlaveLogEntry // the latest, oldest first
 	// held are the lease messages whose results are not all delivered
 	// yet, by lease id: each is acknowledged once they are.
 	held map[string]*heldLease
@@ -97,8 +101,8 @@ type heldLease struct {
 // NewSlave opens the slave's spool and connects to the master; the
 // connection is retried for ever, so a slave may start before its master.
 func NewSlave(opt SlaveOptions) (*Slave, error) {
-	if opt.Work == nil {
-		return nil, errors.New("cluster: a slave needs Work")
+	if opt.Work == nil && opt.NewWork == nil {
+		return nil, errors.New("cluster: a slave needs Work or NewWork")
 	}
 	for _, t := range opt.Tags {
 		if err := CheckTag(t); err != nil {
@@ -157,10 +161,30 @@ func NewSlave(opt SlaveOptions) (*Slave, error) {
 	return s, nil
 }
 
+// SlaveLogEntry is one thing a slave did, for its console.
+type SlaveLogEntry struct {
+	Time time.Time
+	Text string
+}
+
 func (s *Slave) event(text string) {
+	s.mu.Lock()
+	if len(s.events) == keptEvents {
+		copy(s.events, s.events[1:])
+		s.events = s.events[:keptEvents-1]
+	}
+	s.events = append(s.events, SlaveLogEntry{time.Now(), text})
+	s.mu.Unlock()
 	if s.opt.OnEvent != nil {
 		s.opt.OnEvent(text)
 	}
+}
+
+// Events returns what the slave did lately, oldest first.
+func (s *Slave) Events() []SlaveLogEntry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]SlaveLogEntry(nil), s.events...)
 }
 
 func (s *Slave) wake() {
@@ -188,6 +212,15 @@ func (s *Slave) Stats() SlaveStats {
 func (s *Slave) Run(ctx context.Context) error {
 	defer s.spool.Close()
 	defer s.nc.Close()
+	if s.opt.Work == nil {
+		settings, err := s.settings(ctx)
+		if err != nil {
+			return err
+		}
+		if s.opt.Work, err = s.opt.NewWork(settings); err != nil {
+			return fmt.Errorf("cluster: the master's settings: %w", err)
+		}
+	}
 	var wg sync.WaitGroup
 	deliverCtx, stopDeliver := context.WithCancel(context.WithoutCancel(ctx))
 	deliverDone := make(chan struct{})
@@ -217,6 +250,28 @@ func (s *Slave) Run(ctx context.Context) error {
 		s.event(fmt.Sprintf("stopped with %d result parts spooled in %s: they are delivered at the next start", n, s.opt.SpoolPath))
 	}
 	return nil
+}
+
+// settings waits for the master's settings.
+func (s *Slave) settings(ctx context.Context) ([]byte, error) {
+	said := false
+	for {
+		kv, err := s.js.KeyValue(ctx, bucket)
+		if err == nil {
+			var e jetstream.KeyValueEntry
+			if e, err = kv.Get(ctx, settingsKey); err == nil {
+				return e.Value(), nil
+			}
+		}
+		if !said {
+			s.event("waiting for the master's settings")
+			said = true
+		}
+		wait(ctx, 250*time.Millisecond)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+	}
 }
 
 // consumers returns the lease consumers to pull from: the slave's tags

@@ -1,0 +1,229 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"net/netip"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"lidi/engine"
+)
+
+func testEngineLease(id uint64, site string, deadline time.Time) *engine.Lease {
+	return &engine.Lease{ID: id, Site: int64(id), Key: "http://" + site, Host: site, Addr: netip.MustParseAddr("127.0.0.1"), Port: 80,
+		Delay: 10 * time.Millisecond, NotBefore: time.Now().Round(0), Deadline: deadline,
+		URLs: []engine.QueuedURL{{ID: id*10 + 1, URL: "http://" + site + "/"}, {ID: id*10 + 2, URL: "http://" + site + "/a"}}}
+}
+
+// fakeRobot is a slave's Work that "fetches" every URL of a lease.
+func fakeRobot(_ context.Context, payload []byte) (Outcome, error) {
+	l, err := DecodeLease(payload)
+	if err != nil {
+		return Outcome{}, err
+	}
+	var rs []engine.Result
+	for i, q := range l.URLs {
+		rs = append(rs, engine.Result{Lease: l.ID, Seq: i + 1, Page: &engine.PageResult{URL: q.URL, Record: engine.PageRecord{URL: q.ID, Status: 200}}})
+	}
+	rs = append(rs, engine.Result{Lease: l.ID, Seq: len(l.URLs) + 1, End: &engine.LeaseEnd{Fetched: len(l.URLs), Next: time.Now()}})
+	parts, err := EncodeResults(rs)
+	return Outcome{Parts: parts, Pages: len(l.URLs)}, err
+}
+
+// reports gathers what a Dispatcher reports, by lease.
+type reports struct {
+	mu  sync.Mutex
+	got map[uint64][]engine.Result
+}
+
+func (r *reports) report(res engine.Result) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.got == nil {
+		r.got = make(map[uint64][]engine.Result)
+	}
+	r.got[res.Lease] = append(r.got[res.Lease], res)
+}
+
+func (r *reports) of(id uint64) []engine.Result {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]engine.Result(nil), r.got[id]...)
+}
+
+func ended(r *reports, id uint64) func() bool {
+	return func() bool {
+		rs := r.of(id)
+		return len(rs) > 0 && rs[len(rs)-1].End != nil
+	}
+}
+
+func TestLeaseAndResultsRoundTripThroughTheWire(t *testing.T) {
+	l := testEngineLease(7, "a.test", time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC))
+	l.NotBefore = l.Deadline.Add(-time.Minute) // a time as it comes back from JSON (UTC, no monotonic reading)
+	l.Robots = &engine.RobotsFile{Status: 200, Body: []byte("User-agent: *\nDisallow: /x\n"), Fetched: l.Deadline}
+	b, err := EncodeLease(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Decompress(Compress(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeLease(back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, l) {
+		t.Errorf("lease changed on the wire:\n in %+v\nout %+v", l, got)
+	}
+	// Results big enough to take several parts come back whole, in order.
+	var rs []engine.Result
+	body := bytes.Repeat([]byte{0x78, 0x9c}, 300<<10)
+	for i := range 12 {
+		rs = append(rs, engine.Result{Lease: 7, Seq: i + 1, Page: &engine.PageResult{URL: "http://a.test/", Record: engine.PageRecord{URL: uint64(i), Body: body}}})
+	}
+	rs = append(rs, engine.Result{Lease: 7, Seq: 13, End: &engine.LeaseEnd{Fetched: 12, Returned: []uint64{99}}})
+	parts, err := EncodeResults(rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(parts) < 3 {
+		t.Fatalf("%d results of 600 KB each in %d parts", len(rs), len(parts))
+	}
+	for _, p := range parts {
+		if len(p) > maxPart+len(body)*2 {
+			t.Errorf("a part of %d bytes", len(p))
+		}
+	}
+	// Parts may arrive in any order.
+	parts[0], parts[len(parts)-1] = parts[len(parts)-1], parts[0]
+	out, err := DecodeResults(parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(out, rs) {
+		t.Errorf("results changed on the wire")
+	}
+	if _, err := DecodeLease([]byte(`{"ID":0}`)); err == nil {
+		t.Error("a lease without id was accepted")
+	}
+	if _, err := DecodeResults([][]byte{[]byte("[{")}); err == nil {
+		t.Error("a broken part was accepted")
+	}
+}
+
+func TestDispatcherRunsLeasesOnSlavesAndLocalRobots(t *testing.T) {
+	c := newTestCluster(t)
+	c.slave("a", []string{"eu"}, fakeRobot)
+	var local sync.WaitGroup
+	localRan := make(chan uint64, 4)
+	d := NewDispatcher(c.m, DispatcherOptions{LocalRobots: 1, Local: localDispatcher(func(ctx context.Context, l *engine.Lease, report func(engine.Result)) {
+		local.Add(1)
+		go func() {
+			defer local.Done()
+			localRan <- l.ID
+			report(engine.Result{Lease: l.ID, Seq: 1, End: &engine.LeaseEnd{Next: time.Now()}})
+		}()
+	})})
+	defer d.Close()
+	var r reports
+	ctx := context.Background()
+	deadline := time.Now().Add(time.Minute)
+	d.Dispatch(ctx, testEngineLease(1, "one.test", deadline), r.report) // the local robot has room
+	waitFor(t, "the local lease ended", ended(&r, 1))
+	if id := <-localRan; id != 1 {
+		t.Fatalf("the local robot ran lease %d", id)
+	}
+	// Pinned sites always go to slaves (here: the local robot is free).
+	d.Dispatch(ctx, testEngineLease(2, "two.example.fr", deadline), r.report)
+	waitFor(t, "the pinned lease ended", ended(&r, 2))
+	select {
+	case id := <-localRan:
+		t.Fatalf("the pinned lease %d ran on the master", id)
+	default:
+	}
+	rs := r.of(2)
+	if len(rs) != 3 || rs[0].Page == nil || rs[0].Page.URL != "http://two.example.fr/" || rs[2].End == nil {
+		t.Errorf("lease 2's results: %+v", rs)
+	}
+	local.Wait()
+	waitFor(t, "the slave counted in the robots", func() bool { return d.Stats().Robots == 3 })
+}
+
+type localDispatcher func(ctx context.Context, l *engine.Lease, report func(engine.Result))
+
+func (f localDispatcher) Dispatch(ctx context.Context, l *engine.Lease, report func(engine.Result)) {
+	f(ctx, l, report)
+}
+
+// A lease whose slave dies is given up at its deadline plus the grace, with
+// an event; the dead slave's results, delivered later, are not reported.
+func TestDispatcherGivesUpALeaseAtItsDeadlineAndGrace(t *testing.T) {
+	c := newTestCluster(t)
+	started := make(chan struct{})
+	release := make(chan struct{})
+	a, stopA := c.slave("a", nil, func(ctx context.Context, payload []byte) (Outcome, error) {
+		close(started)
+		<-release
+		return fakeRobot(ctx, payload)
+	})
+	d := NewDispatcher(c.m, DispatcherOptions{})
+	defer d.Close()
+	var r reports
+	deadline := time.Now().Add(200 * time.Millisecond)
+	d.Dispatch(context.Background(), testEngineLease(5, "five.test", deadline), r.report)
+	<-started
+	a.nc.Close() // killed: no heartbeat, no delivery
+	waitFor(t, "the lease given up, with an event", func() bool {
+		for _, ev := range c.m.Events() {
+			if ev.Kind == LeaseExpired && strings.Contains(ev.Text, "five.test") {
+				return true
+			}
+		}
+		return false
+	})
+	if time.Now().Before(deadline.Add(testTiming.Grace)) {
+		t.Fatal("given up before its deadline and grace")
+	}
+	if n := d.Stats().Expired; n != 1 {
+		t.Errorf("%d leases given up, want 1", n)
+	}
+	close(release)
+	stopA()
+	a2, _ := c.slave("a", nil, fakeRobot) // started again with its spool
+	waitFor(t, "the spool delivered", func() bool { return a2.Stats().Delivered == 1 })
+	waitFor(t, "the late result seen", func() bool { return c.m.Stats().Duplicates == 1 })
+	if rs := r.of(5); len(rs) != 0 {
+		t.Errorf("a lease given up reported %d results", len(rs))
+	}
+	if len(c.m.Book()) != 0 {
+		t.Errorf("book: %+v", c.m.Book())
+	}
+}
+
+// After a restart, the master's new leases of a site an earlier run leased
+// wait until that lease is done for, or its result comes.
+func TestDispatcherHoldsSitesOfAnEarlierRun(t *testing.T) {
+	c := newTestCluster(t)
+	deadline := time.Now().Add(time.Hour)
+	if err := c.m.Lease(context.Background(), LeaseMsg{ID: "41", Site: "http://held.test", Host: "held.test", Deadline: deadline, Payload: []byte("{}")}); err != nil {
+		t.Fatal(err)
+	}
+	c.stopMaster()
+	c.startMaster()
+	d := NewDispatcher(c.m, DispatcherOptions{})
+	defer d.Close()
+	var r reports
+	l := testEngineLease(42, "held.test", time.Now().Add(time.Minute))
+	d.Dispatch(context.Background(), l, r.report)
+	waitFor(t, "the held lease ended", ended(&r, 42))
+	end := r.of(42)[0].End
+	if !end.Next.Equal(deadline.Add(testTiming.Grace)) || len(end.Returned) != 2 || end.Fetched != 0 {
+		t.Errorf("held lease's end: %+v", end)
+	}
+}
