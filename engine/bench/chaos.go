@@ -79,7 +79,7 @@ func (o *ChaosOptions) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.Delay, "w", 20*time.Millisecond, "w: delay between two requests to one site")
 	fs.DurationVar(&o.FlushInterval, "flush-interval", config.Default().Storage.FlushInterval, "storage.flush_interval of the crawls")
 	fs.DurationVar(&o.Jitter, "jitter", time.Second, "longest random wait between a kill's moment and the kill")
-	fs.DurationVar(&o.Limit, "limit", 10*time.Minute, "longest time one run of the crawler may take")
+	fs.DurationVar(&o.Limit, "limit", 5*time.Minute, "longest time one run of the crawler may take")
 	fs.StringVar(&o.Dir, "dir", "", "directory for the crawl databases and logs (default: a temporary one, removed after)")
 }
 
@@ -202,7 +202,7 @@ func Chaos(ctx context.Context, o ChaosOptions, out io.Writer) (*ChaosResult, er
 			return nil, err
 		}
 		if ended {
-			fmt.Fprintf(out, "kill %2d/%d: the crawl ended before %d pages were requested\n", i+1, o.Kills, target)
+			fmt.Fprintf(out, "kill %2d/%d: the crawl ended on its own before its moment (%d pages requested, target %d)\n", i+1, o.Kills, srv.PagesRequested(), target)
 			break
 		}
 		k.At = killedAt.Sub(start)
