@@ -3,6 +3,8 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"net/netip"
 	"path/filepath"
 	"slices"
@@ -297,4 +299,95 @@ func TestPinMatches(t *testing.T) {
 			t.Errorf("%+v.Matches(%q, %q) = %v", tt.pin, tt.host, tt.addr, got)
 		}
 	}
+}
+
+// cutter forwards TCP connections to a target and can cut them all and
+// refuse new ones: a network cut on loopback.
+type cutter struct {
+	l      net.Listener
+	target string
+	mu     sync.Mutex
+	conns  []net.Conn
+	cutOff bool
+}
+
+func newCutter(t *testing.T, target string) *cutter {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &cutter{l: l, target: target}
+	t.Cleanup(func() { l.Close(); c.cut(true) })
+	go func() {
+		for {
+			in, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.mu.Lock()
+			off := c.cutOff
+			c.mu.Unlock()
+			out, err := net.Dial("tcp", target)
+			if off || err != nil {
+				in.Close()
+				continue
+			}
+			c.mu.Lock()
+			c.conns = append(c.conns, in, out)
+			c.mu.Unlock()
+			go func() { io.Copy(out, in); out.Close() }()
+			go func() { io.Copy(in, out); in.Close() }()
+		}
+	}()
+	return c
+}
+
+// cut closes every connection and, while off, refuses new ones.
+func (c *cutter) cut(off bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cutOff = off
+	if off {
+		for _, cn := range c.conns {
+			cn.Close()
+		}
+		c.conns = nil
+	}
+}
+
+// A slave cut off from its master finishes its lease, keeps the result in
+// its spool, and delivers it once the network is back.
+func TestASlaveCutOffDeliversWhenBack(t *testing.T) {
+	c := newTestCluster(t)
+	link := newCutter(t, strings.TrimPrefix(c.srv.URL(), "nats://"))
+	started := make(chan struct{})
+	release := make(chan struct{})
+	s, err := NewSlave(SlaveOptions{Dial: DialOptions{URL: "nats://" + link.l.Addr().String(), Auth: Auth{Token: c.token}}, ID: "far", Robots: 1,
+		SpoolPath: filepath.Join(c.dir, "far.spool"), Heartbeat: testTiming.Heartbeat,
+		Work: func(ctx context.Context, lease []byte) (Outcome, error) {
+			close(started)
+			<-release
+			return echo(ctx, lease)
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { s.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	if err := c.m.Lease(context.Background(), testLease("L1", "far.test", "far")); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	link.cut(true)
+	waitFor(t, "the slave seeing the cut", func() bool { return !s.Stats().Connected })
+	close(release)
+	waitFor(t, "the result spooled", func() bool { return s.Stats().LeasesDone == 1 && s.spool.Len() == 2 })
+	if n, _ := c.got.count(); n != 0 {
+		t.Fatal("a result crossed the cut")
+	}
+	link.cut(false)
+	waitFor(t, "the result applied", func() bool { n, _ := c.got.count(); return n == 1 })
+	waitFor(t, "the spool emptied", func() bool { return s.spool.Len() == 0 })
 }
