@@ -117,6 +117,10 @@ func merge(dst, src *Batch) {
 	dst.Priorities = append(dst.Priorities, src.Priorities...)
 	dst.RankRuns = append(dst.RankRuns, src.RankRuns...)
 	dst.Ranks = append(dst.Ranks, src.Ranks...)
+	dst.Requeues = append(dst.Requeues, src.Requeues...)
+	dst.Channels = append(dst.Channels, src.Channels...)
+	dst.Groups = append(dst.Groups, src.Groups...)
+	dst.Reassignments = append(dst.Reassignments, src.Reassignments...)
 }
 
 // head asks for up to n queued URLs of site, after every earlier write.

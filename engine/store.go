@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"time"
+
+	"lidi/engine/fetch"
 )
 
 // Store is what the engine needs from durable storage. The engine owns the
@@ -96,6 +98,14 @@ type PageRecord struct {
 	Links       int    // links extracted
 	Simhash     uint64 // near-duplicate fingerprint of the text (dedup.Simhash); 0 for none
 	TypeCheck   string // content-type decision: "html", "html-undeclared", "binary-as-html" (download stopped), "other"
+
+	// Recrawl: the URL had been fetched before (QueuedURL.Copy was set).
+	// Verdict says whether the page changed since; for a 304 the fields
+	// above describe the answer, and the copy kept is still the old one.
+	Recrawl      bool
+	Verdict      fetch.Verdict
+	ETag         string // the validators the server sent, for the next recrawl
+	LastModified string
 }
 
 // FetchedPage is what duplicate detection keeps of a fetched page.
@@ -163,12 +173,19 @@ type Batch struct {
 	Priorities []PriorityUpdate // queued URLs re-ordered; URLs no longer queued are left as they are
 	RankRuns   []RankRun        // inserted or replaced (matched by Time)
 	Ranks      []RankRecord     // each URL's latest rank replaces its earlier one
+
+	// Recrawl (see recrawl_loop.go).
+	Requeues      []Requeue            // fetched URLs queued again; URLs not in URLFetched are left as they are
+	Channels      []ChannelRecord      // inserted or replaced (matched by ID)
+	Groups        []GroupRecord        // inserted or replaced (matched by Index)
+	Reassignments []ReassignmentRecord // appended
 }
 
 // Len reports how many records the batch holds.
 func (b *Batch) Len() int {
 	return len(b.Sites) + len(b.URLs) + len(b.Pages) + len(b.Links) + len(b.Skips) + len(b.Events) +
-		len(b.Dups) + len(b.Mirrors) + len(b.Priorities) + len(b.RankRuns) + len(b.Ranks)
+		len(b.Dups) + len(b.Mirrors) + len(b.Priorities) + len(b.RankRuns) + len(b.Ranks) +
+		len(b.Requeues) + len(b.Channels) + len(b.Groups) + len(b.Reassignments)
 }
 
 // Reset empties the batch, keeping its storage.
@@ -179,6 +196,8 @@ func (b *Batch) Reset() {
 	b.Sites, b.URLs, b.Pages, b.Links, b.Skips, b.Events = b.Sites[:0], b.URLs[:0], b.Pages[:0], b.Links[:0], b.Skips[:0], b.Events[:0]
 	b.Dups, b.Mirrors = b.Dups[:0], b.Mirrors[:0]
 	b.Priorities, b.RankRuns, b.Ranks = b.Priorities[:0], b.RankRuns[:0], b.Ranks[:0]
+	clear(b.Reassignments)
+	b.Requeues, b.Channels, b.Groups, b.Reassignments = b.Requeues[:0], b.Channels[:0], b.Groups[:0], b.Reassignments[:0]
 }
 
 // Skip drops a queued URL without fetching it.
@@ -194,4 +213,7 @@ type QueuedURL struct {
 	Depth    int
 	Priority float64
 	Seq      int64
+	// Copy is what was kept of the URL's last fetch when it is queued
+	// again for a recrawl; nil for a URL never fetched.
+	Copy *fetch.Copy `json:",omitempty"`
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"lidi/engine"
+	"lidi/engine/fetch"
 )
 
 // chunkSizes are the row counts of the multi-row INSERT statements, largest
@@ -38,7 +39,7 @@ ON CONFLICT (id) DO UPDATE SET key = excluded.key, host = excluded.host, addr = 
 // both updates the row and tells which counters move.
 const sqlPageUpdate = `UPDATE urls SET state = 1, fetched = ?, status = ?, content_type = ?, length = ?,
 	truncated = ?, digest = ?, error = ?, redirect = ?, noindex = ?, duration_ms = ?, outlinks = ?,
-	simhash = ?, type_check = ?
+	simhash = ?, type_check = ?, etag = ?, last_modified = ?
 WHERE id = ? AND state = ?`
 
 const sqlBodyInsert = `INSERT INTO pages (url_id, body) VALUES (?, ?)`
@@ -64,7 +65,7 @@ const sqlRankInsert = `INSERT OR REPLACE INTO pagerank (url_id, rank, computed_a
 
 const sqlCounter = `UPDATE meta SET value = value + ? WHERE key = ?`
 
-const sqlHead = `SELECT id, url, depth, priority, seq FROM urls
+const sqlHead = `SELECT id, url, depth, priority, seq, fetched, digest, simhash, etag, last_modified FROM urls
 WHERE site = ? AND state = 0 ORDER BY priority, seq LIMIT ?`
 
 const sqlSetMeta = `INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`
@@ -77,6 +78,7 @@ type statements struct {
 	site, page, body, bodyDelete, skip, event, counter *sql.Stmt
 	dup, mirror, priority, rankRun                     *sql.Stmt
 	head, setMeta                                      *sql.Stmt
+	recrawl                                            recrawlStatements
 	all                                                []*sql.Stmt
 }
 
@@ -119,6 +121,11 @@ func (s *statements) prepare(ctx context.Context, db *sql.DB) error {
 		{&s.head, sqlHead},
 		{&s.setMeta, sqlSetMeta},
 	} {
+		if err := prep(p.dst, p.q); err != nil {
+			return err
+		}
+	}
+	for _, p := range s.recrawl.queries() {
 		if err := prep(p.dst, p.q); err != nil {
 			return err
 		}
@@ -264,6 +271,9 @@ func (a *applier) apply(st *statements, b *engine.Batch) error {
 			return err
 		}
 	}
+	if err := a.recrawl(&st.recrawl, b); err != nil {
+		return err
+	}
 	if len(b.Links) > 0 {
 		links := b.Links
 		n, err := a.multi(&st.links, len(links), func(args []any, i int) []any {
@@ -372,20 +382,31 @@ func (a *applier) urls(st *statements, urls []engine.URLRecord) error {
 	return nil
 }
 
-// page records one fetch. The URL is normally queued; a URL that was
-// skipped, or fetched before (the latest fetch wins, its old body goes),
-// is handled too, keeping the counters exact.
+// page records one fetch in the history and on its URL. The URL is
+// normally queued; a URL that was skipped, or fetched before (the latest
+// fetch wins, its old body goes), is handled too, keeping the counters
+// exact. A 304 keeps the copy: the URL only records when it was confirmed;
+// so does a recrawl that got no answer or a 5xx or 429 (the history has the
+// failure, the copy stays to be recrawled).
 func (a *applier) page(st *statements, p *engine.PageRecord) error {
 	id := int64(p.URL)
+	update := st.page
 	args := []any{millis(p.Fetched), int64(p.Status), nullString(p.ContentType), p.Length,
 		boolInt(p.Truncated), nullID(p.Digest), nullString(p.Err), nullString(p.Redirect),
 		boolInt(p.NoIndex), float64(p.Duration) / float64(time.Millisecond), int64(p.Links),
-		nullID(p.Simhash), nullString(p.TypeCheck), id, nil}
+		nullID(p.Simhash), nullString(p.TypeCheck), nullString(p.ETag), nullString(p.LastModified), id, nil}
+	notModified := p.Verdict == fetch.VerdictNotModified ||
+		p.Recrawl && (p.Err != "" || p.Status >= 500 || p.Status == 429)
+	if notModified {
+		update = st.recrawl.notModified
+		args = []any{millis(p.Fetched), float64(p.Duration) / float64(time.Millisecond),
+			nullString(p.ETag), nullString(p.LastModified), id, nil}
+	}
 	var from engine.URLState
 	found := false
 	for _, state := range [...]engine.URLState{engine.URLQueued, engine.URLSkipped, engine.URLFetched} {
 		args[len(args)-1] = int64(state)
-		n, err := a.exec(st.page, args...)
+		n, err := a.exec(update, args...)
 		if err != nil {
 			return fmt.Errorf("page %016x: %w", p.URL, err)
 		}
@@ -397,14 +418,18 @@ func (a *applier) page(st *statements, p *engine.PageRecord) error {
 	if !found {
 		return fmt.Errorf("%w: %016x", ErrUnknownURL, p.URL)
 	}
-	switch from {
-	case engine.URLQueued:
+	if err := a.fetchRow(&st.recrawl, p); err != nil {
+		return err
+	}
+	switch {
+	case from == engine.URLQueued:
 		a.count[cQueued]--
 		a.count[cFetched]++
-	case engine.URLSkipped:
+	case from == engine.URLSkipped:
 		a.count[cSkipped]--
 		a.count[cFetched]++
-	case engine.URLFetched:
+	}
+	if !notModified && (from == engine.URLFetched || p.Recrawl) {
 		var n int64
 		err := a.stmt(st.bodyDelete).QueryRowContext(bg, id).Scan(&n)
 		switch {
@@ -415,7 +440,7 @@ func (a *applier) page(st *statements, p *engine.PageRecord) error {
 			return fmt.Errorf("page %016x: %w", p.URL, err)
 		}
 	}
-	if p.Body != nil {
+	if p.Body != nil && !notModified {
 		if _, err := a.exec(st.body, id, p.Body); err != nil {
 			return fmt.Errorf("page %016x body: %w", p.URL, err)
 		}

@@ -81,9 +81,9 @@ func TestUpgradeFromVersion1(t *testing.T) {
 	apply(t, db, engine.Batch{Sites: []engine.SiteRecord{site(1)}, URLs: []engine.URLRecord{queued(1, 1, 0, 1)}})
 	db.Close()
 	path := db.Path()
-	// Make it a version 1 file: no PageRank tables.
+	// Make it a version 1 file: no PageRank tables, nor version 3's.
 	raw := rawOpenRW(t, path)
-	for _, q := range []string{"DROP TABLE pagerank", "DROP TABLE rank_runs", "PRAGMA user_version = 1"} {
+	for _, q := range append(dropVersion3, "DROP TABLE pagerank", "DROP TABLE rank_runs", "PRAGMA user_version = 1") {
 		if _, err := raw.Exec(q); err != nil {
 			t.Fatal(err)
 		}

@@ -38,10 +38,12 @@ func (db *DB) Head(ctx context.Context, site int64, n int) (urls []engine.Queued
 	for rows.Next() {
 		var q engine.QueuedURL
 		var id int64
-		if err := rows.Scan(&id, &q.URL, &q.Depth, &q.Priority, &q.Seq); err != nil {
+		var c copyColumns
+		if err := rows.Scan(&id, &q.URL, &q.Depth, &q.Priority, &q.Seq, &c.fetched, &c.digest, &c.simhash, &c.etag, &c.lastModified); err != nil {
 			return nil, 0, false, fmt.Errorf("storage: head of site %d: %w", site, err)
 		}
 		q.ID = uint64(id)
+		q.Copy = c.copy()
 		if len(urls) == n {
 			next, more = q.Priority, true
 			break

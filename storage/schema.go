@@ -11,7 +11,7 @@ import (
 // SchemaVersion is the schema version this package writes and reads, kept in
 // PRAGMA user_version. A file with a higher version was written by a newer
 // lidi and is refused.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // ApplicationID marks a lidi crawl file in the SQLite header (PRAGMA
 // application_id); it is "lidi" in ASCII.
@@ -60,7 +60,9 @@ var schema = []string{
 		duration_ms  REAL,
 		outlinks     INTEGER,
 		simhash      INTEGER,
-		type_check   TEXT
+		type_check   TEXT,
+		etag          TEXT,
+		last_modified TEXT
 	)`,
 	// The frontier: Head reads a site's queue in (priority, seq) order and
 	// Sites counts it. Only queued URLs are indexed, so the index shrinks as
@@ -100,6 +102,11 @@ var schema = []string{
 	)`,
 	rankRunsTable,
 	pagerankTable,
+	fetchesTable,
+	fetchesIndex,
+	channelsTable,
+	channelGroupsTable,
+	reassignmentsTable,
 	`CREATE TABLE events (
 		id   INTEGER PRIMARY KEY,
 		time INTEGER,
@@ -136,6 +143,8 @@ const pagerankTable = `CREATE TABLE pagerank (
 // upgrades[v] brings a file of version v+1 to version v+2.
 var upgrades = [][]string{
 	{rankRunsTable, pagerankTable},
+	{`ALTER TABLE urls ADD COLUMN etag TEXT`, `ALTER TABLE urls ADD COLUMN last_modified TEXT`,
+		fetchesTable, fetchesIndex, channelsTable, channelGroupsTable, reassignmentsTable},
 }
 
 // Counter keys in meta. They are updated by Apply in the same transaction

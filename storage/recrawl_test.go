@@ -1,0 +1,172 @@
+package storage
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"lidi/engine"
+	"lidi/engine/fetch"
+)
+
+// dropVersion3 turns a current file back into a version 2 one.
+var dropVersion3 = []string{"DROP TABLE fetches", "DROP TABLE channels", "DROP TABLE channel_groups",
+	"DROP TABLE reassignments", "ALTER TABLE urls DROP COLUMN etag", "ALTER TABLE urls DROP COLUMN last_modified"}
+
+// TestUpgradeFromVersion2 opens a file written by lidi at schema version 2
+// (testdata/v2.db: two sites, three URLs, a 200 and a 404 fetched) and
+// recrawls in it.
+func TestUpgradeFromVersion2(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("testdata", "v2.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "v2.db")
+	if err := os.WriteFile(path, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	r := rawOpen(t, path)
+	if v := queryInt(t, r, "PRAGMA user_version"); v != SchemaVersion {
+		t.Fatalf("user_version %d after upgrade, want %d", v, SchemaVersion)
+	}
+	if n := queryInt(t, r, "SELECT count(*) FROM urls"); n != 3 {
+		t.Errorf("%d URLs kept, want 3", n)
+	}
+	ct, err := db.Counters(context.Background())
+	if err != nil || ct.Pages != 2 {
+		t.Errorf("counters after upgrade: %+v, %v", ct, err)
+	}
+	// The upgraded file recrawls: the fetched 200 is a recrawl candidate,
+	// the 404 is not.
+	var cands []engine.RecrawlURL
+	if err := db.RecrawlURLs(context.Background(), func(u engine.RecrawlURL) { cands = append(cands, u) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(cands) != 1 || cands[0].ID != 11 || cands[0].Site != 1 {
+		t.Fatalf("recrawl candidates %+v, want URL 11 of site 1", cands)
+	}
+	apply(t, db, engine.Batch{Requeues: []engine.Requeue{{URL: 11, Priority: -1, Seq: 9}}})
+	head, _, _, err := db.Head(context.Background(), 1, 10)
+	if err != nil || len(head) != 1 || head[0].Copy == nil || head[0].Copy.Digest != 0xabc || head[0].Copy.ETag != "" {
+		t.Fatalf("head after requeue: %+v, %v; want URL 11 with its v2 copy", head, err)
+	}
+}
+
+func TestRecrawlHistory(t *testing.T) {
+	db := openTest(t)
+	ctx := context.Background()
+	apply(t, db, engine.Batch{Sites: []engine.SiteRecord{site(1)}, URLs: []engine.URLRecord{queued(1, 1, 0, 1), queued(2, 1, 1, 2)}})
+	first := engine.PageRecord{URL: 1, Site: 1, Fetched: t0, Status: 200, Length: 5, Digest: 10, Simhash: 0xff,
+		Body: compress(t, []byte("first")), ETag: `"v1"`, LastModified: "Mon, 02 Mar 2026 10:00:00 GMT"}
+	apply(t, db, engine.Batch{Pages: []engine.PageRecord{first, {URL: 2, Site: 1, Fetched: t0, Status: 200, Length: 3, Digest: 20}}})
+	if _, _, more, _ := db.Head(ctx, 1, 0); more {
+		t.Fatal("a URL still queued after both were fetched")
+	}
+
+	// Recrawl 1: 304, the copy stays.
+	apply(t, db, engine.Batch{Requeues: []engine.Requeue{{URL: 1, Priority: -5, Seq: 3}, {URL: 99, Priority: 0, Seq: 4}}})
+	head, _, _, err := db.Head(ctx, 1, 10)
+	if err != nil || len(head) != 1 {
+		t.Fatalf("head %+v, %v; want URL 1 alone", head, err)
+	}
+	want := fetch.Copy{Validators: fetch.Validators{ETag: `"v1"`, LastModified: first.LastModified}, Digest: 10, Simhash: 0xff}
+	if head[0].Copy == nil || *head[0].Copy != want || head[0].Priority != -5 {
+		t.Fatalf("requeued URL %+v, copy %+v; want priority -5 and copy %+v", head[0], head[0].Copy, want)
+	}
+	apply(t, db, engine.Batch{Pages: []engine.PageRecord{{URL: 1, Site: 1, Fetched: t0.Add(time.Hour), Status: 304,
+		Recrawl: true, Verdict: fetch.VerdictNotModified}}})
+	// Recrawl 2: changed, new body and validators.
+	apply(t, db, engine.Batch{Requeues: []engine.Requeue{{URL: 1, Priority: -5, Seq: 5}}})
+	apply(t, db, engine.Batch{Pages: []engine.PageRecord{{URL: 1, Site: 1, Fetched: t0.Add(2 * time.Hour), Status: 200, Length: 6,
+		Digest: 11, Simhash: 0xf0, Body: compress(t, []byte("second")), Recrawl: true, Verdict: fetch.VerdictChanged, ETag: `"v2"`}}})
+	// Recrawl 3: the server failed; the copy stays.
+	apply(t, db, engine.Batch{Requeues: []engine.Requeue{{URL: 1, Priority: -5, Seq: 6}}})
+	apply(t, db, engine.Batch{Pages: []engine.PageRecord{{URL: 1, Site: 1, Fetched: t0.Add(3 * time.Hour), Status: 503, Recrawl: true}}})
+
+	r := rawOpen(t, db.Path())
+	rows, err := r.Query("SELECT status, recrawl, coalesce(changed, -1), verdict FROM fetches WHERE url_id = 1 ORDER BY time")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		status, recrawl, changed int
+		verdict                  string
+	}
+	var got []row
+	for rows.Next() {
+		var x row
+		if err := rows.Scan(&x.status, &x.recrawl, &x.changed, &x.verdict); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, x)
+	}
+	rows.Close()
+	wantRows := []row{{200, 0, -1, "none"}, {304, 1, 0, "not-modified"}, {200, 1, 1, "changed"}, {503, 1, -1, "none"}}
+	if len(got) != len(wantRows) {
+		t.Fatalf("history %+v, want %+v", got, wantRows)
+	}
+	for i := range got {
+		if got[i] != wantRows[i] {
+			t.Errorf("fetch %d: %+v, want %+v", i, got[i], wantRows[i])
+		}
+	}
+	if v := queryInt(t, r, "SELECT status FROM urls WHERE id = 1"); v != 200 {
+		t.Errorf("URL 1 status %d after a failed recrawl, want the copy's 200", v)
+	}
+	if v := queryOne[string](t, r, "SELECT etag FROM urls WHERE id = 1"); v != `"v2"` {
+		t.Errorf("URL 1 etag %q, want the changed version's", v)
+	}
+	if b, err := db.Page(ctx, 1); err != nil || string(b) != "second" {
+		t.Errorf("URL 1 body %q, %v; want the changed version", b, err)
+	}
+	ct, _ := db.Counters(ctx)
+	if ct.Pages != 5 {
+		t.Errorf("%d fetches counted, want 5", ct.Pages)
+	}
+	if q, f := queryInt(t, r, "SELECT value FROM meta WHERE key = 'count.queued'"), queryInt(t, r, "SELECT value FROM meta WHERE key = 'count.fetched'"); q != 0 || f != 2 {
+		t.Errorf("counters queued %d fetched %d, want 0 and 2", q, f)
+	}
+	if n := queryInt(t, r, "SELECT value FROM meta WHERE key = 'count.bodies'"); n != 1 {
+		t.Errorf("%d bodies counted, want 1 (the second replaced the first)", n)
+	}
+}
+
+func TestRecrawlManagerRecords(t *testing.T) {
+	db := openTest(t)
+	ch := []engine.ChannelRecord{
+		{ID: "a.test", Group: 1, Interval: 2 * time.Hour, Rate: 1.0 / 7200, Submitted: 3, Updates: 2, LastUpdate: t0, Updated: t0},
+		{ID: "b.test/news/", Group: 0, Interval: time.Hour, Rate: 0, Updated: t0},
+	}
+	apply(t, db, engine.Batch{Channels: ch,
+		Groups: []engine.GroupRecord{{Index: 0, Channels: 1, Initial: time.Hour, Interval: 50 * time.Minute, Updated: t0}},
+		Reassignments: []engine.ReassignmentRecord{{Time: t0, Policy: "iir", Before: []time.Duration{time.Hour, 2 * time.Hour},
+			After: []time.Duration{54 * time.Minute, 2 * time.Hour}, SuccessRates: []float64{1, 0.5}}}})
+	ch[1].Updates = 1
+	apply(t, db, engine.Batch{Channels: ch[1:]})
+	got, err := db.Channels(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := func(a, b engine.ChannelRecord) bool {
+		ok := a.LastUpdate.Equal(b.LastUpdate) && a.Updated.Equal(b.Updated)
+		a.LastUpdate, a.Updated, b.LastUpdate, b.Updated = time.Time{}, time.Time{}, time.Time{}, time.Time{}
+		return ok && a == b
+	}
+	if len(got) != 2 || !same(got[0], ch[0]) || !same(got[1], ch[1]) {
+		t.Errorf("channels %+v, want %+v", got, ch)
+	}
+	r := rawOpen(t, db.Path())
+	if v := queryOne[string](t, r, "SELECT after_ms FROM reassignments"); v != "3240000 7200000" {
+		t.Errorf("reassignment after_ms %q", v)
+	}
+	if v := queryInt(t, r, "SELECT interval_ms FROM channel_groups WHERE grp = 0"); v != 3000000 {
+		t.Errorf("group interval %d ms", v)
+	}
+}
