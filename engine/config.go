@@ -65,6 +65,8 @@ type Config struct {
 	FlushRecords  int           // storage.flush_records: records that trigger a write
 	ResolveAhead  int           // dns.parallel: look-ups in flight at once
 	ResolveFailed time.Duration // dns.retry: when a failed host is tried again
+
+	Recrawl RecrawlConfig // recrawl.*
 }
 
 // Defaults returns the default configuration of a real crawl.
@@ -99,6 +101,7 @@ func Defaults() Config {
 		FlushRecords:     20000,
 		ResolveAhead:     32,
 		ResolveFailed:    10 * time.Minute,
+		Recrawl:          DefaultRecrawl(),
 	}
 }
 
@@ -160,5 +163,5 @@ func (c *Config) Validate() error {
 	case c.MaxRedirects < 0:
 		return bad("fetch.max_redirects", "must not be negative, got %d", c.MaxRedirects)
 	}
-	return nil
+	return c.Recrawl.validate()
 }

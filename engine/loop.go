@@ -70,6 +70,8 @@ type crawl struct {
 	followBuf []followed
 	linkBuf   []uint64
 	nodeBuf   []int32
+
+	rc *recrawler // nil when recrawling is off
 }
 
 type dnsResult struct {
@@ -185,6 +187,9 @@ func (c *crawl) load(ctx context.Context) error {
 		return fmt.Errorf("engine: loading counters: %w", err)
 	}
 	c.pages, c.bytes, c.errors = ct.Pages, ct.Bytes, ct.Errors
+	if e.cfg.Recrawl.Enabled {
+		return c.recrawlLoad(ctx)
+	}
 	return nil
 }
 
@@ -326,6 +331,9 @@ func (c *crawl) loop(ctx context.Context) error {
 	var grace <-chan time.Time
 	for {
 		now := e.clock.Now()
+		if c.rc != nil && !stopping {
+			c.recrawlTick(now)
+		}
 		if !stopping && !e.paused.Load() {
 			c.dispatch(visitCtx, now)
 		}
@@ -415,6 +423,9 @@ func (c *crawl) finished() bool {
 	}
 	if c.e.cfg.MaxPages > 0 && c.pages >= c.e.cfg.MaxPages {
 		return true
+	}
+	if c.rc != nil {
+		return false // recrawling goes on until stopped or a limit
 	}
 	return c.resolving == 0 && c.f.Count(frontier.Ready)+c.f.Count(frontier.Waiting)+c.f.Count(frontier.Blocked)+c.f.Count(frontier.Resolving) == 0
 }
@@ -537,6 +548,13 @@ func (c *crawl) onPage(m pageDone, now time.Time) {
 		c.errKinds["truncated"]++
 	}
 	c.batch.Pages = append(c.batch.Pages, rec)
+	if c.rc != nil {
+		c.recrawlPage(m)
+	}
+	if rec.Recrawl {
+		c.recrawled(m, now)
+		return
+	}
 	if !c.observe(m, now) {
 		// A duplicate: its links are the original's, not followed again.
 		c.skipped["duplicate"] += int64(len(m.found))
@@ -613,6 +631,9 @@ func (c *crawl) onVisitDone(m visitDone, now time.Time) {
 		c.skipped["robots"] += int64(len(m.skips))
 		for _, sk := range m.skips {
 			c.left(sk.URL, nil)
+		}
+		if c.rc != nil {
+			c.recrawlDropped(m.skips)
 		}
 	}
 	for _, o := range m.originals {
@@ -729,6 +750,9 @@ func (c *crawl) publish(now time.Time, force bool) {
 	}
 	c.lastPublish = now
 	e := c.e
+	if c.rc != nil {
+		c.rc.measureFreshness(now)
+	}
 	var waiting []WaitingSite
 	for _, fs := range c.f.WaitingSoonest(32) {
 		waiting = append(waiting, WaitingSite{Site: fs.Key, Pending: fs.Pending, Until: fs.NextVisit})
@@ -750,5 +774,8 @@ func (c *crawl) publish(now time.Time, force bool) {
 	st.Skipped = cloneMap(c.skipped)
 	if st.Started.IsZero() {
 		st.Started = now
+	}
+	if c.rc != nil {
+		c.recrawlPublish(st)
 	}
 }

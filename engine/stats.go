@@ -45,9 +45,11 @@ type Stats struct {
 	// Coverage is the PageRank coverage curve, a point per recomputation
 	// (thinned when long); nil until the first one, or with PageRank off.
 	Coverage []CoveragePoint
-	// Intervals is recrawl interval adaptation, filled by the recrawl
-	// issue; nil means "not measured yet".
+	// Intervals are the recrawl priority groups, group 0 (the most often
+	// changing) first; nil while recrawling is off or warming up.
 	Intervals []IntervalGroup
+	// Recrawl is the recrawl state; nil when recrawling is off.
+	Recrawl *RecrawlStats
 
 	Events []Event // the most recent notable events, newest last (at most 64)
 }
@@ -129,9 +131,17 @@ type CoveragePoint struct {
 	Oracle   float64 // the same against the true PageRank, when known; -1 if not
 }
 
-// IntervalGroup is the recrawl interval of one priority group.
+// IntervalGroup is one recrawl priority group.
 type IntervalGroup struct {
-	Name     string
-	Interval time.Duration
-	Pages    int64
+	Name        string
+	Index, Rank int // Rank is SARSS's: K-1 for group 0
+	Channels    int
+	// Interval is the group's mean recrawl interval now, Initial the mean
+	// of its channels' estimated change intervals at the start.
+	Interval, Initial time.Duration
+	// Since the last reassignment: tasks submitted, updates (recrawls that
+	// completed) and their ratio.
+	Submitted, Updates int
+	SuccessRate        float64
+	TotalUpdates       int // since the start
 }

@@ -267,8 +267,13 @@ func (e *Engine) fetchPage(ctx context.Context, sess *fetch.Session, q QueuedURL
 	rec := &pd.rec
 	rec.URL = q.ID
 	rec.Fetched = e.clock.Now()
-	resp, err := sess.Get(ctx, q.URL)
+	var v fetch.Validators
+	if q.Copy != nil {
+		rec.Recrawl, v = true, q.Copy.Validators
+	}
+	resp, err := sess.GetIf(ctx, q.URL, v)
 	if resp != nil {
+		rec.ETag, rec.LastModified = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
 		rec.Status = resp.Status
 		rec.ContentType = resp.ContentType
 		rec.Length = int64(len(resp.Body))
@@ -312,7 +317,7 @@ func (e *Engine) fetchPage(ctx context.Context, sess *fetch.Session, q QueuedURL
 					follow = follow && !d.NoFollow
 				}
 				rec.Links = len(res.Links)
-				if e.det != nil {
+				if e.det != nil || e.cfg.Recrawl.Enabled {
 					t := startCPUTimer()
 					rec.Simhash = dedup.Simhash(resp.Body)
 					pd.detect = t.elapsed()
@@ -328,6 +333,9 @@ func (e *Engine) fetchPage(ctx context.Context, sess *fetch.Session, q QueuedURL
 	}
 	if e.cfg.KeepBodies && len(resp.Body) > 0 {
 		rec.Body = e.compress(resp.Body)
+	}
+	if q.Copy != nil {
+		rec.Verdict = fetch.Judge(*q.Copy, rec.Status, rec.Digest, rec.Simhash, e.cfg.Recrawl.Threshold)
 	}
 	return pd, resp, nil
 }

@@ -83,3 +83,25 @@ func notModified(r *http.Request, etag string, modified time.Time) bool {
 	t, err := http.ParseTime(ims)
 	return err == nil && !modified.After(t)
 }
+
+// VirtualTime is the server's virtual clock as a clock: Now is the
+// virtual wall time (what lidi demo gives the recrawl manager).
+type VirtualTime struct{ clock Clock }
+
+// Now returns the virtual wall time now.
+func (v VirtualTime) Now() time.Time { return v.clock.VirtualNow() }
+
+// VirtualTime returns the server's virtual clock as a clock.
+func (s *Server) VirtualTime() VirtualTime { return VirtualTime{s.clock} }
+
+// Fresh reports whether a copy of the page at rawURL fetched at virtual
+// wall time fetched is still its current version at virtual wall time at;
+// ok is false for a URL that is not one of the web's pages. It is the
+// ground truth of freshness (engine.FreshnessOracle) for lidi demo.
+func (s *Server) Fresh(rawURL string, fetched, at time.Time) (fresh, ok bool) {
+	t := s.web.Truth(rawURL)
+	if t.Status != http.StatusOK || t.Page < 0 {
+		return false, false
+	}
+	return s.web.changes.Fresh(t.Page, fetched.Sub(s.clock.Epoch), at.Sub(s.clock.Epoch)), true
+}

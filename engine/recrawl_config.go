@@ -1,0 +1,85 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"lidi/engine/recrawl"
+)
+
+// RecrawlConfig is the recrawl.* part of the configuration: whether lidi
+// visits what it has crawled again, and how often (engine/recrawl's
+// Manager and policies decide; see docs/recrawl.md).
+type RecrawlConfig struct {
+	Enabled bool // recrawl.enabled
+	// Options are the Manager's: recrawl.policy, recrawl.groups (K),
+	// recrawl.rate_cap, recrawl.min_interval, recrawl.max_interval and
+	// the policies' parameters. Options.Clock is set by the engine.
+	Options  recrawl.Options
+	Channels []recrawl.Rule // recrawl.channels: sub-directories that are channels of their own
+	// Threshold is the number of simhash bits (of 64) a refetched page's
+	// text may differ by and still count as unchanged (recrawl.threshold):
+	// a date or a counter moves a few bits, an edit many. Negative
+	// compares digests only.
+	Threshold int
+	// InitialInterval is how often every channel is recrawled during the
+	// warm-up (recrawl.initial_interval), and Warmup how long that lasts
+	// (recrawl.warmup) before the channels are grouped by the change rates
+	// it estimated and the policy takes over. Both by the recrawl clock.
+	InitialInterval time.Duration
+	Warmup          time.Duration
+	// TimeScale runs the recrawl clock this many times as fast as the
+	// engine's (recrawl.time_scale): against a simweb serving with
+	// --time-scale N, N makes the intervals the web's. Zero means 1.
+	TimeScale float64
+	// Clock, if set, is the recrawl clock instead (not a config.yaml key:
+	// lidi demo gives simweb's virtual clock).
+	Clock recrawl.Clock
+	// Freshness, if set, knows whether a copy is still current (not a
+	// config.yaml key: lidi demo gives simweb's ground truth); the console
+	// then shows exact freshness, else an estimate.
+	Freshness FreshnessOracle
+}
+
+// FreshnessOracle knows the ground truth of a changing web.
+type FreshnessOracle interface {
+	// Fresh reports whether the copy of rawURL fetched at fetched (by the
+	// recrawl clock) is still the page's current version at time at; ok
+	// is false for a URL it does not know.
+	Fresh(rawURL string, fetched, at time.Time) (fresh, ok bool)
+}
+
+// DefaultRecrawl returns recrawling's defaults: off, the Manager's
+// defaults (iir, K = 5, a rate cap of twice the change rate), a threshold
+// of 3 bits, a warm-up of 6 hours recrawling every channel hourly.
+func DefaultRecrawl() RecrawlConfig {
+	return RecrawlConfig{Options: recrawl.Defaults(), Threshold: 3, InitialInterval: time.Hour, Warmup: 6 * time.Hour}
+}
+
+func (r *RecrawlConfig) validate() error {
+	if !r.Enabled {
+		return nil
+	}
+	if err := r.Options.Validate(); err != nil {
+		return &ConfigError{Key: "recrawl", Err: err}
+	}
+	if _, err := recrawl.NewChannels(r.Channels); err != nil {
+		return &ConfigError{Key: "recrawl.channels", Err: err}
+	}
+	switch {
+	case r.Threshold > 32:
+		return &ConfigError{Key: "recrawl.threshold", Err: fmt.Errorf("must be at most 32, got %d", r.Threshold)}
+	case r.InitialInterval <= 0:
+		return &ConfigError{Key: "recrawl.initial_interval", Err: fmt.Errorf("must be positive, got %s", r.InitialInterval)}
+	case r.Warmup < 0:
+		return &ConfigError{Key: "recrawl.warmup", Err: fmt.Errorf("must not be negative, got %s", r.Warmup)}
+	case r.TimeScale < 0:
+		return &ConfigError{Key: "recrawl.time_scale", Err: fmt.Errorf("must not be negative, got %g", r.TimeScale)}
+	}
+	return nil
+}
+
+// errRecrawlStore is returned by Run when recrawling is on and the Store
+// cannot give back what it needs to continue a crawl.
+var errRecrawlStore = errors.New("engine: recrawl.enabled needs a store that implements RecrawlStore")

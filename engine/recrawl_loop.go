@@ -1,0 +1,584 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"lidi/engine/fetch"
+	"lidi/engine/frontier"
+	"lidi/engine/recrawl"
+)
+
+// Recrawling in the loop. A recrawl is a visit like any other: when a
+// channel is due, the loop puts the URLs of it that were fetched (those
+// with a copy) back in their sites' queues, ahead of discovered URLs
+// (recrawlPriority), and the same scheduler, politeness, robots.txt rules
+// and r robots fetch them. Each queued URL carries its copy (QueuedURL.Copy
+// from the store), so the robot asks conditionally and judges the change
+// (fetch.Judge); the loop learns the verdicts from the page records, keeps
+// each channel's observations and tells the recrawl Manager when a task is
+// done.
+//
+// The Manager groups channels by their estimated change rates, which a
+// fresh crawl does not know: until recrawl.warmup of the recrawl clock has
+// passed and a channel has been seen minProbes times, the loop recrawls it
+// every recrawl.initial_interval (a probe) and estimates its rate from its
+// pages' observations (Cho and Garcia-Molina's estimator over the pooled
+// pages: a channel's pages are taken to share its rate). At the end of the
+// warm-up the Manager starts with the channels estimated so far; channels
+// estimated later join it, and the Manager groups all of them again
+// (Regroup) once a quarter of them joined since it last did. A crawl that
+// resumes with channels in the store restores them in the Manager at once.
+
+// recrawlPriority puts a requeued URL ahead of every discovered one in its
+// site's queue: the strategies' priorities are depths (0 and up) or minus
+// a PageRank (-1 and up).
+const recrawlPriority = -2
+
+// maxObservations bounds the page observations kept per channel.
+const maxObservations = 512
+
+// minProbes is the number of recrawls of a channel before its estimated
+// rate places it in a group.
+const minProbes = 3
+
+// recrawler is the loop's recrawl state; only the loop goroutine touches it.
+type recrawler struct {
+	cfg      RecrawlConfig
+	clock    recrawl.Clock
+	chans    *recrawl.Channels
+	mgr      *recrawl.Manager // nil during the warm-up
+	warmEnd  time.Time        // by the recrawl clock
+	channels map[recrawl.ChannelID]*rchannel
+	items    map[uint64]*ritem // URLs with a copy, by ID
+
+	tasks, done, dropped int
+	reassigns            int // reassignments seen
+	joined, grouped      int // channels added to the Manager since it last grouped them, and at that time
+	lastStats            time.Time
+	stats                recrawl.Stats
+	history              []IntervalPoint
+	fresh                freshness
+}
+
+// rchannel is one channel as the loop knows it.
+type rchannel struct {
+	id        recrawl.ChannelID
+	items     map[uint64]*ritem
+	task      *rtask // the recrawl running; nil for none
+	obs       []recrawl.Observation
+	rate      recrawl.Rate // estimated from obs (or the store)
+	nextProbe time.Time    // the next warm-up recrawl
+	added     bool         // known to the Manager
+	probes    int          // probes finished
+	entry     string       // its first URL fetched: the task's seed
+}
+
+// ritem is a URL with a copy.
+type ritem struct {
+	ch      *rchannel
+	url     string
+	site    int64
+	fetched time.Time // by the recrawl clock
+	queued  bool      // requeued, not fetched again yet
+}
+
+// rtask is a recrawl of a channel in progress.
+type rtask struct {
+	t       recrawl.Task
+	manager bool // from the Manager (else a warm-up probe)
+	left    map[uint64]bool
+	changed bool
+	failed  bool
+	pages   int
+	cost    time.Duration
+}
+
+// scaledClock runs TimeScale times as fast as the engine's clock from
+// epoch.
+type scaledClock struct {
+	base  Clock
+	epoch time.Time
+	scale float64
+}
+
+func (c scaledClock) Now() time.Time {
+	return c.epoch.Add(time.Duration(float64(c.base.Now().Sub(c.epoch)) * c.scale))
+}
+
+func newRecrawler(cfg RecrawlConfig, base Clock) (*recrawler, error) {
+	chans, err := recrawl.NewChannels(cfg.Channels)
+	if err != nil {
+		return nil, &ConfigError{Key: "recrawl.channels", Err: err}
+	}
+	clock := cfg.Clock
+	if clock == nil {
+		scale := cfg.TimeScale
+		if scale == 0 {
+			scale = 1
+		}
+		clock = scaledClock{base: base, epoch: base.Now(), scale: scale}
+	}
+	r := &recrawler{cfg: cfg, clock: clock, chans: chans, channels: map[recrawl.ChannelID]*rchannel{}, items: map[uint64]*ritem{}}
+	r.warmEnd = clock.Now().Add(cfg.Warmup)
+	return r, nil
+}
+
+// recrawlLoad rebuilds the recrawl state from the store.
+func (c *crawl) recrawlLoad(ctx context.Context) error {
+	e := c.e
+	rs, ok := e.store.(RecrawlStore)
+	if !ok {
+		return errRecrawlStore
+	}
+	rc, err := newRecrawler(e.cfg.Recrawl, e.clock)
+	if err != nil {
+		return err
+	}
+	c.rc = rc
+	now := rc.clock.Now()
+	err = rs.RecrawlURLs(ctx, func(u RecrawlURL) {
+		// The copy's age is not known on this clock: it counts from now.
+		rc.copied(u.ID, u.URL, u.Site, now)
+	})
+	if err != nil {
+		return fmt.Errorf("engine: loading recrawl URLs: %w", err)
+	}
+	recs, err := rs.Channels(ctx)
+	if err != nil {
+		return fmt.Errorf("engine: loading channels: %w", err)
+	}
+	var states []recrawl.ChannelState
+	for _, r := range recs {
+		ch := rc.channels[recrawl.ChannelID(r.ID)]
+		if ch == nil {
+			continue // nothing of it left to recrawl
+		}
+		ch.rate, ch.added = recrawl.Rate(r.Rate), true
+		states = append(states, recrawl.ChannelState{ID: ch.id, Group: r.Group, Interval: r.Interval, Rate: ch.rate,
+			Submitted: r.Submitted, Updates: r.Updates, LastUpdate: r.LastUpdate})
+	}
+	if len(states) == 0 {
+		return nil
+	}
+	if err := c.startManager(now); err != nil {
+		return err
+	}
+	if err := rc.mgr.Restore(states); err != nil {
+		return fmt.Errorf("engine: restoring recrawl channels: %w", err)
+	}
+	return nil
+}
+
+// copied records that URL id of channel has a copy fetched at t.
+func (r *recrawler) copied(id uint64, url string, site int64, t time.Time) *ritem {
+	it := r.items[id]
+	if it == nil {
+		chID, err := r.chans.OfString(url)
+		if err != nil {
+			return nil
+		}
+		ch := r.channels[chID]
+		if ch == nil {
+			ch = &rchannel{id: chID, items: map[uint64]*ritem{}, entry: url, nextProbe: t.Add(r.cfg.InitialInterval)}
+			r.channels[chID] = ch
+		}
+		it = &ritem{ch: ch, url: url, site: site}
+		ch.items[id] = it
+		r.items[id] = it
+	}
+	it.fetched, it.queued = t, false
+	return it
+}
+
+// startManager groups the channels estimated so far (or restored) by their
+// rates and hands them to a recrawl Manager.
+func (c *crawl) startManager(now time.Time) error {
+	rc := c.rc
+	opt := rc.cfg.Options
+	opt.Clock = rc.clock
+	specs := make([]recrawl.ChannelSpec, 0, len(rc.channels))
+	for _, ch := range rc.sortedChannels() {
+		if ch.added || ch.probes >= 1 {
+			specs = append(specs, ch.spec())
+			ch.added = true
+		}
+	}
+	rc.grouped, rc.joined = len(specs), 0
+	m, err := recrawl.New(opt, specs)
+	if err != nil {
+		return &ConfigError{Key: "recrawl", Err: err}
+	}
+	m.SetCapacity(float64(c.e.robots.Load()))
+	rc.mgr = m
+	rc.stats = m.Stats()
+	rc.reassigns = rc.stats.Reassignments
+	text := fmt.Sprintf("recrawl: %d channels in %d groups by estimated change rate, policy %s", len(specs), opt.Groups, opt.Policy)
+	c.batch.Events = append(c.batch.Events, Event{Time: c.e.clock.Now(), Kind: "recrawl", Text: text})
+	c.e.event(Event{Kind: "recrawl", Text: text})
+	c.recordGroups(now)
+	return nil
+}
+
+func (r *recrawler) sortedChannels() []*rchannel {
+	out := make([]*rchannel, 0, len(r.channels))
+	for _, ch := range r.channels {
+		out = append(out, ch)
+	}
+	slices.SortFunc(out, func(a, b *rchannel) int { return strings.Compare(string(a.id), string(b.id)) })
+	return out
+}
+
+func (ch *rchannel) spec() recrawl.ChannelSpec {
+	return recrawl.ChannelSpec{ID: ch.id, Rate: ch.rate, Entry: []string{ch.entry}, ExpectedPages: len(ch.items)}
+}
+
+// recrawlTick starts what is due: probes of the channels not in the
+// Manager yet, the Manager's tasks; it drops tasks past their deadline and
+// starts the Manager at the end of the warm-up.
+func (c *crawl) recrawlTick(now time.Time) {
+	rc := c.rc
+	rnow := rc.clock.Now()
+	if rc.mgr == nil && !rnow.Before(rc.warmEnd) {
+		if err := c.startManager(rnow); err != nil {
+			c.e.event(Event{Kind: "recrawl", Text: err.Error()})
+			c.rc = nil
+			return
+		}
+	}
+	for _, ch := range rc.channels {
+		if ch.added {
+			continue
+		}
+		if rc.mgr != nil && ch.probes >= minProbes && ch.task == nil {
+			ch.added = true
+			if err := rc.mgr.Add(ch.spec()); err != nil {
+				c.e.event(Event{Kind: "recrawl", Text: err.Error()})
+			}
+			rc.joined++
+			continue
+		}
+		if ch.task == nil && !rnow.Before(ch.nextProbe) {
+			ch.nextProbe = rnow.Add(rc.cfg.InitialInterval)
+			c.requeue(ch, &rtask{t: recrawl.Task{Channel: ch.id, Submitted: rnow, Deadline: ch.nextProbe}}, now)
+		}
+	}
+	if rc.mgr == nil {
+		return
+	}
+	if rc.joined > 0 && rc.joined*4 >= rc.grouped+rc.joined {
+		rc.mgr.Regroup()
+		rc.grouped, rc.joined = rc.grouped+rc.joined, 0
+	}
+	if next, ok := rc.mgr.NextDue(); ok && !rnow.Before(next) {
+		for _, t := range rc.mgr.Due() {
+			ch := rc.channels[t.Channel]
+			if ch == nil || ch.task != nil || len(ch.items) == 0 {
+				// Still busy with the last one (SARSS drops the task
+				// then), or nothing to fetch.
+				rc.mgr.Done(t, recrawl.Outcome{})
+				rc.dropped++
+				continue
+			}
+			c.requeue(ch, &rtask{t: t, manager: true}, now)
+		}
+	}
+	for _, ch := range rc.channels {
+		if ch.task != nil && ch.task.manager && rnow.After(ch.task.t.Deadline) {
+			rc.mgr.Done(ch.task.t, recrawl.Outcome{})
+			rc.dropped++
+			ch.task.manager = false // its pages still count as observations
+		}
+	}
+	rc.noteReassignments(c, rnow)
+}
+
+// requeue puts channel ch's URLs with a copy back in their sites' queues.
+func (c *crawl) requeue(ch *rchannel, t *rtask, now time.Time) {
+	rc := c.rc
+	t.left = make(map[uint64]bool, len(ch.items))
+	perSite := map[int64]int64{}
+	for id, it := range ch.items {
+		s := c.sites[it.site]
+		if s == nil || s.parked || it.queued {
+			continue
+		}
+		it.queued = true
+		t.left[id] = true
+		c.nextSeq++
+		c.batch.Requeues = append(c.batch.Requeues, Requeue{URL: id, Priority: recrawlPriority, Seq: c.nextSeq})
+		perSite[it.site]++
+	}
+	if len(t.left) == 0 {
+		if t.manager {
+			rc.mgr.Done(t.t, recrawl.Outcome{})
+			rc.dropped++
+		}
+		return
+	}
+	ch.task = t
+	rc.tasks++
+	for id, n := range perSite {
+		s := c.sites[id]
+		if s.Place() == frontier.Busy {
+			if s.sinceDispatch == 0 || recrawlPriority < s.sinceDispatchPrio {
+				s.sinceDispatchPrio = recrawlPriority
+			}
+			s.sinceDispatch += n
+		}
+		c.f.Found(&s.Site, n, recrawlPriority, now)
+	}
+}
+
+// recrawlPage learns from a page record: a new copy, or a recrawl's
+// verdict.
+func (c *crawl) recrawlPage(m pageDone) {
+	rc := c.rc
+	rec := &m.rec
+	rnow := rc.clock.Now()
+	it := rc.items[rec.URL]
+	keeps := rec.Err == "" && (rec.Status >= 200 && rec.Status < 400)
+	if it == nil {
+		if !keeps {
+			return
+		}
+		if it = rc.copied(rec.URL, m.url, m.site, rnow); it == nil {
+			return
+		}
+		if ch := it.ch; rc.mgr != nil && !ch.added {
+			ch.added = true
+			if err := rc.mgr.Add(ch.spec()); err != nil {
+				c.e.event(Event{Kind: "recrawl", Text: err.Error()})
+			}
+		}
+		return
+	}
+	ch := it.ch
+	if rec.Verdict.Known() {
+		ch.obs = append(ch.obs, recrawl.Observation{Interval: rnow.Sub(it.fetched), Changed: rec.Verdict.Changed()})
+		if len(ch.obs) > maxObservations {
+			ch.obs = slices.Delete(ch.obs, 0, len(ch.obs)-maxObservations)
+		}
+	}
+	if t := ch.task; t != nil && t.left[rec.URL] {
+		delete(t.left, rec.URL)
+		t.pages++
+		t.cost += rec.Duration + c.sites[m.site].delay
+		t.changed = t.changed || rec.Verdict.Changed()
+		t.failed = t.failed || !(keeps || rec.Verdict == fetch.VerdictNotModified)
+		if len(t.left) == 0 {
+			c.taskDone(ch, rnow)
+		}
+	}
+	switch {
+	case keeps || rec.Verdict == fetch.VerdictNotModified:
+		it.fetched, it.queued = rnow, false
+	case rec.Err != "" || rec.Status >= 500 || rec.Status == 429:
+		it.queued = false // the copy stays, to be recrawled again
+	default: // gone (4xx): nothing left to recrawl
+		delete(ch.items, rec.URL)
+		delete(rc.items, rec.URL)
+	}
+}
+
+// recrawlDropped forgets URLs a visit skipped (robots.txt now forbids
+// them).
+func (c *crawl) recrawlDropped(skips []Skip) {
+	rc := c.rc
+	for _, sk := range skips {
+		it := rc.items[sk.URL]
+		if it == nil {
+			continue
+		}
+		ch := it.ch
+		delete(ch.items, sk.URL)
+		delete(rc.items, sk.URL)
+		if t := ch.task; t != nil && t.left[sk.URL] {
+			delete(t.left, sk.URL)
+			if len(t.left) == 0 {
+				c.taskDone(ch, rc.clock.Now())
+			}
+		}
+	}
+}
+
+// taskDone ends channel ch's recrawl: the Manager hears of it, the
+// channel's rate estimate and record are brought up to date.
+func (c *crawl) taskDone(ch *rchannel, rnow time.Time) {
+	rc := c.rc
+	t := ch.task
+	ch.task = nil
+	rc.done++
+	if r, err := recrawl.Estimate(ch.obs); err == nil {
+		ch.rate = r
+	}
+	if !t.manager {
+		ch.probes++
+		return
+	}
+	rc.mgr.Done(t.t, recrawl.Outcome{Success: !t.failed, Changed: t.changed, Duration: t.cost, Pages: t.pages})
+}
+
+// noteReassignments turns the Manager's new reassignments into events and
+// records.
+func (r *recrawler) noteReassignments(c *crawl, rnow time.Time) {
+	if rnow.Sub(r.lastStats) < time.Second && r.lastStats.Before(rnow) {
+		return
+	}
+	r.lastStats = rnow
+	r.stats = r.mgr.Stats()
+	n := r.stats.Reassignments - r.reassigns
+	r.reassigns = r.stats.Reassignments
+	recent := r.stats.Recent
+	for _, ra := range recent[max(len(recent)-n, 0):] {
+		rec := ReassignmentRecord{Time: ra.At, Policy: string(ra.Policy), Before: ra.Before, After: ra.After,
+			SuccessRates: ra.SuccessRates, Theta: ra.Theta, Budget: ra.Budget}
+		c.batch.Reassignments = append(c.batch.Reassignments, rec)
+		text := fmt.Sprintf("%s reassigned the recrawl intervals: %s", ra.Policy, describeIntervals(ra.Before, ra.After))
+		ev := Event{Time: c.e.clock.Now(), Kind: "reassign", Text: text}
+		c.batch.Events = append(c.batch.Events, ev)
+		c.e.event(ev)
+	}
+	if len(r.history) == 0 || n > 0 || rnow.Sub(r.history[len(r.history)-1].Time) >= r.cfg.InitialInterval/4 {
+		c.recordGroups(rnow)
+		p := IntervalPoint{Time: rnow, Freshness: r.fresh.value}
+		for _, g := range r.stats.Groups {
+			p.Intervals = append(p.Intervals, g.Interval)
+		}
+		r.history = append(r.history, p)
+		if len(r.history) > maxIntervalPoints {
+			r.history = slices.Delete(r.history, 0, len(r.history)-maxIntervalPoints)
+		}
+	}
+}
+
+// recordGroups writes every group and channel of the Manager as they are
+// now: what a resumed crawl restores.
+func (c *crawl) recordGroups(rnow time.Time) {
+	rc := c.rc
+	st := rc.mgr.Stats()
+	for _, g := range st.Groups {
+		c.batch.Groups = append(c.batch.Groups, GroupRecord{Index: g.Index, Channels: g.Channels, Initial: g.Initial, Interval: g.Interval, Updated: rnow})
+	}
+	for _, s := range rc.mgr.ChannelStates() {
+		c.batch.Channels = append(c.batch.Channels, ChannelRecord{ID: string(s.ID), Group: s.Group, Interval: s.Interval,
+			Rate: float64(s.Rate), Submitted: s.Submitted, Updates: s.Updates, LastUpdate: s.LastUpdate, Updated: rnow})
+	}
+}
+
+func describeIntervals(before, after []time.Duration) string {
+	var b strings.Builder
+	for i := range after {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		var from time.Duration
+		if i < len(before) {
+			from = before[i]
+		}
+		fmt.Fprintf(&b, "group %d %s → %s", i, shortDuration(from), shortDuration(after[i]))
+	}
+	return b.String()
+}
+
+// shortDuration prints d to the minute (or second, below one).
+func shortDuration(d time.Duration) string {
+	if d >= time.Minute {
+		return d.Round(time.Minute).String()
+	}
+	return d.Round(time.Second).String()
+}
+
+// freshness is the share of copies still current, measured at most every
+// freshEvery over at most freshSample copies.
+type freshness struct {
+	value float64 // -1 until measured
+	exact bool    // against the ground truth (else estimated from the rates)
+	at    time.Time
+}
+
+const (
+	freshEvery  = 2 * time.Second
+	freshSample = 2000
+)
+
+// measureFreshness updates the freshness of the copies: against the
+// oracle when there is one, else as the Poisson estimate e^(−λ̂·age)
+// averaged over the copies, λ̂ their channel's estimated rate.
+func (r *recrawler) measureFreshness(now time.Time) {
+	if !r.fresh.at.IsZero() && now.Sub(r.fresh.at) < freshEvery {
+		return
+	}
+	r.fresh.at = now
+	rnow := r.clock.Now()
+	n, sum := 0, 0.0
+	step := max(1, len(r.items)/freshSample)
+	i := 0
+	for _, it := range r.items {
+		i++
+		if i%step != 0 {
+			continue
+		}
+		if o := r.cfg.Freshness; o != nil {
+			f, ok := o.Fresh(it.url, it.fetched, rnow)
+			if !ok {
+				continue
+			}
+			n++
+			if f {
+				sum++
+			}
+			continue
+		}
+		n++
+		sum += math.Exp(-float64(it.ch.rate) * rnow.Sub(it.fetched).Seconds())
+	}
+	r.fresh.exact = r.cfg.Freshness != nil
+	r.fresh.value = -1
+	if n > 0 {
+		r.fresh.value = sum / float64(n)
+	}
+}
+
+// recrawlPublish fills the engine's Stats with the recrawl state.
+func (c *crawl) recrawlPublish(st *Stats) {
+	rc := c.rc
+	rs := &RecrawlStats{Policy: string(rc.cfg.Options.Policy), Channels: len(rc.channels), Copies: len(rc.items),
+		Tasks: rc.tasks, Done: rc.done, Dropped: rc.dropped, Freshness: rc.fresh.value, FreshnessExact: rc.fresh.exact,
+		WarmupEnds: rc.warmEnd, Now: rc.clock.Now()}
+	st.Intervals = nil
+	if rc.mgr != nil {
+		rs.WarmupEnds = time.Time{}
+		s := rc.stats
+		rs.Reassignments = s.Reassignments
+		if len(s.Recent) > 0 {
+			last := s.Recent[len(s.Recent)-1]
+			rs.LastReassign, rs.LastPolicy = last.At, string(last.Policy)
+		}
+		for _, g := range s.Groups {
+			st.Intervals = append(st.Intervals, IntervalGroup{
+				Name: fmt.Sprintf("group %d", g.Index), Index: g.Index, Rank: g.Rank, Channels: g.Channels,
+				Interval: g.Interval, Initial: g.Initial, Submitted: g.Submitted, Updates: g.Updates,
+				SuccessRate: g.SuccessRate, TotalUpdates: g.TotalUpdates,
+			})
+		}
+		rs.History = slices.Clone(rc.history)
+	}
+	st.Recrawl = rs
+}
+
+// recrawled follows the links of a recrawled page that were not seen
+// before: the page changed and links somewhere new.
+func (c *crawl) recrawled(m pageDone, now time.Time) {
+	for _, f := range m.found {
+		if _, seen := c.seen[f.id]; seen || f.id == m.rec.URL {
+			continue
+		}
+		c.batch.Links = append(c.batch.Links, Link{From: m.rec.URL, To: f.id})
+		c.discover(f, m.depth+1, m.rec.URL, now)
+	}
+}

@@ -1,0 +1,41 @@
+package engine
+
+import "time"
+
+// RecrawlStats is the recrawl state in a Stats snapshot.
+type RecrawlStats struct {
+	Policy   string // recrawl.policy
+	Now      time.Time
+	Channels int // channels known
+	Copies   int // URLs with a copy to recrawl
+	// WarmupEnds is when the warm-up ends (by the recrawl clock): the
+	// channels are recrawled every recrawl.initial_interval until then,
+	// and grouped after. Zero once the policy runs.
+	WarmupEnds time.Time
+
+	Tasks, Done, Dropped int // recrawl tasks started, finished, and dropped (busy, empty or past their deadline)
+
+	Reassignments int       // by the policy, since the start of this run
+	LastReassign  time.Time // when the latest happened (recrawl clock); zero for none
+	LastPolicy    string    // and by which policy
+
+	// Freshness is the share of copies still current: against the web's
+	// ground truth when FreshnessExact (lidi demo), else estimated from
+	// the channels' change rates. -1 until measured.
+	Freshness      float64
+	FreshnessExact bool
+
+	// History is the groups' intervals over time (a point per
+	// reassignment, and at least every quarter of recrawl.initial_interval),
+	// oldest first, at most maxIntervalPoints.
+	History []IntervalPoint
+}
+
+// IntervalPoint is the groups' intervals at one time.
+type IntervalPoint struct {
+	Time      time.Time
+	Intervals []time.Duration // per group, group 0 first
+	Freshness float64         // as in RecrawlStats, -1 unknown
+}
+
+const maxIntervalPoints = 240
