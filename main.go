@@ -93,11 +93,12 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	return set
 }
 
-// crawl runs the crawl cfg describes, in the console or headless. oracle,
-// when not nil, knows the true PageRank (the demo's synthetic web). Errors
+// crawl runs the crawl cfg describes, in the console or headless. wire,
+// when not nil, gives the engine what no config.yaml key can: the demo's
+// synthetic web as the oracle of PageRank and freshness, its clock. Errors
 // on start (no terminal, a locked database, DNS servers) come back before
 // any screen opens. again is the command line that continues the crawl.
-func crawl(ctx context.Context, cfg *config.File, oracle engine.Oracle, headless bool, out output, again string) error {
+func crawl(ctx context.Context, cfg *config.File, wire func(*engine.Config), headless bool, out output, again string) error {
 	if !headless && !(term.IsTerminal(os.Stdin.Fd()) && term.IsTerminal(os.Stdout.Fd())) {
 		return errors.New("the console needs a terminal and this is not one: add --headless for progress lines instead")
 	}
@@ -113,7 +114,9 @@ func crawl(ctx context.Context, cfg *config.File, oracle engine.Oracle, headless
 	}
 	defer resolver.Close()
 	ec := cfg.Engine()
-	ec.Oracle = oracle
+	if wire != nil {
+		wire(&ec)
+	}
 	eng, err := engine.New(ec, db, resolver, nil)
 	if err != nil {
 		return err
@@ -192,6 +195,8 @@ func demoCmd(fs *flag.FlagSet) runFunc {
 	dbPath := fs.String("db", "", "the demo crawl's SQLite `file` (default lidi-demo-FLAGS.db, named after the flags below; run the demo again to continue it)")
 	headless := fs.Bool("headless", false, "no console: print a progress line every few seconds")
 	strategy := fs.String("strategy", "length", "the crawl's strategy: length, depth, batch, partial or optimal")
+	policy := fs.String("recrawl", "iir", "the recrawl policy: fixed, iir, icr, optimal, adaptive, or off")
+	scale := fs.Float64("time-scale", 120, "the changing web's clock runs `N` times as fast as real time")
 	return func(ctx context.Context, out output) error {
 		flags := demoFlags{{"sites", strconv.Itoa(*sites)}, {"pages", strconv.Itoa(*pages)}, {"seed", strconv.FormatInt(*seed, 10)}, {"strategy", *strategy}}
 		if *dbPath == "" {
@@ -200,11 +205,11 @@ func demoCmd(fs *flag.FlagSet) runFunc {
 		if err := flags.claim(ctx, *dbPath); err != nil {
 			return err
 		}
-		web, err := simweb.Generate(simweb.Options{Seed: *seed, Sites: *sites, Pages: *pages})
+		web, err := simweb.Generate(simweb.Options{Seed: *seed, Sites: *sites, Pages: *pages, Change: simweb.ChangeOptions{Enabled: true}})
 		if err != nil {
 			return err
 		}
-		srv, err := simweb.Start(ctx, web, simweb.ServerConfig{Port: demoPort})
+		srv, err := simweb.Start(ctx, web, simweb.ServerConfig{Port: demoPort, TimeScale: *scale})
 		if err != nil {
 			return err
 		}
@@ -222,6 +227,15 @@ func demoCmd(fs *flag.FlagSet) runFunc {
 		cfg.PageRank.Every = 2 * time.Second
 		cfg.PageRank.StoreEvery = 10 * time.Second
 		cfg.PageRank.BatchPages = 200
+		// The web changes (SARSS's groups, an hour to sixteen): recrawl
+		// it on its own clock, probing every half hour for three hours
+		// before the policy takes over.
+		cfg.Recrawl.Enabled = *policy != "off"
+		if cfg.Recrawl.Enabled {
+			cfg.Recrawl.Policy = *policy
+		}
+		cfg.Recrawl.InitialInterval = 30 * time.Minute
+		cfg.Recrawl.Warmup = 3 * time.Hour
 		if err := cfg.Check(); err != nil {
 			return err
 		}
@@ -229,10 +243,16 @@ func demoCmd(fs *flag.FlagSet) runFunc {
 		// crawl gives the engine (an unknown name fails there all the same).
 		cfg.Strategy = *strategy
 		again := "lidi demo " + flags.String()
-		if flagSet(fs, "db") {
-			again += " --db " + *dbPath
+		for _, name := range []string{"db", "recrawl", "time-scale"} {
+			if flagSet(fs, name) {
+				again += " --" + name + " " + fs.Lookup(name).Value.String()
+			}
 		}
-		return crawl(ctx, cfg, web.Oracle(), *headless, out, again)
+		return crawl(ctx, cfg, func(ec *engine.Config) {
+			ec.Oracle = web.Oracle()
+			ec.Recrawl.Clock = srv.VirtualTime()
+			ec.Recrawl.Freshness = srv
+		}, *headless, out, again)
 	}
 }
 

@@ -61,8 +61,11 @@ func (r *RecrawlConfig) validate() error {
 	if !r.Enabled {
 		return nil
 	}
+	if _, err := recrawl.ParsePolicyName(string(r.Options.Policy)); err != nil {
+		return &ConfigError{Key: "recrawl.policy", Err: err}
+	}
 	if err := r.Options.Validate(); err != nil {
-		return &ConfigError{Key: "recrawl", Err: err}
+		return &ConfigError{Key: "recrawl", Err: err} // the message names the key
 	}
 	if _, err := recrawl.NewChannels(r.Channels); err != nil {
 		return &ConfigError{Key: "recrawl.channels", Err: err}

@@ -208,9 +208,16 @@ func measured(s engine.Stats) engine.Stats {
 		s.Coverage = append(s.Coverage, engine.CoveragePoint{Pages: p, Coverage: cov, Oracle: min(cov+0.031, 1)})
 	}
 	s.Intervals = []engine.IntervalGroup{
-		{Name: "top 1%", Interval: 45 * time.Minute, Pages: 1_230},
-		{Name: "top 10%", Interval: 6 * time.Hour, Pages: 11_070},
-		{Name: "rest", Interval: 3 * 24 * time.Hour, Pages: 110_700},
+		{Name: "group 0", Index: 0, Rank: 2, Channels: 12, Interval: 45 * time.Minute, Initial: time.Hour, Submitted: 30, Updates: 27, SuccessRate: 0.9},
+		{Name: "group 1", Index: 1, Rank: 1, Channels: 140, Interval: 6 * time.Hour, Initial: 4 * time.Hour, Submitted: 40, Updates: 30, SuccessRate: 0.75},
+		{Name: "group 2", Index: 2, Rank: 0, Channels: 48, Interval: 3 * 24 * time.Hour, Initial: 16 * time.Hour},
 	}
+	r := &engine.RecrawlStats{Policy: "iir", Now: s.Time, Channels: 200, Copies: 122_000, Tasks: 410, Done: 380, Dropped: 12,
+		Reassignments: 3, LastReassign: s.Time.Add(-25 * time.Minute), LastPolicy: "iir", Freshness: 0.823, FreshnessExact: true}
+	for i := range 30 {
+		r.History = append(r.History, engine.IntervalPoint{Time: s.Time.Add(time.Duration(i-30) * 10 * time.Minute),
+			Intervals: []time.Duration{time.Hour - time.Duration(i)*time.Minute/2, 4*time.Hour + time.Duration(i)*4*time.Minute, 16 * time.Hour}, Freshness: 0.8})
+	}
+	s.Recrawl = r
 	return s
 }

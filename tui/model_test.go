@@ -82,14 +82,15 @@ func TestNotMeasuredUntilSet(t *testing.T) {
 	s := crawlSeries(1, engine.StateRunning)
 	c := newFake(s)
 	hs := newHarness(t, c, 120, 40)
-	if n := strings.Count(hs.screen(), "not measured yet"); n != 2 {
-		t.Errorf("%d panels say not measured yet, want 2 (coverage and intervals)", n)
+	if n := strings.Count(hs.screen(), "not measured yet"); n != 1 {
+		t.Errorf("%d panels say not measured yet, want 1 (coverage)", n)
 	}
+	mustShow(t, hs, "recrawling is off")
 	c.series = []engine.Stats{measured(s[0])}
 	c.next = 0
 	hs.refresh(1)
-	mustNotShow(t, hs, "not measured yet")
-	mustShow(t, hs, "99.9% of PageRank", "124,000 pages", "top 10%", "6h", "45m", "3d", "110,700")
+	mustNotShow(t, hs, "not measured yet", "recrawling is off")
+	mustShow(t, hs, "99.9% of PageRank", "124,000 pages", "iir · fresh 82.3%", "g1", "140", "6h", "45m", "3d", "16h", "75%")
 	// Zoomed, the coverage curve gets a labelled scale.
 	for hs.m.focus != coveragePanelID {
 		hs.press("tab")

@@ -2,8 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"strings"
-	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -108,86 +106,4 @@ func resample(cov []engine.CoveragePoint, n int, y func(engine.CoveragePoint) fl
 		out[i] = y(a) + t*(y(b)-y(a))
 	}
 	return out
-}
-
-// intervalsPanel shows the recrawl interval of each priority group.
-type intervalsPanel struct {
-	com    *common
-	w, h   int
-	zoomed bool
-	scroll scroller
-}
-
-func (p *intervalsPanel) setSize(w, h int, zoomed bool) {
-	p.w, p.h, p.zoomed = w, h, zoomed
-}
-
-func (p *intervalsPanel) update(msg tea.KeyPressMsg) (tea.Cmd, bool) {
-	if !p.zoomed {
-		return nil, false
-	}
-	return nil, p.scroll.key(p.com.keys, msg, p.h)
-}
-
-func (p *intervalsPanel) helpKeys() []key.Binding {
-	if p.zoomed {
-		return []key.Binding{withHelp(p.com.keys.Down, "↑/↓", "scroll")}
-	}
-	return nil
-}
-
-func (p *intervalsPanel) title() (string, string) {
-	n := len(p.com.stats.Intervals)
-	if n == 0 {
-		return "Recrawl intervals", ""
-	}
-	return "Recrawl intervals", fmt.Sprintf("%d groups", n)
-}
-
-func (p *intervalsPanel) view() string {
-	c := p.com
-	groups := c.stats.Intervals
-	if groups == nil {
-		return c.dim(notMeasured) + "\n" + c.dim("recrawl interval per priority group")
-	}
-	if len(groups) == 0 {
-		return c.dim("no group yet")
-	}
-	const ivW, pgW = 9, 14
-	nameW := max(p.w-ivW-pgW-2, 4)
-	lines := []string{c.styles.Column.Render(pad("group", nameW) + " " + padLeft("interval", ivW) + " " + padLeft("pages", pgW))}
-	for _, g := range groups {
-		lines = append(lines, pad(clean(g.Name), nameW)+" "+padLeft(every(g.Interval), ivW)+" "+padLeft(count(g.Pages), pgW))
-	}
-	if p.zoomed {
-		from, to := p.scroll.window(len(lines)-1, p.h-1)
-		return strings.Join(append(lines[:1:1], lines[1+from:1+to]...), "\n")
-	}
-	if len(lines) > p.h {
-		lines = lines[1:] // the rows say more than their headings
-	}
-	return strings.Join(trimList(c, lines, p.h), "\n")
-}
-
-// every formats a recrawl interval: "45s", "12m", "6h", "3d".
-func every(d time.Duration) string {
-	switch {
-	case d <= 0:
-		return "–"
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Round(time.Second)/time.Second))
-	case d < time.Hour:
-		return trimZero(fmt.Sprintf("%.1fm", d.Minutes()))
-	case d < 48*time.Hour:
-		return trimZero(fmt.Sprintf("%.1fh", d.Hours()))
-	}
-	return trimZero(fmt.Sprintf("%.1fd", d.Hours()/24))
-}
-
-// trimZero drops a ".0" before the unit.
-func trimZero(s string) string {
-	if i := strings.Index(s, ".0"); i > 0 && i+3 == len(s) {
-		return s[:i] + s[i+2:]
-	}
-	return s
 }

@@ -29,7 +29,7 @@ func awkward() []engine.Stats {
 			st.Events = append(st.Events, engine.Event{Time: st.Time.Add(-time.Duration(k) * time.Second), Kind: "mirror-labelled-long-kind",
 				Site: "😀emoji.example", Text: strings.Repeat("very long text ", 20)})
 		}
-		st.Intervals = append(st.Intervals, engine.IntervalGroup{Name: strings.Repeat("name ", 30), Interval: 400 * 24 * time.Hour, Pages: 1 << 40})
+		st.Intervals = append(st.Intervals, engine.IntervalGroup{Name: strings.Repeat("name ", 30), Index: 1 << 30, Channels: 1 << 40, Interval: 400 * 24 * time.Hour, Updates: 1 << 40, Submitted: 1, SuccessRate: 7})
 		st.Pages, st.Bytes, st.Errors = 1<<50, 1<<62, 1<<40
 	}
 	return s

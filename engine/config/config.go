@@ -115,6 +115,8 @@ type File struct {
 		FlushRecords  int           `yaml:"flush_records"`
 	} `yaml:"storage"`
 
+	Recrawl Recrawl `yaml:"recrawl"`
+
 	Console struct {
 		Refresh time.Duration `yaml:"refresh"`
 	} `yaml:"console"`
@@ -198,6 +200,7 @@ func Default() *File {
 	f.Storage.CompressLevel = d.CompressLevel
 	f.Storage.FlushInterval = d.FlushEvery
 	f.Storage.FlushRecords = d.FlushRecords
+	f.Recrawl = recrawlFile(d.Recrawl)
 	f.Console.Refresh = 250 * time.Millisecond
 	f.Memory.HeapLimitMB = DefaultHeapLimitMB
 	f.Cluster.Heartbeat = cluster.DefaultTiming.Heartbeat
@@ -438,6 +441,7 @@ func (f *File) Engine() engine.Config {
 	c.FlushRecords = f.Storage.FlushRecords
 	c.ResolveAhead = f.DNS.Parallel
 	c.ResolveFailed = f.DNS.Retry
+	c.Recrawl = f.Recrawl.engine()
 	return c
 }
 

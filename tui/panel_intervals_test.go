@@ -1,0 +1,30 @@
+package tui
+
+import (
+	"testing"
+	"time"
+
+	"lidi/engine"
+)
+
+func TestIntervalsPanelWarmupThenGroups(t *testing.T) {
+	s := crawlSeries(1, engine.StateRunning)
+	warm := measured(s[0])
+	warm.Intervals = nil
+	r := *warm.Recrawl
+	r.WarmupEnds, r.Freshness, r.FreshnessExact, r.History = r.Now.Add(90*time.Minute), 0.5, false, nil
+	warm.Recrawl = &r
+	c := newFake([]engine.Stats{warm})
+	hs := newHarness(t, c, 120, 40)
+	mustShow(t, hs, "warming up", "200 channels probed", "~50.0% fresh (estimated)", "grouped by change rate in 1.5h")
+
+	c.series = []engine.Stats{measured(s[0])}
+	c.next = 0
+	hs.refresh(1)
+	mustNotShow(t, hs, "warming up")
+	for hs.m.focus != intervalsPanelID {
+		hs.press("tab")
+	}
+	hs.press("enter")
+	mustShow(t, hs, "82.3% fresh (ground truth)", "25m since iir's reassignment #3", "380 recrawls", "12 dropped", "interval over time", "90%")
+}
