@@ -54,6 +54,8 @@ optimal strategy). Running it again continues the same crawl.`},
 		summary: "reproduce Castillo's chapter 6: the ordering strategies' PageRank coverage"},
 	{name: "bench recrawl", synopsis: "[flags]", setup: benchRecrawlCmd,
 		summary: "SARSS's REC and RUC and Wolf's allocations with lidi's recrawl policies, in virtual time"},
+	{name: "bench recrawl-live", synopsis: "[flags]", setup: benchRecrawlLiveCmd,
+		summary: "a real recrawl of a time-scaled changing simweb over loopback against its simulation"},
 	{name: "bench chaos", synopsis: "[flags]", setup: benchChaosCmd,
 		summary: "kill -9 a crawl at random moments and restart it: pages lost, refetched, integrity, equality"},
 }

@@ -67,6 +67,18 @@ func benchRecrawlCmd(fs *flag.FlagSet) runFunc {
 	}
 }
 
+// benchRecrawlLiveCmd is `lidi bench recrawl-live`: a real crawl of a
+// changing simweb on a fast clock, recrawled by a policy, against the
+// simulation of the same set-up.
+func benchRecrawlLiveCmd(fs *flag.FlagSet) runFunc {
+	opt := bench.RecrawlLiveOptions{OpenStore: openBenchStore}
+	opt.RegisterFlags(fs)
+	return func(ctx context.Context, out output) error {
+		_, err := bench.RecrawlLive(ctx, opt, out.stdout)
+		return err
+	}
+}
+
 // benchChaosCmd is `lidi bench chaos`: this binary's crawl command killed
 // with SIGKILL at random moments and restarted, against an uninterrupted
 // crawl of the same synthetic web.

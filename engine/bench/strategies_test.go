@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"flag"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,9 +11,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"lidi/engine"
-	"lidi/storage"
 )
 
 func TestSampleCurve(t *testing.T) {
@@ -134,10 +130,7 @@ func TestStrategiesRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o.OpenStore = func(path string) (engine.Store, io.Closer, error) {
-		db, err := storage.Open(path, storage.Options{})
-		return db, db, err
-	}
+	o.OpenStore = openTestStore
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var log bytes.Buffer

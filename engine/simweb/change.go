@@ -108,6 +108,11 @@ type ChangeOptions struct {
 	// interval around its group's. Zero gives every page of a group the
 	// group's interval.
 	Spread float64
+	// Together makes the pages of a channel change together, at the
+	// channel's change times (SARSS's model: a channel changes, and its
+	// copy is fresh until then); kinds and spread are then drawn per
+	// channel. False makes each page change on its own.
+	Together bool
 	// NoValidators is the fraction of sites without ETag and Last-Modified.
 	// Zero means DefaultNoValidators; negative means none.
 	NoValidators float64
@@ -300,7 +305,7 @@ func (c *Changes) Page(p int) change.Model {
 	if !c.opt.Enabled {
 		return change.Model{}
 	}
-	r := newRNG(c.seed, tagChangePage, uint64(p))
+	r := newRNG(c.seed, tagChangePage, c.item(p))
 	m := change.Model{Kind: change.Poisson, Alpha: c.opt.ParetoAlpha, P: c.opt.QuasiProb}
 	switch u := r.float(); {
 	case u < c.opt.Pareto:
@@ -326,13 +331,27 @@ func (c *Changes) Rate(p int) float64 {
 }
 
 // Stream returns page p's change times in order, or nil when pages do not
-// change. The stream is change's for (the seed, p), so a simulation that
-// asks change for the same item sees the same times.
+// change. The stream is change's for (the seed, p), or (the seed, the
+// channel | 1<<62) when the pages of a channel change together, so a
+// simulation that asks change for the same item sees the same times.
 func (c *Changes) Stream(p int) *change.Stream {
 	if !c.opt.Enabled {
 		return nil
 	}
-	return c.Page(p).Stream(uint64(c.seed), uint64(p))
+	return c.Page(p).Stream(uint64(c.seed), c.item(p))
+}
+
+// togetherItem marks the change items of whole channels (Options.Together)
+// apart from pages'.
+const togetherItem = 1 << 62
+
+// item is what draws page p's changes: the page, or its channel when the
+// pages of a channel change together.
+func (c *Changes) item(p int) uint64 {
+	if c.opt.Together {
+		return togetherItem | uint64(c.ChannelOf(p))
+	}
+	return uint64(p)
 }
 
 // State returns page p's version at time at (the number of changes in

@@ -401,3 +401,27 @@ func TestExportChanges(t *testing.T) {
 		t.Error("exporting the changes of a static web succeeded")
 	}
 }
+
+func TestChangesTogether(t *testing.T) {
+	c := testChanges(t, ChangeOptions{Together: true, Pareto: 0.5}, 6, 5)
+	for ch := range c.Channels() {
+		first, n := c.ChannelPages(ch)
+		want := c.Stream(first)
+		streams := make([]*change.Stream, n)
+		for i := range n {
+			streams[i] = c.Stream(first + i)
+		}
+		for range 20 {
+			tw := want.Next()
+			for i, s := range streams {
+				if got := s.Next(); got != tw {
+					t.Fatalf("channel %d: page %d changes at %v, its channel at %v", ch, first+i, got, tw)
+				}
+			}
+		}
+	}
+	apart := testChanges(t, ChangeOptions{}, 6, 5)
+	if a, b := apart.Stream(0).Next(), apart.Stream(1).Next(); a == b {
+		t.Error("pages of a channel change together without Together")
+	}
+}

@@ -91,6 +91,7 @@ func (o *ChangeOptions) RegisterFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&o.Pareto, "change-pareto", o.Pareto, "fraction of pages with Pareto (heavy-tailed) change gaps")
 	fs.Float64Var(&o.Quasi, "change-quasi", o.Quasi, "fraction of pages with quasi-deterministic change times")
 	fs.Float64Var(&o.Spread, "change-spread", o.Spread, "log standard deviation of pages' change intervals around their group's")
+	fs.BoolVar(&o.Together, "change-together", o.Together, "the pages of a site change together, at the site's change times (SARSS's channels)")
 }
 
 // intervalsFlag is the --change-intervals flag: durations separated by

@@ -1,0 +1,322 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"lidi/engine"
+	"lidi/engine/dns"
+	"lidi/engine/recrawl"
+	"lidi/engine/recrawl/change"
+	"lidi/engine/recrawl/simulate"
+	"lidi/engine/simweb"
+)
+
+// RecrawlLiveOptions sets up `lidi bench recrawl-live`: one real crawl of a
+// changing simweb over loopback, its clock TimeScale times as fast as real
+// time, recrawled by a policy, against recrawl/simulate's run of the same
+// set-up (channels, groups, pages, robots, the time a page takes) in
+// virtual time. The zero value is not usable: RegisterFlags sets the
+// defaults and OpenStore must be set (main.go wires it).
+type RecrawlLiveOptions struct {
+	Sites, Pages int
+	Seed         int64
+	TimeScale    float64
+	Duration     time.Duration // of the real crawl, in real time
+	Robots       int
+	Delay        time.Duration // w, real time
+	Policy       string
+	// InitialInterval and Warmup are the recrawl warm-up's (virtual time).
+	InitialInterval, Warmup time.Duration
+	Out                     string // directory for recrawl_live.csv ("": none)
+	OpenStore               func(path string) (engine.Store, io.Closer, error)
+}
+
+// RegisterFlags defines the flags and sets the defaults.
+func (o *RecrawlLiveOptions) RegisterFlags(fs *flag.FlagSet) {
+	fs.IntVar(&o.Sites, "sites", 60, "sites (channels) of the changing web")
+	fs.IntVar(&o.Pages, "pages", 1200, "pages of the changing web")
+	fs.Int64Var(&o.Seed, "seed", 1, "the web's seed")
+	fs.Float64Var(&o.TimeScale, "time-scale", 600, "the web's clock runs `N` times as fast as real time")
+	fs.DurationVar(&o.Duration, "duration", 3*time.Minute, "length of the real crawl, real time")
+	fs.IntVar(&o.Robots, "robots", 4, "r: robots, the recrawl capacity")
+	fs.DurationVar(&o.Delay, "delay", 100*time.Millisecond, "w: delay between two requests to a site, real time")
+	fs.StringVar(&o.Policy, "policy", "iir", "recrawl policy: fixed, iir, icr, optimal or adaptive")
+	fs.DurationVar(&o.InitialInterval, "initial-interval", time.Hour, "warm-up probe interval, virtual time")
+	fs.DurationVar(&o.Warmup, "warmup", 6*time.Hour, "warm-up length, virtual time")
+	fs.StringVar(&o.Out, "out", "", "write recrawl_live.csv (the freshness curve of the real crawl) into `DIR`")
+}
+
+// RecrawlLiveResult is what the comparison measured.
+type RecrawlLiveResult struct {
+	Virtual time.Duration // virtual time the real crawl covered after its warm-up
+	// Freshness is the time-average share of channels whose copy is
+	// current after the warm-up (a channel's share of its pages), real
+	// crawl and simulation; PageFreshness the real crawl's over pages.
+	Freshness, SimFreshness float64
+	PageFreshness           float64
+	Recrawls                int64 // real recrawl fetches
+	PageTime                time.Duration
+	Curve                   []FreshPoint
+	Sim                     *simulate.Result
+	Groups                  []engine.IntervalGroup // the real crawl's at its end
+}
+
+// FreshPoint is the real crawl's freshness at one virtual time.
+type FreshPoint struct {
+	At                 time.Duration // since the warm-up's end
+	Channels, Pages    float64
+	ChannelsKnown, Cnt int
+}
+
+// RecrawlLive runs the comparison and prints it, ending with a key=value
+// line.
+func RecrawlLive(ctx context.Context, o RecrawlLiveOptions, w io.Writer) (*RecrawlLiveResult, error) {
+	if o.OpenStore == nil {
+		return nil, errors.New("bench: recrawl-live: no store")
+	}
+	pol, err := recrawl.ParsePolicyName(o.Policy)
+	if err != nil {
+		return nil, err
+	}
+	web, err := simweb.Generate(simweb.Options{Seed: o.Seed, Sites: o.Sites, Pages: o.Pages, ExternalLinks: 0.3,
+		Change: simweb.ChangeOptions{Enabled: true, Together: true}})
+	if err != nil {
+		return nil, err
+	}
+	srv, err := simweb.Start(ctx, web, simweb.ServerConfig{TimeScale: o.TimeScale})
+	if err != nil {
+		return nil, err
+	}
+	defer srv.Close()
+	dir, err := os.MkdirTemp("", "lidi-recrawl-live-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	store, closer, err := o.OpenStore(filepath.Join(dir, "live.db"))
+	if err != nil {
+		return nil, err
+	}
+	defer closer.Close()
+	rec := &fetchRecorder{Store: store, clock: srv.Clock(), urls: map[uint64]string{}}
+	resolver, err := dns.NewCache(dns.Config{Servers: []string{srv.DNSAddr()}})
+	if err != nil {
+		return nil, err
+	}
+	defer resolver.Close()
+
+	cfg := engine.Defaults()
+	cfg.Seeds = srv.SeedURLs(o.Sites)
+	cfg.Robots, cfg.Delay, cfg.MaxDelay = o.Robots, o.Delay, max(o.Delay, time.Second)
+	cfg.PerAddress, cfg.Rank, cfg.Detect, cfg.KeepBodies = false, false, false, false
+	cfg.Recrawl.Enabled = true
+	cfg.Recrawl.Options.Policy = pol
+	cfg.Recrawl.Options.MinInterval = 10 * time.Minute
+	cfg.Recrawl.InitialInterval, cfg.Recrawl.Warmup = o.InitialInterval, o.Warmup
+	cfg.Recrawl.Clock, cfg.Recrawl.Freshness = srv.VirtualTime(), srv
+	eng, err := engine.New(cfg, rec, resolver, nil)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(w, "recrawl-live: %d sites, %d pages, clock ×%g, %v real (%v virtual), r=%d, w=%v, policy %s\n",
+		o.Sites, o.Pages, o.TimeScale, o.Duration, time.Duration(float64(o.Duration)*o.TimeScale), o.Robots, o.Delay, pol)
+	runCtx, cancel := context.WithTimeout(ctx, o.Duration)
+	defer cancel()
+	if err := eng.Run(runCtx); err != nil && !errors.Is(err, engine.ErrStopped) {
+		return nil, err
+	}
+	st := eng.Stats()
+	end := srv.Clock().Offset()
+	warmEnd := o.Warmup
+	if end <= warmEnd {
+		return nil, fmt.Errorf("bench: recrawl-live: the run ended at %v of virtual time, before the warm-up's end at %v: give it a longer --duration", end, warmEnd)
+	}
+	res := &RecrawlLiveResult{Virtual: end - warmEnd, Groups: st.Intervals}
+	res.Curve, res.Freshness, res.PageFreshness, res.Recrawls, res.PageTime = rec.freshness(web, warmEnd, end)
+	res.PageTime += time.Duration(float64(o.Delay) * o.TimeScale) // the robot waits w after each page
+
+	// The simulation of the same set-up: the web's channels in its groups,
+	// its pages, r robots, and the time a page took in the real crawl.
+	ch := web.Changes()
+	share := make([]float64, ch.Groups())
+	var sizes []int
+	for c := range ch.Channels() {
+		share[ch.Group(c)]++
+		_, n := ch.ChannelPages(c)
+		sizes = append(sizes, n)
+	}
+	sort.Ints(sizes)
+	opt := recrawl.Defaults()
+	opt.MinInterval = cfg.Recrawl.Options.MinInterval
+	setup := simulate.Setup{Name: "live", Channels: o.Sites, Crawlers: 1, Threads: o.Robots, Queue: o.Sites,
+		Duration: res.Virtual, Seed: uint64(o.Seed), Change: change.Poisson, GroupShare: share,
+		PagesMedian: sizes[len(sizes)/2], PageTime: res.PageTime,
+		Lifetime: 1000 * end, Downtime: time.Minute, Notified: 1,
+		Warmup: o.Warmup, WarmupVisit: o.InitialInterval, Options: opt, Sample: time.Hour}
+	if res.Sim, err = simulate.Run(setup, pol); err != nil {
+		return nil, err
+	}
+	res.SimFreshness = res.Sim.Freshness
+	printRecrawlLive(w, o, res)
+	if o.Out != "" {
+		if err := writeRecrawlLiveCSV(o.Out, res); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func printRecrawlLive(w io.Writer, o RecrawlLiveOptions, res *RecrawlLiveResult) {
+	fmt.Fprintf(w, "after the warm-up, %v of virtual time: %d recrawl fetches, a page took %v of virtual time\n",
+		res.Virtual.Round(time.Minute), res.Recrawls, res.PageTime.Round(time.Second))
+	fmt.Fprintf(w, "%-14s %10s %10s\n", "", "real", "simulated")
+	fmt.Fprintf(w, "%-14s %10.3f %10.3f\n", "freshness", res.Freshness, res.SimFreshness)
+	fmt.Fprintf(w, "%-14s %10.3f %10s\n", "page freshness", res.PageFreshness, "")
+	fmt.Fprintf(w, "group intervals (minutes), real at the end / simulated time-average:\n")
+	for i, g := range res.Groups {
+		sim := "-"
+		if i < len(res.Sim.Groups) {
+			sim = minutes(res.Sim.Groups[i].Interval)
+		}
+		fmt.Fprintf(w, "  group %d: %d channels, %s / %s\n", i, g.Channels, minutes(g.Interval), sim)
+	}
+	fmt.Fprintf(w, "policy=%s freshness=%.3f sim_freshness=%.3f page_freshness=%.3f recrawls=%d virtual_h=%.1f\n",
+		o.Policy, res.Freshness, res.SimFreshness, res.PageFreshness, res.Recrawls, res.Virtual.Hours())
+}
+
+func writeRecrawlLiveCSV(dir string, res *RecrawlLiveResult) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var b strings.Builder
+	b.WriteString("virtual_h,channel_freshness,page_freshness\n")
+	for _, p := range res.Curve {
+		b.WriteString(strconv.FormatFloat(p.At.Hours(), 'f', 3, 64) + "," + strconv.FormatFloat(p.Channels, 'f', 4, 64) + "," +
+			strconv.FormatFloat(p.Pages, 'f', 4, 64) + "\n")
+	}
+	return os.WriteFile(filepath.Join(dir, "recrawl_live.csv"), []byte(b.String()), 0o644)
+}
+
+// fetchRecorder is the crawl's store, noting every fetch that left a copy
+// (its URL and virtual time) on the way, so that the freshness of the
+// copies can be integrated exactly against the web's ground truth.
+type fetchRecorder struct {
+	engine.Store
+	clock simweb.Clock
+
+	mu       sync.Mutex
+	urls     map[uint64]string
+	fetches  []liveFetch
+	recrawls int64
+	took     time.Duration // the fetches' durations, virtual
+}
+
+type liveFetch struct {
+	url uint64
+	at  time.Duration // virtual
+}
+
+func (f *fetchRecorder) Apply(ctx context.Context, b *engine.Batch) error {
+	f.mu.Lock()
+	for _, u := range b.URLs {
+		f.urls[u.ID] = u.URL
+	}
+	for _, p := range b.Pages {
+		if p.Err != "" || p.Status != 200 && p.Status != 304 {
+			continue
+		}
+		at := f.clock.OffsetAt(p.Fetched)
+		f.fetches = append(f.fetches, liveFetch{p.URL, at})
+		f.took += f.clock.OffsetAt(p.Fetched.Add(p.Duration)) - at
+		if p.Recrawl {
+			f.recrawls++
+		}
+	}
+	f.mu.Unlock()
+	return f.Store.Apply(ctx, b)
+}
+
+func (f *fetchRecorder) RecrawlURLs(ctx context.Context, fn func(engine.RecrawlURL)) error {
+	return f.Store.(engine.RecrawlStore).RecrawlURLs(ctx, fn)
+}
+
+func (f *fetchRecorder) Channels(ctx context.Context) ([]engine.ChannelRecord, error) {
+	return f.Store.(engine.RecrawlStore).Channels(ctx)
+}
+
+// freshness integrates the copies' freshness from `from` to `to` (virtual
+// time), sampling every ten minutes: per channel the share of its fetched
+// pages whose copy is current, averaged over the channels, and over pages.
+// It also returns the recrawl fetches and the mean virtual time a fetch
+// took.
+func (f *fetchRecorder) freshness(web *simweb.Web, from, to time.Duration) (curve []FreshPoint, chans, pages float64, recrawls int64, pageTime time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ch := web.Changes()
+	byPage := map[int][]time.Duration{}
+	for _, fe := range f.fetches {
+		raw, ok := f.urls[fe.url]
+		if !ok {
+			continue
+		}
+		t := web.Truth(raw)
+		if t.Status != 200 || t.Page < 0 {
+			continue
+		}
+		byPage[t.Page] = append(byPage[t.Page], fe.at)
+	}
+	for _, ts := range byPage {
+		slices.Sort(ts)
+	}
+	const step = 10 * time.Minute
+	for at := from; at <= to; at += step {
+		perChan := map[int][2]int{}
+		fresh, n := 0, 0
+		for p, ts := range byPage {
+			i := sort.Search(len(ts), func(i int) bool { return ts[i] > at })
+			if i == 0 {
+				continue
+			}
+			c := ch.ChannelOf(p)
+			x := perChan[c]
+			x[1]++
+			n++
+			if ch.Fresh(p, ts[i-1], at) {
+				x[0]++
+				fresh++
+			}
+			perChan[c] = x
+		}
+		if n == 0 {
+			continue
+		}
+		var sum float64
+		for _, x := range perChan {
+			sum += float64(x[0]) / float64(x[1])
+		}
+		pt := FreshPoint{At: at - from, Channels: sum / float64(len(perChan)), Pages: float64(fresh) / float64(n), ChannelsKnown: len(perChan), Cnt: n}
+		curve = append(curve, pt)
+		chans += pt.Channels
+		pages += pt.Pages
+	}
+	if len(curve) > 0 {
+		chans /= float64(len(curve))
+		pages /= float64(len(curve))
+	}
+	if len(f.fetches) > 0 {
+		pageTime = f.took / time.Duration(len(f.fetches))
+	}
+	return curve, chans, pages, f.recrawls, pageTime
+}
