@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -117,6 +118,11 @@ func CommandFlags(fs *flag.FlagSet) func(ctx context.Context, stdout io.Writer) 
 	fs.IntVar(&opt.MaxPages, "max-pages", 0, "stop after this many pages (0 = all)")
 	out := fs.String("out", "", "write the fetch sequence to this CSV `file`")
 	return func(ctx context.Context, stdout io.Writer) error {
+		// A misspelt strategy is refused before the web is generated,
+		// which takes tens of seconds at the default size.
+		if !slices.Contains(StrategyNames(), strings.ToLower(*strategy)) {
+			return fmt.Errorf("sim: unknown strategy %q (have %s)", *strategy, strings.Join(StrategyNames(), ", "))
+		}
 		var w *Web
 		var err error
 		t0 := time.Now()
