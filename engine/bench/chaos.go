@@ -404,13 +404,12 @@ func (c *child) kill() {
 	<-c.done
 }
 
-// tail returns the end of a run's log, for an error message.
+// tail returns the last lines of a run's log, for a message.
 func (h *chaosHarness) tail(name string) string {
+	const lines = 5
 	b, _ := os.ReadFile(filepath.Join(h.dir, name+".log"))
-	if i := len(b) - 2000; i > 0 {
-		b = b[i:]
-	}
-	return string(bytes.TrimSpace(b))
+	ls := strings.Split(string(bytes.TrimSpace(b)), "\n")
+	return strings.Join(ls[max(0, len(ls)-lines):], "\n")
 }
 
 // runToEnd runs the crawler until it exits, which must be with status 0.
