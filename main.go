@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -150,6 +151,10 @@ func crawl(ctx context.Context, cfg *config.File, wire func(*engine.Config), hea
 // runConsole shows the console while the engine crawls; quitting the console
 // stops the crawl with its state saved.
 func runConsole(ctx, crawlCtx context.Context, stopCrawl context.CancelFunc, eng *engine.Engine, refresh time.Duration) error {
+	// net/http logs what a hostile server sends past a response's end
+	// with the standard logger, which would draw over the console.
+	log.SetOutput(io.Discard)
+	defer log.SetOutput(os.Stderr)
 	done := make(chan error, 1)
 	go func() { done <- eng.Run(crawlCtx) }()
 	uiErr := tui.Run(ctx, eng, tui.Options{Refresh: refresh})

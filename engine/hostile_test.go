@@ -1,18 +1,29 @@
 package engine_test
 
 import (
+	"context"
 	"database/sql"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"lidi/engine"
+	"lidi/engine/dns"
+	"lidi/engine/extract"
+	"lidi/engine/fetch"
+	"lidi/engine/simweb"
+	"lidi/engine/urlnorm"
+	"lidi/storage"
 )
 
 // hostileSite serves, on 127.0.0.1, every kind of bad input a crawler meets,
@@ -173,4 +184,398 @@ func TestHostileServer(t *testing.T) {
 	if st.State != engine.StateDone {
 		t.Errorf("state = %s", st.State)
 	}
+}
+
+// hostileWeb is the small synthetic web every hostile-server test crawls.
+var hostileWeb = simweb.Options{Seed: 11, Sites: 4, Pages: 80, ExternalLinks: 0.2}
+
+// hostileConfig is crawlConfig without delays (so that any overlap of two
+// requests shows) and with timeouts small enough for tests.
+func hostileConfig(seeds []string) engine.Config {
+	cfg := crawlConfig(seeds)
+	cfg.Delay, cfg.MaxDelay = 0, 0
+	cfg.ParkAfter = 3
+	cfg.Fetch.ConnectTimeout = 500 * time.Millisecond
+	cfg.Fetch.HeaderTimeout = time.Second
+	cfg.Fetch.BodyTimeout = 400 * time.Millisecond
+	cfg.Fetch.CloseTimeout = time.Second
+	cfg.ResolveFailed = time.Hour
+	return cfg
+}
+
+// crawlHostile crawls to the end with a DNS cache whose queries time out after
+// 200 ms, and returns the stats and the peak of the live heap during the
+// crawl, over what it was before.
+func crawlHostile(t *testing.T, cfg engine.Config, dnsAddr, path string) (engine.Stats, uint64) {
+	t.Helper()
+	db, err := storage.Open(path, storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	resolver, err := dns.NewCache(dns.Config{Servers: []string{dnsAddr}, Timeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resolver.Close()
+	eng, err := engine.New(cfg, db, resolver, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	before := heapBytes()
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		tick := time.NewTicker(2 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			peak.Store(max(peak.Load(), heapBytes()))
+			select {
+			case <-tick.C:
+			case <-stop:
+				return
+			}
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	err = eng.Run(ctx)
+	close(stop)
+	<-sampled
+	if err != nil {
+		t.Fatalf("crawl: %v (stats %+v)", err, eng.Stats())
+	}
+	st := eng.Stats()
+	if st.State != engine.StateDone {
+		t.Fatalf("state = %s, want done", st.State)
+	}
+	return st, peak.Load() - min(before, peak.Load())
+}
+
+// heapBytes is the heap held by objects, live or not yet collected.
+func heapBytes() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// checkWitness fails t if the server saw two requests of one host or one
+// address in flight at once, or two connections open at once.
+func checkWitness(t *testing.T, w simweb.WitnessSnapshot) {
+	t.Helper()
+	for host, h := range w.Hosts {
+		if h.MaxInFlight > 1 || h.MaxOpenConns > 1 {
+			t.Errorf("witness: %s had %d requests in flight and %d connections open at once", host, h.MaxInFlight, h.MaxOpenConns)
+		}
+	}
+	for addr, a := range w.Addresses {
+		if a.MaxInFlight > 1 || a.MaxOpenConns > 1 {
+			t.Errorf("witness: address %s had %d requests in flight and %d connections open at once (one_per_address)", addr, a.MaxInFlight, a.MaxOpenConns)
+		}
+	}
+}
+
+// pageRow is what the store says of one URL.
+type pageRow struct {
+	state, status     int
+	length, outlinks  int64
+	truncated         bool
+	errText, redirect string
+}
+
+func readRow(t *testing.T, path, url string) (pageRow, bool) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var r pageRow
+	var tr sql.NullBool
+	var e, red sql.NullString
+	err = db.QueryRow(`SELECT state, coalesce(status,0), coalesce(length,0), coalesce(outlinks,0), truncated, error, redirect
+		FROM urls WHERE url = ?`, url).Scan(&r.state, &r.status, &r.length, &r.outlinks, &tr, &e, &red)
+	if err == sql.ErrNoRows {
+		return r, false
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", url, err)
+	}
+	r.truncated, r.errText, r.redirect = tr.Bool, e.String, red.String
+	return r, true
+}
+
+// Every hostile server kind, each in its own subtest, on one site of a
+// small synthetic web: the hostile answer gets a clear record, the crawl
+// goes on to fetch everything a crawl of the same web without the hostile
+// answer fetches, memory stays bounded, and simweb's witness never sees two
+// requests of one site (or one address) in flight at once, nor two
+// connections open.
+func TestHostileServers(t *testing.T) {
+	web, err := simweb.Generate(hostileWeb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The hostile site: the first whose robots.txt lets HostilePath be
+	// fetched.
+	site := -1
+	for i := range hostileWeb.Sites {
+		if !web.Disallowed(i, simweb.HostilePath+"x") && web.Site(i).Robots != simweb.RobotsServerError {
+			site = i
+			break
+		}
+	}
+	if site < 0 {
+		t.Fatal("no site allows " + simweb.HostilePath)
+	}
+	start := func(t *testing.T, kind simweb.HostileKind) *simweb.Server {
+		srv, err := simweb.Start(context.Background(), web, simweb.ServerConfig{Hostile: kind})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { srv.Close() })
+		return srv
+	}
+	seeds := func(srv *simweb.Server) []string {
+		return append(srv.SeedURLs(2), srv.URL(web.Site(site).HomePage))
+	}
+
+	// What a crawl of the same web gets without hostility.
+	plain := start(t, simweb.HostileNone)
+	basePath := filepath.Join(t.TempDir(), "plain.db")
+	crawlHostile(t, hostileConfig(seeds(plain)), plain.DNSAddr(), basePath)
+	baseline := map[string]bool{}
+	for u := range fetchedURLs(t, basePath) {
+		baseline[strings.Replace(u, ":"+strconv.Itoa(plain.Port())+"/", ":PORT/", 1)] = true
+	}
+	plain.Close()
+
+	tests := []struct {
+		kind  simweb.HostileKind
+		check func(t *testing.T, srv *simweb.Server, path, hostile string, st engine.Stats, heap uint64)
+	}{
+		{simweb.HostileGzipBomb, func(t *testing.T, srv *simweb.Server, path, hostile string, st engine.Stats, heap uint64) {
+			r := mustRow(t, path, hostile)
+			if r.status != 200 || !r.truncated || r.length != 10<<20 {
+				t.Errorf("bomb: status %d, truncated %v, %d bytes kept; want 200, a body cut at 10 MiB", r.status, r.truncated, r.length)
+			}
+			if heap > 200<<20 {
+				t.Errorf("bomb: heap peaked %d MiB over the start", heap>>20)
+			}
+		}},
+		{simweb.HostileHugeHeaders, wantError(fetch.KindHeaderTooLarge)},
+		{simweb.HostileResetBody, wantError(fetch.KindReset)},
+		{simweb.HostileShortLength, func(t *testing.T, srv *simweb.Server, path, hostile string, st engine.Stats, heap uint64) {
+			// Only the declared 64 bytes are the page; the rest, garbage
+			// on the connection, must not become the next page.
+			if r := mustRow(t, path, hostile); r.status != 200 || r.length != 64 || r.errText != "" {
+				t.Errorf("short length: %+v, want 200 with the 64 bytes declared", r)
+			}
+		}},
+		{simweb.HostileLongLength, wantError(fetch.KindShortBody)},
+		{simweb.HostileBadChunked, wantError(fetch.KindProtocol)},
+		{simweb.HostileDrip, wantError(fetch.KindTimeout)},
+		{simweb.HostileHugeRobots, func(t *testing.T, srv *simweb.Server, path, hostile string, st engine.Stats, heap uint64) {
+			// The rule at the top applies; "Disallow: /" past 500 KiB
+			// does not (the crawl goes on, checked below).
+			if r, ok := readRow(t, path, hostile); !ok || r.state != 2 {
+				t.Errorf("%s: %+v (stored %v), want skipped by robots.txt", hostile, r, ok)
+			}
+			if got := srv.Witness().Hosts[web.Site(site).Host].Requests; got < 2 {
+				t.Errorf("%d requests to the site with the huge robots.txt", got)
+			}
+		}},
+		{simweb.HostileBadRedirect, func(t *testing.T, srv *simweb.Server, path, hostile string, st engine.Stats, heap uint64) {
+			if r := mustRow(t, path, hostile); r.status != 302 || r.redirect != "" || r.errText != "" {
+				t.Errorf("redirect to ftp: %+v, want a 302 whose target is not followed", r)
+			}
+		}},
+		{simweb.HostileLongURL, func(t *testing.T, srv *simweb.Server, path, hostile string, st engine.Stats, heap uint64) {
+			if r := mustRow(t, path, hostile); r.status != 200 || r.outlinks != 2 {
+				t.Errorf("long URL page: %+v, want 200 with 2 links kept (the 100 KB one dropped)", r)
+			}
+			redirect := strings.TrimSuffix(hostile, "long-url") + "long-url/redirect"
+			if r := mustRow(t, path, redirect); r.status != 301 || r.redirect != "" {
+				t.Errorf("redirect to a long URL: %+v, want a 301 whose target is not followed", r)
+			}
+			if n := longestURL(t, path); n > urlnorm.DefaultMaxLength {
+				t.Errorf("a %d-byte URL stored", n)
+			}
+			if st.Skipped["invalid"] < 1 {
+				t.Errorf("skipped = %v, want the long link counted invalid", st.Skipped)
+			}
+		}},
+		{simweb.HostileManyLinks, func(t *testing.T, srv *simweb.Server, path, hostile string, st engine.Stats, heap uint64) {
+			r := mustRow(t, path, hostile)
+			if r.status != 200 || r.outlinks != extract.DefaultMaxLinks || !r.truncated {
+				t.Errorf("many links: %+v, want 200, truncated, %d links kept", r, extract.DefaultMaxLinks)
+			}
+			if n := srv.Witness().DNS.ByName["links.test"]; n != 1 {
+				t.Errorf("links.test asked of DNS %d times, want 1", n)
+			}
+			if heap > 200<<20 {
+				t.Errorf("many links: heap peaked %d MiB over the start", heap>>20)
+			}
+		}},
+		{simweb.HostileDNSServFail, wantDNSFailure},
+		{simweb.HostileDNSSilent, wantDNSFailure},
+	}
+	for _, tt := range tests {
+		t.Run(tt.kind.String(), func(t *testing.T) {
+			srv := start(t, tt.kind)
+			hostile := srv.HostileURL(site)
+			cfg := hostileConfig(append(seeds(srv), hostile))
+			path := filepath.Join(t.TempDir(), "crawl.db")
+			began := time.Now()
+			st, heap := crawlHostile(t, cfg, srv.DNSAddr(), path)
+			t.Logf("%s: %d pages in %s, heap peak +%.1f MiB, errors %v", tt.kind, st.Pages, time.Since(began).Round(time.Millisecond), float64(heap)/(1<<20), st.ErrorKind)
+			checkWitness(t, srv.Witness())
+			tt.check(t, srv, path, hostile, st, heap)
+			// The crawl went on: everything the plain crawl fetched.
+			got := fetchedURLs(t, path)
+			port := ":" + strconv.Itoa(srv.Port()) + "/"
+			for u := range baseline {
+				if full := strings.Replace(u, ":PORT/", port, 1); !got[full] && !strings.Contains(full, simweb.HostilePath) {
+					t.Errorf("%s not fetched", full)
+				}
+			}
+		})
+	}
+}
+
+func mustRow(t *testing.T, path, url string) pageRow {
+	t.Helper()
+	r, ok := readRow(t, path, url)
+	if !ok {
+		t.Fatalf("%s not stored", url)
+	}
+	return r
+}
+
+// wantError checks that the hostile URL was fetched and failed with kind.
+func wantError(kind string) func(t *testing.T, srv *simweb.Server, path, hostile string, st engine.Stats, heap uint64) {
+	return func(t *testing.T, srv *simweb.Server, path, hostile string, st engine.Stats, heap uint64) {
+		r := mustRow(t, path, hostile)
+		if r.state != 1 || !strings.Contains(r.errText, ": "+kind+": ") {
+			t.Errorf("%s: state %d, error %q; want fetched with a %s error", hostile, r.state, r.errText, kind)
+		}
+		if st.ErrorKind[kind] < 1 {
+			t.Errorf("errors by kind = %v, want %s", st.ErrorKind, kind)
+		}
+	}
+}
+
+// wantDNSFailure checks that the seed whose name does not resolve was
+// reported and asked of DNS once only.
+func wantDNSFailure(t *testing.T, srv *simweb.Server, path, hostile string, st engine.Stats, heap uint64) {
+	host := strings.TrimPrefix(hostile, "http://")
+	host = host[:strings.IndexByte(host, ':')]
+	if st.ErrorKind["dns"] != 1 {
+		t.Errorf("errors by kind = %v, want one dns", st.ErrorKind)
+	}
+	if n := srv.Witness().DNS.ByName[host]; n < 1 || n > 4 {
+		t.Errorf("%s asked of DNS %d times", host, n)
+	}
+	reported := false
+	for _, ev := range st.Events {
+		reported = reported || strings.Contains(ev.Site+ev.Text, host)
+	}
+	if !reported {
+		t.Errorf("no event names %s: %+v", host, st.Events)
+	}
+}
+
+// longestURL is the length of the longest URL stored.
+func longestURL(t *testing.T, path string) int {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n sql.NullInt64
+	if err := db.QueryRow("SELECT max(length(url)) FROM urls").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return int(n.Int64)
+}
+
+// The case that showed the fault: bodies declared text/html that turn out
+// binary are abandoned after their first bytes, and the next request to
+// the site (or its address) starts at once, without delays. The server
+// must still never see two requests of one site or address in flight.
+func TestPolitenessAfterAbortedBodies(t *testing.T) {
+	srv := testWeb(t, simweb.Options{Seed: 5, Sites: 12, Pages: 300, Traps: 2})
+	cfg := hostileConfig(srv.SeedURLs(3))
+	path := filepath.Join(t.TempDir(), "crawl.db")
+	st, _ := crawlHostile(t, cfg, srv.DNSAddr(), path)
+	checkWitness(t, srv.Witness())
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var aborted int
+	if err := db.QueryRow("SELECT count(*) FROM urls WHERE type_check = 'binary-as-html'").Scan(&aborted); err != nil {
+		t.Fatal(err)
+	}
+	if aborted == 0 {
+		t.Fatal("no body was abandoned: the test tests nothing")
+	}
+	t.Logf("%d pages, %d bodies abandoned as binary, %d connections", st.Pages, aborted, srv.Witness().Totals.Connections)
+}
+
+// A TLS handshake the server never answers times out, and the crawl of
+// the other sites goes on; the stalled server never has two connections
+// open at once.
+func TestTLSHandshakeStall(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var open, maxOpen atomic.Int64
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			n := open.Add(1)
+			for m := maxOpen.Load(); n > m && !maxOpen.CompareAndSwap(m, n); m = maxOpen.Load() {
+			}
+			wg.Go(func() { // reads the ClientHello, answers nothing
+				defer c.Close()
+				defer open.Add(-1)
+				buf := make([]byte, 4096)
+				for {
+					if _, err := c.Read(buf); err != nil {
+						return
+					}
+				}
+			})
+		}
+	})
+	srv := testWeb(t, hostileWeb)
+	stalled := "https://" + ln.Addr().String() + "/"
+	cfg := hostileConfig(append(srv.SeedURLs(2), stalled))
+	cfg.Fetch.ConnectTimeout = 200 * time.Millisecond
+	path := filepath.Join(t.TempDir(), "crawl.db")
+	st, _ := crawlHostile(t, cfg, srv.DNSAddr(), path)
+	checkWitness(t, srv.Witness())
+	if st.ErrorKind[fetch.KindTimeout] < 1 {
+		t.Errorf("errors by kind = %v, want a timeout; events %+v", st.ErrorKind, st.Events)
+	}
+	if st.Pages < 20 {
+		t.Errorf("only %d pages fetched", st.Pages)
+	}
+	if m := maxOpen.Load(); m != 1 {
+		t.Errorf("the stalled server had %d connections open at once", m)
+	}
+	ln.Close()
 }

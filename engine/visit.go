@@ -246,7 +246,7 @@ func returned(urls []QueuedURL) (int, float64) {
 // fetchRobots fetches and parses the site's robots.txt.
 func (e *Engine) fetchRobots(ctx context.Context, sess *fetch.Session, key string) *robotsRules {
 	rr := &robotsRules{fetched: e.clock.Now()}
-	resp, err := sess.Get(ctx, key+"/robots.txt")
+	resp, err := sess.GetLimit(ctx, key+"/robots.txt", robots.MaxBodySize+1) // one byte more shows the cut
 	if err != nil || resp == nil {
 		rr.status = -1
 		rr.rules = robots.Unreachable()

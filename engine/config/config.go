@@ -24,6 +24,7 @@ import (
 	"lidi/engine"
 	"lidi/engine/cluster"
 	"lidi/engine/dns"
+	"lidi/engine/fetch"
 )
 
 // File is config.yaml as read. Its zero value is empty; Default returns the
@@ -63,6 +64,7 @@ type File struct {
 		ConnectTimeout time.Duration `yaml:"connect_timeout"`
 		HeaderTimeout  time.Duration `yaml:"header_timeout"`
 		BodyTimeout    time.Duration `yaml:"body_timeout"`
+		CloseTimeout   time.Duration `yaml:"close_timeout"`
 		MaxBodySize    int64         `yaml:"max_body_size"`
 		MaxRedirects   int           `yaml:"max_redirects"`
 		CAFile         string        `yaml:"ca_file"`
@@ -171,6 +173,7 @@ func Default() *File {
 	f.Fetch.ConnectTimeout = 10 * time.Second
 	f.Fetch.HeaderTimeout = 15 * time.Second
 	f.Fetch.BodyTimeout = 60 * time.Second
+	f.Fetch.CloseTimeout = fetch.DefaultCloseTimeout
 	f.Fetch.MaxBodySize = 10 << 20
 	f.Fetch.MaxRedirects = d.MaxRedirects
 	f.RobotsTxt.TTL = d.RobotsTTL
@@ -413,6 +416,7 @@ func (f *File) Engine() engine.Config {
 	c.Fetch.ConnectTimeout = f.Fetch.ConnectTimeout
 	c.Fetch.HeaderTimeout = f.Fetch.HeaderTimeout
 	c.Fetch.BodyTimeout = f.Fetch.BodyTimeout
+	c.Fetch.CloseTimeout = f.Fetch.CloseTimeout
 	c.Fetch.MaxBodySize = f.Fetch.MaxBodySize
 	c.Fetch.RootCAs = f.rootCAs
 	c.Fetch.Proxy = http.ProxyFromEnvironment

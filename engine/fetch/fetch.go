@@ -14,12 +14,14 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -31,6 +33,10 @@ type Config struct {
 	HeaderTimeout  time.Duration // time to first response byte; default 15 s
 	BodyTimeout    time.Duration // time for the whole response; default 60 s
 	MaxBodySize    int64         // bytes kept; the rest is not downloaded; default 10 MiB
+	// CloseTimeout bounds the wait, when a connection closes, for the
+	// server to close its side too (see Session); default
+	// DefaultCloseTimeout.
+	CloseTimeout time.Duration
 	// CheckType looks at a body's first bytes as they arrive: a body
 	// declared HTML that is binary stops downloading at once (TypeCheck
 	// "binary-as-html"); an HTML body declared as something else is
@@ -45,6 +51,10 @@ type Config struct {
 	// Dial, if set, replaces net.Dialer for every connection (tests).
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
+
+// DefaultCloseTimeout is Config.CloseTimeout's default: servers close at
+// once when the client does, so a second is plenty.
+const DefaultCloseTimeout = time.Second
 
 func (c *Config) defaults() {
 	if c.UserAgent == "" {
@@ -61,6 +71,9 @@ func (c *Config) defaults() {
 	}
 	if c.MaxBodySize <= 0 {
 		c.MaxBodySize = 10 << 20
+	}
+	if c.CloseTimeout <= 0 {
+		c.CloseTimeout = DefaultCloseTimeout
 	}
 }
 
@@ -81,14 +94,24 @@ func (f *Fetcher) Connections() int64 { return f.conns.Load() }
 
 // Session is one visit's connection to one site: every request goes over a
 // single keep-alive connection to addr (a new one only if the server closes
-// it). A Session is not safe for concurrent use; a visit fetches one page at
-// a time anyway.
+// it or a response cannot be finished).
+//
+// A connection is never open while the previous one is closing: a closing
+// connection first shuts its sending side and reads until the server has
+// closed its own (for at most Config.CloseTimeout), and a new connection
+// (and so the next request) waits for that. So the server never serves two
+// requests of one session at once, even after a body abandoned halfway, a
+// timeout or a reset. A Session is not safe for concurrent use; a visit
+// fetches one page at a time anyway.
 type Session struct {
 	f      *Fetcher
 	client *http.Client
 	tr     *http.Transport
 	conns  int
 	buf    bytes.Buffer // bodies are read here; reused by the next Get
+
+	mu   sync.Mutex
+	last *politeConn // the connection opened last; the next waits for its close
 }
 
 // Open starts a session to the site whose pages are fetched from addr (the
@@ -101,7 +124,6 @@ func (f *Fetcher) Open(addr netip.Addr, port int) *Session {
 	if f.cfg.Dial != nil {
 		dial = f.cfg.Dial
 	}
-	var mu sync.Mutex
 	var proxy proxyTracker
 	s.tr = &http.Transport{
 		// The host in the URL is never looked up here: the engine resolved
@@ -111,15 +133,20 @@ func (f *Fetcher) Open(addr netip.Addr, port int) *Session {
 			if !proxy.isProxy(addr) {
 				addr = target
 			}
+			if err := s.waitClosed(ctx); err != nil {
+				return nil, err
+			}
 			c, err := dial(ctx, network, addr)
 			if err != nil {
 				return nil, err
 			}
-			mu.Lock()
+			pc := &politeConn{Conn: c, grace: f.cfg.CloseTimeout, closed: make(chan struct{})}
+			s.mu.Lock()
 			s.conns++
-			mu.Unlock()
+			s.last = pc
+			s.mu.Unlock()
 			f.conns.Add(1)
-			return &politeConn{Conn: c, eof: make(chan struct{})}, nil
+			return pc, nil
 		},
 		MaxConnsPerHost:        1,
 		MaxIdleConnsPerHost:    1,
@@ -130,7 +157,7 @@ func (f *Fetcher) Open(addr netip.Addr, port int) *Session {
 		Proxy:                  proxy.wrap(f.cfg.Proxy),
 		ForceAttemptHTTP2:      false,
 		TLSNextProto:           map[string]func(string, *tls.Conn) http.RoundTripper{}, // HTTP/1.1 only
-		MaxResponseHeaderBytes: 256 << 10,
+		MaxResponseHeaderBytes: MaxHeaderBytes,
 		ReadBufferSize:         16 << 10, // a typical page in a few reads
 		WriteBufferSize:        8 << 10,
 	}
@@ -143,11 +170,44 @@ func (f *Fetcher) Open(addr netip.Addr, port int) *Session {
 	return s
 }
 
-// Close closes the session's connection.
-func (s *Session) Close() { s.tr.CloseIdleConnections() }
+// MaxHeaderBytes caps the size of a response head; a larger one fails with
+// KindHeaderTooLarge.
+const MaxHeaderBytes = 256 << 10
+
+// Close closes the session's connection and returns once it is closed (or
+// the server has had Config.CloseTimeout to close its side).
+func (s *Session) Close() {
+	s.tr.CloseIdleConnections()
+	// A connection abandoned by the last Get is closed by the transport
+	// in the background; wait for that too.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*s.f.cfg.CloseTimeout)
+	defer cancel()
+	s.waitClosed(ctx)
+}
+
+// waitClosed waits until the session's last connection, if any, has been
+// closed.
+func (s *Session) waitClosed(ctx context.Context) error {
+	s.mu.Lock()
+	last := s.last
+	s.mu.Unlock()
+	if last == nil {
+		return nil
+	}
+	select {
+	case <-last.closed:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
 
 // Connections reports how many connections the session has opened.
-func (s *Session) Connections() int { return s.conns }
+func (s *Session) Connections() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conns
+}
 
 // Response is a fetched page.
 type Response struct {
@@ -162,16 +222,18 @@ type Response struct {
 	Duration    time.Duration
 }
 
-// Error kinds reported by Kind.
+// Error kinds reported in Error.Kind.
 const (
-	KindTimeout   = "timeout"
-	KindRefused   = "refused"
-	KindReset     = "reset"
-	KindTooLarge  = "truncated"
-	KindBadURL    = "bad-url"
-	KindProtocol  = "protocol"
-	KindCancelled = "cancelled"
-	KindOther     = "network"
+	KindTimeout        = "timeout"          // connect, TLS handshake, response head or body too slow
+	KindRefused        = "refused"          // nothing listens at the address
+	KindReset          = "reset"            // the server reset the connection
+	KindShortBody      = "short-body"       // the body ended before its Content-Length or last chunk
+	KindHeaderTooLarge = "header-too-large" // a response head over MaxHeaderBytes
+	KindTooLarge       = "truncated"        // (the engine's kind for a body cut at MaxBodySize)
+	KindBadURL         = "bad-url"          // the URL cannot be requested
+	KindProtocol       = "protocol"         // not HTTP/1.1 as written: bad status line, chunking or encoding
+	KindCancelled      = "cancelled"        // the caller's context ended
+	KindOther          = "network"          // any other network failure
 )
 
 // Error is a failed fetch.
@@ -189,13 +251,24 @@ func (e *Error) Unwrap() error { return e.Err }
 // the body failed before its end (then the partial body is returned with the
 // error).
 func (s *Session) Get(ctx context.Context, url string) (*Response, error) {
-	return s.GetIf(ctx, url, Validators{})
+	return s.get(ctx, url, Validators{}, s.f.cfg.MaxBodySize)
 }
 
 // GetIf is Get made conditional on the validators of a stored copy (see
 // Validators): a server that finds the copy current answers 304 Not
 // Modified without a body.
 func (s *Session) GetIf(ctx context.Context, url string, v Validators) (*Response, error) {
+	return s.get(ctx, url, v, s.f.cfg.MaxBodySize)
+}
+
+// GetLimit is Get keeping at most limit bytes of the body (and at most
+// Config.MaxBodySize), for files that have a smaller cap of their own, such
+// as robots.txt.
+func (s *Session) GetLimit(ctx context.Context, url string, limit int64) (*Response, error) {
+	return s.get(ctx, url, Validators{}, min(limit, s.f.cfg.MaxBodySize))
+}
+
+func (s *Session) get(ctx context.Context, url string, v Validators, limit int64) (*Response, error) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, s.f.cfg.BodyTimeout)
 	defer cancel()
@@ -206,7 +279,16 @@ func (s *Session) GetIf(ctx context.Context, url string, v Validators) (*Respons
 	req.Header.Set("User-Agent", s.f.cfg.UserAgent)
 	req.Header.Set("Accept", "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5")
 	v.set(req.Header)
-	resp, err := s.client.Do(req)
+	var reused bool
+	trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { reused = i.Reused }}
+	resp, err := s.client.Do(req.WithContext(httptrace.WithClientTrace(ctx, trace)))
+	if err != nil && reused && classify(err) == KindProtocol && ctx.Err() == nil {
+		// An unreadable response on a reused connection may be what a
+		// previous response sent past its Content-Length: ask once more
+		// on a connection of its own.
+		s.tr.CloseIdleConnections()
+		resp, err = s.client.Do(req)
+	}
 	if err != nil {
 		return nil, &Error{URL: url, Kind: classify(err), Err: err}
 	}
@@ -225,9 +307,9 @@ func (s *Session) GetIf(ctx context.Context, url string, v Validators) (*Respons
 		r.RetryAfter = parseRetryAfter(ra, time.Now())
 	}
 	if s.f.cfg.CheckType {
-		r.Body, r.Truncated, r.TypeCheck, err = readChecked(&s.buf, resp.Body, s.f.cfg.MaxBodySize, resp.ContentLength, r.ContentType)
+		r.Body, r.Truncated, r.TypeCheck, err = readChecked(&s.buf, resp.Body, limit, resp.ContentLength, r.ContentType)
 	} else {
-		r.Body, r.Truncated, err = readLimited(&s.buf, resp.Body, s.f.cfg.MaxBodySize, resp.ContentLength)
+		r.Body, r.Truncated, err = readLimited(&s.buf, resp.Body, limit, resp.ContentLength)
 		r.TypeCheck = declaredType(r.ContentType)
 	}
 	r.Duration = time.Since(start)
@@ -304,16 +386,22 @@ func classify(err error) string {
 	if kind := classifyTLS(err); kind != "" {
 		return kind
 	}
+	msg := err.Error()
 	switch {
 	case errors.Is(err, context.Canceled):
 		return KindCancelled
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
 		return KindTimeout
-	case strings.Contains(err.Error(), "connection refused"):
+	case errors.Is(err, syscall.ECONNREFUSED):
 		return KindRefused
-	case strings.Contains(err.Error(), "connection reset"), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
 		return KindReset
-	case strings.Contains(err.Error(), "malformed"), strings.Contains(err.Error(), "invalid"):
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		// The server closed the connection before the response's end.
+		return KindShortBody
+	case strings.Contains(msg, "response headers exceeded"): // net/http has no sentinel for it
+		return KindHeaderTooLarge
+	case strings.Contains(msg, "malformed"), strings.Contains(msg, "invalid"), strings.Contains(msg, "gzip"), strings.Contains(msg, "flate"):
 		return KindProtocol
 	}
 	return KindOther
@@ -331,38 +419,59 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 	return 0
 }
 
-// politeConn closes gracefully: it shuts its sending side first and waits
-// (briefly) until the server has closed its own, so that when a visit ends
-// the server has let go of the connection before the crawler opens the next
-// one to the same address. Without it a server may see two connections from
-// one crawler open at once for a moment.
+// politeConn closes gracefully: it shuts its sending side first and reads
+// (discarding) until the server has closed its own, for at most grace and
+// drainMax bytes, so that the server has finished with the connection
+// before the session opens the next one. closed is closed when Close has
+// returned.
 type politeConn struct {
 	net.Conn
-	eof     chan struct{} // closed when a read fails: the server has closed
-	eofOnce sync.Once
+	grace     time.Duration
+	closing   atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
+	closed    chan struct{}
 }
 
-// closeGrace bounds the wait for the server to close its side.
-const closeGrace = 250 * time.Millisecond
+// drainMax bounds what a closing connection reads from a server that keeps
+// sending after the client's close (the rest of a file, say): past it the
+// connection is reset, and the server may still be writing when the next
+// connection opens.
+const drainMax = 4 << 20
 
+// Read fails once Close has begun, even if data arrived: what the server
+// sends after the client gave up (the end of a chunked body cut short, say)
+// must not complete the response.
 func (c *politeConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
-	if err != nil {
-		c.eofOnce.Do(func() { close(c.eof) })
+	if c.closing.Load() {
+		return 0, net.ErrClosed
 	}
 	return n, err
 }
 
 func (c *politeConn) Close() error {
-	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok && cw.CloseWrite() == nil {
-		// The transport's read loop is blocked reading this connection;
-		// it sees the server's close.
-		t := time.NewTimer(closeGrace)
-		select {
-		case <-c.eof:
-		case <-t.C:
+	c.closeOnce.Do(func() {
+		defer close(c.closed)
+		c.closing.Store(true)
+		cw, ok := c.Conn.(interface{ CloseWrite() error })
+		if !ok || cw.CloseWrite() != nil {
+			c.closeErr = c.Conn.Close()
+			return
 		}
-		t.Stop()
-	}
-	return c.Conn.Close()
+		// The transport's read loop may be reading too (an idle
+		// connection); reads are serialised, and both see the end.
+		c.Conn.SetReadDeadline(time.Now().Add(c.grace))
+		n, err := io.Copy(io.Discard, io.LimitReader(c.Conn, drainMax))
+		if err != nil || n == drainMax {
+			// The server did not close in time: reset rather than leave
+			// it writing into a closed connection's buffers.
+			if tc, ok := c.Conn.(*net.TCPConn); ok {
+				tc.SetLinger(0)
+			}
+		}
+		c.closeErr = c.Conn.Close()
+	})
+	<-c.closed
+	return c.closeErr
 }

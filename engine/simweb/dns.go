@@ -45,6 +45,16 @@ func startDNS(w *Web, wit *witness, cfg ServerConfig) (*dnsServer, error) {
 		}
 		q := req.Question[0]
 		name := strings.ToLower(strings.TrimSuffix(q.Name, "."))
+		switch {
+		case cfg.Hostile == HostileDNSSilent && name == HostileSilentHost:
+			wit.dnsQuery(name, false)
+			return // never answers
+		case cfg.Hostile == HostileDNSServFail && name == HostileServFailHost:
+			wit.dnsQuery(name, false)
+			m.Rcode = dns.RcodeServerFailure
+			rw.WriteMsg(m)
+			return
+		}
 		id, known := w.hosts[name]
 		wit.dnsQuery(name, known)
 		inZone := strings.HasSuffix(strings.ToLower(dns.Fqdn(q.Name)), "."+zone)

@@ -69,6 +69,9 @@ type ServerConfig struct {
 	// URL requested, robots.txt excepted, its request count and when it was
 	// last answered, about 100 bytes a URL. False keeps none.
 	LogPages bool
+	// Hostile makes every site misbehave in one way under HostilePath
+	// (see HostileKind). Zero means none.
+	Hostile HostileKind
 }
 
 // RegisterFlags defines command-line flags that set c's fields, with c's
@@ -493,6 +496,17 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		status := plain(rw, http.StatusMovedPermanently, "301 Moved Permanently\n")
 		s.wit.requestEnd(cs, slot, status, 0, false, closing)
 		return
+	}
+	if s.cfg.Hostile != HostileNone && site >= 0 {
+		end := func(status int, size int64) {
+			s.wit.requestEnd(cs, slot, status, size, path == "/robots.txt", closing)
+			if logURL != nil {
+				s.wit.pages.done(logURL, s.cfg.Now())
+			}
+		}
+		if s.respondHostile(rw, r, host, path, end) {
+			return
+		}
 	}
 	status, size, robots := s.respond(rw, r, site, host, path)
 	s.wit.requestEnd(cs, slot, status, size, robots, closing)

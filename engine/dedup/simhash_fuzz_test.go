@@ -1,0 +1,37 @@
+package dedup
+
+import (
+	"bytes"
+	"testing"
+)
+
+// FuzzSimhash checks the fingerprint on arbitrary bodies: it never panics,
+// is a pure function of the bytes, is 0 for a body with no word byte at
+// all, and no markup or reference can make two copies of a text differ.
+// The seeds are in testdata/fuzz/FuzzSimhash; `go test -fuzz FuzzSimhash`
+// explores further.
+func FuzzSimhash(f *testing.F) {
+	f.Add([]byte("<p>plain words in a paragraph</p>"))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		h := Simhash(body)
+		if again := Simhash(bytes.Clone(body)); again != h {
+			t.Fatalf("Simhash(%q) = %016x, then %016x", body, h, again)
+		}
+		words := false
+		for _, c := range body {
+			words = words || fold[c] != 0
+		}
+		if !words && h != 0 {
+			t.Fatalf("Simhash(%q) = %016x for a body without word bytes, want 0", body, h)
+		}
+		if Hamming(h, h) != 0 || Similarity(h, h) != 1 {
+			t.Fatalf("a fingerprint differs from itself")
+		}
+		// Prefixing a complete comment or tag changes no word.
+		for _, prefix := range []string{"<!-- x -->", "<br>", "&amp;"} {
+			if g := Simhash(append([]byte(prefix), body...)); g != h {
+				t.Fatalf("Simhash(%q + %q) = %016x, want %016x", prefix, body, g, h)
+			}
+		}
+	})
+}
