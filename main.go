@@ -106,7 +106,7 @@ func crawl(ctx context.Context, cfg *config.File, wire func(*engine.Config), hea
 		return errors.New("the console needs a terminal and this is not one: add --headless for progress lines instead")
 	}
 	setHeapLimit(cfg.Memory.HeapLimitMB)
-	db, err := storage.Open(cfg.Storage.Path, storage.Options{})
+	db, err := storage.Open(cfg.Storage.Path, storage.Options{MaxSize: cfg.Storage.MaxSize})
 	if err != nil {
 		return err
 	}

@@ -53,7 +53,11 @@ func (c *committer) run(ctx context.Context) {
 	timer := time.NewTimer(c.every)
 	defer timer.Stop()
 	apply := func() error {
-		if acc.Len() == 0 {
+		if acc.Len() == 0 || c.Err() != nil {
+			// After a failed write nothing more is written: a later
+			// batch may refer to what the lost one held, and the file
+			// must stay as it was before it.
+			acc.Reset()
 			return c.Err()
 		}
 		err := c.store.Apply(context.WithoutCancel(ctx), acc)

@@ -190,14 +190,16 @@ func TestHostileServer(t *testing.T) {
 var hostileWeb = simweb.Options{Seed: 11, Sites: 4, Pages: 80, ExternalLinks: 0.2}
 
 // hostileConfig is crawlConfig without delays (so that any overlap of two
-// requests shows) and with timeouts small enough for tests.
+// requests shows). Its timeouts leave room for a loaded machine (a 10 MiB
+// gzip bomb takes seconds to inflate under the race detector); a test that
+// waits for one sets it smaller.
 func hostileConfig(seeds []string) engine.Config {
 	cfg := crawlConfig(seeds)
 	cfg.Delay, cfg.MaxDelay = 0, 0
 	cfg.ParkAfter = 3
-	cfg.Fetch.ConnectTimeout = 500 * time.Millisecond
-	cfg.Fetch.HeaderTimeout = time.Second
-	cfg.Fetch.BodyTimeout = 400 * time.Millisecond
+	cfg.Fetch.ConnectTimeout = 5 * time.Second
+	cfg.Fetch.HeaderTimeout = 10 * time.Second
+	cfg.Fetch.BodyTimeout = 30 * time.Second
 	cfg.Fetch.CloseTimeout = time.Second
 	cfg.ResolveFailed = time.Hour
 	return cfg
@@ -428,6 +430,9 @@ func TestHostileServers(t *testing.T) {
 			srv := start(t, tt.kind)
 			hostile := srv.HostileURL(site)
 			cfg := hostileConfig(append(seeds(srv), hostile))
+			if tt.kind == simweb.HostileDrip {
+				cfg.Fetch.BodyTimeout = time.Second // the drip's page times out
+			}
 			path := filepath.Join(t.TempDir(), "crawl.db")
 			began := time.Now()
 			st, heap := crawlHostile(t, cfg, srv.DNSAddr(), path)
@@ -576,6 +581,18 @@ func TestTLSHandshakeStall(t *testing.T) {
 	}
 	if m := maxOpen.Load(); m != 1 {
 		t.Errorf("the stalled server had %d connections open at once", m)
+	}
+	// An unreachable robots.txt disallows nothing for good: the page
+	// stays queued for a later visit, and the event says why.
+	if r, ok := readRow(t, path, stalled); !ok || r.state == 2 {
+		t.Errorf("%s: %+v (stored %v), want still queued", stalled, r, ok)
+	}
+	said := false
+	for _, ev := range st.Events {
+		said = said || strings.Contains(ev.Text, "unreachable (timeout)")
+	}
+	if !said {
+		t.Errorf("no event says robots.txt timed out: %+v", st.Events)
 	}
 	ln.Close()
 }

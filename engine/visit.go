@@ -161,7 +161,7 @@ func (e *Engine) robot(ctx context.Context, v Visit, tr *visitTracker, out chan<
 		if cd := rules.CrawlDelay(e.cfg.UserAgent); cd > done.delay {
 			done.delay = min(cd, e.cfg.MaxDelay)
 		}
-		if rr.status != 0 && rr.status < 500 {
+		if rr.status > 0 && rr.status < 500 { // -1: unreachable
 			// fine
 		} else {
 			// 5xx or unreachable: disallow all until retried; the

@@ -236,15 +236,20 @@ func (db *DB) Apply(ctx context.Context, b *engine.Batch) error {
 	start := time.Now()
 	tx, err := db.w.BeginTx(bg, nil)
 	if err != nil {
-		return fmt.Errorf("storage: apply: begin: %w", err)
+		return db.fault(fmt.Errorf("storage: apply: begin: %w", err))
 	}
 	a := &applier{ctx: ctx, tx: tx, txs: make(map[*sql.Stmt]*sql.Stmt, 8), buf: &db.buf}
 	if err := a.apply(&db.st, b); err != nil {
 		tx.Rollback()
-		return fmt.Errorf("storage: apply: %w", err)
+		return db.fault(fmt.Errorf("storage: apply: %w", err))
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("storage: apply: commit: %w", err)
+		return db.fault(fmt.Errorf("storage: apply: commit: %w", err))
+	}
+	// The batch is in the file the connection has open; if that file is
+	// no longer at db.path, it is copied out before the crawl stops.
+	if err := db.checkFile(bg); err != nil {
+		return err
 	}
 	db.ckpt.notify()
 	d := time.Since(start)

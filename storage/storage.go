@@ -108,6 +108,10 @@ type Options struct {
 	// Now is the clock used for the creation time recorded in a new file;
 	// nil means time.Now.
 	Now func() time.Time
+	// MaxSize caps the file's size in bytes (SQLite's max_page_count):
+	// a write past it fails with ErrDiskFull, as on a full disk. Zero
+	// means no cap.
+	MaxSize int64
 }
 
 // DB is an open crawl database. Create one with Open; the zero value is not
@@ -115,6 +119,7 @@ type Options struct {
 // writer connection, and reads use a separate read-only pool.
 type DB struct {
 	path string
+	file os.FileInfo // the file opened, to notice its removal
 	lock *fileLock
 	w    *sql.DB // one connection: every write, and Head
 	r    *sql.DB // read-only pool
@@ -147,7 +152,11 @@ func Open(path string, opt Options) (*DB, error) {
 	db := &DB{path: abs, lock: lk}
 	if err := db.open(opt); err != nil {
 		db.closeAll()
-		return nil, err
+		return nil, db.fault(err)
+	}
+	if db.file, err = os.Stat(abs); err != nil {
+		db.closeAll()
+		return nil, db.fault(err)
 	}
 	return db, nil
 }
@@ -169,7 +178,7 @@ func (db *DB) open(opt Options) error {
 	if err := createFile(db.path, pageSize); err != nil {
 		return err
 	}
-	w, err := sql.Open("sqlite", dsn(db.path, "rwc",
+	params := []string{
 		"_txlock=immediate",
 		"_pragma=busy_timeout(5000)",
 		"_pragma=journal_mode(WAL)",
@@ -182,7 +191,11 @@ func (db *DB) open(opt Options) error {
 		fmt.Sprintf("_pragma=wal_autocheckpoint(%d)", walAutocheckpoint),
 		"_pragma=journal_size_limit(67108864)",
 		"_pragma=temp_store(MEMORY)",
-	))
+	}
+	if opt.MaxSize > 0 {
+		params = append(params, fmt.Sprintf("_pragma=max_page_count(%d)", max(opt.MaxSize/pageSize, 1)))
+	}
+	w, err := sql.Open("sqlite", dsn(db.path, "rwc", params...))
 	if err != nil {
 		return fmt.Errorf("storage: %w", err)
 	}

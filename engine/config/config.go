@@ -115,6 +115,7 @@ type File struct {
 		CompressLevel int           `yaml:"compress_level"`
 		FlushInterval time.Duration `yaml:"flush_interval"`
 		FlushRecords  int           `yaml:"flush_records"`
+		MaxSize       int64         `yaml:"max_size"`
 	} `yaml:"storage"`
 
 	Recrawl Recrawl `yaml:"recrawl"`
@@ -311,6 +312,9 @@ func (f *File) Check() error {
 	}
 	if f.Console.Refresh <= 0 {
 		return &engine.ConfigError{Key: "console.refresh", Err: fmt.Errorf("must be positive, got %s", f.Console.Refresh)}
+	}
+	if f.Storage.MaxSize < 0 {
+		return &engine.ConfigError{Key: "storage.max_size", Err: fmt.Errorf("must not be negative, got %d", f.Storage.MaxSize)}
 	}
 	if f.Memory.HeapLimitMB < 0 {
 		return &engine.ConfigError{Key: "memory.heap_limit_mb", Err: fmt.Errorf("must not be negative, got %d", f.Memory.HeapLimitMB)}

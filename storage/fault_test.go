@@ -1,0 +1,252 @@
+package storage_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"lidi/engine"
+	"lidi/engine/dns"
+	"lidi/engine/simweb"
+	"lidi/storage"
+)
+
+// Storage faults, end to end: a crawl of a synthetic web into a real
+// SQLite file meets a full disk, a read-only file and the file's removal.
+// Each time lidi stops with an error naming the file and the fault, what
+// was stored before stays (and is never fetched again), and a run after the
+// fault is fixed finishes the crawl with every page the uninterrupted crawl
+// has.
+
+// faultWeb is small, so that the crawls are quick, but has enough pages
+// for a fault to land in the middle.
+var faultWeb = simweb.Options{Seed: 21, Sites: 6, Pages: 240}
+
+func startWeb(t *testing.T) *simweb.Server {
+	t.Helper()
+	web, err := simweb.Generate(faultWeb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := simweb.Start(context.Background(), web, simweb.ServerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+func faultConfig(srv *simweb.Server) engine.Config {
+	cfg := engine.Defaults()
+	cfg.Seeds = srv.SeedURLs(2)
+	cfg.Robots = 4
+	cfg.Delay, cfg.MaxDelay = 0, 0
+	cfg.PagesPerVisit = 10
+	cfg.FlushEvery = 10 * time.Millisecond
+	cfg.RobotsRetry = 50 * time.Millisecond
+	cfg.Rank = false
+	return cfg
+}
+
+// crawlOnce opens path with opt and crawls; during, if not nil, runs while
+// the crawl does. It returns the error of Open or of Run.
+func crawlOnce(t *testing.T, srv *simweb.Server, cfg engine.Config, path string, opt storage.Options, during func(*engine.Engine)) error {
+	t.Helper()
+	db, err := storage.Open(path, opt)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	resolver, err := dns.NewCache(dns.Config{Servers: []string{srv.DNSAddr()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resolver.Close()
+	eng, err := engine.New(cfg, db, resolver, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if during != nil {
+		done := make(chan struct{})
+		defer func() { <-done }()
+		go func() { defer close(done); during(eng) }()
+	}
+	if err := eng.Run(ctx); err != nil {
+		return err
+	}
+	if st := eng.Stats(); st.State != engine.StateDone {
+		t.Fatalf("state = %s, want done", st.State)
+	}
+	return nil
+}
+
+// fetchedAt maps the URLs the file at path holds as fetched to the time
+// they were fetched, after checking the file's integrity.
+func fetchedAt(t *testing.T, path string) map[string]int64 {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var check string
+	if err := db.QueryRow("PRAGMA integrity_check").Scan(&check); err != nil || check != "ok" {
+		t.Fatalf("integrity_check of %s: %q %v", path, check, err)
+	}
+	rows, err := db.Query("SELECT url, fetched FROM urls WHERE state = 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var u string
+		var at int64
+		if err := rows.Scan(&u, &at); err != nil {
+			t.Fatal(err)
+		}
+		out[u] = at
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// checkFault checks that err reports fault on path in a message that names
+// the file.
+func checkFault(t *testing.T, err error, fault error, path string) *storage.FaultError {
+	t.Helper()
+	var fe *storage.FaultError
+	if !errors.As(err, &fe) || !errors.Is(err, fault) {
+		t.Fatalf("err = %v, want a %v", err, fault)
+	}
+	if !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "run lidi again") {
+		t.Errorf("message %q does not name %s or say what to do", err, path)
+	}
+	t.Logf("lidi said: %v", err)
+	return fe
+}
+
+// checkResumed checks that the final file has every page the uninterrupted
+// crawl fetched, and that the pages stored before the fault were not
+// fetched again.
+func checkResumed(t *testing.T, before, final, full map[string]int64) {
+	t.Helper()
+	if len(before) == 0 {
+		t.Fatal("nothing stored before the fault: the test tests nothing")
+	}
+	if len(before) >= len(full) {
+		t.Fatalf("%d of %d pages stored before the fault: it came too late", len(before), len(full))
+	}
+	for u, at := range before {
+		if got, ok := final[u]; !ok || got != at {
+			t.Errorf("%s: fetched at %d before the fault, at %d (stored %v) after", u, at, got, ok)
+		}
+	}
+	for u := range full {
+		if _, ok := final[u]; !ok {
+			t.Errorf("%s never fetched", u)
+		}
+	}
+	if len(final) != len(full) {
+		t.Errorf("%d pages fetched in the end, the uninterrupted crawl %d", len(final), len(full))
+	}
+	t.Logf("%d pages stored before the fault, %d in the end", len(before), len(final))
+}
+
+// fullCrawl is what an uninterrupted crawl of srv fetches.
+func fullCrawl(t *testing.T, srv *simweb.Server) map[string]int64 {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "full.db")
+	if err := crawlOnce(t, srv, faultConfig(srv), path, storage.Options{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	return fetchedAt(t, path)
+}
+
+// The file system fills up: SQLite's max_page_count stands for a full
+// disk (SQLITE_FULL either way), which needs no privileges.
+func TestFaultDiskFull(t *testing.T) {
+	srv := startWeb(t)
+	full := fullCrawl(t, srv)
+	path := filepath.Join(t.TempDir(), "crawl.db")
+	err := crawlOnce(t, srv, faultConfig(srv), path, storage.Options{MaxSize: 400 << 10}, nil)
+	checkFault(t, err, storage.ErrDiskFull, path)
+	before := fetchedAt(t, path)
+	// Space freed: the crawl continues.
+	if err := crawlOnce(t, srv, faultConfig(srv), path, storage.Options{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	checkResumed(t, before, fetchedAt(t, path), full)
+}
+
+// The file becomes read-only between two runs: the second stops at once,
+// saying so; after the fix the third finishes the crawl.
+func TestFaultReadOnlyFile(t *testing.T) {
+	srv := startWeb(t)
+	full := fullCrawl(t, srv)
+	path := filepath.Join(t.TempDir(), "crawl.db")
+	cfg := faultConfig(srv)
+	cfg.MaxPages = 60
+	if err := crawlOnce(t, srv, cfg, path, storage.Options{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	before := fetchedAt(t, path)
+	undo := makeReadOnly(t, path)
+	err := crawlOnce(t, srv, faultConfig(srv), path, storage.Options{}, nil)
+	checkFault(t, err, storage.ErrReadOnly, path)
+	undo()
+	if err := crawlOnce(t, srv, faultConfig(srv), path, storage.Options{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	checkResumed(t, before, fetchedAt(t, path), full)
+}
+
+// The file is removed while the crawl runs: lidi notices at its next
+// write, copies what the open connection still sees (everything stored,
+// up to that write) beside it, and stops; with the copy moved back, the
+// next run finishes the crawl.
+func TestFaultFileRemoved(t *testing.T) {
+	srv := startWeb(t)
+	full := fullCrawl(t, srv)
+	path := filepath.Join(t.TempDir(), "crawl.db")
+	removed := make(chan struct{})
+	err := crawlOnce(t, srv, faultConfig(srv), path, storage.Options{}, func(eng *engine.Engine) {
+		defer close(removed)
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		deadline := time.After(30 * time.Second)
+		for eng.Stats().Pages < 40 {
+			select {
+			case <-tick.C:
+			case <-deadline:
+				t.Error("the crawl never reached 40 pages")
+				return
+			}
+		}
+		if err := os.Remove(path); err != nil {
+			t.Error(err)
+		}
+	})
+	<-removed
+	fe := checkFault(t, err, storage.ErrFileRemoved, path)
+	if fe.Rescued != path+".rescued" {
+		t.Fatalf("rescued to %q", fe.Rescued)
+	}
+	before := fetchedAt(t, fe.Rescued)
+	if err := os.Rename(fe.Rescued, path); err != nil {
+		t.Fatal(err)
+	}
+	if err := crawlOnce(t, srv, faultConfig(srv), path, storage.Options{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	checkResumed(t, before, fetchedAt(t, path), full)
+}
