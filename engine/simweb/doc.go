@@ -100,6 +100,18 @@
 // Web.ExportChanges writes it as CSV. A web without Options.Change is byte
 // for byte the web before changes existed.
 //
+// # Hostile servers
+//
+// ServerConfig.Hostile makes every site misbehave in one way under
+// HostilePath (see HostileKind): a gzip bomb, a megabyte of headers, a
+// reset halfway through a body, a Content-Length too short or too long,
+// broken chunking, a body dripping a byte a second, a 10 MB robots.txt, a
+// redirect to ftp:, a 100 KB URL, a page of a million links, and DNS
+// answers of SERVFAIL or none at all. The rest of the web is served as
+// usual, so a test sees both how a crawler records the bad answer and
+// that its crawl goes on; the witness counts hostile answers like the
+// others, ending each before the server closes its connection.
+//
 // # Extending
 //
 // Later kinds of pages are meant to be
