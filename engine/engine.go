@@ -12,6 +12,10 @@
 //
 // A visit is self-contained (site, address, robots rules, URLs, delay), so it
 // can later be leased to a remote robot without reshaping the scheduler.
+//
+// With recrawl.enabled, a recrawl is a visit too: the loop puts the fetched
+// URLs of due channels back in their sites' queues, each with the copy it
+// is compared with (recrawl_loop.go).
 package engine
 
 import (
