@@ -125,13 +125,18 @@ func crawl(ctx context.Context, cfg *config.File, wire func(*engine.Config), hea
 		return err
 	}
 	eng.SnapshotDir = filepath.Dir(cfg.Storage.Path)
-	// limits.max_duration ends the crawl, not the console: the final
-	// figures stay on screen until q.
-	crawlCtx, stopCrawl := context.WithCancel(ctx)
-	defer stopCrawl()
+	// The crawl's context ends with a cause that says why: a signal, q or
+	// limits.max_duration, which ends the crawl, not the console (the
+	// final figures stay on screen until q).
+	crawlCtx, stopCrawl := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer stopCrawl(nil)
+	defer context.AfterFunc(ctx, func() {
+		stopCrawl(engine.Stopped(engine.EndSignal, context.Cause(ctx).Error()))
+	})()
 	if d := cfg.Limits.MaxDuration; d > 0 {
-		crawlCtx, stopCrawl = context.WithTimeout(ctx, d)
-		defer stopCrawl()
+		var cancel context.CancelFunc
+		crawlCtx, cancel = context.WithTimeoutCause(crawlCtx, d, engine.Stopped(engine.EndMaxDuration, d.String()))
+		defer cancel()
 	}
 	if headless {
 		err := runHeadless(crawlCtx, eng, out.stdout)
@@ -140,7 +145,7 @@ func crawl(ctx context.Context, cfg *config.File, wire func(*engine.Config), hea
 		}
 		return err
 	}
-	err = runConsole(ctx, crawlCtx, stopCrawl, eng, cfg.Console.Refresh)
+	err = runConsole(ctx, crawlCtx, func() { stopCrawl(engine.Stopped(engine.EndKey, "q")) }, eng, cfg.Console.Refresh)
 	if err == nil {
 		where, _ := filepath.Abs(cfg.Storage.Path)
 		fmt.Fprintf(out.stdout, "lidi: the crawl is kept in %s (%d pages fetched); to continue it: %s\n", where, eng.Stats().Pages, again)
@@ -150,7 +155,7 @@ func crawl(ctx context.Context, cfg *config.File, wire func(*engine.Config), hea
 
 // runConsole shows the console while the engine crawls; quitting the console
 // stops the crawl with its state saved.
-func runConsole(ctx, crawlCtx context.Context, stopCrawl context.CancelFunc, eng *engine.Engine, refresh time.Duration) error {
+func runConsole(ctx, crawlCtx context.Context, stopCrawl func(), eng *engine.Engine, refresh time.Duration) error {
 	// net/http logs what a hostile server sends past a response's end
 	// with the standard logger, which would draw over the console.
 	log.SetOutput(io.Discard)
@@ -169,21 +174,50 @@ func runConsole(ctx, crawlCtx context.Context, stopCrawl context.CancelFunc, eng
 	return err
 }
 
-// runHeadless crawls with a progress line every few seconds.
+// runHeadless crawls with a progress line every few seconds, a line for
+// each event (a site parked, robots.txt 5xx, a seed failed, ...) and, at
+// the end, one that says why the crawl ended.
 func runHeadless(ctx context.Context, eng *engine.Engine, out io.Writer) error {
 	done := make(chan error, 1)
 	go func() { done <- eng.Run(ctx) }()
 	tick := time.NewTicker(3 * time.Second)
 	defer tick.Stop()
+	events := time.NewTicker(250 * time.Millisecond)
+	defer events.Stop()
+	var seen int64
 	for {
 		select {
 		case err := <-done:
-			fmt.Fprintln(out, progressLine(eng.Stats()))
+			s := eng.Stats()
+			seen = printEvents(out, s, seen)
+			fmt.Fprintln(out, progressLine(s))
+			if s.EndText != "" {
+				fmt.Fprintf(out, "%s  ended: %s\n", time.Now().Format(time.TimeOnly), s.EndText)
+			}
 			return err
+		case <-events.C:
+			seen = printEvents(out, eng.Stats(), seen)
 		case <-tick.C:
 			fmt.Fprintln(out, progressLine(eng.Stats()))
 		}
 	}
+}
+
+// printEvents prints the events of s after the first seen, and returns how
+// many have been printed.
+func printEvents(out io.Writer, s engine.Stats, seen int64) int64 {
+	evs := s.Events
+	if n := s.EventCount - seen; n < int64(len(evs)) {
+		evs = evs[int64(len(evs))-n:]
+	}
+	for _, e := range evs {
+		site := ""
+		if e.Site != "" {
+			site = " " + e.Site
+		}
+		fmt.Fprintf(out, "%s  event %s%s: %s\n", e.Time.Format(time.TimeOnly), e.Kind, site, e.Text)
+	}
+	return s.EventCount
 }
 
 func progressLine(s engine.Stats) string {
@@ -216,7 +250,9 @@ func demoCmd(fs *flag.FlagSet) runFunc {
 		if err != nil {
 			return err
 		}
-		srv, err := simweb.Start(ctx, web, simweb.ServerConfig{Port: demoPort, TimeScale: *scale})
+		// The web outlives the crawl's visits: a stop must not turn the
+		// pages in flight into connection errors.
+		srv, err := simweb.Start(context.WithoutCancel(ctx), web, simweb.ServerConfig{Port: demoPort, TimeScale: *scale})
 		if err != nil {
 			return err
 		}

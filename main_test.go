@@ -68,6 +68,9 @@ func TestHeadlessCrawlAndExport(t *testing.T) {
 	if !strings.Contains(out.String(), "done pages=120") {
 		t.Errorf("no final progress line in:\n%s", out.String())
 	}
+	if !strings.Contains(out.String(), "ended: limits.max_pages reached") || !strings.Contains(out.String(), "event start") {
+		t.Errorf("no end line or no start event in:\n%s", out.String())
+	}
 
 	snap := filepath.Join(dir, "snap.db")
 	out.Reset()
@@ -82,6 +85,36 @@ func TestHeadlessCrawlAndExport(t *testing.T) {
 	var n int
 	if err := db.QueryRow("SELECT count(*) FROM urls WHERE state = 1").Scan(&n); err != nil || n != 120 {
 		t.Errorf("snapshot holds %d fetched pages (%v), want 120", n, err)
+	}
+}
+
+// A headless crawl whose every seed fails exits non-zero at once, with one
+// line that says why, after an event line for each seed.
+func TestHeadlessSeedsFailed(t *testing.T) {
+	srv := startWeb(t)
+	dir := t.TempDir()
+	cfg := writeConfig(t, dir, srv, "")
+	body, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A host the test web's DNS server does not know; retries an hour
+	// away, which the crawl must not wait for.
+	text := strings.Replace(string(body), srv.SeedURLs(1)[0], "http://nowhere.test/", 1)
+	text = strings.Replace(text, "errors:\n", "errors:\n  park_for: 1h\n", 1)
+	body = []byte(strings.Replace(text, "dns:\n", "dns:\n  retry: 1h\n", 1))
+	if err := os.WriteFile(cfg, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if code := run([]string{"crawl", "--config", cfg, "--headless"}, &out, &errOut); code == 0 {
+		t.Fatalf("exit 0; out:\n%s", out.String())
+	}
+	if lines := strings.Split(strings.TrimSpace(errOut.String()), "\n"); len(lines) != 1 || !strings.Contains(lines[0], "every seed failed") || !strings.Contains(lines[0], "nowhere.test") {
+		t.Errorf("stderr is not one line saying why:\n%s", errOut.String())
+	}
+	if !strings.Contains(out.String(), "event seed-failed") || !strings.Contains(out.String(), "ended: every seed failed") {
+		t.Errorf("no seed-failed event line or end line in:\n%s", out.String())
 	}
 }
 

@@ -7,9 +7,9 @@ import (
 )
 
 // committer is the engine's one writer: it gathers batches from the loop and
-// applies them to the Store in large transactions, and answers the robots'
+// applies them to the Store in large transactions, and answers the loop's
 // requests for a site's queue head after writing everything before them, so
-// a visit always sees every URL found before it was dispatched.
+// a lease holds every URL found before it was asked for.
 type committer struct {
 	store   Store
 	in      chan any // *Batch, headReq, flushReq
@@ -29,6 +29,7 @@ type headReq struct {
 }
 
 type headReply struct {
+	site int64
 	urls []QueuedURL
 	next float64
 	more bool
@@ -87,9 +88,9 @@ func (c *committer) run(ctx context.Context) {
 					apply()
 				}
 			case headReq:
-				var r headReply
+				r := headReply{site: m.site}
 				if r.err = apply(); r.err == nil {
-					r.urls, r.next, r.more, r.err = c.store.Head(context.WithoutCancel(ctx), m.site, m.n) // a stopping crawl still answers its robots
+					r.urls, r.next, r.more, r.err = c.store.Head(context.WithoutCancel(ctx), m.site, m.n) // a stopping crawl still answers
 				}
 				m.reply <- r
 			case flushReq:
@@ -125,18 +126,6 @@ func merge(dst, src *Batch) {
 	dst.Channels = append(dst.Channels, src.Channels...)
 	dst.Groups = append(dst.Groups, src.Groups...)
 	dst.Reassignments = append(dst.Reassignments, src.Reassignments...)
-}
-
-// head asks for up to n queued URLs of site, after every earlier write.
-func (c *committer) head(ctx context.Context, site int64, n int) (headReply, error) {
-	req := headReq{site: site, n: n, reply: make(chan headReply, 1)}
-	select {
-	case c.in <- req:
-	case <-ctx.Done():
-		return headReply{}, ctx.Err()
-	}
-	r := <-req.reply
-	return r, r.err
 }
 
 // flush writes everything sent so far and reports the result.

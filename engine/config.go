@@ -35,7 +35,9 @@ type Config struct {
 	HonourNofollow   bool          // robots_txt.nofollow: rel="nofollow" links are not followed
 	HonourMetaRobots bool          // robots_txt.meta: <meta name=robots> and X-Robots-Tag
 
-	ParkAfter    int           // errors.park_after: consecutive failed visits before a site is parked
+	ParkAfter    int           // errors.park_after: consecutive failed visits (or look-ups) before a site is parked
+	ParkFor      time.Duration // errors.park_for: how long a parked site waits before it is tried again
+	ParkRounds   int           // errors.park_rounds: times a site is parked before it is given up for good
 	BackoffBase  time.Duration // errors.backoff: first back-off after 429/503 or a failure
 	BackoffMax   time.Duration // errors.backoff_max
 	MaxRedirects int           // fetch.max_redirects: longest redirect chain followed
@@ -84,6 +86,8 @@ func Defaults() Config {
 		HonourNofollow:   true,
 		HonourMetaRobots: true,
 		ParkAfter:        5,
+		ParkFor:          time.Hour,
+		ParkRounds:       3,
 		BackoffBase:      30 * time.Second,
 		BackoffMax:       time.Hour,
 		MaxRedirects:     5,
@@ -136,6 +140,12 @@ func (c *Config) Validate() error {
 		return bad("robots_txt.ttl", "must be between 0 and 24h (RFC 9309), got %s", c.RobotsTTL)
 	case c.ParkAfter < 1:
 		return bad("errors.park_after", "must be at least 1, got %d", c.ParkAfter)
+	case c.ParkFor <= 0:
+		return bad("errors.park_for", "must be positive, got %s", c.ParkFor)
+	case c.ParkRounds < 1:
+		return bad("errors.park_rounds", "must be at least 1, got %d", c.ParkRounds)
+	case c.ResolveFailed <= 0:
+		return bad("dns.retry", "must be positive, got %s", c.ResolveFailed)
 	case c.CompressLevel < 1 || c.CompressLevel > 9:
 		return bad("storage.compress_level", "must be 1..9, got %d", c.CompressLevel)
 	case c.FlushEvery <= 0:

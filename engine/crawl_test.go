@@ -42,6 +42,7 @@ func crawlConfig(seeds []string) engine.Config {
 	cfg.RobotsRetry = 50 * time.Millisecond
 	cfg.ParkAfter = 2
 	cfg.BackoffBase = 20 * time.Millisecond
+	cfg.ParkFor = 50 * time.Millisecond
 	cfg.FlushEvery = 20 * time.Millisecond
 	return cfg
 }

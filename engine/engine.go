@@ -3,24 +3,18 @@
 //
 // The shape of a crawl: one loop goroutine owns the scheduler (a
 // frontier.Frontier of sites, Castillo's two-level scheduler) and the set of
-// URLs seen. It hands a visit — one site, up to c pages over one keep-alive
-// connection — to a robot goroutine, at most r at a time. A robot asks the
-// committer for the head of its site's queue, fetches robots.txt if needed and
-// then the pages, w apart, and sends each page's outcome back to the loop,
-// which turns the links found into new URLs and sites and passes everything to
-// the committer, the one goroutine that writes to the Store.
-//
-// A visit is self-contained (site, address, robots rules, URLs, delay), so it
-// can later be leased to a remote robot without reshaping the scheduler.
-//
-// With recrawl.enabled, a recrawl is a visit too: the loop puts the fetched
-// URLs of due channels back in their sites' queues, each with the copy it
-// is compared with (recrawl_loop.go).
+// URLs seen. For each site it visits, it reads the head of the site's queue
+// from the store through the committer, drops what duplicate detection has
+// pruned since, and hands the rest as a Lease — one site, its address, its
+// robots.txt, up to c pages over one keep-alive connection — to a
+// Dispatcher, at most r at a time. The local robots (goroutines) and remote
+// slaves run leases alike (Robot): robots.txt if needed, then the pages, w
+// apart, each reported back as a Result. The loop turns the links found into
+// new URLs and sites and passes everything to the committer, the one
+// goroutine that writes to the Store; see lease.go for the contract.
 package engine
 
 import (
-	"runtime"
-
 	"context"
 	"errors"
 	"fmt"
@@ -32,11 +26,7 @@ import (
 
 	"lidi/engine/dedup"
 	"lidi/engine/dns"
-	"lidi/engine/extract"
-	"lidi/engine/fetch"
 	"lidi/engine/frontier"
-	"lidi/engine/robots"
-	"lidi/engine/scope"
 )
 
 // Resolver turns host names into addresses. *dns.Cache is lidi's.
@@ -72,16 +62,11 @@ type Engine struct {
 	resolver Resolver
 	clock    Clock
 	strategy frontier.Strategy
-	scope    *scope.Scope
-	fetcher  *fetch.Fetcher
-	links    *extract.Extractor
-	zlib     chan *compressor // free compressors, nil until first used
+	robot    *Robot     // the local robots'
+	dispatch Dispatcher // runs leases; the local robots unless SetDispatcher
 
-	// det is duplicate detection (nil when off). The loop observes pages;
-	// robots ask whether a queued URL has been pruned since; detMu orders
-	// the two.
+	// det is duplicate detection (nil when off); only the loop uses it.
 	det    *dedup.Detector
-	detMu  sync.Mutex
 	commit *committer
 
 	// SnapshotDir is where Snapshot writes its files; "" means the
@@ -93,8 +78,10 @@ type Engine struct {
 	stopping atomic.Bool // Run's context ended: visits end after their current page
 	control  chan func()
 
-	mu sync.Mutex // guards st and visits
+	mu sync.Mutex // guards st, unsaved and visits
 	st Stats
+	// unsaved are events the loop has yet to pass to the store.
+	unsaved []Event
 	// visits in flight, by site ID
 	visits map[int64]*visitTracker
 	rates  rateWindow
@@ -110,11 +97,9 @@ func New(cfg Config, store Store, resolver Resolver, clock Clock) (*Engine, erro
 	if err != nil {
 		return nil, &ConfigError{Key: "strategy", Err: err}
 	}
-	cfg.Scope.Seeds = cfg.Seeds
-	cfg.Scope.Normalizer = &cfg.Normalizer
-	sc, err := scope.New(cfg.Scope)
+	robot, err := NewRobot(cfg, clock)
 	if err != nil {
-		return nil, &ConfigError{Key: "scope", Err: err}
+		return nil, err
 	}
 	if resolver == nil {
 		c, err := dns.NewCache(dns.Config{})
@@ -126,36 +111,35 @@ func New(cfg Config, store Store, resolver Resolver, clock Clock) (*Engine, erro
 	if clock == nil {
 		clock = systemClock{}
 	}
-	fc := cfg.Fetch
-	fc.CheckType = cfg.Detect
-	if fc.UserAgent == "" {
-		fc.UserAgent = cfg.UserAgent
-	}
 	e := &Engine{
 		cfg:      cfg,
 		store:    store,
 		resolver: resolver,
 		clock:    clock,
 		strategy: strategy,
-		scope:    sc,
-		fetcher:  fetch.New(fc),
+		robot:    robot,
 		commit:   newCommitter(store, cfg.FlushEvery, cfg.FlushRecords),
 		control:  make(chan func(), 16),
 		visits:   make(map[int64]*visitTracker),
 	}
-	e.links = &extract.Extractor{Normalizer: &e.cfg.Normalizer}
+	robot.Halt = func() bool { return e.paused.Load() || e.stopping.Load() }
+	e.dispatch = LocalDispatcher{Robot: robot}
 	if cfg.Detect {
 		e.det = dedup.New(dedup.Config{MaxHamming: cfg.MaxHamming, MirrorEvidence: cfg.MirrorEvidence})
-	}
-	e.zlib = make(chan *compressor, runtime.GOMAXPROCS(0))
-	for range cap(e.zlib) {
-		e.zlib <- nil // made on first use
 	}
 	e.robots.Store(int64(cfg.Robots))
 	e.st.State = StateStarting
 	e.st.Strategy = strategy.Name()
 	return e, nil
 }
+
+// SetDispatcher makes d run the crawl's leases instead of the local robots
+// (LocalDispatcher{Robot: e.Robot()}). Call it before Run.
+func (e *Engine) SetDispatcher(d Dispatcher) { e.dispatch = d }
+
+// Robot returns the Robot of the crawl's local robots; its Halt is the
+// crawl's pause and stop.
+func (e *Engine) Robot() *Robot { return e.robot }
 
 // Pause stops new fetches: visits in flight end after their current page and
 // everything is written to the store.
@@ -203,7 +187,7 @@ func (e *Engine) Snapshot(ctx context.Context) (string, error) {
 	if err := sn.Snapshot(ctx, path); err != nil {
 		return "", err
 	}
-	e.event(Event{Kind: "snapshot", Text: "snapshot written to " + path})
+	e.event(Event{Kind: EventSnapshot, Text: "snapshot written to " + path})
 	return path, nil
 }
 
@@ -243,12 +227,15 @@ func cloneMap(m map[string]int64) map[string]int64 {
 	return out
 }
 
-// event records a notable happening for the console and the store.
+// event records a notable happening for the console and, through the loop,
+// the store's events table.
 func (e *Engine) event(ev Event) {
 	if ev.Time.IsZero() {
 		ev.Time = e.clock.Now()
 	}
 	e.mu.Lock()
+	e.unsaved = append(e.unsaved, ev)
+	e.st.EventCount++
 	e.st.Events = append(e.st.Events, ev)
 	if len(e.st.Events) > 64 {
 		e.st.Events = append(e.st.Events[:0], e.st.Events[len(e.st.Events)-64:]...)
@@ -308,8 +295,6 @@ func (e *Engine) prunedTo(url string) (bool, string) {
 	if e.det == nil {
 		return false, ""
 	}
-	e.detMu.Lock()
-	defer e.detMu.Unlock()
 	p, m := e.det.Pruned(url)
 	if !p {
 		return false, ""
@@ -327,11 +312,5 @@ func (e *Engine) prunedTo(url string) (bool, string) {
 	return true, ""
 }
 
-// robotsRules is what the engine knows of one site's robots.txt.
-type robotsRules struct {
-	rules   *robots.Rules
-	status  int
-	body    []byte
-	fetched time.Time
-	errKind string // why robots.txt was unreachable (status -1): a fetch error kind
-}
+// inScope checks a normalised URL against the crawl's scope.
+func (e *Engine) inScope(u string, depth int) (FoundLink, bool) { return e.robot.inScope(u, depth) }

@@ -68,13 +68,11 @@ type RobotsFile struct {
 	Fetched time.Time
 }
 
-// Rules parses the file. A nil *RobotsFile has no rules (nil).
+// Rules parses the file (a status that is no HTTP status is an unreachable
+// file). A nil *RobotsFile has no rules (nil).
 func (f *RobotsFile) Rules() *robots.Rules {
 	if f == nil {
 		return nil
-	}
-	if f.Status < 0 {
-		return robots.Unreachable()
 	}
 	return robots.FromResponse(f.Status, f.Body)
 }
@@ -157,6 +155,10 @@ type LeaseEnd struct {
 	Failed     bool        // ended on a failed fetch
 	BackedOff  bool        // 429 or 503, or robots.txt 5xx/unreachable
 	RetryAfter bool        // Next comes from a Retry-After header
+
+	// rules is Robots parsed, by a robot of this process (not
+	// serialised).
+	rules *robots.Rules
 }
 
 // Dispatcher runs leases. The engine's loop calls Dispatch from its own

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"slices"
 	"time"
 
 	"lidi/engine/dedup"
@@ -15,24 +16,39 @@ import (
 type site struct {
 	frontier.Site
 	port    int
-	robots  *robotsRules
+	robots  *RobotsFile   // nil: unknown, or to be fetched again
+	rules   *robots.Rules // robots parsed
 	delay   time.Duration // w, raised by Crawl-delay
 	fetched int64
 	parked  bool
-	// lookingUp is set while the host's DNS look-up is queued or under
-	// way, so that each look-up is started once and none is forgotten.
-	lookingUp bool
 
-	// Found while a visit's head request was on its way; see onHead.
-	sinceDispatch     int64
-	sinceDispatchPrio float64
-	planned           int64 // pages the visit in flight may still fetch
+	// leasing is the head read on its way to the loop for the site's
+	// next lease (nil when none is).
+	leasing *leasing
+}
 
-	// A Reprioritizer changed the queue while the visit's head request
-	// was on its way (see applyTouched).
-	headPending bool
-	reprio      bool
-	reprioHead  float64
+// leasing is a site taken from the frontier whose queue head the loop has
+// asked the committer for. The head holds what was queued when it was
+// asked for; what the site's queue gained or had re-ordered since is
+// gathered here, so that the frontier's count and head priority come out
+// right when the head arrives (onHead).
+type leasing struct {
+	budget     int64   // pages the lease may take (c, or less near a page limit)
+	since      int64   // URLs queued since
+	sincePrio  float64 // the best of them
+	reprio     bool    // a Reprioritizer changed the queue since
+	reprioHead float64
+}
+
+// leaseRun is a lease handed to the dispatcher, as the loop follows it.
+type leaseRun struct {
+	lease   *Lease
+	site    *site
+	planned int64 // pages it may still fetch (counted in crawl.planned)
+	seq     int   // the last result applied
+	early   map[int]Result
+	upTo    int // lease.URLs[upTo:] are not reported fetched
+	tracker *visitTracker
 }
 
 // crawl is the loop's state. Only the loop goroutine touches it.
@@ -45,9 +61,17 @@ type crawl struct {
 	rank    ranker
 	hops    map[uint64]int // redirect chain length of queued redirect targets
 	batch   *Batch
-	results chan any
+	results chan Result
+	heads   chan headReply
 	dnsOut  chan dnsResult
+	closed  chan struct{} // closed when the loop has returned: late reports are dropped
 
+	// Leases: busy counts the sites taken from the frontier, whose head
+	// is being read (heading) or whose lease runs (leases).
+	visitCtx   context.Context
+	leases     map[uint64]*leaseRun
+	nextLease  uint64
+	heading    int
 	busy       int
 	planned    int64 // pages planned by visits in flight
 	resolving  int
@@ -61,6 +85,19 @@ type crawl struct {
 	skipped                          map[string]int64
 	savedPause                       bool
 	lastPublish                      time.Time
+
+	// Failures retried: sites whose look-up failed, tried again after
+	// dns.retry, and parked sites with rounds left, tried again after
+	// errors.park_for.
+	retryDNS    []dnsRetry
+	parkedSites []*site
+
+	// The seeds' sites, while the crawl has had no answer yet: when all
+	// of them fail, it ends at once (SeedsFailedError).
+	answered    bool
+	seeds       map[int64]bool
+	seedsFailed map[int64]string
+	badSeeds    []string // seeds that are no URL in scope
 
 	// A strategy that re-orders queued pages (nil for the others), and
 	// what driving it needs; see reprioritize.go.
@@ -77,6 +114,11 @@ type crawl struct {
 	rc *recrawler // nil when recrawling is off
 }
 
+type dnsRetry struct {
+	site *site
+	at   time.Time
+}
+
 type dnsResult struct {
 	site *site
 	addr netip.Addr
@@ -89,17 +131,25 @@ type dnsResult struct {
 // error that stopped it.
 func (e *Engine) Run(ctx context.Context) (err error) {
 	c := &crawl{
-		e:        e,
-		f:        frontier.New(e.strategy, e.cfg.PerAddress),
-		sites:    make(map[int64]*site),
-		seen:     make(map[uint64]int32),
-		hops:     make(map[uint64]int),
-		results:  make(chan any, 1024),
-		dnsOut:   make(chan dnsResult, 64),
-		errKinds: make(map[string]int64),
-		skipped:  make(map[string]int64),
-		nextSeq:  e.clock.Now().UnixNano(),
+		e:           e,
+		f:           frontier.New(e.strategy, e.cfg.PerAddress),
+		sites:       make(map[int64]*site),
+		seen:        make(map[uint64]int32),
+		hops:        make(map[uint64]int),
+		results:     make(chan Result, 1024),
+		heads:       make(chan headReply, 1024),
+		dnsOut:      make(chan dnsResult, 64),
+		closed:      make(chan struct{}),
+		leases:      make(map[uint64]*leaseRun),
+		errKinds:    make(map[string]int64),
+		seeds:       make(map[int64]bool),
+		seedsFailed: make(map[int64]string),
+		skipped:     make(map[string]int64),
+		nextSeq:     e.clock.Now().UnixNano(),
 	}
+	// Lease IDs, like URL sequence numbers, start at the clock so that a
+	// result of an earlier run never passes for one of this run.
+	c.nextLease = uint64(c.nextSeq)
 	c.batch = e.commit.batch()
 	if rp, ok := e.strategy.(frontier.Reprioritizer); ok {
 		c.rp, c.update, c.touched = rp, c.reprioritize, make(map[int64]siteTouch)
@@ -112,6 +162,7 @@ func (e *Engine) Run(ctx context.Context) (err error) {
 	go func() { e.commit.run(ctx); close(commitDone) }()
 	c.startRanker(e.clock.Now())
 	defer func() {
+		close(c.closed)
 		c.flush()
 		c.stopRanker() // before the committer closes: runs write to it
 		close(e.commit.in)
@@ -125,7 +176,7 @@ func (e *Engine) Run(ctx context.Context) (err error) {
 	}()
 	c.addSeeds()
 	e.setState(StateRunning)
-	e.event(Event{Kind: "start", Text: fmt.Sprintf("crawl started: %d sites, %d URLs known, %d queued", c.f.Len(), c.discovered, c.f.Pending())})
+	e.event(Event{Kind: EventStart, Text: fmt.Sprintf("crawl started: %d sites, %d URLs known, %d queued", c.f.Len(), c.discovered, c.f.Pending())})
 	return c.loop(ctx)
 }
 
@@ -147,8 +198,9 @@ func (c *crawl) load(ctx context.Context) error {
 		s := &site{Site: frontier.Site{ID: r.ID, Key: r.Key, Host: r.Host, Seq: r.ID, Pending: r.Pending, NextVisit: r.NextVisit, Failures: r.Failures},
 			port: portOf(r.Key), delay: e.cfg.Delay, fetched: r.Fetched, parked: r.Parked}
 		if r.RobotsStatus != 0 && now.Sub(r.RobotsFetched) < e.cfg.RobotsTTL && r.RobotsStatus < 500 && r.RobotsStatus > 0 {
-			s.robots = &robotsRules{rules: robots.FromResponse(r.RobotsStatus, r.RobotsBody), status: r.RobotsStatus, body: r.RobotsBody, fetched: r.RobotsFetched}
-			s.delay = c.delayFor(s.robots.rules)
+			s.robots = &RobotsFile{Status: r.RobotsStatus, Body: r.RobotsBody, Fetched: r.RobotsFetched}
+			s.rules = s.robots.Rules()
+			s.delay = c.delayFor(s.rules)
 		}
 		// Pending is not known to be exact for the head priority; the
 		// best guess is 0 (depth of a seed), corrected at the first visit.
@@ -157,6 +209,9 @@ func (c *crawl) load(ctx context.Context) error {
 		c.nextSiteID = max(c.nextSiteID, r.ID)
 		if s.parked {
 			c.f.Park(&s.Site, now)
+			if c.roundsLeft(s) {
+				c.parkedSites = append(c.parkedSites, s)
+			}
 		} else if s.Pending > 0 {
 			c.resolve(s)
 		}
@@ -190,6 +245,7 @@ func (c *crawl) load(ctx context.Context) error {
 		return fmt.Errorf("engine: loading counters: %w", err)
 	}
 	c.pages, c.bytes, c.errors = ct.Pages, ct.Bytes, ct.Errors
+	c.answered = c.pages > 0
 	if e.cfg.Recrawl.Enabled {
 		return c.recrawlLoad(ctx)
 	}
@@ -201,30 +257,76 @@ func (c *crawl) addSeeds() {
 	for _, raw := range c.e.cfg.Seeds {
 		u, err := c.e.cfg.Normalizer.Normalize(raw)
 		if err != nil {
-			c.e.event(Event{Kind: "seed", Text: fmt.Sprintf("seed %q ignored: %v", raw, err)})
+			c.badSeed(fmt.Sprintf("%s: not a URL: %v", raw, err))
 			continue
 		}
 		f, ok := c.e.inScope(u, 0)
 		if !ok {
-			c.e.event(Event{Kind: "seed", Text: fmt.Sprintf("seed %q is out of scope", raw)})
+			c.badSeed(fmt.Sprintf("%s: out of scope", raw))
 			continue
 		}
 		c.discover(f, 0, 0, now)
+		if fs := c.f.Lookup(f.key); fs != nil && !c.answered {
+			c.seeds[fs.ID] = true
+		}
 	}
 }
 
+func (c *crawl) badSeed(why string) {
+	c.badSeeds = append(c.badSeeds, why)
+	c.e.event(Event{Kind: EventSeedFailed, Text: "seed " + why})
+}
+
+// seedFailed notes that the site of a seed failed, while nothing has
+// answered yet.
+func (c *crawl) seedFailed(s *site, why string, now time.Time) {
+	if c.answered || !c.seeds[s.ID] {
+		return
+	}
+	if _, ok := c.seedsFailed[s.ID]; ok {
+		return
+	}
+	c.seedsFailed[s.ID] = why
+	c.e.event(Event{Time: now, Kind: EventSeedFailed, Site: s.Key, Text: why})
+}
+
+// allSeedsFailed returns the error that ends a crawl whose every seed
+// failed before anything answered, or nil.
+func (c *crawl) allSeedsFailed() error {
+	if c.answered || c.busy > 0 || len(c.seeds)+len(c.badSeeds) == 0 {
+		return nil
+	}
+	if len(c.seeds) == 0 && c.f.Pending() > 0 {
+		return nil // resumed: the seeds were known, their URLs fetched or queued
+	}
+	reasons := append([]string(nil), c.badSeeds...)
+	ids := make([]int64, 0, len(c.seeds))
+	for id := range c.seeds {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		why, failed := c.seedsFailed[id]
+		if !failed {
+			return nil
+		}
+		reasons = append(reasons, why)
+	}
+	return &SeedsFailedError{Reasons: reasons}
+}
+
 // discover records a URL not seen before.
-func (c *crawl) discover(f found, depth int, parent uint64, now time.Time) {
+func (c *crawl) discover(f FoundLink, depth int, parent uint64, now time.Time) {
 	if _, ok := c.seen[f.id]; ok {
 		return
 	}
 	c.discovered++
 	s := c.siteFor(f)
 	c.seen[f.id] = c.addNode(f.id, s.ID)
-	prio := c.e.strategy.PagePriority(frontier.PageInfo{URL: f.url, Depth: depth, ID: f.id, Parent: parent})
+	prio := c.e.strategy.PagePriority(frontier.PageInfo{URL: f.URL, Depth: depth, ID: f.id, Parent: parent})
 	c.nextSeq++
-	rec := URLRecord{ID: f.id, Site: s.ID, URL: f.url, Depth: depth, Priority: prio, Seq: c.nextSeq, Parent: parent, Discovered: now}
-	if pruned, orig := c.e.prunedTo(f.url); pruned {
+	rec := URLRecord{ID: f.id, Site: s.ID, URL: f.URL, Depth: depth, Priority: prio, Seq: c.nextSeq, Parent: parent, Discovered: now}
+	if pruned, orig := c.e.prunedTo(f.URL); pruned {
 		// Under a mirror or a loop: kept for the record, never queued;
 		// the original it copies is followed instead.
 		rec.State, rec.SkipReason = URLSkipped, "mirror"
@@ -239,25 +341,17 @@ func (c *crawl) discover(f found, depth int, parent uint64, now time.Time) {
 		return
 	}
 	c.batch.URLs = append(c.batch.URLs, rec)
-	if s.parked {
-		return
-	}
-	if s.Place() == frontier.Busy {
-		if s.sinceDispatch == 0 || prio < s.sinceDispatchPrio {
-			s.sinceDispatchPrio = prio
+	if p := s.leasing; p != nil {
+		if p.since == 0 || prio < p.sincePrio {
+			p.sincePrio = prio
 		}
-		s.sinceDispatch++
+		p.since++
 	}
 	c.f.Found(&s.Site, 1, prio, now)
-	if s.Place() == frontier.Resolving {
-		// A site of an earlier run with nothing queued then was not looked
-		// up at load; its first new URL needs its address.
-		c.resolve(s)
-	}
 }
 
 // siteFor returns the site of f, creating it (and starting its look-up) if new.
-func (c *crawl) siteFor(f found) *site {
+func (c *crawl) siteFor(f FoundLink) *site {
 	if fs := c.f.Lookup(f.key); fs != nil {
 		return c.sites[fs.ID]
 	}
@@ -276,7 +370,7 @@ func (c *crawl) record(s *site) SiteRecord {
 		r.Addr = s.Addr.String()
 	}
 	if s.robots != nil {
-		r.RobotsStatus, r.RobotsBody, r.RobotsFetched = s.robots.status, s.robots.body, s.robots.fetched
+		r.RobotsStatus, r.RobotsBody, r.RobotsFetched = s.robots.Status, s.robots.Body, s.robots.Fetched
 	}
 	return r
 }
@@ -284,16 +378,6 @@ func (c *crawl) record(s *site) SiteRecord {
 // resolve looks the site's host up in the background, a few at a time, as
 // soon as the site is known, so that no robot waits on DNS.
 func (c *crawl) resolve(s *site) {
-	if s.lookingUp {
-		return
-	}
-	s.lookingUp = true
-	c.startLookup(s)
-}
-
-// startLookup starts the look-up of a site marked lookingUp, or queues it
-// while ResolveAhead look-ups are under way.
-func (c *crawl) startLookup(s *site) {
 	if c.resolving >= c.e.cfg.ResolveAhead {
 		c.toResolve = append(c.toResolve, s)
 		return
@@ -310,13 +394,23 @@ func (c *crawl) onResolved(r dnsResult, now time.Time) {
 	if len(c.toResolve) > 0 {
 		next := c.toResolve[0]
 		c.toResolve = c.toResolve[1:]
-		c.startLookup(next)
+		c.resolve(next)
 	}
 	s := r.site
-	s.lookingUp = false
 	if r.err != nil {
 		c.errKinds["dns"]++
-		c.park(s, now, fmt.Sprintf("%s: DNS look-up failed: %v", s.Host, r.err))
+		s.Failures++
+		why := fmt.Sprintf("%s: DNS look-up failed: %v", s.Host, r.err)
+		c.seedFailed(s, why, now)
+		if c.parkNow(s) {
+			c.park(s, now, why)
+			return
+		}
+		at := now.Add(c.e.cfg.ResolveFailed)
+		c.retryDNS = append(c.retryDNS, dnsRetry{s, at})
+		c.f.Park(&s.Site, now) // set aside until then
+		c.e.event(Event{Time: now, Kind: EventDNSFailed, Site: s.Key, Text: fmt.Sprintf("%s; tried again at %s (dns.retry)", why, at.Format(time.TimeOnly))})
+		c.batch.Sites = append(c.batch.Sites, c.record(s))
 		return
 	}
 	c.f.Resolved(&s.Site, r.addr, now)
@@ -325,15 +419,86 @@ func (c *crawl) onResolved(r dnsResult, now time.Time) {
 	}
 }
 
+// park gives up on a site for errors.park_for, or for good once its
+// errors.park_rounds are spent: a round is errors.park_after failures in a
+// row, and the count goes on across rounds until a page answers.
 func (c *crawl) park(s *site, now time.Time, why string) {
 	if s.parked {
 		return
 	}
 	s.parked = true
 	c.f.Park(&s.Site, now)
+	round := s.Failures / c.e.cfg.ParkAfter
+	if c.roundsLeft(s) {
+		s.NextVisit = now.Add(c.e.cfg.ParkFor)
+		c.parkedSites = append(c.parkedSites, s)
+		why = fmt.Sprintf("%s; parked until %s (round %d of %d)", why, s.NextVisit.Format(time.TimeOnly), round, c.e.cfg.ParkRounds)
+	} else {
+		why = fmt.Sprintf("%s; given up after %d rounds", why, c.e.cfg.ParkRounds)
+	}
 	c.batch.Sites = append(c.batch.Sites, c.record(s))
-	c.batch.Events = append(c.batch.Events, Event{Time: now, Kind: "parked", Site: s.Key, Text: why})
-	c.e.event(Event{Time: now, Kind: "parked", Site: s.Key, Text: why})
+	c.e.event(Event{Time: now, Kind: EventParked, Site: s.Key, Text: why})
+}
+
+// parkNow reports whether a site's failures complete a round.
+func (c *crawl) parkNow(s *site) bool {
+	return s.Failures > 0 && s.Failures%c.e.cfg.ParkAfter == 0
+}
+
+// roundsLeft reports whether a parked site is to be tried again.
+func (c *crawl) roundsLeft(s *site) bool {
+	return s.Failures < c.e.cfg.ParkAfter*c.e.cfg.ParkRounds
+}
+
+// retry tries again the look-ups and parked sites that are due.
+func (c *crawl) retry(now time.Time) {
+	keep := c.retryDNS[:0]
+	for _, r := range c.retryDNS {
+		if r.at.After(now) {
+			keep = append(keep, r)
+			continue
+		}
+		if !r.site.parked && !r.site.Resolved {
+			c.f.Unpark(&r.site.Site, now)
+			c.resolve(r.site)
+		}
+	}
+	clear(c.retryDNS[len(keep):])
+	c.retryDNS = keep
+	parked := c.parkedSites[:0]
+	for _, s := range c.parkedSites {
+		if s.NextVisit.After(now) {
+			parked = append(parked, s)
+			continue
+		}
+		s.parked = false
+		c.f.Unpark(&s.Site, now)
+		if !s.Resolved {
+			c.resolve(s)
+		}
+		c.batch.Sites = append(c.batch.Sites, c.record(s))
+		c.e.event(Event{Time: now, Kind: EventUnparked, Site: s.Key, Text: fmt.Sprintf("%s tried again after %d failures", s.Key, s.Failures)})
+	}
+	clear(c.parkedSites[len(parked):])
+	c.parkedSites = parked
+}
+
+// retrying counts the sites with pages queued that wait to be tried again.
+// A crawl with nothing else to do ends without waiting for them: when it
+// is run again, look-ups are tried at once and parked sites when due.
+func (c *crawl) retrying() int {
+	n := 0
+	for _, r := range c.retryDNS {
+		if r.site.Pending > 0 {
+			n++
+		}
+	}
+	for _, s := range c.parkedSites {
+		if s.Pending > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // loop is the scheduler: it reacts to robots, look-ups and the console, and
@@ -347,6 +512,7 @@ func (c *crawl) loop(ctx context.Context) error {
 	stopping := false
 	visitCtx, cancelVisits := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelVisits()
+	c.visitCtx = visitCtx
 	var grace <-chan time.Time
 	for {
 		now := e.clock.Now()
@@ -354,21 +520,23 @@ func (c *crawl) loop(ctx context.Context) error {
 			c.recrawlTick(now)
 		}
 		if !stopping && !e.paused.Load() {
-			c.dispatch(visitCtx, now)
+			c.dispatch(now)
 		}
 		if e.paused.Load() && c.busy == 0 && !c.savedPause {
 			c.flush()
 			e.commit.flush()
 			c.savedPause = true
-			e.event(Event{Kind: "pause", Text: "paused; state saved"})
+			e.event(Event{Kind: EventPause, Text: "paused; state saved"})
 		}
-		if !e.paused.Load() {
+		if !e.paused.Load() && c.savedPause {
 			c.savedPause = false
+			e.event(Event{Kind: EventResume, Text: "resumed"})
 		}
 		if err := e.commit.Err(); err != nil {
 			stopping = true
 			cancelVisits()
 			if c.busy == 0 {
+				c.end(EventStop, EndStoreFailed, err.Error())
 				return fmt.Errorf("engine: writing to the store: %w", err)
 			}
 		}
@@ -376,14 +544,28 @@ func (c *crawl) loop(ctx context.Context) error {
 		if stopping && c.busy == 0 {
 			c.publish(now, true)
 			e.setState(StateStopping)
+			reason, detail := stopReason(ctx)
+			c.end(EventStop, reason, detail)
 			return ErrStopped
 		}
-		if !stopping && c.finished() {
-			c.finalRank()
-			c.publish(now, true)
-			e.setState(StateDone)
-			e.event(Event{Kind: "done", Text: fmt.Sprintf("crawl finished: %d pages", c.pages)})
-			return nil
+		if !stopping {
+			if err := c.allSeedsFailed(); err != nil {
+				c.publish(now, true)
+				c.end(EventDone, EndSeedsFailed, "")
+				return err
+			}
+			if reason := c.finished(); reason != EndNone {
+				c.finalRank()
+				c.publish(now, true)
+				e.setState(StateDone)
+				detail := ""
+				if n := c.retrying(); n > 0 && reason == EndFrontierEmpty {
+					// Their retries are hours away: the next run tries them.
+					detail = fmt.Sprintf("%d failed sites to be tried again by a later run", n)
+				}
+				c.end(EventDone, reason, detail)
+				return nil
+			}
 		}
 		wake := 250 * time.Millisecond
 		if c.batch.Len() > 0 {
@@ -396,18 +578,20 @@ func (c *crawl) loop(ctx context.Context) error {
 		}
 		timer.Reset(wake)
 		select {
-		case m := <-c.results:
-			c.onMessage(m, now)
+		case r := <-c.results:
+			c.onResult(r, now)
 			// Take what else is waiting before dispatching again.
 			for i := 0; i < 256; i++ {
 				select {
-				case m := <-c.results:
-					c.onMessage(m, e.clock.Now())
+				case r := <-c.results:
+					c.onResult(r, e.clock.Now())
 					continue
 				default:
 				}
 				break
 			}
+		case h := <-c.heads:
+			c.onHead(h, now)
 		case r := <-c.dnsOut:
 			c.onResolved(r, now)
 		case r := <-c.rank.out:
@@ -416,6 +600,8 @@ func (c *crawl) loop(ctx context.Context) error {
 			f()
 		case <-timer.C:
 		case <-publish.C:
+			c.expire(now)
+			c.retry(now)
 		case <-ctx.Done():
 			if !stopping {
 				stopping = true
@@ -435,24 +621,43 @@ func (c *crawl) loop(ctx context.Context) error {
 	}
 }
 
-// finished reports whether nothing is left to do.
-func (c *crawl) finished() bool {
+// finished reports why the crawl has nothing left to do, or EndNone.
+func (c *crawl) finished() EndReason {
 	if c.busy > 0 {
-		return false
+		return EndNone
 	}
 	if c.e.cfg.MaxPages > 0 && c.pages >= c.e.cfg.MaxPages {
-		return true
+		return EndMaxPages
 	}
 	if c.rc != nil {
-		return false // recrawling goes on until stopped or a limit
+		return EndNone // recrawling goes on until stopped or a limit
 	}
-	return c.resolving == 0 && c.f.Count(frontier.Ready)+c.f.Count(frontier.Waiting)+c.f.Count(frontier.Blocked)+c.f.Count(frontier.Resolving) == 0
+	if c.resolving == 0 && c.f.Count(frontier.Ready)+c.f.Count(frontier.Waiting)+c.f.Count(frontier.Blocked)+c.f.Count(frontier.Resolving) == 0 {
+		return EndFrontierEmpty
+	}
+	return EndNone
 }
 
-// dispatch starts visits while robots are free.
-func (c *crawl) dispatch(ctx context.Context, now time.Time) {
+// end records why the crawl ended, for Stats and the events table.
+func (c *crawl) end(kind EventKind, reason EndReason, detail string) {
 	e := c.e
-	for int64(c.busy) < e.robots.Load() {
+	text := endText(reason, detail)
+	e.mu.Lock()
+	e.st.End, e.st.EndText = reason, text
+	e.mu.Unlock()
+	verb := "crawl finished"
+	if kind == EventStop {
+		verb = "crawl stopped; run it again to continue"
+	}
+	e.event(Event{Kind: kind, Text: fmt.Sprintf("%s: %s; %d pages", verb, text, c.pages)})
+}
+
+// dispatch takes sites from the frontier while robots are free and asks the
+// committer for the head of each one's queue, after everything found so
+// far; onHead turns the answer into a lease.
+func (c *crawl) dispatch(now time.Time) {
+	e := c.e
+	for int64(c.busy) < e.robots.Load() && c.heading < cap(c.heads) {
 		budget := int64(e.cfg.PagesPerVisit)
 		if e.cfg.MaxPages > 0 {
 			budget = min(budget, e.cfg.MaxPages-c.pages-c.planned)
@@ -465,24 +670,170 @@ func (c *crawl) dispatch(ctx context.Context, now time.Time) {
 			return
 		}
 		s := c.sites[fs.ID]
-		// The robot asks the committer for the site's queue: everything
-		// found so far must be on its way there first.
 		c.flush()
-		s.sinceDispatch = 0
-		s.headPending = true
-		v := Visit{Site: s.ID, Key: s.Key, Host: s.Host, Addr: s.Addr, Port: s.port, Max: int(budget), Delay: s.delay, NotBefore: s.NextVisit, FetchHeld: c.fetchHeld}
-		if s.robots != nil && now.Sub(s.robots.fetched) < e.cfg.RobotsTTL {
-			v.Robots = s.robots.rules
-		}
+		s.leasing = &leasing{budget: budget}
+		c.heading++
 		c.busy++
 		c.planned += budget
-		s.planned = budget
-		tr := &visitTracker{site: s.Key, planned: int(budget), started: now}
-		e.mu.Lock()
-		e.visits[s.ID] = tr
-		e.mu.Unlock()
-		go e.robot(ctx, v, tr, c.results)
+		e.commit.in <- headReq{site: s.ID, n: int(budget), reply: c.heads}
 	}
+}
+
+// onHead makes the lease of a site whose queue head has arrived: the URLs
+// pruned by duplicate detection since they were queued are dropped (the
+// originals they copy queued instead) and the rest go to the dispatcher.
+func (c *crawl) onHead(h headReply, now time.Time) {
+	e := c.e
+	s := c.sites[h.site]
+	p := s.leasing
+	s.leasing = nil
+	c.heading--
+	if !c.fetchHeld {
+		h = cutHeld(h)
+	}
+	c.f.Take(&s.Site, int64(len(h.urls)), h.next)
+	if !h.more && h.err == nil {
+		// Storage holds nothing else queued, but for what was found
+		// since the head was asked for.
+		c.f.Drop(&s.Site, s.Pending-p.since)
+		s.HeadPriority = p.sincePrio
+	} else if p.since > 0 && p.sincePrio < s.HeadPriority {
+		s.HeadPriority = p.sincePrio
+	}
+	if p.reprio && s.Pending > 0 && p.reprioHead < s.HeadPriority {
+		// Re-ordered after the head was read: the queue left holds them.
+		s.HeadPriority = p.reprioHead
+	}
+	urls := h.urls[:0]
+	for _, q := range h.urls {
+		pruned, orig := e.prunedTo(q.URL)
+		if !pruned {
+			urls = append(urls, q)
+			continue
+		}
+		// Queued before its directory was labelled a mirror or a loop:
+		// the original it copies is followed instead.
+		c.batch.Skips = append(c.batch.Skips, Skip{URL: q.ID, Reason: "mirror"})
+		c.skipped["mirror"]++
+		c.dup.Pruned++
+		c.left(q.ID, nil)
+		if orig != "" {
+			if f, ok := e.inScope(orig, q.Depth); ok {
+				c.discover(f, q.Depth, q.ID, now)
+			}
+		}
+	}
+	if h.err != nil || len(urls) == 0 || e.paused.Load() || e.stopping.Load() {
+		// Nothing to fetch, or no fetching now: the site goes back as it
+		// was, its URLs still queued.
+		if h.err != nil {
+			c.errKinds["store"]++
+		}
+		c.busy--
+		c.planned -= p.budget
+		if len(urls) > 0 {
+			c.f.Found(&s.Site, int64(len(urls)), bestPriority(urls, nil), now)
+		}
+		c.f.Release(&s.Site, s.NextVisit, now)
+		return
+	}
+	c.planned -= p.budget - int64(len(urls))
+	c.nextLease++
+	l := &Lease{ID: c.nextLease, Site: s.ID, Key: s.Key, Host: s.Host, Addr: s.Addr, Port: s.port,
+		Delay: s.delay, NotBefore: s.NextVisit, URLs: urls}
+	if s.robots != nil && now.Sub(s.robots.Fetched) < e.cfg.RobotsTTL {
+		l.Robots, l.rules = s.robots, s.rules
+	}
+	l.Deadline = maxTime(now, l.NotBefore).Add(c.leaseTime(len(urls), s.delay))
+	run := &leaseRun{lease: l, site: s, planned: int64(len(urls)),
+		tracker: &visitTracker{site: s.Key, planned: len(urls), started: now}}
+	c.leases[l.ID] = run
+	e.mu.Lock()
+	e.visits[s.ID] = run.tracker
+	e.mu.Unlock()
+	e.dispatch.Dispatch(c.visitCtx, l, c.report)
+}
+
+// leaseTime is how long a lease of n pages, delay apart, may take: a
+// second a page beyond the delay, and one page's longest fetch.
+func (c *crawl) leaseTime(n int, delay time.Duration) time.Duration {
+	fc := c.e.cfg.Fetch
+	slowest := max(fc.ConnectTimeout+fc.BodyTimeout, leaseSlack)
+	return time.Duration(n+1)*(delay+time.Second) + slowest
+}
+
+// leaseSlack is the least time a lease is given for its slowest page, and
+// leaseGrace how long after its deadline a lease whose end never came is
+// given up (its URLs queued again): a robot obeys the deadline by its own
+// clock, which may run a little behind the loop's.
+const (
+	leaseSlack = 2 * time.Minute
+	leaseGrace = 30 * time.Second
+)
+
+// report passes a robot's result to the loop; once the loop has returned,
+// it drops it.
+func (c *crawl) report(r Result) {
+	select {
+	case c.results <- r:
+	case <-c.closed:
+	}
+}
+
+// expire ends the leases whose end never came, deadline and grace past:
+// their URLs not reported fetched are queued again.
+func (c *crawl) expire(now time.Time) {
+	for _, run := range c.leases {
+		if now.Before(run.lease.Deadline.Add(leaseGrace)) {
+			continue
+		}
+		end := &LeaseEnd{Next: now, Delay: run.lease.Delay, Failure: FailureExpired}
+		for _, q := range run.lease.URLs[run.upTo:] {
+			end.Returned = append(end.Returned, q.ID)
+		}
+		c.onLeaseEnd(run, end, now)
+	}
+}
+
+// onResult applies a robot's result once, in its lease's order.
+func (c *crawl) onResult(r Result, now time.Time) {
+	run := c.leases[r.Lease]
+	if run == nil || r.Seq <= run.seq {
+		return // ended, expired, of an earlier run, or delivered before
+	}
+	if r.Seq > run.seq+1 {
+		if run.early == nil {
+			run.early = make(map[int]Result)
+		}
+		run.early[r.Seq] = r
+		return
+	}
+	for {
+		run.seq = r.Seq
+		switch {
+		case r.Page != nil:
+			c.onPage(run, r.Page, now)
+		case r.End != nil:
+			c.onLeaseEnd(run, r.End, now)
+			return
+		}
+		next, ok := run.early[run.seq+1]
+		if !ok {
+			return
+		}
+		delete(run.early, next.Seq)
+		r = next
+	}
+}
+
+// takeEvents moves the events recorded since the last call into the batch.
+func (c *crawl) takeEvents() {
+	e := c.e
+	e.mu.Lock()
+	c.batch.Events = append(c.batch.Events, e.unsaved...)
+	clear(e.unsaved)
+	e.unsaved = e.unsaved[:0]
+	e.mu.Unlock()
 }
 
 // handOff passes the batch gathered so far to the committer if it can take
@@ -491,6 +842,7 @@ func (c *crawl) dispatch(ctx context.Context, now time.Time) {
 // own timer bounds the rest: every page reaches the store within
 // storage.flush_interval whatever visits, pauses and page rates do.
 func (c *crawl) handOff() {
+	c.takeEvents()
 	if c.batch.Len() == 0 {
 		return
 	}
@@ -503,6 +855,7 @@ func (c *crawl) handOff() {
 
 // flush hands the batch gathered so far to the committer.
 func (c *crawl) flush() {
+	c.takeEvents()
 	if c.batch.Len() == 0 {
 		return
 	}
@@ -510,47 +863,34 @@ func (c *crawl) flush() {
 	c.batch = c.e.commit.batch()
 }
 
-func (c *crawl) onMessage(m any, now time.Time) {
-	switch m := m.(type) {
-	case headTaken:
-		c.onHead(m)
-	case pageDone:
-		c.onPage(m, now)
-	case visitDone:
-		c.onVisitDone(m, now)
-	}
-}
-
-func (c *crawl) onHead(m headTaken) {
-	s := c.sites[m.site]
-	c.f.Take(&s.Site, int64(m.n), m.next)
-	if !m.more {
-		// Storage holds nothing else queued, but for what was found
-		// since the robot asked.
-		c.f.Drop(&s.Site, s.Pending-s.sinceDispatch)
-		s.HeadPriority = s.sinceDispatchPrio
-	} else if s.sinceDispatch > 0 && s.sinceDispatchPrio < s.HeadPriority {
-		s.HeadPriority = s.sinceDispatchPrio
-	}
-	s.sinceDispatch = 0
-	s.headPending = false
-	if s.reprio {
-		// Re-ordered after the head was read: the queue left holds them.
-		s.reprio = false
-		if s.Pending > 0 && s.reprioHead < s.HeadPriority {
-			s.HeadPriority = s.reprioHead
-		}
-	}
-}
-
-func (c *crawl) onPage(m pageDone, now time.Time) {
-	s := c.sites[m.site]
-	rec := m.rec
-	c.pages++
-	if s.planned > 0 {
-		s.planned--
+func (c *crawl) onPage(run *leaseRun, m *PageResult, now time.Time) {
+	s := run.site
+	m.Record.Site = s.ID
+	rec := m.Record
+	if run.planned > 0 {
+		run.planned--
 		c.planned--
 	}
+	prio := 0.0
+	for i := run.upTo; i < len(run.lease.URLs); i++ {
+		if run.lease.URLs[i].ID == rec.URL {
+			run.upTo, prio = i+1, run.lease.URLs[i].Priority
+			break
+		}
+	}
+	if rec.Status > 0 {
+		c.answered = true
+	} else if !c.answered && c.seeds[s.ID] {
+		// No answer, and nothing in the crawl has answered yet: the
+		// seed stays queued, so a crawl run again once the network or
+		// the server is back starts from it.
+		c.f.Found(&s.Site, 1, prio, now)
+		return
+	}
+	c.pages++
+	run.tracker.pages.Add(1)
+	run.tracker.bytes.Add(rec.Length)
+	run.tracker.url.Store(&m.URL)
 	c.bytes += rec.Length
 	s.fetched++
 	switch {
@@ -576,23 +916,38 @@ func (c *crawl) onPage(m pageDone, now time.Time) {
 	}
 	if !c.observe(m, now) {
 		// A duplicate: its links are the original's, not followed again.
-		c.skipped["duplicate"] += int64(len(m.found))
+		c.skipped["duplicate"] += int64(len(m.Links))
 		c.left(rec.URL, nil)
-		c.pageLinks(rec.URL, m.url, nil)
+		c.pageLinks(rec.URL, m.URL, nil)
 		return
 	}
-	c.skipped["scope"] += int64(m.skip.scope)
-	c.skipped["nofollow"] += int64(m.skip.nofollow)
-	c.skipped["invalid"] += int64(m.skip.invalid)
+	if c.e.det != nil {
+		if pruned, _ := c.e.det.Pruned(m.URL); pruned {
+			// Labelled a copy while its lease ran: fetched, but its
+			// links are the copies of the original's, not followed.
+			c.skipped["mirror"] += int64(len(m.Links))
+			c.left(rec.URL, nil)
+			c.pageLinks(rec.URL, m.URL, nil)
+			return
+		}
+	}
+	c.skipped["scope"] += int64(m.Skipped.Scope)
+	c.skipped["nofollow"] += int64(m.Skipped.NoFollow)
+	c.skipped["invalid"] += int64(m.Skipped.Invalid)
 	hops := c.hops[rec.URL]
 	delete(c.hops, rec.URL)
 	follow := c.followBuf[:0]
-	for _, f := range m.found {
+	for i := range m.Links {
+		f := &m.Links[i]
+		if !f.resolve() {
+			c.skipped["invalid"]++
+			continue
+		}
 		if f.id == rec.URL {
 			continue
 		}
 		c.batch.Links = append(c.batch.Links, Link{From: rec.URL, To: f.id})
-		if rec.Redirect != "" && f.url == rec.Redirect {
+		if rec.Redirect != "" && f.URL == rec.Redirect {
 			// A redirect's target stands in for the page: same depth, and
 			// the chain is counted so that an endless one stops.
 			if _, seen := c.seen[f.id]; !seen {
@@ -602,10 +957,10 @@ func (c *crawl) onPage(m pageDone, now time.Time) {
 				}
 				c.hops[f.id] = hops + 1
 			}
-			follow = append(follow, followed{f, m.depth})
+			follow = append(follow, followed{*f, m.Depth})
 			continue
 		}
-		follow = append(follow, followed{f, m.depth + 1})
+		follow = append(follow, followed{*f, m.Depth + 1})
 	}
 	if c.rp != nil {
 		// The strategy learns the page's links before it is asked to
@@ -617,87 +972,120 @@ func (c *crawl) onPage(m pageDone, now time.Time) {
 		c.left(rec.URL, c.linkBuf)
 	}
 	for _, f := range follow {
-		c.discover(f.found, f.depth, rec.URL, now)
+		c.discover(f.FoundLink, f.depth, rec.URL, now)
 	}
-	c.pageLinks(rec.URL, m.url, follow)
+	c.pageLinks(rec.URL, m.URL, follow)
 	c.followBuf = follow[:0]
 }
 
-func (c *crawl) onVisitDone(m visitDone, now time.Time) {
+// onLeaseEnd ends a lease: its URLs not fetched go back to the site's
+// queue and the site to the frontier, after its delay or a back-off.
+func (c *crawl) onLeaseEnd(run *leaseRun, m *LeaseEnd, now time.Time) {
 	e := c.e
-	s := c.sites[m.site]
+	s := run.site
+	delete(c.leases, run.lease.ID)
 	c.busy--
-	c.planned -= s.planned
-	s.planned = 0
+	c.planned -= run.planned
 	e.mu.Lock()
-	delete(e.visits, m.site)
+	delete(e.visits, s.ID)
 	e.mu.Unlock()
-	if m.robots != nil {
-		s.robots = m.robots
-		if m.robots.status >= 500 || m.robots.status < 0 {
-			what := fmt.Sprintf("answered %d", m.robots.status)
-			if m.robots.status < 0 {
-				what = "unreachable (" + m.robots.errKind + ")"
+	if m.Robots != nil {
+		s.robots, s.rules = m.Robots, m.rules
+		if s.rules == nil {
+			s.rules = m.Robots.Rules()
+		}
+		if s.rules.Kind().Temporary() {
+			what := fmt.Sprintf("answered %d", m.Robots.Status)
+			if m.Robots.Status < 0 {
+				what = "unreachable (" + string(m.Failure) + ")"
 			}
-			c.batch.Events = append(c.batch.Events, Event{Time: now, Kind: "robots-5xx", Site: s.Key, Text: fmt.Sprintf("robots.txt %s: nothing fetched until %s", what, m.next.Format(time.TimeOnly))})
-			e.event(c.batch.Events[len(c.batch.Events)-1])
-			s.robots = nil // fetched again at the next visit
+			e.event(Event{Time: now, Kind: EventRobots5xx, Site: s.Key, Text: fmt.Sprintf("robots.txt %s: nothing fetched until %s", what, m.Next.Format(time.TimeOnly))})
+			s.robots, s.rules = nil, nil // fetched again at the next visit
 		}
 	}
-	s.delay = m.delay
-	if len(m.skips) > 0 {
-		c.batch.Skips = append(c.batch.Skips, m.skips...)
-		c.skipped["robots"] += int64(len(m.skips))
-		for _, sk := range m.skips {
-			c.left(sk.URL, nil)
-		}
-		if c.rc != nil {
-			c.recrawlDropped(m.skips)
-		}
+	if m.Delay > 0 {
+		s.delay = min(m.Delay, max(e.cfg.MaxDelay, e.cfg.Delay))
 	}
-	for _, o := range m.originals {
-		c.discover(o.found, o.depth, o.parent, now)
+	for _, sk := range m.Skips {
+		c.batch.Skips = append(c.batch.Skips, sk)
+		c.skipped[sk.Reason]++
+		c.left(sk.URL, nil)
 	}
-	next := m.next
-	if m.failed || m.backedOff {
+	if c.rc != nil && len(m.Skips) > 0 {
+		c.recrawlDropped(m.Skips)
+	}
+	returned := int64(len(m.Returned))
+	retPrio := bestPriority(run.lease.URLs, m.Returned)
+	next := m.Next
+	switch {
+	case m.Failure == FailureExpired:
+		// The robot's fault, not the site's.
+		c.errKinds[string(m.Failure)]++
+	case m.Failed || m.BackedOff:
 		s.Failures++
-		if m.errKind != "" {
-			c.errKinds[m.errKind]++
+		if m.Failure != FailureNone {
+			c.errKinds[string(m.Failure)]++
 		}
-		if s.Failures >= e.cfg.ParkAfter {
-			c.f.Found(&s.Site, int64(m.returned), m.retPrio, now)
+		if m.Fetched == 0 || m.Failed && m.Fetched == 1 {
+			why := fmt.Sprintf("%s: %s", s.Key, m.Failure)
+			if m.Robots != nil && m.Robots.Status >= 0 {
+				why = fmt.Sprintf("%s: robots.txt answered %d", s.Key, m.Robots.Status)
+			}
+			c.seedFailed(s, why, now)
+		}
+		if c.parkNow(s) {
+			c.f.Found(&s.Site, returned, retPrio, now)
 			c.f.Release(&s.Site, next, now)
-			c.park(s, now, fmt.Sprintf("%s: %d failed visits in a row (last: %s)", s.Key, s.Failures, m.errKind))
+			c.park(s, now, fmt.Sprintf("%s: %d failed visits in a row (last: %s)", s.Key, s.Failures, m.Failure))
 			return
 		}
-		if m.failed || !m.retryAfter && m.robots == nil {
+		if m.Failed || !m.RetryAfter && m.Robots == nil {
 			// A failure, or 429/503 without Retry-After: back off
 			// exponentially. A 5xx robots.txt has its own retry time.
 			next = maxTime(next, now.Add(c.backoff(s.Failures)))
 		}
-	} else if m.fetched > 0 {
+	case m.Fetched > 0:
 		s.Failures = 0
 	}
-	if m.returned > 0 {
-		c.f.Found(&s.Site, int64(m.returned), m.retPrio, now)
+	if returned > 0 {
+		c.f.Found(&s.Site, returned, retPrio, now)
 	}
 	c.f.Release(&s.Site, next, now)
 	c.batch.Sites = append(c.batch.Sites, c.record(s))
 }
 
+// bestPriority returns the best priority among urls, or among those whose
+// IDs are listed in only (in the order of urls) when only is not nil.
+func bestPriority(urls []QueuedURL, only []uint64) float64 {
+	best, first := 0.0, true
+	for _, q := range urls {
+		if only != nil {
+			if len(only) == 0 {
+				break
+			}
+			if q.ID != only[0] {
+				continue
+			}
+			only = only[1:]
+		}
+		if first || q.Priority < best {
+			best, first = q.Priority, false
+		}
+	}
+	return best
+}
+
 // observe runs duplicate detection on a fetched page, before any of its
 // links is followed, and reports whether the page is new content.
-func (c *crawl) observe(m pageDone, now time.Time) bool {
+func (c *crawl) observe(m *PageResult, now time.Time) bool {
 	e := c.e
-	rec := &m.rec
+	rec := &m.Record
 	if e.det == nil || rec.Digest == 0 || rec.Status < 200 || rec.Status >= 300 {
 		return true
 	}
-	e.detMu.Lock()
 	t := startCPUTimer()
-	d := e.det.Observe(dedup.Page{ID: rec.URL, URL: m.url, Digest: rec.Digest, Simhash: rec.Simhash, Status: rec.Status})
-	c.dup.Time += t.elapsed() + m.detect
-	e.detMu.Unlock()
+	d := e.det.Observe(dedup.Page{ID: rec.URL, URL: m.URL, Digest: rec.Digest, Simhash: rec.Simhash, Status: rec.Status})
+	c.dup.Time += t.elapsed() + m.Detect
 	if d.Mirror != nil {
 		c.labelled(d.Mirror, now)
 	}
@@ -732,8 +1120,7 @@ func (c *crawl) labelled(m *dedup.Mirror, now time.Time) {
 	}
 	c.batch.Mirrors = append(c.batch.Mirrors, MirrorRecord{Prefix: m.Prefix, Of: m.Of, Kind: kind, Rule: m.Rule, Evidence: m.Evidence, Time: now})
 	text := fmt.Sprintf("%s labelled a %s of %s (%d duplicates)", m.Prefix, kind, m.Of, len(m.Evidence))
-	c.batch.Events = append(c.batch.Events, Event{Time: now, Kind: kind, Text: text})
-	c.e.event(Event{Time: now, Kind: kind, Text: text})
+	c.e.event(Event{Time: now, Kind: EventKind(kind), Text: text})
 	// What is queued under the label is dropped by the robots as each
 	// URL's turn comes (visit), not at once in the store: a copy is then
 	// exchanged for the original it copies, which may not be known yet.

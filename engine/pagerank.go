@@ -309,7 +309,7 @@ func (c *crawl) onRank(res rankResult) {
 	if res.err != nil {
 		if msg := res.err.Error(); msg != r.lastErr {
 			r.lastErr = msg
-			c.e.event(Event{Kind: "pagerank", Text: "PageRank failed: " + msg})
+			c.e.event(Event{Kind: EventPageRank, Text: "PageRank failed: " + msg})
 		}
 		return
 	}
@@ -403,7 +403,7 @@ func (c *crawl) pageLinks(id uint64, url string, follow []followed) {
 
 // followed is a link of a fetched page that the crawl follows.
 type followed struct {
-	found
+	FoundLink
 	depth int
 }
 
@@ -466,7 +466,7 @@ func (c *crawl) loadGraph(ctx context.Context) error {
 	err := ll.FetchedLinks(ctx, func(page uint64, url string, links []uint64) {
 		c.followBuf = c.followBuf[:0]
 		for _, l := range links {
-			c.followBuf = append(c.followBuf, followed{found: found{id: l}})
+			c.followBuf = append(c.followBuf, followed{FoundLink: FoundLink{id: l}})
 		}
 		c.pageLinks(page, url, c.followBuf)
 	})

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"lidi/engine/fetch"
-	"lidi/engine/frontier"
 	"lidi/engine/recrawl"
 )
 
@@ -159,15 +158,8 @@ func (c *crawl) recrawlLoad(ctx context.Context) error {
 			continue // nothing of it left to recrawl
 		}
 		ch.rate, ch.added = recrawl.Rate(r.Rate), true
-		// A recrawl clock faster than real time starts again from the
-		// real time at each run: an update "later" than now happened on
-		// the last run's clock, and counts as now.
-		last := r.LastUpdate
-		if last.After(now) {
-			last = now
-		}
 		states = append(states, recrawl.ChannelState{ID: ch.id, Group: r.Group, Interval: r.Interval, Rate: ch.rate,
-			Submitted: r.Submitted, Updates: r.Updates, LastUpdate: last})
+			Submitted: r.Submitted, Updates: r.Updates, LastUpdate: r.LastUpdate})
 	}
 	if len(states) == 0 {
 		return nil
@@ -331,24 +323,21 @@ func (c *crawl) requeue(ch *rchannel, t *rtask, now time.Time) {
 	rc.tasks++
 	for id, n := range perSite {
 		s := c.sites[id]
-		if s.Place() == frontier.Busy {
-			if s.sinceDispatch == 0 || recrawlPriority < s.sinceDispatchPrio {
-				s.sinceDispatchPrio = recrawlPriority
+		if p := s.leasing; p != nil {
+			if p.since == 0 || recrawlPriority < p.sincePrio {
+				p.sincePrio = recrawlPriority
 			}
-			s.sinceDispatch += n
+			p.since += n
 		}
 		c.f.Found(&s.Site, n, recrawlPriority, now)
-		if s.Place() == frontier.Resolving {
-			c.resolve(s) // a site of an earlier run, not looked up at load
-		}
 	}
 }
 
 // recrawlPage learns from a page record: a new copy, or a recrawl's
 // verdict.
-func (c *crawl) recrawlPage(m pageDone) {
+func (c *crawl) recrawlPage(m *PageResult) {
 	rc := c.rc
-	rec := &m.rec
+	rec := &m.Record
 	rnow := rc.clock.Now()
 	it := rc.items[rec.URL]
 	keeps := rec.Err == "" && (rec.Status >= 200 && rec.Status < 400)
@@ -356,7 +345,7 @@ func (c *crawl) recrawlPage(m pageDone) {
 		if !keeps {
 			return
 		}
-		if it = rc.copied(rec.URL, m.url, m.site, rnow); it == nil {
+		if it = rc.copied(rec.URL, m.URL, rec.Site, rnow); it == nil {
 			return
 		}
 		if ch := it.ch; rc.mgr != nil && !ch.added {
@@ -377,7 +366,7 @@ func (c *crawl) recrawlPage(m pageDone) {
 	if t := ch.task; t != nil && t.left[rec.URL] {
 		delete(t.left, rec.URL)
 		t.pages++
-		t.cost += rec.Duration + c.sites[m.site].delay
+		t.cost += rec.Duration + c.sites[rec.Site].delay
 		t.changed = t.changed || rec.Verdict.Changed()
 		t.failed = t.failed || !(keeps || rec.Verdict == fetch.VerdictNotModified)
 		if len(t.left) == 0 {
@@ -583,12 +572,16 @@ func (c *crawl) recrawlPublish(st *Stats) {
 
 // recrawled follows the links of a recrawled page that were not seen
 // before: the page changed and links somewhere new.
-func (c *crawl) recrawled(m pageDone, now time.Time) {
-	for _, f := range m.found {
-		if _, seen := c.seen[f.id]; seen || f.id == m.rec.URL {
+func (c *crawl) recrawled(m *PageResult, now time.Time) {
+	for i := range m.Links {
+		f := &m.Links[i]
+		if !f.resolve() {
 			continue
 		}
-		c.batch.Links = append(c.batch.Links, Link{From: m.rec.URL, To: f.id})
-		c.discover(f, m.depth+1, m.rec.URL, now)
+		if _, seen := c.seen[f.id]; seen || f.id == m.Record.URL {
+			continue
+		}
+		c.batch.Links = append(c.batch.Links, Link{From: m.Record.URL, To: f.id})
+		c.discover(*f, m.Depth+1, m.Record.URL, now)
 	}
 }

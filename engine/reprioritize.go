@@ -71,13 +71,13 @@ func (c *crawl) applyTouched() {
 		if t.n < s.Pending {
 			head = min(head, s.HeadPriority)
 		}
-		if s.headPending {
-			// The visit's head is on its way, read before these
+		if p := s.leasing; p != nil {
+			// The lease's head is on its way, read before these
 			// priorities were written: onHead takes them into account.
-			if !s.reprio || head < s.reprioHead {
-				s.reprioHead = head
+			if !p.reprio || head < p.reprioHead {
+				p.reprioHead = head
 			}
-			s.reprio = true
+			p.reprio = true
 			continue
 		}
 		if s.Pending > 0 {
@@ -107,8 +107,7 @@ func (c *crawl) next(now time.Time) *frontier.Site {
 	}
 	c.fetchHeld = true
 	text := fmt.Sprintf("strategy %s holds every queued page and releases none: fetching them in queue order", c.e.strategy.Name())
-	c.batch.Events = append(c.batch.Events, Event{Time: now, Kind: "strategy", Text: text})
-	c.e.event(Event{Time: now, Kind: "strategy", Text: text})
+	c.e.event(Event{Time: now, Kind: EventStrategy, Text: text})
 	return c.f.Next(now)
 }
 

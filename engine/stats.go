@@ -51,7 +51,12 @@ type Stats struct {
 	// Recrawl is the recrawl state; nil when recrawling is off.
 	Recrawl *RecrawlStats
 
-	Events []Event // the most recent notable events, newest last (at most 64)
+	Events     []Event // the most recent notable events, newest last (at most 64)
+	EventCount int64   // events since Run started: Events holds the last of them
+
+	// Why the crawl ended; EndNone while it runs.
+	End     EndReason
+	EndText string // End in words, with its detail
 }
 
 // RunState says what the engine is doing.
@@ -87,7 +92,7 @@ func (s RunState) String() string {
 // VisitStats describes one visit in flight: a robot on one site.
 type VisitStats struct {
 	Site    string
-	URL     string // the URL being fetched now
+	URL     string // the URL fetched last
 	Pages   int    // pages fetched on this keep-alive connection so far
 	Planned int    // pages this visit may fetch (at most c)
 	Bytes   int64

@@ -145,10 +145,30 @@ type Link struct {
 // Event is a notable happening worth keeping in the crawl's log.
 type Event struct {
 	Time time.Time
-	Kind string // "parked", "robots-5xx", "snapshot", "resume", ...
-	Site string
+	Kind EventKind
+	Site string // the site's key, when it concerns one
 	Text string
 }
+
+// EventKind names a kind of event. Labels given by duplicate detection are
+// events of the label's kind ("mirror", "loop", "host", the trap rules).
+type EventKind string
+
+const (
+	EventStart      EventKind = "start"       // a run of the crawl started
+	EventPause      EventKind = "pause"       // paused, everything written
+	EventResume     EventKind = "resume"      // resumed after a pause
+	EventSnapshot   EventKind = "snapshot"    // a snapshot was written
+	EventStop       EventKind = "stop"        // stopped before its end (the text says why); run again to continue
+	EventDone       EventKind = "done"        // ended (the text says why)
+	EventParked     EventKind = "parked"      // a site given up for errors.park_for, or for good
+	EventUnparked   EventKind = "unparked"    // a parked site tried again
+	EventDNSFailed  EventKind = "dns-failed"  // a host's look-up failed; tried again after dns.retry
+	EventRobots5xx  EventKind = "robots-5xx"  // robots.txt answered 5xx or could not be fetched
+	EventSeedFailed EventKind = "seed-failed" // a seed could not be fetched
+	EventStrategy   EventKind = "strategy"    // the strategy had to be overridden
+	EventPageRank   EventKind = "pagerank"    // a PageRank run failed
+)
 
 // Counters are crawl totals kept across restarts.
 type Counters struct {

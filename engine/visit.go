@@ -5,8 +5,8 @@ import (
 	"context"
 	"hash/crc64"
 	"net/http"
-	"net/netip"
 	"net/url"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -17,82 +17,8 @@ import (
 	"lidi/engine/extract"
 	"lidi/engine/fetch"
 	"lidi/engine/robots"
-	"lidi/engine/urlnorm"
+	"lidi/engine/scope"
 )
-
-// Visit is the unit of work handed to a robot: one site, one keep-alive
-// connection, up to Max pages, Delay apart. Everything a robot needs is in
-// it, so a visit can be leased to a robot in another process.
-type Visit struct {
-	Site      int64
-	Key       string // "scheme://host[:port]"
-	Host      string
-	Addr      netip.Addr
-	Port      int
-	Max       int           // pages at most (c, or less near a page limit)
-	Delay     time.Duration // between two requests (w, or robots.txt Crawl-delay)
-	NotBefore time.Time     // the first request may not start earlier
-	Robots    *robots.Rules // nil: fetch robots.txt first
-	FetchHeld bool          // take pages the strategy holds back (frontier.Held) too
-}
-
-// Messages from a robot to the loop, in this order: one headTaken, any
-// number of pageDone, one visitDone.
-type headTaken struct {
-	site int64
-	n    int
-	next float64
-	more bool
-}
-
-type pageDone struct {
-	site   int64
-	url    string
-	depth  int
-	rec    PageRecord
-	found  []found
-	skip   skipCounts
-	detect time.Duration // time spent fingerprinting the page
-}
-
-type visitDone struct {
-	site       int64
-	next       time.Time // when the site may be visited again
-	returned   int       // URLs taken from the head but not fetched (still queued)
-	retPrio    float64   // the best priority among them
-	skips      []Skip    // URLs robots.txt disallows
-	robots     *robotsRules
-	delay      time.Duration // the delay in force (w raised by Crawl-delay)
-	failed     bool          // the visit ended on a failure
-	backedOff  bool          // 429/503 or a 5xx robots.txt
-	retryAfter bool          // next comes from a Retry-After header
-	errKind    string
-	fetched    int
-	// originals are the URLs that queued copies under a mirror or a loop
-	// (dropped at their turn) copy, at the copies' depth.
-	originals []original
-}
-
-// original is the URL a pruned copy stands for.
-type original struct {
-	found
-	depth  int
-	parent uint64 // the copy
-}
-
-// found is a link to an URL in scope.
-type found struct {
-	url      string
-	id       uint64
-	key      string // site key
-	host     string
-	nofollow bool
-}
-
-// skipCounts counts links not followed, by reason.
-type skipCounts struct {
-	scope, nofollow, invalid int
-}
 
 var crcTable = crc64.MakeTable(crc64.ECMA)
 
@@ -101,32 +27,77 @@ var crcTable = crc64.MakeTable(crc64.ECMA)
 // several times faster than FNV on page-sized inputs.
 func Digest(body []byte) uint64 { return crc64.Checksum(body, crcTable) }
 
-// robot runs one visit. It sends its messages to out and never touches the
-// loop's state.
-func (e *Engine) robot(ctx context.Context, v Visit, tr *visitTracker, out chan<- any) {
-	done := visitDone{site: v.Site, delay: v.Delay}
-	head, err := e.commit.head(ctx, v.Site, v.Max)
-	if !v.FetchHeld {
-		head = cutHeld(head)
-	}
-	out <- headTaken{site: v.Site, n: len(head.urls), next: head.next, more: head.more}
+// Robot runs leases: it fetches robots.txt when a lease does not carry it,
+// then the lease's pages over one keep-alive connection, and reports each
+// page and the lease's end. It knows the crawl's configuration (scope, user
+// agent, fetch limits) but nothing of its state: everything else comes with
+// the lease. The engine's local robots share one Robot; a slave makes its
+// own with NewRobot. A Robot is safe for concurrent use: each Run is one
+// robot.
+type Robot struct {
+	cfg     Config
+	clock   Clock
+	scope   *scope.Scope
+	fetcher *fetch.Fetcher
+	links   *extract.Extractor
+	zlib    chan *compressor // free compressors, nil until first used
+
+	// Halt, when set, reports whether leases should end after their
+	// current page (the crawl pauses or stops); the URLs not reached are
+	// returned. Set it before the first Run.
+	Halt func() bool
+}
+
+// NewRobot makes a Robot for the crawl cfg describes. clock may be nil for
+// the system clock.
+func NewRobot(cfg Config, clock Clock) (*Robot, error) {
+	cfg.Scope.Seeds = cfg.Seeds
+	cfg.Scope.Normalizer = &cfg.Normalizer
+	sc, err := scope.New(cfg.Scope)
 	if err != nil {
-		done.next = v.NotBefore
-		done.returned, done.retPrio = returned(head.urls)
-		done.failed, done.errKind = true, "store"
-		out <- done
-		return
+		return nil, &ConfigError{Key: "scope", Err: err}
 	}
-	sess := e.fetcher.Open(v.Addr, v.Port)
+	if clock == nil {
+		clock = systemClock{}
+	}
+	fc := cfg.Fetch
+	fc.CheckType = cfg.Detect
+	if fc.UserAgent == "" {
+		fc.UserAgent = cfg.UserAgent
+	}
+	r := &Robot{cfg: cfg, clock: clock, scope: sc, fetcher: fetch.New(fc)}
+	r.links = &extract.Extractor{Normalizer: &r.cfg.Normalizer}
+	r.zlib = make(chan *compressor, runtime.GOMAXPROCS(0))
+	for range cap(r.zlib) {
+		r.zlib <- nil // made on first use
+	}
+	return r, nil
+}
+
+// Run runs one lease, reporting its results to report in order; the last
+// carries End. It returns when the lease has ended and its connection is
+// closed.
+func (r *Robot) Run(ctx context.Context, l *Lease, report func(Result)) {
+	seq := 0
+	send := func(res Result) {
+		seq++
+		res.Lease, res.Seq = l.ID, seq
+		report(res)
+	}
+	end := &LeaseEnd{Delay: l.Delay}
+	sess := r.fetcher.Open(l.Addr, l.Port)
 	defer sess.Close()
+	halted := func() bool {
+		return ctx.Err() != nil || (r.Halt != nil && r.Halt()) || !r.clock.Now().Before(l.Deadline)
+	}
 
 	// last is when the previous request to the site ended. Waiting w from
 	// the end, not the start, keeps the gap the server sees between two
 	// request starts at w or more, whatever the network adds.
-	last := v.NotBefore.Add(-v.Delay)
+	last := l.NotBefore.Add(-l.Delay)
 	wait := func() bool {
-		at := last.Add(v.Delay)
-		if d := at.Sub(e.clock.Now()); d > 0 {
+		at := last.Add(end.Delay)
+		if d := at.Sub(r.clock.Now()); d > 0 {
 			t := time.NewTimer(d)
 			defer t.Stop()
 			select {
@@ -135,138 +106,116 @@ func (e *Engine) robot(ctx context.Context, v Visit, tr *visitTracker, out chan<
 				return false
 			}
 		}
-		return true
+		return !halted()
 	}
 	finish := func(i int) {
 		// The connection is closed before the loop hears of the end, so
 		// the next visit to this site or address never overlaps it.
 		sess.Close()
-		done.returned, done.retPrio = returned(head.urls[i:])
-		if done.next.IsZero() {
-			done.next = last.Add(done.delay)
+		for _, q := range l.URLs[i:] {
+			end.Returned = append(end.Returned, q.ID)
 		}
-		out <- done
+		if end.Next.IsZero() {
+			end.Next = last.Add(end.Delay)
+		}
+		send(Result{End: end})
 	}
 
-	rules := v.Robots
+	rules := l.rules
+	if rules == nil && l.Robots != nil {
+		rules = l.Robots.Rules()
+	}
 	if rules == nil {
 		if !wait() {
 			finish(0)
 			return
 		}
-		rr := e.fetchRobots(ctx, sess, v.Key)
-		last = e.clock.Now()
-		done.robots = rr
-		rules = rr.rules
-		if cd := rules.CrawlDelay(e.cfg.UserAgent); cd > done.delay {
-			done.delay = min(cd, e.cfg.MaxDelay)
+		rf, kind := r.fetchRobots(ctx, sess, l.Key)
+		last = r.clock.Now()
+		end.Robots = rf
+		rules = rf.Rules()
+		end.rules = rules
+		if cd := rules.CrawlDelay(r.cfg.UserAgent); cd > end.Delay {
+			end.Delay = min(cd, r.cfg.MaxDelay)
 		}
-		if rr.status > 0 && rr.status < 500 { // -1: unreachable
-			// fine
-		} else {
-			// 5xx or unreachable: disallow all until retried; the
-			// queue stays as it is.
-			done.backedOff, done.errKind = true, rr.errKind
-			done.next = last.Add(e.cfg.RobotsRetry)
+		if rules.Kind().Temporary() {
+			// 5xx, 429 or unreachable: disallow all until retried;
+			// the queue stays as it is.
+			end.BackedOff, end.Failure = true, kind
+			end.Next = last.Add(r.cfg.RobotsRetry)
 			finish(0)
 			return
 		}
 	}
-	v.Delay = done.delay
 
-	var res extract.Result // reused for every page of the visit
-	for i, q := range head.urls {
-		if e.paused.Load() || e.stopping.Load() || ctx.Err() != nil {
+	var res extract.Result // reused for every page of the lease
+	for i, q := range l.URLs {
+		if halted() {
 			finish(i)
 			return
 		}
-		if !rules.Allowed(e.cfg.UserAgent, pathOf(q.URL)) {
-			done.skips = append(done.skips, Skip{URL: q.ID, Reason: "robots"})
-			continue
-		}
-		if pruned, orig := e.prunedTo(q.URL); pruned {
-			// Queued before its directory was labelled a mirror or a
-			// loop: the original it copies is followed instead.
-			done.skips = append(done.skips, Skip{URL: q.ID, Reason: "mirror"})
-			if orig != "" {
-				if f, ok := e.inScope(orig, q.Depth); ok {
-					done.originals = append(done.originals, original{found: f, depth: q.Depth, parent: q.ID})
-				}
-			}
+		if !rules.Allowed(r.cfg.UserAgent, pathOf(q.URL)) {
+			end.Skips = append(end.Skips, Skip{URL: q.ID, Reason: "robots"})
 			continue
 		}
 		if !wait() {
 			finish(i)
 			return
 		}
-		tr.url.Store(&head.urls[i].URL)
-		pd, resp, ferr := e.fetchPage(ctx, sess, q, &res)
-		last = e.clock.Now()
-		pd.site = v.Site
-		tr.pages.Add(1)
-		tr.bytes.Add(pd.rec.Length)
-		done.fetched++
+		pr, resp, ferr := r.fetchPage(ctx, sess, q, &res)
+		last = r.clock.Now()
+		pr.Record.Site = l.Site
 		if ferr != nil && ctx.Err() != nil {
 			// Stopped in the middle of the page: it is fetched again later.
 			finish(i)
 			return
 		}
-		out <- pd
+		end.Fetched++
+		send(Result{Page: pr})
 		switch {
 		case ferr != nil:
-			done.failed, done.errKind = true, pd.rec.Err
+			end.Failed, end.Failure = true, FailureKind(pr.Record.Err)
 			if fe, ok := ferr.(*fetch.Error); ok {
-				done.errKind = fe.Kind
+				end.Failure = FailureKind(fe.Kind)
 			}
 			finish(i + 1)
 			return
 		case resp.Status == http.StatusTooManyRequests || resp.Status == http.StatusServiceUnavailable:
-			done.backedOff, done.errKind = true, "http-"+strconv.Itoa(resp.Status)
+			end.BackedOff, end.Failure = true, FailureKind("http-"+strconv.Itoa(resp.Status))
 			if resp.RetryAfter > 0 {
-				done.next = e.clock.Now().Add(min(resp.RetryAfter, e.cfg.BackoffMax))
-				done.retryAfter = true
+				end.Next = r.clock.Now().Add(min(resp.RetryAfter, r.cfg.BackoffMax))
+				end.RetryAfter = true
 			}
 			finish(i + 1)
 			return
 		}
 	}
-	finish(len(head.urls))
+	finish(len(l.URLs))
 }
 
-func returned(urls []QueuedURL) (int, float64) {
-	best := 0.0
-	for i, q := range urls {
-		if i == 0 || q.Priority < best {
-			best = q.Priority
-		}
-	}
-	return len(urls), best
-}
-
-// fetchRobots fetches and parses the site's robots.txt.
-func (e *Engine) fetchRobots(ctx context.Context, sess *fetch.Session, key string) *robotsRules {
-	rr := &robotsRules{fetched: e.clock.Now()}
+// fetchRobots fetches the site's robots.txt; when it is unreachable, the
+// kind of error says why.
+func (r *Robot) fetchRobots(ctx context.Context, sess *fetch.Session, key string) (*RobotsFile, FailureKind) {
+	rf := &RobotsFile{Fetched: r.clock.Now()}
 	resp, err := sess.GetLimit(ctx, key+"/robots.txt", robots.MaxBodySize+1) // one byte more shows the cut
 	if err != nil || resp == nil {
-		rr.status = -1
-		rr.rules = robots.Unreachable()
-		rr.errKind = fetch.KindOther
+		rf.Status = -1
+		kind := FailureKind(fetch.KindOther)
 		if fe, ok := err.(*fetch.Error); ok {
-			rr.errKind = fe.Kind
+			kind = FailureKind(fe.Kind)
 		}
-		return rr
+		return rf, kind
 	}
-	rr.status, rr.body = resp.Status, bytes.Clone(resp.Body) // the session reuses its buffer
-	rr.rules = robots.FromResponse(resp.Status, resp.Body)
-	return rr
+	rf.Status, rf.Body = resp.Status, bytes.Clone(resp.Body) // the session reuses its buffer
+	return rf, FailureNone
 }
 
 // fetchPage fetches one page and works out what it links to.
-func (e *Engine) fetchPage(ctx context.Context, sess *fetch.Session, q QueuedURL, res *extract.Result) (pageDone, *fetch.Response, error) {
-	pd := pageDone{depth: q.Depth, url: q.URL}
-	rec := &pd.rec
+func (r *Robot) fetchPage(ctx context.Context, sess *fetch.Session, q QueuedURL, res *extract.Result) (*PageResult, *fetch.Response, error) {
+	pr := &PageResult{Depth: q.Depth, URL: q.URL}
+	rec := &pr.Record
 	rec.URL = q.ID
-	rec.Fetched = e.clock.Now()
+	rec.Fetched = r.clock.Now()
 	var v fetch.Validators
 	if q.Copy != nil {
 		rec.Recrawl, v = true, q.Copy.Validators
@@ -283,15 +232,15 @@ func (e *Engine) fetchPage(ctx context.Context, sess *fetch.Session, q QueuedURL
 	}
 	if err != nil {
 		rec.Err = err.Error()
-		return pd, resp, err
+		return pr, resp, err
 	}
 	if resp.Location != "" {
-		if n, err := e.cfg.Normalizer.Normalize(resp.Location); err == nil {
+		if n, err := r.cfg.Normalizer.Normalize(resp.Location); err == nil {
 			rec.Redirect = n
-			if f, ok := e.inScope(n, q.Depth); ok {
-				pd.found = append(pd.found, f)
+			if f, ok := r.inScope(n, q.Depth); ok {
+				pr.Links = append(pr.Links, f)
 			} else {
-				pd.skip.scope++
+				pr.Skipped.Scope++
 			}
 		}
 	}
@@ -299,9 +248,9 @@ func (e *Engine) fetchPage(ctx context.Context, sess *fetch.Session, q QueuedURL
 		rec.Digest = Digest(resp.Body)
 	}
 	follow := true
-	if e.cfg.HonourMetaRobots {
+	if r.cfg.HonourMetaRobots {
 		if xr := resp.Header.Values("X-Robots-Tag"); len(xr) > 0 {
-			d := robots.ParseXRobotsTag(xr, e.cfg.UserAgent)
+			d := robots.ParseXRobotsTag(xr, r.cfg.UserAgent)
 			rec.NoIndex = rec.NoIndex || d.NoIndex
 			follow = !d.NoFollow
 		}
@@ -310,46 +259,46 @@ func (e *Engine) fetchPage(ctx context.Context, sess *fetch.Session, q QueuedURL
 		base, err := url.Parse(q.URL)
 		if err == nil {
 			res.Reset()
-			if err := e.links.Extract(resp.Body, resp.ContentType, base, res); err == nil {
-				if e.cfg.HonourMetaRobots && res.MetaRobots != "" {
+			if err := r.links.Extract(resp.Body, resp.ContentType, base, res); err == nil {
+				if r.cfg.HonourMetaRobots && res.MetaRobots != "" {
 					d := robots.ParseMeta(res.MetaRobots)
 					rec.NoIndex = rec.NoIndex || d.NoIndex
 					follow = follow && !d.NoFollow
 				}
 				rec.Links = len(res.Links)
-				if e.det != nil || e.cfg.Recrawl.Enabled {
+				if r.cfg.Detect || r.cfg.Recrawl.Enabled {
 					t := startCPUTimer()
 					rec.Simhash = dedup.Simhash(resp.Body)
-					pd.detect = t.elapsed()
+					pr.Detect = t.elapsed()
 				}
-				pd.skip.invalid += res.Invalid
+				pr.Skipped.Invalid += res.Invalid
 				if follow {
-					pd.found = e.collect(pd.found, &pd.skip, res.Links, q.Depth+1)
+					pr.Links = r.collect(pr.Links, &pr.Skipped, res.Links, q.Depth+1)
 				} else {
-					pd.skip.nofollow += len(res.Links)
+					pr.Skipped.NoFollow += len(res.Links)
 				}
 			}
 		}
 	}
-	if e.cfg.KeepBodies && len(resp.Body) > 0 {
-		rec.Body = e.compress(resp.Body)
+	if r.cfg.KeepBodies && len(resp.Body) > 0 {
+		rec.Body = r.compress(resp.Body)
 	}
 	if q.Copy != nil {
-		rec.Verdict = fetch.Judge(*q.Copy, rec.Status, rec.Digest, rec.Simhash, e.cfg.Recrawl.Threshold)
+		rec.Verdict = fetch.Judge(*q.Copy, rec.Status, rec.Digest, rec.Simhash, r.cfg.Recrawl.Threshold)
 	}
-	return pd, resp, nil
+	return pr, resp, nil
 }
 
 // collect keeps the links in scope.
-func (e *Engine) collect(dst []found, skip *skipCounts, links []extract.Link, depth int) []found {
+func (r *Robot) collect(dst []FoundLink, skip *LinkSkips, links []extract.Link, depth int) []FoundLink {
 	for _, l := range links {
-		if l.NoFollow && e.cfg.HonourNofollow {
-			skip.nofollow++
+		if l.NoFollow && r.cfg.HonourNofollow {
+			skip.NoFollow++
 			continue
 		}
-		f, ok := e.inScope(l.URL, depth)
+		f, ok := r.inScope(l.URL, depth)
 		if !ok {
-			skip.scope++
+			skip.Scope++
 			continue
 		}
 		dst = append(dst, f)
@@ -358,15 +307,12 @@ func (e *Engine) collect(dst []found, skip *skipCounts, links []extract.Link, de
 }
 
 // inScope checks a normalised URL against the crawl's scope.
-func (e *Engine) inScope(u string, depth int) (found, bool) {
-	if ok, _ := e.scope.Allow(u, depth); !ok {
-		return found{}, false
+func (r *Robot) inScope(u string, depth int) (FoundLink, bool) {
+	if ok, _ := r.scope.Allow(u, depth); !ok {
+		return FoundLink{}, false
 	}
-	key, host, ok := siteOf(u)
-	if !ok {
-		return found{}, false
-	}
-	return found{url: u, id: urlnorm.Fingerprint(u), key: key, host: host}, true
+	f := FoundLink{URL: u}
+	return f, f.resolve()
 }
 
 // siteOf splits a normalised URL into its site key and host name.
@@ -431,18 +377,18 @@ func pathOf(u string) string {
 
 // compress returns body compressed with zlib, in a slice of its own size
 // (bodies wait in batches for the writer; slack would be memory wasted).
-func (e *Engine) compress(body []byte) []byte {
-	c := <-e.zlib // at most one compression per core: each writer holds ~1 MB
+func (r *Robot) compress(body []byte) []byte {
+	c := <-r.zlib // at most one compression per core: each writer holds ~1 MB
 	if c == nil {
 		c = &compressor{}
-		c.w, _ = zlib.NewWriterLevel(&c.buf, e.cfg.CompressLevel)
+		c.w, _ = zlib.NewWriterLevel(&c.buf, r.cfg.CompressLevel)
 	}
 	c.buf.Reset()
 	c.w.Reset(&c.buf)
 	c.w.Write(body)
 	c.w.Close()
 	out := bytes.Clone(c.buf.Bytes())
-	e.zlib <- c
+	r.zlib <- c
 	return out
 }
 
@@ -450,4 +396,15 @@ func (e *Engine) compress(body []byte) []byte {
 type compressor struct {
 	w   *zlib.Writer
 	buf bytes.Buffer
+}
+
+// LocalDispatcher runs leases on robots of this process, a goroutine each.
+// The engine limits how many run at once (r). It is safe for concurrent use.
+type LocalDispatcher struct {
+	Robot *Robot
+}
+
+// Dispatch starts a robot on l.
+func (d LocalDispatcher) Dispatch(ctx context.Context, l *Lease, report func(Result)) {
+	go d.Robot.Run(ctx, l, report)
 }

@@ -111,18 +111,18 @@ func (p *eventsPanel) view() string {
 	}
 	kindW := 6
 	for _, e := range evs {
-		kindW = max(kindW, min(ansi.StringWidth(clean(e.Kind)), 16))
+		kindW = max(kindW, min(ansi.StringWidth(clean(string(e.Kind))), 16))
 	}
 	lines := make([]string, len(evs))
 	for i, e := range evs {
 		ks := c.styles.Label
 		switch {
-		case strings.Contains(e.Kind, "fail") || strings.Contains(e.Kind, "5xx") || e.Kind == "parked" || strings.Contains(e.Kind, "error"):
+		case strings.Contains(string(e.Kind), "fail") || strings.Contains(string(e.Kind), "5xx") || e.Kind == engine.EventParked || e.Kind == engine.EventStop || strings.Contains(string(e.Kind), "error"):
 			ks = c.styles.Warn
-		case e.Kind == "snapshot" || e.Kind == "resume" || e.Kind == "done":
+		case e.Kind == engine.EventSnapshot || e.Kind == engine.EventResume || e.Kind == engine.EventDone || e.Kind == engine.EventUnparked:
 			ks = c.styles.Good
 		}
-		l := c.dim(clock(e.Time)) + " " + ks.Render(pad(clean(e.Kind), kindW)) + " "
+		l := c.dim(clock(e.Time)) + " " + ks.Render(pad(clean(string(e.Kind)), kindW)) + " "
 		if e.Site != "" {
 			l += c.styles.Value.Render(siteName(e.Site)) + " "
 		}

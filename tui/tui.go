@@ -282,7 +282,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			}
 		}
 		for _, ev := range evs[start:] {
-			m.events.add(engine.Event{Time: ev.Time, Kind: string(ev.Kind), Text: ev.Text}, "")
+			m.events.add(engine.Event{Time: ev.Time, Kind: engine.EventKind(ev.Kind), Text: ev.Text}, "")
 			m.lastClusterEvent = ev.Time
 		}
 		return m, pollCluster(m.opt.Cluster, m.opt.Refresh)
@@ -669,15 +669,15 @@ func (m *Model) statusLine() string {
 		return pad(st.Paused.Render(" paused ")+" "+c.dim("no new fetch starts; the state is saved · p or r resumes"), w)
 	case engine.StateDone:
 		return pad(st.Done.Render(" crawl finished ")+" "+
-			c.dim(fmt.Sprintf("%s pages, %s in %s · final figures kept · q quits", count(s.Pages), bytesSI(float64(s.Bytes)), uptime(c.at().Sub(s.Started)))), w)
+			c.dim(fmt.Sprintf("%s%s pages, %s in %s · final figures kept · q quits", endReason(s), count(s.Pages), bytesSI(float64(s.Bytes)), uptime(c.at().Sub(s.Started)))), w)
 	case engine.StateFailed:
-		return pad(st.Failed.Render(" crawl failed ")+" "+c.dim("see the events · q quits"), w)
+		return pad(st.Failed.Render(" crawl failed ")+" "+c.dim(endReason(s)+"see the events · q quits"), w)
 	}
 	if evs := m.events.events(); len(evs) > 0 {
 		// News, while it is news.
 		e := evs[len(evs)-1]
 		if m.opt.Now().Sub(e.Time) < statusTTL {
-			return pad(c.dim(fields(clock(e.Time)+" "+clean(e.Kind), siteName(e.Site), clean(e.Text))), w)
+			return pad(c.dim(fields(clock(e.Time)+" "+clean(string(e.Kind)), siteName(e.Site), clean(e.Text))), w)
 		}
 	}
 	return pad(c.dim("tab and arrows move between panels · enter zooms · ? lists every key"), w)
@@ -808,4 +808,13 @@ func (m *Model) fullHelp(w, h int) string {
 func firstLine(s string) string {
 	l, _, _ := strings.Cut(s, "\n")
 	return l
+}
+
+// endReason is why the crawl ended, as the footer starts it ("" while it
+// runs).
+func endReason(s *engine.Stats) string {
+	if s.EndText == "" {
+		return ""
+	}
+	return clean(s.EndText) + " · "
 }

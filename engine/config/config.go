@@ -80,6 +80,8 @@ type File struct {
 
 	Errors struct {
 		ParkAfter  int           `yaml:"park_after"`
+		ParkFor    time.Duration `yaml:"park_for"`
+		ParkRounds int           `yaml:"park_rounds"`
 		Backoff    time.Duration `yaml:"backoff"`
 		BackoffMax time.Duration `yaml:"backoff_max"`
 	} `yaml:"errors"`
@@ -182,6 +184,8 @@ func Default() *File {
 	f.RobotsTxt.Nofollow = d.HonourNofollow
 	f.RobotsTxt.Meta = d.HonourMetaRobots
 	f.Errors.ParkAfter = d.ParkAfter
+	f.Errors.ParkFor = d.ParkFor
+	f.Errors.ParkRounds = d.ParkRounds
 	f.Errors.Backoff = d.BackoffBase
 	f.Errors.BackoffMax = d.BackoffMax
 	f.DNS.MinTTL = 60 * time.Second
@@ -433,6 +437,8 @@ func (f *File) Engine() engine.Config {
 	c.HonourNofollow = f.RobotsTxt.Nofollow
 	c.HonourMetaRobots = f.RobotsTxt.Meta
 	c.ParkAfter = f.Errors.ParkAfter
+	c.ParkFor = f.Errors.ParkFor
+	c.ParkRounds = f.Errors.ParkRounds
 	c.BackoffBase = f.Errors.Backoff
 	c.BackoffMax = f.Errors.BackoffMax
 	c.Detect = f.Dedup.Enabled

@@ -227,6 +227,16 @@ func (f *Frontier) Park(s *Site, now time.Time) {
 	f.move(s, Parked)
 }
 
+// Unpark puts a parked site back in the scheduler, where its pending pages
+// and its address put it.
+func (f *Frontier) Unpark(s *Site, now time.Time) {
+	if s.place != Parked {
+		return
+	}
+	f.move(s, Idle)
+	f.settle(s, now)
+}
+
 // NextWake returns when the first waiting site may be visited; ok is false
 // when no site is waiting.
 func (f *Frontier) NextWake() (t time.Time, ok bool) {

@@ -1,0 +1,261 @@
+package engine_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"net/netip"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"lidi/engine"
+	"lidi/engine/dns"
+	"lidi/engine/simweb"
+	"lidi/storage"
+)
+
+// flakyResolver fails the look-ups of some hosts: the first fails[host]
+// of them, or all when it is negative.
+type flakyResolver struct {
+	*dns.Cache
+	mu    sync.Mutex
+	fails map[string]int
+	asked map[string]int
+}
+
+var errNoHost = errors.New("no such host (test)")
+
+func (r *flakyResolver) Lookup(ctx context.Context, host string) (netip.Addr, error) {
+	r.mu.Lock()
+	r.asked[host]++
+	n, ok := r.fails[host]
+	if ok && n != 0 {
+		r.fails[host] = n - 1
+		r.mu.Unlock()
+		return netip.Addr{}, errNoHost
+	}
+	r.mu.Unlock()
+	return r.Cache.Lookup(ctx, host)
+}
+
+// storedEvents returns the kinds and texts of the events table.
+func storedEvents(t *testing.T, path string) (kinds []engine.EventKind, texts []string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query("SELECT kind, text FROM events ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k, text string
+		if err := rows.Scan(&k, &text); err != nil {
+			t.Fatal(err)
+		}
+		kinds, texts = append(kinds, engine.EventKind(k)), append(texts, text)
+	}
+	return kinds, texts
+}
+
+// runWith crawls with resolver until Run returns, bounded in time.
+func runWith(t *testing.T, cfg engine.Config, resolver engine.Resolver, path string, ctx context.Context) (engine.Stats, error) {
+	t.Helper()
+	db, err := storage.Open(path, storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	eng, err := engine.New(cfg, db, resolver, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	err = eng.Run(ctx)
+	return eng.Stats(), err
+}
+
+// Look-ups that fail are tried again after dns.retry; a site failing for
+// good is parked, tried again after errors.park_for and given up after
+// errors.park_rounds; the crawl waits for the retries, then ends with the
+// frontier empty, and every step is an event in the store.
+func TestFailuresRetried(t *testing.T) {
+	// A web big enough for the retries to come due before its end.
+	srv := testWeb(t, simweb.Options{Seed: 5, Sites: 10, Pages: 1500})
+	seeds := srv.SeedURLs(3)
+	hostOf := func(u string) string { return strings.Split(strings.Split(u, "://")[1], ":")[0] }
+	flaky, dead := hostOf(seeds[1]), hostOf(seeds[2])
+	cache, err := dns.NewCache(dns.Config{Servers: []string{srv.DNSAddr()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cache.Close()
+	r := &flakyResolver{Cache: cache, fails: map[string]int{flaky: 2, dead: -1}, asked: map[string]int{}}
+	cfg := crawlConfig(seeds)
+	cfg.ResolveFailed = 30 * time.Millisecond
+	cfg.ParkAfter, cfg.ParkFor, cfg.ParkRounds = 3, 50*time.Millisecond, 2
+	path := filepath.Join(t.TempDir(), "crawl.db")
+	st, err := runWith(t, cfg, r, path, context.Background())
+	if err != nil {
+		t.Fatalf("crawl: %v", err)
+	}
+	if st.End != engine.EndFrontierEmpty {
+		t.Errorf("end = %q (%s), want %q", st.End, st.EndText, engine.EndFrontierEmpty)
+	}
+	fetched := fetchedURLs(t, path)
+	var fromFlaky, fromDead int
+	for u := range fetched {
+		switch hostOf(u) {
+		case flaky:
+			fromFlaky++
+		case dead:
+			fromDead++
+		}
+	}
+	if fromFlaky == 0 || fromDead != 0 {
+		t.Errorf("pages from the host that resolved at the third try: %d (want some); from the dead one: %d", fromFlaky, fromDead)
+	}
+	// The dead host: park_after look-ups a round, park_rounds rounds.
+	if got := r.asked[dead]; got != cfg.ParkAfter*cfg.ParkRounds {
+		t.Errorf("the dead host was looked up %d times, want %d", got, cfg.ParkAfter*cfg.ParkRounds)
+	}
+	kinds, texts := storedEvents(t, path)
+	count := func(k engine.EventKind) int {
+		n := 0
+		for _, x := range kinds {
+			if x == k {
+				n++
+			}
+		}
+		return n
+	}
+	if kinds[0] != engine.EventStart || kinds[len(kinds)-1] != engine.EventDone {
+		t.Errorf("events %v: want start first and done last", kinds)
+	}
+	if !strings.Contains(texts[len(texts)-1], "frontier empty") {
+		t.Errorf("done event %q does not say why", texts[len(texts)-1])
+	}
+	// dns-failed: 2 for the flaky host, 2 a round for the dead one (the
+	// third failure of a round parks it).
+	if n := count(engine.EventDNSFailed); n != 2+2*cfg.ParkRounds {
+		t.Errorf("%d dns-failed events, want %d: %v", n, 2+2*cfg.ParkRounds, kinds)
+	}
+	if count(engine.EventParked) != cfg.ParkRounds || count(engine.EventUnparked) != cfg.ParkRounds-1 {
+		t.Errorf("parked %d times and unparked %d, want %d and %d: %v", count(engine.EventParked), count(engine.EventUnparked), cfg.ParkRounds, cfg.ParkRounds-1, kinds)
+	}
+	if i := slices.Index(kinds, engine.EventParked); i < 0 || !strings.Contains(texts[slices.Index(kinds[i+1:], engine.EventParked)+i+1], "given up") {
+		t.Errorf("the last parking does not say the site is given up: %v", texts)
+	}
+	// Both seeds failed before anything answered; each is told once.
+	if count(engine.EventSeedFailed) != 2 {
+		t.Errorf("%d seed-failed events, want 2: %v", count(engine.EventSeedFailed), texts)
+	}
+}
+
+// A crawl whose every seed fails ends at once with SeedsFailedError naming
+// each, its seeds still queued for the next run; one with a seed that
+// answers goes on.
+func TestAllSeedsFailed(t *testing.T) {
+	srv := testWeb(t, simweb.Options{Seed: 5, Sites: 10, Pages: 400})
+	cache, err := dns.NewCache(dns.Config{Servers: []string{srv.DNSAddr()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cache.Close()
+	r := &flakyResolver{Cache: cache, fails: map[string]int{"gone.test": -1}, asked: map[string]int{}}
+	// 127.0.0.1:1 refuses connections; gone.test never resolves; the
+	// scope excludes the third.
+	seeds := []string{"http://gone.test/", "http://127.0.0.1:1/", "http://excluded.test/"}
+	cfg := crawlConfig(seeds)
+	cfg.Scope.Exclude = []string{"excluded"}
+	cfg.ResolveFailed, cfg.ParkAfter = time.Hour, 5 // retries far away: the end must not wait for them
+	path := filepath.Join(t.TempDir(), "crawl.db")
+	for run := range 2 {
+		st, err := runWith(t, cfg, r, path, context.Background())
+		var sf *engine.SeedsFailedError
+		if !errors.As(err, &sf) {
+			t.Fatalf("run %d: err = %v, want a SeedsFailedError", run, err)
+		}
+		msg := err.Error()
+		if strings.Contains(msg, "\n") || !strings.Contains(msg, "gone.test") || !strings.Contains(msg, "127.0.0.1:1") || !strings.Contains(msg, "excluded.test") {
+			t.Errorf("run %d: %q does not name each seed on one line", run, msg)
+		}
+		if st.End != engine.EndSeedsFailed || st.State != engine.StateFailed {
+			t.Errorf("run %d: end %q, state %s", run, st.End, st.State)
+		}
+		if st.Pages != 0 {
+			t.Errorf("run %d: %d pages counted", run, st.Pages)
+		}
+	}
+	kinds, _ := storedEvents(t, path)
+	if !slices.Contains(kinds, engine.EventSeedFailed) || kinds[len(kinds)-1] != engine.EventDone {
+		t.Errorf("events %v: want seed-failed and done last", kinds)
+	}
+	// The refused seed was not recorded fetched: it is tried again.
+	if got := fetchedURLs(t, path); len(got) != 0 {
+		t.Errorf("failed seeds stored as fetched: %v", got)
+	}
+
+	// One seed that answers is enough: the crawl goes on, and ends once
+	// the bad seeds' sites are given up.
+	cfg.Seeds = append(cfg.Seeds, srv.SeedURLs(1)...)
+	cfg.ResolveFailed, cfg.ParkAfter, cfg.ParkFor, cfg.ParkRounds = 20*time.Millisecond, 1, 20*time.Millisecond, 1
+	st, err := runWith(t, cfg, r, filepath.Join(t.TempDir(), "crawl.db"), context.Background())
+	if err != nil || st.Pages == 0 || st.End != engine.EndFrontierEmpty {
+		t.Errorf("with a good seed among bad ones: err %v, %d pages, end %q", err, st.Pages, st.End)
+	}
+}
+
+// Every run says why it ended, in Stats and in the events table, which
+// holds start, pause, resume, stop and done.
+func TestEndReasons(t *testing.T) {
+	srv := testWeb(t, simweb.Options{Seed: 5, Sites: 10, Pages: 400})
+	path := filepath.Join(t.TempDir(), "crawl.db")
+	cfg := crawlConfig(srv.SeedURLs(2))
+	eng, release := openEngine(t, cfg, srv.DNSAddr(), path)
+	ctx, stop := context.WithCancelCause(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- eng.Run(ctx) }()
+	waitFor(t, 30*time.Second, "20 pages", func() bool { return eng.Stats().Pages >= 20 })
+	eng.Pause()
+	waitFor(t, 30*time.Second, "paused", func() bool { return eng.Stats().State == engine.StatePaused && eng.Stats().RobotsBusy == 0 })
+	eng.Resume()
+	waitFor(t, 30*time.Second, "resumed", func() bool {
+		return slices.ContainsFunc(eng.Stats().Events, func(e engine.Event) bool { return e.Kind == engine.EventResume })
+	})
+	stop(engine.Stopped(engine.EndKey, "q"))
+	if err := <-done; !errors.Is(err, engine.ErrStopped) {
+		t.Fatalf("err = %v, want ErrStopped", err)
+	}
+	if st := eng.Stats(); st.End != engine.EndKey || !strings.Contains(st.EndText, "console") {
+		t.Errorf("end %q %q", st.End, st.EndText)
+	}
+	release()
+
+	cfg.MaxPages = 60
+	st := runCrawl(t, cfg, srv.DNSAddr(), path)
+	if st.End != engine.EndMaxPages {
+		t.Errorf("end %q, want %q", st.End, engine.EndMaxPages)
+	}
+	kinds, texts := storedEvents(t, path)
+	for _, k := range []engine.EventKind{engine.EventStart, engine.EventPause, engine.EventResume, engine.EventStop, engine.EventDone} {
+		if !slices.Contains(kinds, k) {
+			t.Errorf("no %s event in %v", k, kinds)
+		}
+	}
+	stopText := texts[slices.Index(kinds, engine.EventStop)]
+	if !strings.Contains(stopText, "stopped from the console") {
+		t.Errorf("stop event %q does not say why", stopText)
+	}
+	if last := texts[len(texts)-1]; !strings.Contains(last, "max_pages") {
+		t.Errorf("done event %q does not name the limit", last)
+	}
+}
