@@ -188,8 +188,8 @@ func TestFaultDiskFull(t *testing.T) {
 	checkResumed(t, before, fetchedAt(t, path), full)
 }
 
-// The file becomes read-only between two runs: the second stops at once,
-// saying so; after the fix the third finishes the crawl.
+// The file becomes read-only between two runs: the second does not start
+// (storage.Open says so); after the fix the third finishes the crawl.
 func TestFaultReadOnlyFile(t *testing.T) {
 	srv := startWeb(t)
 	full := fullCrawl(t, srv)
@@ -203,6 +203,9 @@ func TestFaultReadOnlyFile(t *testing.T) {
 	undo := makeReadOnly(t, path)
 	err := crawlOnce(t, srv, faultConfig(srv), path, storage.Options{}, nil)
 	checkFault(t, err, storage.ErrReadOnly, path)
+	if strings.HasPrefix(err.Error(), "engine:") {
+		t.Error("a read-only file found only when the crawl first wrote, not when it opened")
+	}
 	undo()
 	if err := crawlOnce(t, srv, faultConfig(srv), path, storage.Options{}, nil); err != nil {
 		t.Fatal(err)

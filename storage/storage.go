@@ -216,6 +216,15 @@ func (db *DB) open(opt Options) error {
 	if err := db.initSchema(ctx, now()); err != nil {
 		return err
 	}
+	// A file that cannot be written fails here rather than at the crawl's
+	// first write: rewriting the schema version takes a write transaction.
+	var version int
+	if err := w.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return fmt.Errorf("storage: open %s: %w", db.path, err)
+	}
+	if _, err := w.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", version)); err != nil {
+		return fmt.Errorf("storage: checking write access: %w", err)
+	}
 	if err := db.st.prepare(ctx, w); err != nil {
 		return fmt.Errorf("storage: prepare: %w", err)
 	}

@@ -226,7 +226,7 @@ type Response struct {
 const (
 	KindTimeout        = "timeout"          // connect, TLS handshake, response head or body too slow
 	KindRefused        = "refused"          // nothing listens at the address
-	KindReset          = "reset"            // the server reset the connection
+	KindReset          = "reset"            // the server reset the connection, or closed it before any response
 	KindShortBody      = "short-body"       // the body ended before its Content-Length or last chunk
 	KindHeaderTooLarge = "header-too-large" // a response head over MaxHeaderBytes
 	KindTooLarge       = "truncated"        // (the engine's kind for a body cut at MaxBodySize)
@@ -394,9 +394,10 @@ func classify(err error) string {
 		return KindTimeout
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return KindRefused
-	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE), errors.Is(err, io.EOF):
+		// Reset, or closed before any response.
 		return KindReset
-	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+	case errors.Is(err, io.ErrUnexpectedEOF):
 		// The server closed the connection before the response's end.
 		return KindShortBody
 	case strings.Contains(msg, "response headers exceeded"): // net/http has no sentinel for it
