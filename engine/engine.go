@@ -12,6 +12,10 @@
 // apart, each reported back as a Result. The loop turns the links found into
 // new URLs and sites and passes everything to the committer, the one
 // goroutine that writes to the Store; see lease.go for the contract.
+//
+// With recrawl.enabled, a recrawl is a visit too: the loop puts the fetched
+// URLs of due channels back in their sites' queues, each with the copy it
+// is compared with (recrawl_loop.go).
 package engine
 
 import (

@@ -21,6 +21,7 @@ import (
 	"lidi/engine/dns"
 	"lidi/engine/extract"
 	"lidi/engine/fetch"
+	"lidi/engine/robots"
 	"lidi/engine/simweb"
 	"lidi/engine/urlnorm"
 	"lidi/storage"
@@ -385,6 +386,18 @@ func TestHostileServers(t *testing.T) {
 			// does not (the crawl goes on, checked below).
 			if r, ok := readRow(t, path, hostile); !ok || r.state != 2 {
 				t.Errorf("%s: %+v (stored %v), want skipped by robots.txt", hostile, r, ok)
+			}
+			// What is kept of the file is what is parsed: 500 KiB, and one
+			// byte that shows the cut.
+			db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			var kept int
+			key := hostile[:strings.Index(hostile, simweb.HostilePath)]
+			if err := db.QueryRow("SELECT length(robots_body) FROM sites WHERE key = ?", key).Scan(&kept); err != nil || kept != robots.MaxBodySize+1 {
+				t.Errorf("robots.txt: %d bytes kept (%v), want %d", kept, err, robots.MaxBodySize+1)
 			}
 			if got := srv.Witness().Hosts[web.Site(site).Host].Requests; got < 2 {
 				t.Errorf("%d requests to the site with the huge robots.txt", got)

@@ -21,6 +21,9 @@ type site struct {
 	delay   time.Duration // w, raised by Crawl-delay
 	fetched int64
 	parked  bool
+	// lookingUp is set while the host's DNS look-up is queued or under
+	// way, so that each look-up is started once and none is forgotten.
+	lookingUp bool
 
 	// leasing is the head read on its way to the loop for the site's
 	// next lease (nil when none is).
@@ -348,6 +351,11 @@ func (c *crawl) discover(f FoundLink, depth int, parent uint64, now time.Time) {
 		p.since++
 	}
 	c.f.Found(&s.Site, 1, prio, now)
+	if s.Place() == frontier.Resolving {
+		// A site of an earlier run with nothing queued then was not looked
+		// up at load; its first new URL needs its address.
+		c.resolve(s)
+	}
 }
 
 // siteFor returns the site of f, creating it (and starting its look-up) if new.
@@ -378,6 +386,16 @@ func (c *crawl) record(s *site) SiteRecord {
 // resolve looks the site's host up in the background, a few at a time, as
 // soon as the site is known, so that no robot waits on DNS.
 func (c *crawl) resolve(s *site) {
+	if s.lookingUp {
+		return
+	}
+	s.lookingUp = true
+	c.startLookup(s)
+}
+
+// startLookup starts the look-up of a site marked lookingUp, or queues it
+// while ResolveAhead look-ups are under way.
+func (c *crawl) startLookup(s *site) {
 	if c.resolving >= c.e.cfg.ResolveAhead {
 		c.toResolve = append(c.toResolve, s)
 		return
@@ -394,9 +412,10 @@ func (c *crawl) onResolved(r dnsResult, now time.Time) {
 	if len(c.toResolve) > 0 {
 		next := c.toResolve[0]
 		c.toResolve = c.toResolve[1:]
-		c.resolve(next)
+		c.startLookup(next)
 	}
 	s := r.site
+	s.lookingUp = false
 	if r.err != nil {
 		c.errKinds["dns"]++
 		s.Failures++

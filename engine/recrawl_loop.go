@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"lidi/engine/fetch"
+	"lidi/engine/frontier"
 	"lidi/engine/recrawl"
 )
 
@@ -158,8 +159,15 @@ func (c *crawl) recrawlLoad(ctx context.Context) error {
 			continue // nothing of it left to recrawl
 		}
 		ch.rate, ch.added = recrawl.Rate(r.Rate), true
+		// A recrawl clock faster than real time starts again from the
+		// real time at each run: an update "later" than now happened on
+		// the last run's clock, and counts as now.
+		last := r.LastUpdate
+		if last.After(now) {
+			last = now
+		}
 		states = append(states, recrawl.ChannelState{ID: ch.id, Group: r.Group, Interval: r.Interval, Rate: ch.rate,
-			Submitted: r.Submitted, Updates: r.Updates, LastUpdate: r.LastUpdate})
+			Submitted: r.Submitted, Updates: r.Updates, LastUpdate: last})
 	}
 	if len(states) == 0 {
 		return nil
@@ -330,6 +338,9 @@ func (c *crawl) requeue(ch *rchannel, t *rtask, now time.Time) {
 			p.since += n
 		}
 		c.f.Found(&s.Site, n, recrawlPriority, now)
+		if s.Place() == frontier.Resolving {
+			c.resolve(s) // a site of an earlier run, not looked up at load
+		}
 	}
 }
 

@@ -135,11 +135,15 @@ func checkFault(t *testing.T, err error, fault error, path string) *storage.Faul
 	return fe
 }
 
-// checkResumed checks that the final file has every page the uninterrupted
-// crawl fetched, and that the pages stored before the fault were not
-// fetched again.
-func checkResumed(t *testing.T, before, final, full map[string]int64) {
+// resume runs the crawl at path again, the fault fixed, and checks that
+// it ends with every page the uninterrupted crawl fetched, and that the
+// pages stored before the fault were not fetched again.
+func resume(t *testing.T, srv *simweb.Server, path string, before, full map[string]int64) {
 	t.Helper()
+	if err := crawlOnce(t, srv, faultConfig(srv), path, storage.Options{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	final := fetchedAt(t, path)
 	if len(before) == 0 {
 		t.Fatal("nothing stored before the fault: the test tests nothing")
 	}
@@ -181,11 +185,8 @@ func TestFaultDiskFull(t *testing.T) {
 	err := crawlOnce(t, srv, faultConfig(srv), path, storage.Options{MaxSize: 400 << 10}, nil)
 	checkFault(t, err, storage.ErrDiskFull, path)
 	before := fetchedAt(t, path)
-	// Space freed: the crawl continues.
-	if err := crawlOnce(t, srv, faultConfig(srv), path, storage.Options{}, nil); err != nil {
-		t.Fatal(err)
-	}
-	checkResumed(t, before, fetchedAt(t, path), full)
+	// Space freed (no cap): the crawl continues.
+	resume(t, srv, path, before, full)
 }
 
 // The file becomes read-only between two runs: the second does not start
@@ -207,10 +208,7 @@ func TestFaultReadOnlyFile(t *testing.T) {
 		t.Error("a read-only file found only when the crawl first wrote, not when it opened")
 	}
 	undo()
-	if err := crawlOnce(t, srv, faultConfig(srv), path, storage.Options{}, nil); err != nil {
-		t.Fatal(err)
-	}
-	checkResumed(t, before, fetchedAt(t, path), full)
+	resume(t, srv, path, before, full)
 }
 
 // The file is removed while the crawl runs: lidi notices at its next
@@ -248,8 +246,5 @@ func TestFaultFileRemoved(t *testing.T) {
 	if err := os.Rename(fe.Rescued, path); err != nil {
 		t.Fatal(err)
 	}
-	if err := crawlOnce(t, srv, faultConfig(srv), path, storage.Options{}, nil); err != nil {
-		t.Fatal(err)
-	}
-	checkResumed(t, before, fetchedAt(t, path), full)
+	resume(t, srv, path, before, full)
 }

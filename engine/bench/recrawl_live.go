@@ -45,16 +45,16 @@ type RecrawlLiveOptions struct {
 
 // RegisterFlags defines the flags and sets the defaults.
 func (o *RecrawlLiveOptions) RegisterFlags(fs *flag.FlagSet) {
-	fs.IntVar(&o.Sites, "sites", 60, "sites (channels) of the changing web")
-	fs.IntVar(&o.Pages, "pages", 1200, "pages of the changing web")
+	fs.IntVar(&o.Sites, "sites", 40, "sites (channels) of the changing web")
+	fs.IntVar(&o.Pages, "pages", 600, "pages of the changing web")
 	fs.Int64Var(&o.Seed, "seed", 1, "the web's seed")
 	fs.Float64Var(&o.TimeScale, "time-scale", 600, "the web's clock runs `N` times as fast as real time")
-	fs.DurationVar(&o.Duration, "duration", 3*time.Minute, "length of the real crawl, real time")
-	fs.IntVar(&o.Robots, "robots", 4, "r: robots, the recrawl capacity")
+	fs.DurationVar(&o.Duration, "duration", 4*time.Minute, "length of the real crawl, real time")
+	fs.IntVar(&o.Robots, "robots", 8, "r: robots, the recrawl capacity")
 	fs.DurationVar(&o.Delay, "delay", 100*time.Millisecond, "w: delay between two requests to a site, real time")
 	fs.StringVar(&o.Policy, "policy", "iir", "recrawl policy: fixed, iir, icr, optimal or adaptive")
-	fs.DurationVar(&o.InitialInterval, "initial-interval", time.Hour, "warm-up probe interval, virtual time")
-	fs.DurationVar(&o.Warmup, "warmup", 6*time.Hour, "warm-up length, virtual time")
+	fs.DurationVar(&o.InitialInterval, "initial-interval", 2*time.Hour, "warm-up probe interval, virtual time")
+	fs.DurationVar(&o.Warmup, "warmup", 12*time.Hour, "warm-up length, virtual time")
 	fs.StringVar(&o.Out, "out", "", "write recrawl_live.csv (the freshness curve of the real crawl) into `DIR`")
 }
 

@@ -3,12 +3,12 @@ package fetch_test
 import (
 	"context"
 	"hash/crc64"
-	"sync"
 	"testing"
 	"time"
 
 	"lidi/engine/dedup"
 	"lidi/engine/fetch"
+	"lidi/engine/recrawl"
 	"lidi/engine/simweb"
 )
 
@@ -42,24 +42,6 @@ func TestJudge(t *testing.T) {
 
 var crcTable = crc64.MakeTable(crc64.ECMA)
 
-// virtualClock is a settable real clock for simweb's server.
-type virtualClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *virtualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *virtualClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
 // TestConditionalAgainstChangingWeb refetches pages of a changing simweb
 // with the validators of the last fetch, and checks each verdict against
 // the web's ground truth.
@@ -69,7 +51,7 @@ func TestConditionalAgainstChangingWeb(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clk := &virtualClock{now: time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)}
+	clk := recrawl.NewManualClock(time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC))
 	srv, err := simweb.Start(context.Background(), w, simweb.ServerConfig{Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)

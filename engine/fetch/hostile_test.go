@@ -119,14 +119,10 @@ func TestTLSHandshakeStall(t *testing.T) {
 	ap := netip.MustParseAddrPort(ln.Addr().String())
 	s := New(Config{ConnectTimeout: 200 * time.Millisecond}).Open(ap.Addr(), int(ap.Port()))
 	defer s.Close()
-	start := time.Now()
 	_, err = s.Get(context.Background(), "https://x.test:"+strconv.Itoa(int(ap.Port()))+"/")
 	var fe *Error
 	if !errors.As(err, &fe) || fe.Kind != KindTimeout {
 		t.Fatalf("err = %v, want a timeout", err)
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("took %s", d)
 	}
 }
 

@@ -1,7 +1,6 @@
 package simweb
 
 import (
-	"bufio"
 	"bytes"
 	"compress/flate"
 	"encoding/binary"
@@ -170,21 +169,9 @@ func (s *Server) respondHostile(rw http.ResponseWriter, r *http.Request, host, p
 		n, _ := io.WriteString(rw, "<p>after the headers</p>")
 		end(http.StatusOK, int64(n))
 	case kind == HostileResetBody && path == HostilePath+kind.String():
-		hijacked(rw, end, func(c net.Conn, bw *bufio.ReadWriter) int64 {
-			body := fillHTML(20_000)
-			bw.WriteString("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100000\r\n\r\n")
-			bw.Write(body)
-			bw.Flush()
-			return int64(len(body))
-		}, reset)
+		hijacked(rw, end, "Content-Length: 100000", fillHTML(20_000), reset)
 	case kind == HostileShortLength && path == HostilePath+kind.String():
-		hijacked(rw, end, func(c net.Conn, bw *bufio.ReadWriter) int64 {
-			body := fillHTML(200)
-			bw.WriteString("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 64\r\n\r\n")
-			bw.Write(body)
-			bw.Flush()
-			return int64(len(body))
-		}, closeAfterClient)
+		hijacked(rw, end, "Content-Length: 64", fillHTML(200), closeAfterClient)
 	case kind == HostileLongLength && path == HostilePath+kind.String():
 		html()
 		hdr.Set("Content-Length", "100000")
@@ -192,12 +179,7 @@ func (s *Server) respondHostile(rw http.ResponseWriter, r *http.Request, host, p
 		n, _ := rw.Write(fillHTML(5000))
 		end(http.StatusOK, int64(n)) // net/http closes the connection: the body is short
 	case kind == HostileBadChunked && path == HostilePath+kind.String():
-		hijacked(rw, end, func(c net.Conn, bw *bufio.ReadWriter) int64 {
-			bw.WriteString("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n")
-			bw.WriteString("10\r\n<html><p>ok</p>\r\nzz\r\nnot a chunk size\r\n0\r\n\r\n")
-			bw.Flush()
-			return 16
-		}, closeAfterClient)
+		hijacked(rw, end, "Transfer-Encoding: chunked", []byte("10\r\n<html><p>ok</p>\r\nzz\r\nnot a chunk size\r\n0\r\n\r\n"), closeAfterClient)
 	case kind == HostileDrip && path == HostilePath+kind.String():
 		html()
 		hdr.Set("Content-Length", "100000")
@@ -225,17 +207,20 @@ func (s *Server) respondHostile(rw http.ResponseWriter, r *http.Request, host, p
 	return true
 }
 
-// hijacked takes the connection over, writes a raw response with write,
-// records the end of the request and then closes the connection with
-// closer.
-func hijacked(rw http.ResponseWriter, end func(int, int64), write func(net.Conn, *bufio.ReadWriter) int64, closer func(net.Conn)) {
+// hijacked takes the connection over and writes a raw 200 response of
+// type text/html with the framing header given (which net/http would not
+// let a handler lie in) and body as it is, then records the end of the
+// request and closes the connection with closer.
+func hijacked(rw http.ResponseWriter, end func(int, int64), framing string, body []byte, closer func(net.Conn)) {
 	c, bw, err := http.NewResponseController(rw).Hijack()
 	if err != nil {
 		end(http.StatusInternalServerError, 0)
 		return
 	}
-	n := write(c, bw)
-	end(http.StatusOK, n)
+	bw.WriteString("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n" + framing + "\r\n\r\n")
+	bw.Write(body)
+	bw.Flush()
+	end(http.StatusOK, int64(len(body)))
 	closer(c)
 }
 
