@@ -42,6 +42,11 @@ const recrawlPriority = -2
 // maxObservations bounds the page observations kept per channel.
 const maxObservations = 512
 
+// tickEvery is how often, at most, the loop looks for what is due: the
+// loop wakes at every message, and a scan of the channels each time would
+// cost more than the recrawls' precision needs.
+const tickEvery = 50 * time.Millisecond
+
 // minProbes is the number of recrawls of a channel before its estimated
 // rate places it in a group.
 const minProbes = 3
@@ -56,6 +61,7 @@ type recrawler struct {
 	channels map[recrawl.ChannelID]*rchannel
 	items    map[uint64]*ritem // URLs with a copy, by ID
 
+	lastTick             time.Time // engine clock
 	tasks, done, dropped int
 	reassigns            int // reassignments seen
 	joined, grouped      int // channels added to the Manager since it last grouped them, and at that time
@@ -249,6 +255,10 @@ func (ch *rchannel) spec() recrawl.ChannelSpec {
 // starts the Manager at the end of the warm-up.
 func (c *crawl) recrawlTick(now time.Time) {
 	rc := c.rc
+	if now.Sub(rc.lastTick) < tickEvery && !now.Before(rc.lastTick) {
+		return // the loop runs at every message; once in a while is enough
+	}
+	rc.lastTick = now
 	rnow := rc.clock.Now()
 	if rc.mgr == nil && !rnow.Before(rc.warmEnd) {
 		if err := c.startManager(rnow); err != nil {
