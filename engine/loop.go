@@ -733,6 +733,9 @@ func (c *crawl) onHead(h headReply, now time.Time) {
 		// Queued before its directory was labelled a mirror or a loop:
 		// the original it copies is followed instead.
 		c.batch.Skips = append(c.batch.Skips, Skip{URL: q.ID, Reason: "mirror"})
+		if c.rc != nil {
+			c.recrawlDropped(c.batch.Skips[len(c.batch.Skips)-1:])
+		}
 		c.skipped["mirror"]++
 		c.dup.Pruned++
 		c.left(q.ID, nil)

@@ -284,6 +284,18 @@ func (c *crawl) recrawlTick(now time.Time) {
 			c.requeue(ch, &rtask{t: recrawl.Task{Channel: ch.id, Submitted: rnow, Deadline: ch.nextProbe}}, now)
 		}
 	}
+	for _, ch := range rc.channels {
+		if t := ch.task; t != nil && rnow.After(t.t.Deadline) {
+			// Not done in time (a parked site, too little capacity): the
+			// task is given up. Its URLs stay queued, and what they
+			// find when they are fetched still counts.
+			if t.manager {
+				rc.mgr.Done(t.t, recrawl.Outcome{})
+			}
+			ch.task = nil
+			rc.dropped++
+		}
+	}
 	if rc.mgr == nil {
 		return
 	}
@@ -302,13 +314,6 @@ func (c *crawl) recrawlTick(now time.Time) {
 				continue
 			}
 			c.requeue(ch, &rtask{t: t, manager: true}, now)
-		}
-	}
-	for _, ch := range rc.channels {
-		if ch.task != nil && ch.task.manager && rnow.After(ch.task.t.Deadline) {
-			rc.mgr.Done(ch.task.t, recrawl.Outcome{})
-			rc.dropped++
-			ch.task.manager = false // its pages still count as observations
 		}
 	}
 	rc.noteReassignments(c, rnow)
@@ -406,7 +411,7 @@ func (c *crawl) recrawlPage(m *PageResult) {
 }
 
 // recrawlDropped forgets URLs a visit skipped (robots.txt now forbids
-// them).
+// them) or the loop dropped (labelled copies).
 func (c *crawl) recrawlDropped(skips []Skip) {
 	rc := c.rc
 	for _, sk := range skips {
