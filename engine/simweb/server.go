@@ -414,12 +414,27 @@ func (c *trackedConn) Read(b []byte) (int, error) {
 }
 
 // CloseWrite keeps net/http's graceful close (it half-closes TCP
-// connections before closing them).
+// connections before closing them). Like Close, it ends the connection's
+// count as open before the client can see the end: a client that waits for
+// the server's close before connecting again (through a proxy, or over TLS,
+// where the server stops reading at the client's close_notify and never
+// reads its end of file) is then never seen with two connections open.
 func (c *trackedConn) CloseWrite() error {
+	if c.wit != nil {
+		c.wit.release(c.state)
+	}
 	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
 		return cw.CloseWrite()
 	}
 	return nil
+}
+
+// Close ends the connection's count as open, then closes it.
+func (c *trackedConn) Close() error {
+	if c.wit != nil {
+		c.wit.release(c.state)
+	}
+	return c.Conn.Close()
 }
 
 // Header values shared by all responses (net/http only reads them), set
