@@ -259,3 +259,87 @@ func TestEndReasons(t *testing.T) {
 		t.Errorf("done event %q does not name the limit", last)
 	}
 }
+
+// A stop never records a fetch error of its own: visits end after their
+// page in flight (or during their politeness wait), the URLs they did not
+// reach stay queued, and the next run fetches each page once.
+func TestCleanStop(t *testing.T) {
+	// Each answer takes 100 ms, so pages are in flight when the stop
+	// comes; w = 2 s, so most visits are waiting then.
+	srv := testWeb(t, simweb.Options{Seed: 5, Sites: 10, Pages: 200, LatencyMedian: 100 * time.Millisecond, LatencySigma: -1})
+	path := filepath.Join(t.TempDir(), "crawl.db")
+	cfg := crawlConfig(srv.SeedURLs(3))
+	cfg.Delay, cfg.MaxDelay = 2*time.Second, 2*time.Second
+	eng, release := openEngine(t, cfg, srv.DNSAddr(), path)
+	ctx, stop := context.WithCancelCause(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- eng.Run(ctx) }()
+	waitFor(t, 30*time.Second, "10 pages and visits in flight", func() bool {
+		st := eng.Stats()
+		return st.Pages >= 10 && st.RobotsBusy >= 2
+	})
+	stop(engine.Stopped(engine.EndSignal, "SIGTERM"))
+	if err := <-done; !errors.Is(err, engine.ErrStopped) {
+		t.Fatalf("err = %v, want ErrStopped", err)
+	}
+	st := eng.Stats()
+	release()
+	if st.End != engine.EndSignal || len(st.ErrorKind) != 0 {
+		t.Errorf("end %q, errors %v: want a signal and no error", st.End, st.ErrorKind)
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failed, queued int
+	db.QueryRow("SELECT count(*) FROM urls WHERE state = 1 AND error IS NOT NULL").Scan(&failed)
+	db.QueryRow("SELECT count(*) FROM urls WHERE state = 0").Scan(&queued)
+	db.Close()
+	if failed != 0 || queued == 0 {
+		t.Errorf("%d pages stored with an error, %d queued: want none and some", failed, queued)
+	}
+	before := fetchedURLs(t, path)
+	srv.ResetWitness()
+	cfg.Delay, cfg.MaxDelay = 0, 0
+	runCrawl(t, cfg, srv.DNSAddr(), path)
+	after := fetchedURLs(t, path)
+	w := srv.Witness()
+	var robotsFetches int64
+	for _, h := range w.Hosts {
+		robotsFetches += h.RobotsFetches
+	}
+	if got := w.Totals.Requests - robotsFetches; got != int64(len(after)-len(before)) {
+		t.Errorf("the next run made %d page requests for %d new pages", got, len(after)-len(before))
+	}
+}
+
+// Near limits.max_pages the pages left are shared among the robots: r
+// visits still run at once, and the limit is met exactly.
+func TestMaxPagesKeepsRobotsBusy(t *testing.T) {
+	srv := testWeb(t, simweb.Options{Seed: 5, Sites: 10, Pages: 1500})
+	path := filepath.Join(t.TempDir(), "crawl.db")
+	// A first run fills the sites' queues far beyond c.
+	cfg := crawlConfig(srv.SeedURLs(4))
+	cfg.MaxPages = 200
+	runCrawl(t, cfg, srv.DNSAddr(), path)
+	cfg.Robots, cfg.PagesPerVisit, cfg.MaxPages = 4, 100, 260
+	eng, release := openEngine(t, cfg, srv.DNSAddr(), path)
+	defer release()
+	done := make(chan error, 1)
+	go func() { done <- eng.Run(context.Background()) }()
+	busiest := 0
+	waitFor(t, 60*time.Second, "the crawl's end", func() bool {
+		st := eng.Stats()
+		busiest = max(busiest, st.RobotsBusy)
+		return st.State == engine.StateDone || st.State == engine.StateFailed
+	})
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if st := eng.Stats(); st.Pages != 260 || st.End != engine.EndMaxPages {
+		t.Errorf("%d pages, end %q: want 260 and max-pages", st.Pages, st.End)
+	}
+	if busiest < 3 {
+		t.Errorf("at most %d visits at once with r = 4 and 60 pages to go", busiest)
+	}
+}

@@ -679,10 +679,15 @@ func (c *crawl) dispatch(now time.Time) {
 	for int64(c.busy) < e.robots.Load() && c.heading < cap(c.heads) {
 		budget := int64(e.cfg.PagesPerVisit)
 		if e.cfg.MaxPages > 0 {
-			budget = min(budget, e.cfg.MaxPages-c.pages-c.planned)
-			if budget <= 0 {
+			// Near limits.max_pages what is left is shared among the
+			// free robots, so r visits still run at once; the last
+			// visits take only what is left.
+			left := e.cfg.MaxPages - c.pages - c.planned
+			if left <= 0 {
 				return
 			}
+			free := e.robots.Load() - int64(c.busy)
+			budget = min(budget, left, max(1, (left+free-1)/free))
 		}
 		fs := c.next(now)
 		if fs == nil {

@@ -74,6 +74,9 @@ func NewRobot(cfg Config, clock Clock) (*Robot, error) {
 	return r, nil
 }
 
+// haltPoll is how often a robot waiting between two requests checks Halt.
+const haltPoll = 100 * time.Millisecond
+
 // Run runs one lease, reporting its results to report in order; the last
 // carries End. It returns when the lease has ended and its connection is
 // closed.
@@ -100,10 +103,21 @@ func (r *Robot) Run(ctx context.Context, l *Lease, report func(Result)) {
 		if d := at.Sub(r.clock.Now()); d > 0 {
 			t := time.NewTimer(d)
 			defer t.Stop()
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				return false
+			// A pause or a stop ends the wait: a delay of w = 15 s must
+			// not hold a stopping crawl.
+			halt := time.NewTicker(haltPoll)
+			defer halt.Stop()
+			for waiting := true; waiting; {
+				select {
+				case <-t.C:
+					waiting = false
+				case <-halt.C:
+					if halted() {
+						return false
+					}
+				case <-ctx.Done():
+					return false
+				}
 			}
 		}
 		return !halted()
