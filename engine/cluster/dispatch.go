@@ -103,8 +103,8 @@ type Dispatcher struct {
 	// held are the sites of leases of an earlier run of the master
 	// (from its book): a slave may still crawl them until their
 	// deadline and grace, so no new lease of the site starts before.
-	held    map[string]time.Time
-	heldIDs map[string]string // earlier lease id -> site
+	held    map[string]time.Time // by site key, and by address (a shared host)
+	heldIDs map[string]Booked    // the earlier run's leases, by id
 	expired int64
 	robots  int
 	stop    chan struct{}
@@ -120,17 +120,48 @@ type remoteLease struct {
 // results through it (replacing MasterOptions.Apply).
 func NewDispatcher(m *Master, opt DispatcherOptions) *Dispatcher {
 	d := &Dispatcher{m: m, opt: opt, remote: make(map[string]*remoteLease), held: make(map[string]time.Time),
-		heldIDs: make(map[string]string), stop: make(chan struct{}), robots: -1}
+		heldIDs: make(map[string]Booked), stop: make(chan struct{}), robots: -1}
 	for _, b := range m.Book() {
-		until := b.Deadline.Add(m.opt.Timing.Grace)
-		if until.After(d.held[b.Site]) {
-			d.held[b.Site] = until
-		}
-		d.heldIDs[b.ID] = b.Site
+		d.hold(b, b.Deadline.Add(m.opt.Timing.Grace))
+		d.heldIDs[b.ID] = b
 	}
 	m.setApply(d.apply)
 	go d.followSlaves()
 	return d
+}
+
+// hold keeps new leases off an earlier lease's site and address until
+// until. Called with d.mu held, or before d is shared.
+func (d *Dispatcher) hold(b Booked, until time.Time) {
+	for _, k := range []string{b.Site, "addr " + b.Addr} {
+		if until.After(d.held[k]) {
+			d.held[k] = until
+		}
+	}
+}
+
+// heldUntil is when a lease of l may start, by the earlier run's leases;
+// the zero time when it may now. Called with d.mu held.
+func (d *Dispatcher) heldUntil(l *engine.Lease, now time.Time) time.Time {
+	var until time.Time
+	for _, k := range []string{l.Key, "addr " + l.Addr.String()} {
+		t, ok := d.held[k]
+		switch {
+		case !ok:
+		case now.Before(t):
+			until = maxTime(until, t)
+		default:
+			delete(d.held, k)
+		}
+	}
+	return until
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // Close stops following the slaves; leases in flight are left to the
@@ -188,15 +219,12 @@ func (d *Dispatcher) Stats() DispatcherStats {
 func (d *Dispatcher) Dispatch(ctx context.Context, l *engine.Lease, report func(engine.Result)) {
 	now := time.Now()
 	d.mu.Lock()
-	if until, ok := d.held[l.Key]; ok {
-		if now.Before(until) {
-			d.mu.Unlock()
-			// A slave may still be on the site: back in the queue
-			// until the earlier lease is done for.
-			go report(engine.Result{Lease: l.ID, Seq: 1, End: &engine.LeaseEnd{Next: until, Delay: l.Delay, Returned: urlIDs(l.URLs)}})
-			return
-		}
-		delete(d.held, l.Key)
+	if until := d.heldUntil(l, now); !until.IsZero() {
+		d.mu.Unlock()
+		// A slave may still be on the site or its address: back in
+		// the queue until the earlier lease is done for.
+		go report(engine.Result{Lease: l.ID, Seq: 1, End: &engine.LeaseEnd{Next: until, Delay: l.Delay, Returned: urlIDs(l.URLs)}})
+		return
 	}
 	pinned := d.m.TagFor(l.Host, l.Addr) != ""
 	if d.opt.Local != nil && d.localBusy < d.opt.LocalRobots && !pinned {
@@ -260,10 +288,26 @@ func (d *Dispatcher) apply(_ context.Context, id string, parts [][]byte) error {
 	d.mu.Lock()
 	rl := d.remote[id]
 	delete(d.remote, id)
-	if site, ok := d.heldIDs[id]; ok {
-		// An earlier run's lease is done: its site is free.
+	if b, ok := d.heldIDs[id]; ok {
+		// An earlier run's lease is done: its site and address are
+		// free once the delay after its last request has passed (its
+		// end says when; the engine never hears of it).
 		delete(d.heldIDs, id)
-		delete(d.held, site)
+		next := time.Now()
+		for _, r := range rs {
+			if r.End != nil && r.End.Next.After(next) {
+				next = r.End.Next
+			}
+		}
+		d.held[b.Site] = next
+		// Other earlier leases on the address still hold it.
+		addr := next
+		for _, o := range d.heldIDs {
+			if o.Addr == b.Addr {
+				addr = maxTime(addr, o.Deadline.Add(d.m.opt.Timing.Grace))
+			}
+		}
+		d.held["addr "+b.Addr] = addr
 	}
 	d.mu.Unlock()
 	if rl == nil {

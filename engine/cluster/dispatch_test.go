@@ -211,7 +211,8 @@ func TestDispatcherGivesUpALeaseAtItsDeadlineAndGrace(t *testing.T) {
 func TestDispatcherHoldsSitesOfAnEarlierRun(t *testing.T) {
 	c := newTestCluster(t)
 	deadline := time.Now().Add(time.Hour)
-	if err := c.m.Lease(context.Background(), LeaseMsg{ID: "41", Site: "http://held.test", Host: "held.test", Deadline: deadline, Payload: []byte("{}")}); err != nil {
+	if err := c.m.Lease(context.Background(), LeaseMsg{ID: "41", Site: "http://held.test", Host: "held.test", Addr: netip.MustParseAddr("127.0.0.1"),
+		Deadline: deadline, Payload: []byte("{}")}); err != nil {
 		t.Fatal(err)
 	}
 	c.stopMaster()
@@ -225,5 +226,26 @@ func TestDispatcherHoldsSitesOfAnEarlierRun(t *testing.T) {
 	end := r.of(42)[0].End
 	if !end.Next.Equal(deadline.Add(testTiming.Grace)) || len(end.Returned) != 2 || end.Fetched != 0 {
 		t.Errorf("held lease's end: %+v", end)
+	}
+	// Another site on the same address waits too.
+	d.Dispatch(context.Background(), testEngineLease(43, "neighbour.test", time.Now().Add(time.Minute)), r.report)
+	waitFor(t, "the neighbour's lease ended", ended(&r, 43))
+	if end := r.of(43)[0].End; !end.Next.Equal(deadline.Add(testTiming.Grace)) {
+		t.Errorf("a site on the held address: %+v", end)
+	}
+	// The earlier lease's result comes: the site is free after the delay
+	// its end asks for.
+	next := time.Now().Add(300 * time.Millisecond)
+	parts, err := EncodeResults([]engine.Result{{Lease: 41, Seq: 1, End: &engine.LeaseEnd{Next: next}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.apply(context.Background(), "41", parts); err != nil {
+		t.Fatal(err)
+	}
+	d.Dispatch(context.Background(), testEngineLease(44, "held.test", time.Now().Add(time.Minute)), r.report)
+	waitFor(t, "the lease after the earlier result ended", ended(&r, 44))
+	if end := r.of(44)[0].End; !end.Next.Equal(next) {
+		t.Errorf("after the earlier lease's result: %+v, want next %v", end, next)
 	}
 }

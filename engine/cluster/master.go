@@ -233,8 +233,10 @@ func (m *Master) TagFor(host string, addr netip.Addr) string {
 	return ""
 }
 
-// Lease publishes a lease for the slaves. It is in the book before it is
-// published (a slave may answer before the publication is acknowledged).
+// Lease publishes a lease for the slaves. It is in the book, in memory and
+// in the bucket, before it is published: a slave may answer before the
+// publication is acknowledged, and a master killed at any moment finds
+// every lease it published in the book when it starts again.
 func (m *Master) Lease(ctx context.Context, l LeaseMsg) error {
 	b := Booked{ID: l.ID, Site: l.Site, Deadline: l.Deadline, Published: time.Now()}
 	if l.Addr.IsValid() {
@@ -243,6 +245,14 @@ func (m *Master) Lease(ctx context.Context, l LeaseMsg) error {
 	m.mu.Lock()
 	m.book[l.ID] = b
 	m.mu.Unlock()
+	key := bookPrefix + kvKey(l.ID)
+	raw, _ := json.Marshal(b)
+	if _, err := m.kv.Put(ctx, key, raw); err != nil {
+		m.mu.Lock()
+		delete(m.book, l.ID)
+		m.mu.Unlock()
+		return fmt.Errorf("cluster: booking lease %s: %w", l.ID, err)
+	}
 	msg := nats.NewMsg(leaseSubject(m.TagFor(l.Host, l.Addr)))
 	msg.Header.Set(hdrLease, l.ID)
 	msg.Header.Set(hdrDead, l.Deadline.Format(time.RFC3339Nano))
@@ -250,34 +260,21 @@ func (m *Master) Lease(ctx context.Context, l LeaseMsg) error {
 	msg.Data = Compress(l.Payload)
 	ack, err := m.js.PublishMsg(ctx, msg, jetstream.WithMsgID(l.ID))
 	if err != nil {
-		m.mu.Lock()
-		delete(m.book, l.ID)
-		m.mu.Unlock()
+		// Perhaps published all the same (an acknowledgement lost): the
+		// book keeps it until its deadline, as the caller's expiry does.
 		return fmt.Errorf("cluster: publishing lease %s: %w", l.ID, err)
 	}
-	b.Seq = ack.Sequence
-	m.mu.Lock()
-	_, still := m.book[l.ID]
-	if still {
-		m.book[l.ID] = b
-	}
-	m.mu.Unlock()
 	m.published.Add(1)
-	if !still {
-		return nil // applied already
-	}
-	raw, _ := json.Marshal(b)
-	if _, err := m.kv.Put(ctx, bookPrefix+kvKey(l.ID), raw); err != nil {
-		// The lease is out: the book in memory keeps it; only a
-		// restart of the master would not know of it.
-		m.event(SlaveEvent{Time: time.Now(), Kind: LeaseExpired, Text: fmt.Sprintf("lease %s not written to the book: %v", l.ID, err)})
-	}
 	m.mu.Lock()
-	_, still = m.book[l.ID]
+	cur, still := m.book[l.ID]
+	if still {
+		cur.Seq = ack.Sequence
+		m.book[l.ID] = cur
+	}
 	m.mu.Unlock()
 	if !still {
-		// Applied while it was being booked: the entry goes too.
-		m.kv.Delete(ctx, bookPrefix+kvKey(l.ID))
+		// Applied while it was being published: its entry goes too.
+		m.kv.Delete(ctx, key)
 	}
 	return nil
 }
