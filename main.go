@@ -45,6 +45,14 @@ optimal strategy). Running it again continues the same crawl.`},
 		summary: "serve a synthetic web on loopback until interrupted, or export it"},
 	{name: "sim", synopsis: "[flags]", setup: simCmd, doc: sim.CommandDoc,
 		summary: "crawl a synthetic web (or an exported graph) in virtual time"},
+	{name: "slave", synopsis: "--master nats://HOST:PORT --token TOKEN [--robots N] [--tag TAG] [--headless]", setup: slaveCmd,
+		summary: "crawl as a light slave of a remote master (cluster.listen on the master)",
+		doc: `Join a master's crawl as a light slave: pull its leases (a site's URLs with
+the site's address), fetch them politely, and send back what was found,
+zlib-compressed. A slave needs no config file, resolves no name and keeps no
+crawl database: its results wait in a small spool file until the master has
+them, so a slave cut off from its master, or killed and started again with
+the same --id, delivers them later. Two slaves on one machine need two ids.`},
 	{name: "export", synopsis: "--db FILE --out FILE", setup: exportCmd,
 		summary: "write a consistent snapshot of a crawl, even while it runs"},
 	{name: "bench crawl", synopsis: "[flags]", setup: benchCrawlCmd,
@@ -53,6 +61,8 @@ optimal strategy). Running it again continues the same crawl.`},
 		summary: "measure crawling precision and recall against simweb's traps"},
 	{name: "bench strategies", synopsis: "[flags]", setup: benchStrategiesCmd,
 		summary: "reproduce Castillo's chapter 6: the ordering strategies' PageRank coverage"},
+	{name: "bench cluster", synopsis: "[flags]", setup: benchClusterCmd,
+		summary: "a master with 1, 2 and 4 slave processes against one process: speed, CPU, Cho's metrics, faults"},
 	{name: "bench recrawl", synopsis: "[flags]", setup: benchRecrawlCmd,
 		summary: "SARSS's REC and RUC and Wolf's allocations with lidi's recrawl policies, in virtual time"},
 	{name: "bench recrawl-live", synopsis: "[flags]", setup: benchRecrawlLiveCmd,
@@ -125,6 +135,11 @@ func crawl(ctx context.Context, cfg *config.File, wire func(*engine.Config), hea
 		return err
 	}
 	eng.SnapshotDir = filepath.Dir(cfg.Storage.Path)
+	master, stopMaster, err := startMaster(ctx, cfg, eng, out.stdout)
+	if err != nil {
+		return err
+	}
+	defer stopMaster()
 	// The crawl's context ends with a cause that says why: a signal, q or
 	// limits.max_duration, which ends the crawl, not the console (the
 	// final figures stay on screen until q).
@@ -140,12 +155,19 @@ func crawl(ctx context.Context, cfg *config.File, wire func(*engine.Config), hea
 	}
 	if headless {
 		err := runHeadless(crawlCtx, eng, out.stdout)
+		if master != nil {
+			fmt.Fprintln(out.stdout, masterLine(master))
+		}
 		if errors.Is(err, engine.ErrStopped) && ctx.Err() == nil {
 			return nil // the duration limit: a normal end
 		}
 		return err
 	}
-	err = runConsole(ctx, crawlCtx, func() { stopCrawl(engine.Stopped(engine.EndKey, "q")) }, eng, cfg.Console.Refresh)
+	opt := tui.Options{Refresh: cfg.Console.Refresh}
+	if master != nil {
+		opt.Cluster = master
+	}
+	err = runConsole(ctx, crawlCtx, func() { stopCrawl(engine.Stopped(engine.EndKey, "q")) }, eng, opt)
 	if err == nil {
 		where, _ := filepath.Abs(cfg.Storage.Path)
 		fmt.Fprintf(out.stdout, "lidi: the crawl is kept in %s (%d pages fetched); to continue it: %s\n", where, eng.Stats().Pages, again)
@@ -155,14 +177,14 @@ func crawl(ctx context.Context, cfg *config.File, wire func(*engine.Config), hea
 
 // runConsole shows the console while the engine crawls; quitting the console
 // stops the crawl with its state saved.
-func runConsole(ctx, crawlCtx context.Context, stopCrawl func(), eng *engine.Engine, refresh time.Duration) error {
+func runConsole(ctx, crawlCtx context.Context, stopCrawl func(), eng *engine.Engine, opt tui.Options) error {
 	// net/http logs what a hostile server sends past a response's end
 	// with the standard logger, which would draw over the console.
 	log.SetOutput(io.Discard)
 	defer log.SetOutput(os.Stderr)
 	done := make(chan error, 1)
 	go func() { done <- eng.Run(crawlCtx) }()
-	uiErr := tui.Run(ctx, eng, tui.Options{Refresh: refresh})
+	uiErr := tui.Run(ctx, eng, opt)
 	stopCrawl()
 	err := <-done
 	if uiErr != nil {

@@ -104,3 +104,18 @@ func openChaosDB(path string) (bench.ChaosDB, error) {
 	}
 	return db, nil
 }
+
+// benchClusterCmd is `lidi bench cluster`: a master with 1, 2 and 4 slave
+// processes against one process alone, and the fault runs.
+func benchClusterCmd(fs *flag.FlagSet) runFunc {
+	opt := bench.ClusterOptions{OpenStore: openBenchStore}
+	opt.RegisterFlags(fs)
+	return func(ctx context.Context, out output) error {
+		exe, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		opt.Command = []string{exe}
+		return bench.Cluster(ctx, opt, out.stdout)
+	}
+}

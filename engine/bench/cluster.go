@@ -1,0 +1,655 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"lidi/engine"
+	"lidi/engine/simweb"
+)
+
+// ClusterOptions sets up `lidi bench cluster`. The zero value is not
+// usable: Command and OpenStore must be set (main.go wires them).
+type ClusterOptions struct {
+	Sites, Pages  int   // the synthetic web
+	Seed          int64 // its seed
+	Latency       time.Duration
+	Slaves        []int // the cluster sizes measured
+	Robots        int   // r of the single process, and of each slave
+	PagesPerVisit int   // c
+	Delay         time.Duration
+	Faults        bool // the fault runs too
+	FaultSlaves   int  // slaves in a fault run
+	Cut           time.Duration
+	Limit         time.Duration // a run still going after it is stopped and reported unfinished
+	Dir           string        // where the runs' files go ("": a temporary directory)
+	Command       []string      // argv that runs lidi, e.g. {"/path/lidi"}
+	OpenStore     func(path string) (engine.Store, io.Closer, error)
+}
+
+// RegisterFlags adds the benchmark's flags to fs, with their defaults.
+func (o *ClusterOptions) RegisterFlags(fs *flag.FlagSet) {
+	fs.IntVar(&o.Sites, "sites", 128, "sites in the synthetic web (one address each, up to simweb's limit)")
+	fs.IntVar(&o.Pages, "pages", 6400, "pages in the synthetic web")
+	fs.Int64Var(&o.Seed, "seed", 1, "the synthetic web's seed")
+	fs.DurationVar(&o.Latency, "latency", 5*time.Millisecond, "the median time a site takes to answer")
+	fs.Func("slaves", "the cluster sizes to measure, comma-separated (default 1,2,4)", func(s string) error { return parseList(s, &o.Slaves) })
+	fs.IntVar(&o.Robots, "robots", 4, "r: the single process's robots, and each slave's")
+	fs.IntVar(&o.PagesPerVisit, "c", 20, "pages per lease (keep-alive connection)")
+	fs.DurationVar(&o.Delay, "delay", 20*time.Millisecond, "w: the delay between two requests to a site")
+	fs.BoolVar(&o.Faults, "faults", true, "run the fault runs too (each lasts past a lease's deadline and grace, minutes)")
+	fs.IntVar(&o.FaultSlaves, "fault-slaves", 2, "slaves in a fault run")
+	fs.DurationVar(&o.Cut, "cut", 30*time.Second, "how long the cut-off slave is cut off")
+	fs.DurationVar(&o.Limit, "limit", 6*time.Minute, "stop a run still going after this long, and report it unfinished")
+	fs.StringVar(&o.Dir, "dir", "", "directory for the runs' files (default: a temporary one, removed after)")
+}
+
+// clusterRun is one run's figures.
+type clusterRun struct {
+	finished              bool // the master ended by itself (the frontier empty)
+	name                  string
+	slaves                int
+	order                 []int32 // the web's pages stored (status 200), in fetch order
+	stored                int     // URLs stored as fetched
+	counted               int64   // pages the store's counter says were fetched
+	requests              int64   // page requests simweb served (robots.txt left out)
+	elapsed               time.Duration
+	cpuMaster, cpuSlaves  time.Duration
+	violations            int
+	dnsWitness, dnsMaster int64
+	bytes, msgs           int64 // between the master and its slaves
+}
+
+// Cluster runs the cluster benchmark: one process alone, a master with
+// each number of slaves, then the fault runs, and writes its report to out,
+// ending with one key=value line per run.
+func Cluster(ctx context.Context, o ClusterOptions, out io.Writer) error {
+	if len(o.Slaves) == 0 {
+		o.Slaves = []int{1, 2, 4}
+	}
+	dir, cleanup, err := benchDir(o.Dir)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	web, err := simweb.Generate(simweb.Options{Seed: o.Seed, Sites: o.Sites, Pages: o.Pages, Addresses: o.Sites, LatencyMedian: o.Latency})
+	if err != nil {
+		return err
+	}
+	srv, err := simweb.Start(ctx, web, simweb.ServerConfig{})
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	fmt.Fprintf(out, "bench cluster: simweb of %d sites (one address each), %d pages, latency %s; r=%d per process, c=%d, w=%s; files in %s\n",
+		o.Sites, o.Pages, o.Latency, o.Robots, o.PagesPerVisit, o.Delay, dir)
+	b := &clusterBench{o: o, dir: dir, srv: srv, web: web, out: out}
+	runs := []*clusterRun{}
+	single, err := b.run(ctx, "single", 0, noFault)
+	if err != nil {
+		return err
+	}
+	runs = append(runs, single)
+	for _, n := range o.Slaves {
+		r, err := b.run(ctx, fmt.Sprintf("master+%d", n), n, noFault)
+		if err != nil {
+			return err
+		}
+		runs = append(runs, r)
+	}
+	if o.Faults {
+		for _, f := range []fault{killSlave, killMaster, cutSlave, stopSlave} {
+			r, err := b.run(ctx, string(f), o.FaultSlaves, f)
+			if err != nil {
+				return err
+			}
+			runs = append(runs, r)
+		}
+	}
+	b.report(runs, single)
+	return nil
+}
+
+// fault is what a fault run does to the cluster once a quarter of the web
+// is fetched.
+type fault string
+
+const (
+	noFault    fault = ""
+	killSlave  fault = "kill-slave"  // kill -9 a slave in the middle of its leases, start it again 2s later
+	killMaster fault = "kill-master" // kill -9 the master, start it again 1s later
+	cutSlave   fault = "cut-slave"   // cut a slave off from the master (o.Cut)
+	stopSlave  fault = "stop-slave"  // SIGSTOP a slave: no heartbeat, no exit, until the end
+)
+
+type clusterBench struct {
+	o   ClusterOptions
+	dir string
+	srv *simweb.Server
+	web *simweb.Web
+	out io.Writer
+	// quarter is when the faults strike: a quarter of what the single
+	// process stored.
+	quarter int64
+}
+
+var (
+	pagesRe    = regexp.MustCompile(`\bpages=(\d+)`)
+	dnsRe      = regexp.MustCompile(`\bdns_queries=(\d+)`)
+	trafficRe  = regexp.MustCompile(`\bbytes_in=(\d+) bytes_out=(\d+) msgs_in=(\d+) msgs_out=(\d+)`)
+	clusterTok = "bench-token"
+)
+
+// run runs one crawl of the web from scratch and measures it.
+func (b *clusterBench) run(ctx context.Context, name string, slaves int, f fault) (*clusterRun, error) {
+	o := b.o
+	rdir := filepath.Join(b.dir, name)
+	if err := os.MkdirAll(rdir, 0o755); err != nil {
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	cfgPath := filepath.Join(rdir, "config.yaml")
+	if err := os.WriteFile(cfgPath, []byte(b.config(rdir, port, slaves > 0)), 0o644); err != nil {
+		return nil, err
+	}
+	b.srv.ResetWitness()
+	res := &clusterRun{name: name, slaves: slaves}
+	fmt.Fprintf(b.out, "run %s: ", name)
+	start := time.Now()
+
+	var masterMu sync.Mutex
+	var masterPages, masterDNS int64
+	var masterDNSDone int64 // from masters that ended
+	masters := 0
+	startMaster := func() (*proc, error) {
+		masters++
+		return startProc(ctx, append(b.cmd("crawl"), "--config", cfgPath, "--headless"), filepath.Join(rdir, fmt.Sprintf("master-%d.log", masters)), func(line string) {
+			masterMu.Lock()
+			defer masterMu.Unlock()
+			if m := pagesRe.FindStringSubmatch(line); m != nil {
+				masterPages, _ = strconv.ParseInt(m[1], 10, 64)
+			}
+			if m := dnsRe.FindStringSubmatch(line); m != nil {
+				masterDNS, _ = strconv.ParseInt(m[1], 10, 64)
+			}
+		})
+	}
+	master, err := startMaster()
+	if err != nil {
+		return nil, err
+	}
+	masterURL := fmt.Sprintf("nats://127.0.0.1:%d", port)
+	var proxy *cutProxy
+	if f == cutSlave {
+		if proxy, err = newCutProxy(fmt.Sprintf("127.0.0.1:%d", port)); err != nil {
+			master.kill()
+			return nil, err
+		}
+		defer proxy.close()
+	}
+	var slaveProcs []*proc
+	defer func() {
+		// Whatever happened, no process of the run outlives it.
+		master.kill()
+		for _, s := range slaveProcs {
+			s.kill()
+		}
+	}()
+	traffic := make([][4]int64, slaves*2) // per slave process, its last counts
+	startSlave := func(i, n int) (*proc, error) {
+		url := masterURL
+		if i == 0 && proxy != nil {
+			url = "nats://" + proxy.addr()
+		}
+		id := fmt.Sprintf("s%d", i+1)
+		return startProc(ctx, append(b.cmd("slave"), "--master", url, "--token", clusterTok, "--robots", strconv.Itoa(o.Robots),
+			"--id", id, "--spool", filepath.Join(rdir, id+".spool"), "--headless"), filepath.Join(rdir, fmt.Sprintf("%s-%d.log", id, n)), func(line string) {
+			if m := trafficRe.FindStringSubmatch(line); m != nil {
+				masterMu.Lock()
+				for k := range 4 {
+					traffic[n][k], _ = strconv.ParseInt(m[k+1], 10, 64)
+				}
+				masterMu.Unlock()
+			}
+		})
+	}
+	for i := range slaves {
+		s, err := startSlave(i, i)
+		if err != nil {
+			master.kill()
+			return nil, err
+		}
+		slaveProcs = append(slaveProcs, s)
+	}
+	// The fault strikes once a quarter of the web is stored.
+	struck := f == noFault
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	limit := time.NewTimer(o.Limit)
+	defer limit.Stop()
+	res.finished = true
+	for !master.exited() {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-limit.C:
+			res.finished = false
+			fmt.Fprintf(b.out, "[stopped after %s] ", o.Limit)
+			master.stop()
+			continue
+		case <-tick.C:
+		}
+		masterMu.Lock()
+		p := masterPages
+		masterMu.Unlock()
+		if struck || p < b.quarter {
+			continue
+		}
+		struck = true
+		fmt.Fprintf(b.out, "[%s at %d pages] ", f, p)
+		switch f {
+		case killSlave:
+			slaveProcs[0].kill()
+			time.Sleep(2 * time.Second)
+			s, err := startSlave(0, slaves)
+			if err != nil {
+				return nil, err
+			}
+			slaveProcs = append(slaveProcs, s)
+		case killMaster:
+			master.kill()
+			res.cpuMaster += master.cpu()
+			masterMu.Lock()
+			masterDNSDone += masterDNS
+			masterDNS = 0
+			masterMu.Unlock()
+			time.Sleep(time.Second)
+			if master, err = startMaster(); err != nil {
+				return nil, err
+			}
+		case cutSlave:
+			proxy.cut(o.Cut)
+		case stopSlave:
+			slaveProcs[0].signal(syscall.SIGSTOP)
+		}
+	}
+	res.elapsed = time.Since(start)
+	if err := master.err(); err != nil && res.finished {
+		return nil, fmt.Errorf("bench: run %s: the master failed: %w (see %s)", name, err, filepath.Join(rdir, fmt.Sprintf("master-%d.log", masters)))
+	}
+	res.cpuMaster += master.cpu()
+	for _, s := range slaveProcs {
+		s.signal(syscall.SIGCONT)
+		s.stop()
+		res.cpuSlaves += s.cpu()
+	}
+	masterMu.Lock()
+	res.dnsMaster = masterDNSDone + masterDNS
+	for _, t := range traffic {
+		res.bytes += t[0] + t[1]
+		res.msgs += t[2] + t[3]
+	}
+	masterMu.Unlock()
+	if err := b.measure(ctx, res, filepath.Join(rdir, "crawl.db")); err != nil {
+		return nil, err
+	}
+	if name == "single" {
+		b.quarter = int64(res.stored) / 4
+	}
+	fmt.Fprintf(b.out, "%d pages in %s\n", res.stored, res.elapsed.Round(100*time.Millisecond))
+	return res, nil
+}
+
+func (b *clusterBench) cmd(sub string) []string {
+	return append(append([]string(nil), b.o.Command...), sub)
+}
+
+// config is the crawl's config.yaml: the master's when clustered.
+func (b *clusterBench) config(dir string, port int, clustered bool) string {
+	o := b.o
+	seeds := b.srv.SeedURLs(5)
+	c := fmt.Sprintf(`seeds: [%s]
+robots: %d
+politeness:
+  delay: %s
+  max_delay: %s
+  pages_per_connection: %d
+  one_per_address: true
+fetch:
+  connect_timeout: 2s
+  header_timeout: 5s
+  body_timeout: 5s
+robots_txt:
+  retry: 1s
+dns:
+  servers: [%q]
+pagerank:
+  enabled: false
+storage:
+  path: %q
+`, `"`+strings.Join(seeds, `", "`)+`"`, o.Robots, o.Delay, o.Delay, o.PagesPerVisit, b.srv.DNSAddr(), filepath.Join(dir, "crawl.db"))
+	if clustered {
+		c += fmt.Sprintf("cluster:\n  listen: 127.0.0.1:%d\n  token: %s\n  heartbeat: 500ms\n", port, clusterTok)
+	}
+	return c
+}
+
+// measure reads the run's database and simweb's witness.
+func (b *clusterBench) measure(ctx context.Context, res *clusterRun, dbPath string) error {
+	store, closer, err := b.o.OpenStore(dbPath)
+	if err != nil {
+		return err
+	}
+	defer closer.Close()
+	err = store.Fingerprints(ctx, func(p engine.FetchedPage) {
+		res.stored++
+		if t := b.web.Truth(p.Addr); p.Status == 200 && t.Page >= 0 {
+			res.order = append(res.order, int32(t.Page))
+		}
+	})
+	if err != nil {
+		return err
+	}
+	ct, err := store.Counters(ctx)
+	if err != nil {
+		return err
+	}
+	res.counted = ct.Pages
+	w := b.srv.Witness()
+	res.requests = w.Totals.Requests
+	for _, h := range w.Hosts {
+		res.requests -= h.RobotsFetches
+		// Two requests to a site at once, two closer than w, or a path
+		// robots.txt forbids. (A Crawl-delay above politeness.max_delay
+		// is capped by design: the witness's within_crawl_delay is not
+		// counted.)
+		if h.MaxInFlight > 1 || h.Requests >= 2 && h.MinGap >= 0 && h.MinGap < b.o.Delay*9/10 {
+			res.violations++
+		}
+		res.violations += int(h.Disallowed)
+	}
+	for _, a := range w.Addresses {
+		if a.MaxInFlight > 1 {
+			res.violations++
+		}
+	}
+	res.dnsWitness = w.DNS.Queries
+	return nil
+}
+
+// report writes the tables and the key=value lines.
+func (b *clusterBench) report(runs []*clusterRun, single *clusterRun) {
+	out := b.out
+	rank := b.web.PageRank()
+	singleSet := make(map[int32]bool, len(single.order))
+	for _, p := range single.order {
+		singleSet[p] = true
+	}
+	singleCum := cumulative(single.order, rank)
+	fractions := []int{10, 20, 30, 40, 50, 60, 70, 80, 90, 100}
+	type row struct {
+		pagesPerSec, overlap, coverage                  float64
+		cpuMaster, cpuSlaves, bytesPerPage, msgsPerPage float64
+		lost, twice, slaveDNS                           int64
+		quality                                         []float64
+	}
+	rows := make([]row, len(runs))
+	for i, r := range runs {
+		w := &rows[i]
+		n := float64(max(r.stored, 1))
+		w.pagesPerSec = float64(r.stored) / r.elapsed.Seconds()
+		w.overlap = float64(r.requests-int64(r.stored)) / n
+		got := make(map[int32]bool, len(r.order))
+		for _, p := range r.order {
+			got[p] = true
+		}
+		both := 0
+		for p := range singleSet {
+			if got[p] {
+				both++
+			} else {
+				w.lost++
+			}
+		}
+		w.coverage = float64(both) / float64(max(len(singleSet), 1))
+		w.twice = r.counted - int64(r.stored)
+		w.cpuMaster = float64(r.cpuMaster.Microseconds()) / 1000 / n
+		w.cpuSlaves = float64(r.cpuSlaves.Microseconds()) / 1000 / n
+		w.bytesPerPage = float64(r.bytes) / n
+		w.msgsPerPage = float64(r.msgs) / n
+		if r.slaves > 0 {
+			w.slaveDNS = r.dnsWitness - r.dnsMaster
+		}
+		cum := cumulative(r.order, rank)
+		for _, f := range fractions {
+			k := len(single.order) * f / 100
+			if k == 0 || len(cum) == 0 {
+				w.quality = append(w.quality, 0)
+				continue
+			}
+			w.quality = append(w.quality, cum[min(k, len(cum))-1]/singleCum[k-1])
+		}
+	}
+	fmt.Fprintln(out, "\nThroughput, CPU and communication (CPU per page: user+system time of the processes ÷ pages stored)")
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "run\tslaves\tfinished\tpages\tseconds\tpages/s\tspeed-up\tCPU ms/page master\tCPU ms/page slaves\tbytes/page\tmsgs/page\t")
+	for i, r := range runs {
+		w := rows[i]
+		fmt.Fprintf(tw, "%s\t%d\t%v\t%d\t%.1f\t%.1f\t%.2f\t%.3f\t%.3f\t%.0f\t%.2f\t\n", r.name, r.slaves, r.finished, r.stored, r.elapsed.Seconds(), w.pagesPerSec,
+			w.pagesPerSec/rows[0].pagesPerSec, w.cpuMaster, w.cpuSlaves, w.bytesPerPage, w.msgsPerPage)
+	}
+	tw.Flush()
+	fmt.Fprintln(out, "\nCho's metrics and safety (overlap = page requests served beyond one per page stored ÷ pages stored; coverage and lost against the single process)")
+	tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "run\toverlap\tcoverage\tlost\tstored twice\tviolations\tslave DNS queries\t")
+	for i, r := range runs {
+		w := rows[i]
+		fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%d\t%d\t%d\t%d\t\n", r.name, w.overlap, w.coverage, w.lost, w.twice, r.violations, w.slaveDNS)
+	}
+	tw.Flush()
+	fmt.Fprintln(out, "\nQuality: PageRank gathered by the first k% of pages stored ÷ the single process's at the same k")
+	tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "run\t")
+	for _, f := range fractions {
+		fmt.Fprintf(tw, "%d%%\t", f)
+	}
+	fmt.Fprintln(tw)
+	for i, r := range runs {
+		fmt.Fprintf(tw, "%s\t", r.name)
+		for _, q := range rows[i].quality {
+			fmt.Fprintf(tw, "%.3f\t", q)
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
+	fmt.Fprintln(out)
+	for i, r := range runs {
+		w := rows[i]
+		fmt.Fprintf(out, "run=%s slaves=%d finished=%v pages=%d pages_per_s=%.1f overlap=%.4f coverage=%.4f bytes_per_page=%.0f lost=%d stored_twice=%d violations=%d slave_dns_queries=%d msgs_per_page=%.2f cpu_ms_per_page_master=%.3f cpu_ms_per_page_slaves=%.3f quality_10=%.3f quality_50=%.3f\n",
+			r.name, r.slaves, r.finished, r.stored, w.pagesPerSec, w.overlap, w.coverage, w.bytesPerPage, w.lost, w.twice, r.violations, w.slaveDNS,
+			w.msgsPerPage, w.cpuMaster, w.cpuSlaves, w.quality[0], w.quality[4])
+	}
+}
+
+// freePort returns a loopback TCP port free at the time of asking.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// proc is a lidi process of a cluster run, its output in a log file.
+type proc struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	werr error
+}
+
+func startProc(ctx context.Context, argv []string, logPath string, onLine func(string)) (*proc, error) {
+	log, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stderr = log
+	pipe, err := cmd.StdoutPipe()
+	if err != nil {
+		log.Close()
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		log.Close()
+		return nil, fmt.Errorf("bench: starting %v: %w", argv, err)
+	}
+	c := &proc{cmd: cmd, done: make(chan struct{})}
+	go func() {
+		sc := bufio.NewScanner(pipe)
+		for sc.Scan() {
+			fmt.Fprintln(log, sc.Text())
+			onLine(sc.Text())
+		}
+		c.werr = cmd.Wait()
+		log.Close()
+		close(c.done)
+	}()
+	return c, nil
+}
+
+func (c *proc) exited() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func (c *proc) signal(s os.Signal) {
+	if !c.exited() {
+		c.cmd.Process.Signal(s)
+	}
+}
+
+// kill is kill -9.
+func (c *proc) kill() {
+	c.signal(syscall.SIGKILL)
+	<-c.done
+}
+
+// stop asks the process to end (SIGTERM), and kills it after 15 s.
+func (c *proc) stop() {
+	c.signal(syscall.SIGTERM)
+	select {
+	case <-c.done:
+	case <-time.After(15 * time.Second):
+		c.kill()
+	}
+}
+
+func (c *proc) err() error {
+	<-c.done
+	var ee *exec.ExitError
+	if errors.As(c.werr, &ee) && ee.ExitCode() == -1 {
+		return nil // killed by the bench
+	}
+	return c.werr
+}
+
+// cpu is the user and system time the ended process used.
+func (c *proc) cpu() time.Duration {
+	<-c.done
+	if c.cmd.ProcessState == nil {
+		return 0
+	}
+	return c.cmd.ProcessState.UserTime() + c.cmd.ProcessState.SystemTime()
+}
+
+// cutProxy forwards TCP connections to a target, and can cut them all and
+// refuse new ones for a while: a network cut on loopback.
+type cutProxy struct {
+	l      net.Listener
+	target string
+	mu     sync.Mutex
+	conns  map[net.Conn]bool
+	until  time.Time
+}
+
+func newCutProxy(target string) (*cutProxy, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	p := &cutProxy{l: l, target: target, conns: make(map[net.Conn]bool)}
+	go p.serve()
+	return p, nil
+}
+
+func (p *cutProxy) addr() string { return p.l.Addr().String() }
+
+func (p *cutProxy) serve() {
+	for {
+		c, err := p.l.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		refused := time.Now().Before(p.until)
+		p.mu.Unlock()
+		if refused {
+			c.Close()
+			continue
+		}
+		go p.pipe(c)
+	}
+}
+
+func (p *cutProxy) pipe(c net.Conn) {
+	up, err := net.Dial("tcp", p.target)
+	if err != nil {
+		c.Close()
+		return
+	}
+	p.mu.Lock()
+	p.conns[c], p.conns[up] = true, true
+	p.mu.Unlock()
+	go func() { io.Copy(up, c); up.Close() }()
+	io.Copy(c, up)
+	c.Close()
+	p.mu.Lock()
+	delete(p.conns, c)
+	delete(p.conns, up)
+	p.mu.Unlock()
+}
+
+// cut closes every connection and refuses new ones for d.
+func (p *cutProxy) cut(d time.Duration) {
+	p.mu.Lock()
+	p.until = time.Now().Add(d)
+	for c := range p.conns {
+		c.Close()
+	}
+	p.mu.Unlock()
+}
+
+func (p *cutProxy) close() { p.l.Close() }

@@ -1,0 +1,32 @@
+package cluster
+
+import (
+	"context"
+
+	"lidi/engine"
+)
+
+// RobotWork runs each lease on r, the robot a local crawl uses (built on
+// the slave from the master's settings), and batches its results per
+// lease. The robot never resolves a name: the lease carries the address.
+func RobotWork(r *engine.Robot) Work {
+	return func(ctx context.Context, payload []byte) (Outcome, error) {
+		l, err := DecodeLease(payload)
+		if err != nil {
+			return Outcome{}, err
+		}
+		var rs []engine.Result
+		r.Run(ctx, l, func(res engine.Result) { rs = append(rs, res) })
+		var out Outcome
+		for _, res := range rs {
+			if res.Page != nil {
+				out.Pages++
+			}
+			if res.End != nil {
+				out.Failed = res.End.Failed
+			}
+		}
+		out.Parts, err = EncodeResults(rs)
+		return out, err
+	}
+}

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"lidi/engine"
+	"lidi/engine/cluster"
+	"lidi/storage"
+)
+
+// fetchedURLs returns the URLs a crawl database holds as fetched, sorted.
+func fetchedURLs(t *testing.T, path string) []string {
+	t.Helper()
+	db, err := storage.Open(path, storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var urls []string
+	if err := db.Fingerprints(context.Background(), func(p engine.FetchedPage) { urls = append(urls, p.Addr) }); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(urls)
+	return urls
+}
+
+var (
+	slaveHint  = regexp.MustCompile(`lidi slave --master (\S+) --token (\S+)`)
+	dnsQueries = regexp.MustCompile(`dns_queries=(\d+)`)
+)
+
+// The same tiny web crawled by local robots and by a master with two light
+// slaves stores the same pages, and the slaves ask the DNS server nothing:
+// every query simweb answered came from the master's resolver.
+func TestTwoSlavesStoreWhatLocalRobotsStore(t *testing.T) {
+	srv := startWeb(t)
+	localDir, clusterDir := t.TempDir(), t.TempDir()
+	var out strings.Builder
+	if code := run([]string{"crawl", "--config", writeConfig(t, localDir, srv, ""), "--headless"}, &out, io.Discard); code != 0 {
+		t.Fatalf("local crawl: exit %d\n%s", code, out.String())
+	}
+	local := fetchedURLs(t, filepath.Join(localDir, "crawl.db"))
+	if len(local) < 50 {
+		t.Fatalf("the local crawl fetched %d pages", len(local))
+	}
+
+	srv.ResetWitness()
+	cfg := writeConfig(t, clusterDir, srv, "cluster:\n  listen: 127.0.0.1:0\n  heartbeat: 100ms\n")
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	go func() { done <- run([]string{"crawl", "--config", cfg, "--headless"}, pw, io.Discard); pw.Close() }()
+	lines := bufio.NewScanner(pr)
+	var url, token string
+	var masterOut []string
+	for url == "" && lines.Scan() {
+		masterOut = append(masterOut, lines.Text())
+		if m := slaveHint.FindStringSubmatch(lines.Text()); m != nil {
+			url, token = m[1], m[2]
+		}
+	}
+	if url == "" {
+		t.Fatalf("the master did not say how to join it:\n%s", strings.Join(masterOut, "\n"))
+	}
+	ctx, stopSlaves := context.WithCancel(context.Background())
+	slavesDone := make(chan struct{}, 2)
+	var slaves []*cluster.Slave
+	for _, id := range []string{"one", "two"} {
+		s, err := cluster.NewSlave(cluster.SlaveOptions{Dial: cluster.DialOptions{URL: url, Auth: cluster.Auth{Token: token}},
+			ID: id, Robots: 2, SpoolPath: filepath.Join(clusterDir, id+".spool"), NewWork: slaveWork, Heartbeat: 100 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		slaves = append(slaves, s)
+		go func() { s.Run(ctx); slavesDone <- struct{}{} }()
+	}
+	for lines.Scan() {
+		masterOut = append(masterOut, lines.Text())
+	}
+	code := <-done
+	stopSlaves()
+	<-slavesDone
+	<-slavesDone
+	if code != 0 {
+		t.Fatalf("master: exit %d\n%s", code, strings.Join(masterOut, "\n"))
+	}
+	got := fetchedURLs(t, filepath.Join(clusterDir, "crawl.db"))
+	if !slices.Equal(got, local) {
+		t.Errorf("the cluster stored %d pages, the local robots %d; they differ", len(got), len(local))
+	}
+	var bySlaves int64
+	for _, s := range slaves {
+		bySlaves += s.Stats().Pages
+	}
+	if bySlaves != int64(len(got)) {
+		t.Errorf("the slaves fetched %d pages, the master stored %d (it has no robots of its own)", bySlaves, len(got))
+	}
+	var master int64 = -1
+	for _, l := range masterOut {
+		if m := dnsQueries.FindStringSubmatch(l); m != nil {
+			master, _ = strconv.ParseInt(m[1], 10, 64)
+		}
+	}
+	if w := srv.Witness().DNS.Queries; master < 0 || w != master {
+		t.Errorf("simweb answered %d DNS queries, the master sent %d: the slaves asked %d", w, master, w-master)
+	}
+}
