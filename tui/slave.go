@@ -2,16 +2,13 @@ package tui
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/colorprofile"
 
 	"lidi/engine/cluster"
 )
@@ -28,25 +25,7 @@ type Slave interface {
 // connection, and what it did) until the user quits or ctx is done. Like
 // Run, it does not stop the slave: the caller does.
 func RunSlave(ctx context.Context, s Slave, opt Options) error {
-	m := NewSlave(s, opt)
-	opts := []tea.ProgramOption{tea.WithContext(ctx)}
-	if profile := colorProfile(opt, os.LookupEnv); profile != colorprofile.Unknown {
-		opts = append(opts, tea.WithColorProfile(profile))
-	}
-	if opt.Input != nil {
-		opts = append(opts, tea.WithInput(opt.Input))
-	}
-	if opt.Output != nil {
-		opts = append(opts, tea.WithOutput(opt.Output))
-	}
-	_, err := tea.NewProgram(m, opts...).Run()
-	switch {
-	case err == nil, errors.Is(err, tea.ErrInterrupted):
-		return nil
-	case ctx.Err() != nil && errors.Is(err, tea.ErrProgramKilled):
-		return nil
-	}
-	return fmt.Errorf("tui: %w", err)
+	return runProgram(ctx, NewSlave(s, opt), opt)
 }
 
 // SlaveModel is the slave console as a Bubble Tea model: two panels, the

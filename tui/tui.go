@@ -87,6 +87,12 @@ const statusTTL = 30 * time.Second
 func Run(ctx context.Context, c Crawler, opt Options) error {
 	m := New(c, opt)
 	m.ctx = ctx
+	return runProgram(ctx, m, opt)
+}
+
+// runProgram runs a console's model on the terminal (or opt's input and
+// output) until it quits or ctx is done.
+func runProgram(ctx context.Context, m tea.Model, opt Options) error {
 	opts := []tea.ProgramOption{tea.WithContext(ctx)}
 	if profile := colorProfile(opt, os.LookupEnv); profile != colorprofile.Unknown {
 		opts = append(opts, tea.WithColorProfile(profile))
