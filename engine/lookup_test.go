@@ -32,7 +32,7 @@ func TestResumedSiteLookedUpForNewURL(t *testing.T) {
 			http.NotFound(w, r)
 			return
 		}
-		html(`<html><body><a href="` + b.URL + `/late">late</a></body></html>`)(w, r)
+		html(`<html><body><a href="`+b.URL+`/late">late</a></body></html>`)(w, r)
 	}))
 	defer a.Close()
 
