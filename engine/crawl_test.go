@@ -87,30 +87,45 @@ func runCrawl(t *testing.T, cfg engine.Config, dnsAddr, path string) engine.Stat
 	return st
 }
 
-// fetchedURLs returns the URLs the crawl at path has fetched.
-func fetchedURLs(t *testing.T, path string) map[string]bool {
+// eachRow calls scan for every row of query on the crawl file at path,
+// opened read-only.
+func eachRow(t *testing.T, path, query string, scan func(*sql.Rows) error) {
 	t.Helper()
 	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	rows, err := db.Query("SELECT url FROM urls WHERE state = 1")
+	rows, err := db.Query(query)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	out := map[string]bool{}
 	for rows.Next() {
+		if err := scan(rows); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fetchedURLs returns the URLs the crawl at path has fetched.
+func fetchedURLs(t *testing.T, path string) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	eachRow(t, path, "SELECT url FROM urls WHERE state = 1", func(rows *sql.Rows) error {
 		var u string
 		if err := rows.Scan(&u); err != nil {
-			t.Fatal(err)
+			return err
 		}
 		if out[u] {
 			t.Errorf("%s stored twice", u)
 		}
 		out[u] = true
-	}
+		return nil
+	})
 	return out
 }
 

@@ -45,23 +45,12 @@ func (r *flakyResolver) Lookup(ctx context.Context, host string) (netip.Addr, er
 // storedEvents returns the kinds and texts of the events table.
 func storedEvents(t *testing.T, path string) (kinds []engine.EventKind, texts []string) {
 	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	rows, err := db.Query("SELECT kind, text FROM events ORDER BY id")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	for rows.Next() {
+	eachRow(t, path, "SELECT kind, text FROM events ORDER BY id", func(rows *sql.Rows) error {
 		var k, text string
-		if err := rows.Scan(&k, &text); err != nil {
-			t.Fatal(err)
-		}
+		err := rows.Scan(&k, &text)
 		kinds, texts = append(kinds, engine.EventKind(k)), append(texts, text)
-	}
+		return err
+	})
 	return kinds, texts
 }
 
@@ -287,14 +276,9 @@ func TestCleanStop(t *testing.T) {
 	if st.End != engine.EndSignal || len(st.ErrorKind) != 0 {
 		t.Errorf("end %q, errors %v: want a signal and no error", st.End, st.ErrorKind)
 	}
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var failed, queued int
-	db.QueryRow("SELECT count(*) FROM urls WHERE state = 1 AND error IS NOT NULL").Scan(&failed)
-	db.QueryRow("SELECT count(*) FROM urls WHERE state = 0").Scan(&queued)
-	db.Close()
+	eachRow(t, path, "SELECT count(*) FROM urls WHERE state = 1 AND error IS NOT NULL", func(r *sql.Rows) error { return r.Scan(&failed) })
+	eachRow(t, path, "SELECT count(*) FROM urls WHERE state = 0", func(r *sql.Rows) error { return r.Scan(&queued) })
 	if failed != 0 || queued == 0 {
 		t.Errorf("%d pages stored with an error, %d queued: want none and some", failed, queued)
 	}
