@@ -16,9 +16,9 @@ import (
 // fetched, the delay between requests, the earliest start and the URLs to
 // fetch — the head of the site's queue, read by the loop from the store and
 // filtered by duplicate detection before leasing. It hands the lease to a
-// Dispatcher: local robots (goroutines of this process) or remote slaves
-// run leases the same way, so the scheduler's code is the
-// same for both.
+// Dispatcher: local robots (LocalDispatcher, a goroutine of this process
+// per lease) or remote slaves run leases the same way, with a Robot each,
+// so the scheduler's code is the same for both.
 //
 // Who sets what:
 //   - The loop sets every field of a Lease. A robot reads it and changes
