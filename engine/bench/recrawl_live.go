@@ -75,9 +75,8 @@ type RecrawlLiveResult struct {
 
 // FreshPoint is the real crawl's freshness at one virtual time.
 type FreshPoint struct {
-	At                 time.Duration // since the warm-up's end
-	Channels, Pages    float64
-	ChannelsKnown, Cnt int
+	At              time.Duration // since the warm-up's end
+	Channels, Pages float64       // channel-level and page-level freshness
 }
 
 // RecrawlLive runs the comparison and prints it, ending with a key=value
@@ -306,7 +305,7 @@ func (f *fetchRecorder) freshness(web *simweb.Web, from, to time.Duration) (curv
 		for _, x := range perChan {
 			sum += float64(x[0]) / float64(x[1])
 		}
-		pt := FreshPoint{At: at - from, Channels: sum / float64(len(perChan)), Pages: float64(fresh) / float64(n), ChannelsKnown: len(perChan), Cnt: n}
+		pt := FreshPoint{At: at - from, Channels: sum / float64(len(perChan)), Pages: float64(fresh) / float64(n)}
 		curve = append(curve, pt)
 		chans += pt.Channels
 		pages += pt.Pages
