@@ -100,7 +100,7 @@ func slaveCmd(fs *flag.FlagSet) runFunc {
 	seed := fs.String("nkey-seed", "", "an nkey seed `file` to sign with instead of a token")
 	ca := fs.String("tls-ca", "", "the `file` of the authority that signed the master's certificate (TLS)")
 	robots := fs.Int("robots", 4, "leases worked on at once")
-	id := fs.String("id", "", "the slave's name (default host-pid)")
+	id := fs.String("id", "", "the slave's name, the same across restarts so that its spool is found again (default: the host name)")
 	spool := fs.String("spool", "", "the `file` results wait in until the master has them (default lidi-slave-ID.spool)")
 	headless := fs.Bool("headless", false, "no console: print a progress line every few seconds")
 	var tags tagList

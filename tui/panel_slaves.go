@@ -85,7 +85,7 @@ func (p *slavesPanel) title() (string, string) {
 var slaveColumns = []struct {
 	name string
 	w    int
-}{{"address", 21}, {"leases", 6}, {"pages/s", 8}, {"heartbeat", 9}, {"failures", 8}}
+}{{"address", 21}, {"leases", 6}, {"pages/s", 7}, {"heartbeat", 9}, {"fails", 5}}
 
 func (p *slavesPanel) view() string {
 	c, cl := p.com, p.com.cluster

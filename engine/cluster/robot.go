@@ -17,7 +17,7 @@ func RobotWork(r *engine.Robot) Work {
 		}
 		var rs []engine.Result
 		r.Run(ctx, l, func(res engine.Result) { rs = append(rs, res) })
-		var out Outcome
+		out := Outcome{Site: l.Key}
 		for _, res := range rs {
 			if res.Page != nil {
 				out.Pages++

@@ -26,8 +26,9 @@ type Outcome struct {
 	// Parts are the result, in order, each a batch small enough for one
 	// message (uncompressed: the slave compresses them).
 	Parts  [][]byte
-	Pages  int  // pages fetched
-	Failed bool // the visit ended on a failure
+	Site   string // the site leased, for the slave's log
+	Pages  int    // pages fetched
+	Failed bool   // the visit ended on a failure
 }
 
 // SlaveOptions configures a light slave. ID, Robots and SpoolPath have
@@ -405,6 +406,11 @@ func (s *Slave) work(ctx context.Context, msg jetstream.Msg) {
 		}
 	}
 	s.leasesDone.Add(1)
+	how := ""
+	if out.Failed {
+		how = ", ended on a failure"
+	}
+	s.event(fmt.Sprintf("lease %s of %s: %d pages%s", id, out.Site, out.Pages, how))
 	s.wake()
 }
 
