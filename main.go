@@ -148,10 +148,12 @@ func crawl(ctx context.Context, cfg *config.File, wire func(*engine.Config), hea
 	defer context.AfterFunc(ctx, func() {
 		stopCrawl(engine.Stopped(engine.EndSignal, context.Cause(ctx).Error()))
 	})()
+	var until time.Time
 	if d := cfg.Limits.MaxDuration; d > 0 {
 		var cancel context.CancelFunc
 		crawlCtx, cancel = context.WithTimeoutCause(crawlCtx, d, engine.Stopped(engine.EndMaxDuration, d.String()))
 		defer cancel()
+		until, _ = crawlCtx.Deadline()
 	}
 	if headless {
 		err := runHeadless(crawlCtx, eng, out.stdout)
@@ -163,7 +165,7 @@ func crawl(ctx context.Context, cfg *config.File, wire func(*engine.Config), hea
 		}
 		return err
 	}
-	opt := tui.Options{Refresh: cfg.Console.Refresh}
+	opt := tui.Options{Refresh: cfg.Console.Refresh, Until: until}
 	if master != nil {
 		opt.Cluster = master
 	}
@@ -247,8 +249,13 @@ func progressLine(s engine.Stats) string {
 	for _, n := range s.ErrorKind {
 		errs += n
 	}
-	return fmt.Sprintf("%s  %s pages=%d pages/s=%.0f sites_active=%d queue=%d sites=%d errors=%d dns_queries=%d",
-		time.Now().Format(time.TimeOnly), s.State, s.Pages, s.PagesPerSec, s.RobotsBusy, s.QueueDepth, s.Sites, errs, s.DNS.Queries)
+	limit := ""
+	if s.MaxPages > 0 {
+		limit = fmt.Sprintf(" max_pages=%d", s.MaxPages)
+	}
+	return fmt.Sprintf("%s  %s pages=%d%s pages/s=%.0f sites_active=%d queue=%d sites=%d errors=%d dns_queries=%d reconnects=%d requests_per_connection=%.1f",
+		time.Now().Format(time.TimeOnly), s.State, s.Pages, limit, s.PagesPerSec, s.RobotsBusy, s.QueueDepth, s.Sites, errs, s.DNS.Queries,
+		s.Conns.Reconnects(), s.Conns.PerConnection())
 }
 
 func demoCmd(fs *flag.FlagSet) runFunc {

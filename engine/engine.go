@@ -217,7 +217,13 @@ func (e *Engine) Stats() Stats {
 	}
 	sort.Slice(s.Visits, func(i, j int) bool { return s.Visits[i].Started.Before(s.Visits[j].Started) })
 	s.RobotsBusy = len(s.Visits)
-	s.PagesPerSec, s.BytesPerSec = e.rates.rate(now, s.Pages, s.Bytes)
+	if s.State != StateStarting {
+		// Not before the earlier runs' totals are loaded: they are no
+		// pages fetched in the last seconds.
+		s.PagesPerSec, s.BytesPerSec = e.rates.rate(now, s.Pages, s.Bytes)
+	}
+	s.Conns = e.robot.fetcher.Stats() // the local robots'; a cluster's slaves count their own
+	s.MaxPages = e.cfg.MaxPages
 	ds := e.resolver.Stats()
 	s.DNS = DNSStats{Lookups: int64(ds.Lookups), Hits: int64(ds.Hits), Queries: int64(ds.Queries), Failures: int64(ds.Failures), Collapsed: int64(ds.Collapsed)}
 	return s

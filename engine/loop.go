@@ -178,6 +178,7 @@ func (e *Engine) Run(ctx context.Context) (err error) {
 		}
 	}()
 	c.addSeeds()
+	c.publish(e.clock.Now(), true) // the loaded totals, before any rate is taken
 	e.setState(StateRunning)
 	e.event(Event{Kind: EventStart, Text: fmt.Sprintf("crawl started: %d sites, %d URLs known, %d queued", c.f.Len(), c.discovered, c.f.Pending())})
 	return c.loop(ctx)
@@ -1188,7 +1189,14 @@ func (c *crawl) publish(now time.Time, force bool) {
 	}
 	var waiting []WaitingSite
 	for _, fs := range c.f.WaitingSoonest(32) {
-		waiting = append(waiting, WaitingSite{Site: fs.Key, Pending: fs.Pending, Until: fs.NextVisit})
+		ws := WaitingSite{Site: fs.Key, Pending: fs.Pending, Until: fs.NextVisit}
+		if s := c.sites[fs.ID]; s != nil && s.Failures > 0 {
+			ws.Reason = WaitBackoff
+			if s.robots == nil { // dropped after a 5xx or unreachable robots.txt
+				ws.Reason = WaitRobotsTxt
+			}
+		}
+		waiting = append(waiting, ws)
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -455,10 +455,39 @@ type LinkLoader interface {
 	FetchedLinks(ctx context.Context, fn func(page uint64, url string, links []uint64)) error
 }
 
+// CoverageLoader is a Store that gives back the coverage curve of earlier
+// runs (their PageRank runs, oldest first), so that a resumed crawl's curve
+// goes on from where it was instead of starting over. storage.DB is one.
+type CoverageLoader interface {
+	CoverageHistory(ctx context.Context) ([]CoveragePoint, error)
+}
+
+// loadCoverage puts the earlier runs' coverage curve in the Stats.
+func (c *crawl) loadCoverage(ctx context.Context) error {
+	cl, ok := c.e.store.(CoverageLoader)
+	if !ok || !c.e.cfg.Rank {
+		return nil
+	}
+	cov, err := cl.CoverageHistory(ctx)
+	if err != nil {
+		return fmt.Errorf("engine: loading the coverage curve: %w", err)
+	}
+	for len(cov) > maxCoveragePoints {
+		cov = thin(cov)
+	}
+	c.e.mu.Lock()
+	c.e.st.Coverage = cov
+	c.e.mu.Unlock()
+	return nil
+}
+
 // loadGraph rebuilds the link graph of the pages fetched by earlier runs.
 // The strategies' own state (batch, partial) is not rebuilt: they start
 // afresh over what is left queued.
 func (c *crawl) loadGraph(ctx context.Context) error {
+	if err := c.loadCoverage(ctx); err != nil {
+		return err
+	}
 	ll, ok := c.e.store.(LinkLoader)
 	if !ok || !c.e.cfg.Rank {
 		return nil

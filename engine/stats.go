@@ -1,6 +1,10 @@
 package engine
 
-import "time"
+import (
+	"time"
+
+	"lidi/engine/fetch"
+)
 
 // Stats is a snapshot of a crawl, returned by Engine.Stats. It is a value:
 // the engine never changes a Stats after returning it, and a caller may keep
@@ -35,7 +39,13 @@ type Stats struct {
 	Visits     []VisitStats
 	Waiting    []WaitingSite // the sites whose delay ends soonest (at most 32)
 
-	DNS       DNSStats
+	DNS DNSStats
+	// Conns is this run's keep-alive connections: reconnects (a visit's
+	// connections after its first) mean servers close idle connections
+	// sooner than politeness.delay.
+	Conns fetch.ConnStats
+	// MaxPages is limits.max_pages (0: none), to show progress against it.
+	MaxPages  int64
 	ErrorKind map[string]int64 // errors by kind: "timeout", "dns", "http-5xx", "http-4xx", "refused", "truncated", ...
 	Skipped   map[string]int64 // URLs not fetched, by reason: "robots", "scope", "depth", "nofollow", ...
 
@@ -99,11 +109,33 @@ type VisitStats struct {
 	Started time.Time
 }
 
-// WaitingSite is a site waiting for its politeness delay.
+// WaitingSite is a site waiting for its next visit.
 type WaitingSite struct {
 	Site    string
 	Pending int64
 	Until   time.Time
+	Reason  WaitReason
+}
+
+// WaitReason says why a site waits for its next visit.
+type WaitReason int
+
+const (
+	WaitDelay     WaitReason = iota // the politeness delay between visits
+	WaitRobotsTxt                   // robots.txt answered 5xx or was unreachable: nothing is fetched until it is retried
+	WaitBackoff                     // failed visits, 429 or 503: backing off
+)
+
+func (r WaitReason) String() string {
+	switch r {
+	case WaitDelay:
+		return "delay"
+	case WaitRobotsTxt:
+		return "robots.txt retry"
+	case WaitBackoff:
+		return "back-off"
+	}
+	return "unknown"
 }
 
 // DNSStats counts host name resolution.

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -73,6 +74,12 @@ func TestRanksKeepTheLatest(t *testing.T) {
 	}
 	if v := queryInt(t, r, "SELECT count(*) FROM rank_runs WHERE oracle IS NULL"); v != 1 {
 		t.Errorf("%d runs without oracle, want 1 (Oracle -1 is NULL)", v)
+	}
+	// The coverage curve a resumed crawl starts from.
+	cov, err := db.CoverageHistory(context.Background())
+	want := []engine.CoveragePoint{{Pages: 1, Coverage: 0.6, Oracle: -1}, {Pages: 2, Coverage: 0.7, Oracle: 0.5}}
+	if err != nil || !slices.Equal(cov, want) {
+		t.Errorf("CoverageHistory = %v, %v; want %v", cov, err, want)
 	}
 }
 

@@ -376,3 +376,28 @@ func (db *DB) IntegrityCheck(ctx context.Context) (string, error) {
 	}
 	return strings.Join(lines, "\n"), nil
 }
+
+// CoverageHistory returns the PageRank coverage curve of the crawl's runs
+// so far, oldest first, from rank_runs (Oracle -1 where none was known).
+func (db *DB) CoverageHistory(ctx context.Context) ([]engine.CoveragePoint, error) {
+	if db.closed.Load() {
+		return nil, ErrClosed
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT pages, coverage, coalesce(oracle, -1) FROM rank_runs ORDER BY computed_at`)
+	if err != nil {
+		return nil, fmt.Errorf("storage: rank runs: %w", err)
+	}
+	defer rows.Close()
+	var out []engine.CoveragePoint
+	for rows.Next() {
+		var p engine.CoveragePoint
+		if err := rows.Scan(&p.Pages, &p.Coverage, &p.Oracle); err != nil {
+			return nil, fmt.Errorf("storage: rank runs: %w", err)
+		}
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("storage: rank runs: %w", err)
+	}
+	return out, nil
+}

@@ -2,7 +2,9 @@ package tui
 
 import (
 	"math"
+	"strconv"
 	"strings"
+	"time"
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -27,6 +29,9 @@ type chart struct {
 	// MinGutter is the least width of the labels' column, to line up the
 	// scales of charts drawn one above the other.
 	MinGutter int
+	// Step is the time between two values: when set and h ≥ 3, the bottom
+	// line is a time axis ("-2m … now") instead of chart.
+	Step time.Duration
 }
 
 // render draws the chart in exactly w cells by h lines. Only the last w
@@ -34,6 +39,11 @@ type chart struct {
 func (c chart) render(w, h int) string {
 	if w <= 0 || h <= 0 {
 		return ""
+	}
+	var axis string
+	if c.Step > 0 && h >= 3 {
+		h--
+		axis = c.timeAxis(w, c.gutter(w, h))
 	}
 	lo, top := c.scale(w)
 	var gutter []string
@@ -86,7 +96,60 @@ func (c chart) render(w, h int) string {
 		}
 		rows[r] = row
 	}
+	if axis != "" {
+		rows = append(rows, axis)
+	}
 	return strings.Join(rows, "\n")
+}
+
+// axisTicks are the spans a time axis is marked in, the first that leaves
+// room between two labels winning.
+var axisTicks = []time.Duration{10 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute,
+	10 * time.Minute, 30 * time.Minute, time.Hour, 2 * time.Hour, 6 * time.Hour}
+
+// timeAxis is the line under a chart w cells wide (gutter of them for the
+// scale): "now" under the newest column and "-30s", "-1m", ... under the
+// columns that many steps older.
+func (c chart) timeAxis(w, gutter int) string {
+	cols := w - gutter
+	if cols < 4 {
+		return ""
+	}
+	line := []rune(strings.Repeat(" ", w))
+	copy(line[w-3:], []rune("now"))
+	tick := axisTicks[len(axisTicks)-1]
+	for _, t := range axisTicks {
+		if int(t/c.Step) >= 9 {
+			tick = t
+			break
+		}
+	}
+	free := w - 4 // labels end before this column
+	for k := 1; ; k++ {
+		// A label ends under the column k ticks old.
+		x := w - 1 - int(time.Duration(k)*tick/c.Step)
+		label := []rune("-" + shortDuration(time.Duration(k)*tick))
+		start := x - len(label) + 1
+		if start < gutter {
+			break
+		}
+		if x < free {
+			copy(line[start:], label)
+			free = start - 1
+		}
+	}
+	return c.Axis.Render(string(line))
+}
+
+// shortDuration is a duration in its largest unit: 30s, 2m, 1h30m → 90m.
+func shortDuration(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return strconv.Itoa(int(d/time.Second)) + "s"
+	case d < time.Hour || d%time.Hour != 0:
+		return strconv.Itoa(int(d/time.Minute)) + "m"
+	}
+	return strconv.Itoa(int(d/time.Hour)) + "h"
 }
 
 // scale returns the bottom and the top of the chart's scale for the last

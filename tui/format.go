@@ -249,3 +249,22 @@ func joinColumns(gap int, blocks ...string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// kindName is how the console names an error kind, skip reason or event
+// kind: the engine's "robots" reasons concern robots.txt, and the console
+// keeps "robots" for the visits running at once.
+func kindName(k string) string {
+	switch {
+	case k == "robots", strings.HasPrefix(k, "robots-"): // robots-5xx: its text says what
+		return "robots.txt"
+	}
+	return k
+}
+
+// perHost is n per host with one decimal, "–" with no host.
+func perHost(n, hosts int64) string {
+	if hosts == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f", float64(n)/float64(hosts))
+}

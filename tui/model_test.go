@@ -67,7 +67,7 @@ func TestStatsReachTheScreen(t *testing.T) {
 		"not measured yet",
 		"parked after 5 failed visits",
 		"robots.txt answered 503",
-		"waiting for their delay: "+count(int64(last.SitesWaiting))+" sites",
+		"waiting: "+count(int64(last.SitesWaiting))+" sites", "for their politeness delay",
 	)
 	// Every visit in flight is listed, with its time.
 	for _, v := range last.Visits {

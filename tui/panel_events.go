@@ -111,7 +111,7 @@ func (p *eventsPanel) view() string {
 	}
 	kindW := 6
 	for _, e := range evs {
-		kindW = max(kindW, min(ansi.StringWidth(clean(string(e.Kind))), 16))
+		kindW = max(kindW, min(ansi.StringWidth(clean(kindName(string(e.Kind)))), 16))
 	}
 	lines := make([]string, len(evs))
 	for i, e := range evs {
@@ -122,7 +122,7 @@ func (p *eventsPanel) view() string {
 		case e.Kind == engine.EventSnapshot || e.Kind == engine.EventResume || e.Kind == engine.EventDone || e.Kind == engine.EventUnparked:
 			ks = c.styles.Good
 		}
-		l := c.dim(clock(e.Time)) + " " + ks.Render(pad(clean(string(e.Kind)), kindW)) + " "
+		l := c.dim(clock(e.Time)) + " " + ks.Render(pad(clean(kindName(string(e.Kind))), kindW)) + " "
 		if e.Site != "" {
 			l += c.styles.Value.Render(siteName(e.Site)) + " "
 		}

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -51,7 +52,7 @@ func byCount(c *common, m map[string]int64) []string {
 	})
 	out := make([]string, len(kvs))
 	for i, e := range kvs {
-		out[i] = c.styles.Label.Render(clean(e.k)) + " " + c.styles.Value.Render(count(e.v))
+		out[i] = c.styles.Label.Render(clean(kindName(e.k))) + " " + c.styles.Value.Render(count(e.v))
 	}
 	return out
 }
@@ -82,7 +83,7 @@ func (p *queuePanel) view() string {
 	if p.zoomed {
 		text[0] = c.fit(w, c.fig(count(s.QueueDepth), "URLs queued"), c.fig(count(s.Discovered), "found"), c.fig(count(s.Pages), "fetched"))
 		text[1] = c.fit(w, c.fig(count(int64(s.Sites)), "sites:"), c.fig(count(int64(s.SitesReady)), "ready"),
-			c.fig(count(int64(s.SitesWaiting)), "waiting for their delay"), c.fig(count(int64(s.SitesParked)), "parked"),
+			c.fig(count(int64(s.SitesWaiting)), "waiting (delay, DNS, robots.txt retry)"), c.fig(count(int64(s.SitesParked)), "parked"),
 			c.fig(count(int64(s.SitesDone)), "done"))
 	}
 	if sk := byCount(c, s.Skipped); len(sk) > 0 {
@@ -100,7 +101,7 @@ func (p *queuePanel) view() string {
 		// Two lines of figures and a chart read better than four of figures.
 		text = text[:min(2, len(text))]
 	}
-	ch := chart{Values: c.hist.queue.vals, Floor: true, Style: c.styles.Chart, Axis: c.styles.Axis}
+	ch := chart{Values: c.hist.queue.vals, Floor: true, Style: c.styles.Chart, Axis: c.styles.Axis, Step: historyStep}
 	if p.zoomed {
 		ch.Label = func(v float64) string { return count(int64(v)) }
 	}
@@ -131,15 +132,17 @@ func (p *throughputPanel) view() string {
 			c.styles.Label.Render(" ("+percent(s.Errors, s.Pages)+")")
 	}
 	kinds := byCount(c, s.ErrorKind)
+	conns := p.connections()
 	h := c.hist
 	if !p.zoomed {
-		text := []string{rates, c.fit(p.w, append([]string{errs}, kinds...)...)}
-		pages := chart{Values: h.pages.vals, Style: c.styles.Chart}
+		text := []string{rates, c.fit(p.w, append([]string{errs}, kinds...)...), c.fit(p.w, conns...)}
+		pages := chart{Values: h.pages.vals, Style: c.styles.Chart, Axis: c.styles.Axis, Step: historyStep}
 		if p.h-len(text) < 6 {
 			return fill(p.w, p.h, text, 2, pages.render)
 		}
 		// Room for two charts, each under a caption.
-		bytes := chart{Values: h.bytes.vals, Style: c.styles.ChartAlt}
+		pages.Step = 0
+		bytes := chart{Values: h.bytes.vals, Style: c.styles.ChartAlt, Axis: c.styles.Axis, Step: historyStep}
 		return fill(p.w, p.h, text, 6, func(w, hh int) string {
 			top := (hh - 2) / 2
 			return c.styles.Label.Render("pages/s, peak "+rate(peak(h.pages.vals))) + "\n" +
@@ -148,11 +151,12 @@ func (p *throughputPanel) view() string {
 				bytes.render(w, hh-2-top)
 		})
 	}
-	// Zoomed: every error kind, then three labelled charts.
+	// Zoomed: every error kind, the connections, then three labelled charts.
 	text := []string{rates, errs}
 	for _, k := range kinds {
 		text = append(text, "  "+k)
 	}
+	text = append(text, c.fit(p.w, conns...))
 	type named struct {
 		name string
 		ch   chart
@@ -181,10 +185,31 @@ func (p *throughputPanel) view() string {
 				continue
 			}
 			e.ch.Axis, e.ch.MinGutter = c.styles.Axis, gw
+			if i == len(charts)-1 {
+				e.ch.Step = historyStep
+			}
 			parts = append(parts, c.styles.Label.Render(e.name), e.ch.render(w, n-1))
 		}
 		return strings.Join(parts, "\n")
 	})
+}
+
+// connections is how well keep-alive holds: requests per connection and
+// the reconnects (a visit's connections after its first, when a server
+// closed it: an idle timeout shorter than the politeness delay).
+func (p *throughputPanel) connections() []string {
+	c, cs := p.com, p.com.stats.Conns
+	if cs.Connections == 0 {
+		return nil
+	}
+	re := c.fig(count(cs.Reconnects()), "reconnects")
+	if cs.Sessions > 0 && cs.Reconnects()*4 > cs.Sessions {
+		// More than one visit in four reconnects: w is likely longer than
+		// the servers keep an idle connection.
+		re = c.styles.Value.Render(count(cs.Reconnects())) + " " + c.styles.Warn.Render("reconnects")
+	}
+	return []string{c.fig(fmt.Sprintf("%.1f", cs.PerConnection()), "requests/connection"), re,
+		c.styles.Label.Render("in ") + c.styles.Value.Render(count(cs.Sessions)) + c.styles.Label.Render(" visits")}
 }
 
 // dnsPanel shows host name resolution and what duplicate detection pruned.
@@ -208,15 +233,16 @@ func (p *dnsPanel) view() string {
 	}
 	w := p.w - 4
 	lines := []string{
-		c.styles.Title.Render("DNS ") + c.fit(w, c.fig(count(d.Lookups), "look-ups"), c.fig(percent(d.Hits, d.Lookups), "cached")),
-		"    " + c.fit(w, c.fig(count(d.Queries), "queries"), failed, c.fig(count(d.Collapsed), "joined")),
+		c.styles.Title.Render("DNS ") + c.fit(w, c.fig(count(d.Lookups), "hosts"), c.fig(count(d.Queries), "queries")),
+		"    " + c.fit(w, c.fig(perHost(d.Queries, d.Lookups), "queries/host"), failed, c.fig(count(d.Collapsed), "joined")),
 		c.styles.Title.Render("dup ") + c.fit(w, c.fig(count(dup.Exact), "exact"), c.fig(count(dup.Near), "near"), c.fig(count(dup.Mirrors), "mirrors")),
 		"    " + c.fit(w, c.fig(count(dup.Loops), "loops"), c.fig(count(dup.Pruned), "URLs pruned")),
 	}
 	if p.zoomed {
 		lines = append(lines, "",
-			c.dim("look-ups: host names asked of the DNS cache; cached: answered from it;"),
-			c.dim("queries: sent to DNS servers; joined: waited for a look-up in flight."),
+			c.dim("hosts: looked up once each, when first found (not one per page);"),
+			c.dim("queries/host: DNS queries sent per host (1 is the least; AAAA and"),
+			c.dim("retries add); joined: a look-up that waited for one already in flight."),
 			c.dim("exact and near: pages whose content duplicates one already fetched;"),
 			c.dim("mirrors: sites labelled copies of another; loops: URL patterns that"),
 			c.dim("repeat without end; pruned: queued URLs dropped under mirrors and loops."))

@@ -9,7 +9,6 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 
 	"lidi/engine"
 )
@@ -153,6 +152,13 @@ func (p *robotsPanel) visits() []engine.VisitStats {
 	return out
 }
 
+// waitHeads head the waiting sites of each reason.
+var waitHeads = map[engine.WaitReason]string{
+	engine.WaitDelay:     " for their politeness delay",
+	engine.WaitRobotsTxt: " to retry robots.txt (5xx or unreachable: nothing fetched until then)",
+	engine.WaitBackoff:   " backing off after errors",
+}
+
 // waiting returns the waiting sites that pass the filter, soonest first.
 func (p *robotsPanel) waiting() []engine.WaitingSite {
 	var out []engine.WaitingSite
@@ -268,15 +274,24 @@ func (p *robotsPanel) view() string {
 		case len(waiting) > 0 && len(waiting) < c.stats.SitesWaiting:
 			n += ", soonest"
 		}
-		head := "waiting for their delay: " + n
-		if ansi.StringWidth(head) > p.w {
-			head = "waiting: " + n
-		}
+		head := "waiting: " + n
 		wait = append(wait, st.Column.Render(pad(head, p.w)))
 		const pendW, inW = 14, 9
 		sw := max(p.w-pendW-inW-2, 4)
-		for _, ws := range waiting {
-			wait = append(wait, pad(siteName(ws.Site), sw)+" "+padLeft(count(ws.Pending)+" queued", pendW)+" "+padLeft(waitFor(ws.Until.Sub(now)), inW))
+		// By reason: the politeness delay, then the sites whose robots.txt
+		// is to be retried, then those backing off after errors.
+		for _, r := range []engine.WaitReason{engine.WaitDelay, engine.WaitRobotsTxt, engine.WaitBackoff} {
+			first := true
+			for _, ws := range waiting {
+				if ws.Reason != r {
+					continue
+				}
+				if first {
+					wait = append(wait, c.dim(waitHeads[r]))
+					first = false
+				}
+				wait = append(wait, pad(siteName(ws.Site), sw)+" "+padLeft(count(ws.Pending)+" queued", pendW)+" "+padLeft(waitFor(ws.Until.Sub(now)), inW))
+			}
 		}
 	}
 

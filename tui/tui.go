@@ -63,6 +63,9 @@ type Options struct {
 	Now func() time.Time
 	// RobotStep is how many robots + and - add or remove; zero means 1.
 	RobotStep int
+	// Until is when limits.max_duration ends the crawl, shown with the
+	// time elapsed; zero means no such limit.
+	Until time.Time
 	// Keys and Styles replace the defaults when non-nil.
 	Keys   *KeyMap
 	Styles *Styles
@@ -608,40 +611,67 @@ func (m *Model) header() string {
 	st := &m.styles
 	s := &m.stats
 	c := m.com
-	parts := []string{st.Brand.Render(" lidi "), m.stateBadge()}
+	// Each figure has a rank: when the line is too narrow, the figures of
+	// the highest rank go first, so that pages and errors always show.
+	type part struct {
+		text string
+		rank int
+	}
+	parts := []part{{st.Brand.Render(" lidi "), 0}, {m.stateBadge(), 0}}
 	if m.fresh {
 		if s.Strategy != "" {
-			parts = append(parts, st.Label.Render(clean(s.Strategy)))
+			parts = append(parts, part{st.Label.Render(clean(s.Strategy)), 5})
 		}
 		if !s.Started.IsZero() {
-			parts = append(parts, c.fig(uptime(c.at().Sub(s.Started)), "elapsed"))
+			elapsed := c.fig(uptime(c.at().Sub(s.Started)), "elapsed")
+			if !m.opt.Until.IsZero() {
+				elapsed = c.fig(uptime(c.at().Sub(s.Started)), "of "+uptime(m.opt.Until.Sub(s.Started)))
+			}
+			parts = append(parts, part{elapsed, 3})
+		}
+		pages := c.fig(count(s.Pages), "pages")
+		if s.MaxPages > 0 {
+			pages = st.Value.Render(count(s.Pages)) + st.Label.Render(" / ") + c.fig(count(s.MaxPages), "pages")
+		}
+		errs := c.fig(count(s.Errors), "errors")
+		if s.Errors > 0 {
+			errs = st.Value.Render(count(s.Errors)) + " " + st.Warn.Render("errors")
 		}
 		parts = append(parts,
-			c.fig(count(s.Pages), "pages"),
+			part{pages, 1},
+			part{errs, 1},
 			// Label first here: "robots busy/allowed" reads as one figure.
-			st.Label.Render("robots ")+st.Value.Render(fmt.Sprintf("%d/%d", s.RobotsBusy, m.robotsShown())),
-			c.fig(bytesSI(float64(s.Bytes)), ""),
-			c.fig(count(s.Errors), "errors"),
+			part{st.Label.Render("robots ") + st.Value.Render(fmt.Sprintf("%d/%d", s.RobotsBusy, m.robotsShown())), 2},
+			part{c.fig(bytesSI(float64(s.Bytes)), ""), 4},
 		)
 	}
-	var b strings.Builder
-	used := 0
-	for i, p := range parts {
-		pw := ansi.StringWidth(p)
-		gap := 0
-		if i > 0 {
-			gap = 2
+	width := func(ps []part) int {
+		n := 0
+		for i, p := range ps {
+			n += ansi.StringWidth(p.text)
+			if i > 0 {
+				n += 2
+			}
 		}
-		if used+gap+pw > w {
+		return n
+	}
+	for width(parts) > w {
+		worst := 0
+		for i, p := range parts {
+			if p.rank >= parts[worst].rank {
+				worst = i
+			}
+		}
+		if parts[worst].rank == 0 {
 			break
 		}
-		if gap > 0 {
-			b.WriteString("  ")
-		}
-		b.WriteString(p)
-		used += gap + pw
+		parts = slices.Delete(parts, worst, worst+1)
 	}
-	return pad(b.String(), w)
+	texts := make([]string, len(parts))
+	for i, p := range parts {
+		texts[i] = p.text
+	}
+	return pad(cut(strings.Join(texts, "  "), w), w)
 }
 
 // robotsShown is the number of robots to show: what the user asked for

@@ -79,8 +79,10 @@ func (c *Config) defaults() {
 
 // Fetcher opens sessions. It is safe for concurrent use.
 type Fetcher struct {
-	cfg   Config
-	conns atomic.Int64
+	cfg      Config
+	conns    atomic.Int64
+	sessions atomic.Int64 // sessions that opened a connection
+	requests atomic.Int64
 }
 
 // New returns a Fetcher with cfg.
@@ -144,8 +146,12 @@ func (f *Fetcher) Open(addr netip.Addr, port int) *Session {
 			s.mu.Lock()
 			s.conns++
 			s.last = pc
+			first := s.conns == 1
 			s.mu.Unlock()
 			f.conns.Add(1)
+			if first {
+				f.sessions.Add(1)
+			}
 			return pc, nil
 		},
 		MaxConnsPerHost:        1,
@@ -279,6 +285,7 @@ func (s *Session) get(ctx context.Context, url string, v Validators, limit int64
 	req.Header.Set("User-Agent", s.f.cfg.UserAgent)
 	req.Header.Set("Accept", "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5")
 	v.set(req.Header)
+	s.f.requests.Add(1)
 	var reused bool
 	trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { reused = i.Reused }}
 	resp, err := s.client.Do(req.WithContext(httptrace.WithClientTrace(ctx, trace)))

@@ -87,3 +87,29 @@ func proxyAddr(u *url.URL) string {
 	port := map[string]string{"http": "80", "https": "443", "socks5": "1080", "socks5h": "1080"}[u.Scheme]
 	return net.JoinHostPort(u.Hostname(), port)
 }
+
+// ConnStats counts a Fetcher's connections: how well keep-alive holds.
+type ConnStats struct {
+	Connections int64 // connections opened
+	Sessions    int64 // sessions (visits) that opened at least one
+	Requests    int64 // requests sent
+}
+
+// Reconnects is the connections opened after a session's first: each is a
+// server that closed the connection before the session was done (an idle
+// timeout shorter than the delay between requests, or a keep-alive
+// maximum).
+func (s ConnStats) Reconnects() int64 { return s.Connections - s.Sessions }
+
+// PerConnection is the mean number of requests a connection carried.
+func (s ConnStats) PerConnection() float64 {
+	if s.Connections == 0 {
+		return 0
+	}
+	return float64(s.Requests) / float64(s.Connections)
+}
+
+// Stats returns the connection counts so far. It is safe for concurrent use.
+func (f *Fetcher) Stats() ConnStats {
+	return ConnStats{Connections: f.conns.Load(), Sessions: f.sessions.Load(), Requests: f.requests.Load()}
+}

@@ -111,3 +111,39 @@ func TestProxy(t *testing.T) {
 		t.Errorf("%d connections to the proxy, want 1 kept alive", s.Connections())
 	}
 }
+
+// ConnStats: a server that closes after every response makes every request
+// but a session's first a reconnect.
+func TestConnStats(t *testing.T) {
+	for _, tc := range []struct {
+		name                   string
+		close                  bool
+		conns, reconnects, req int64
+	}{
+		{"keep-alive", false, 2, 0, 6},
+		{"server closes", true, 6, 4, 6},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, ap := server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if tc.close {
+					w.Header().Set("Connection", "close")
+				}
+				io.WriteString(w, "<html>x</html>")
+			}))
+			f := New(Config{})
+			for range 2 { // two visits of three pages
+				s := f.Open(ap.Addr(), int(ap.Port()))
+				for i := range 3 {
+					if _, err := s.Get(context.Background(), "http://site.test:"+strconv.Itoa(int(ap.Port()))+"/"+strconv.Itoa(i)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				s.Close()
+			}
+			st := f.Stats()
+			if st.Connections != tc.conns || st.Reconnects() != tc.reconnects || st.Requests != tc.req {
+				t.Errorf("%+v (reconnects %d), want %d connections, %d reconnects, %d requests", st, st.Reconnects(), tc.conns, tc.reconnects, tc.req)
+			}
+		})
+	}
+}
