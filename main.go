@@ -268,7 +268,8 @@ func demoCmd(fs *flag.FlagSet) runFunc {
 	policy := fs.String("recrawl", "iir", "the recrawl policy: fixed, iir, icr, optimal, adaptive, or off")
 	scale := fs.Float64("time-scale", 120, "the changing web's clock runs `N` times as fast as real time")
 	return func(ctx context.Context, out output) error {
-		flags := demoFlags{{"sites", strconv.Itoa(*sites)}, {"pages", strconv.Itoa(*pages)}, {"seed", strconv.FormatInt(*seed, 10)}, {"strategy", *strategy}}
+		flags := demoFlags{{"sites", strconv.Itoa(*sites)}, {"pages", strconv.Itoa(*pages)}, {"seed", strconv.FormatInt(*seed, 10)},
+			{"strategy", *strategy}, {"recrawl", *policy}, {"time-scale", strconv.FormatFloat(*scale, 'g', -1, 64)}}
 		if *dbPath == "" {
 			*dbPath = flags.fileName()
 		}

@@ -177,9 +177,9 @@ func TestSimCommand(t *testing.T) {
 // is refused with the flags that differ.
 func TestDemoFlags(t *testing.T) {
 	ctx := context.Background()
-	a := demoFlags{{"sites", "200"}, {"pages", "4000"}, {"seed", "1"}, {"strategy", "length"}}
-	b := demoFlags{{"sites", "50"}, {"pages", "4000"}, {"seed", "1"}, {"strategy", "optimal"}}
-	if a.fileName() == b.fileName() || a.fileName() != "lidi-demo-sites200-pages4000-seed1-strategylength.db" {
+	a := demoFlags{{"sites", "200"}, {"pages", "4000"}, {"seed", "1"}, {"strategy", "length"}, {"recrawl", "iir"}}
+	b := demoFlags{{"sites", "50"}, {"pages", "4000"}, {"seed", "1"}, {"strategy", "optimal"}, {"recrawl", "iir"}}
+	if a.fileName() == b.fileName() || a.fileName() != "lidi-demo-sites200-pages4000-seed1-strategylength-recrawliir.db" {
 		t.Errorf("file names %q and %q", a.fileName(), b.fileName())
 	}
 	path := filepath.Join(t.TempDir(), "demo.db")
