@@ -214,10 +214,12 @@ func TestMaxPagesAndResumeAfterLimit(t *testing.T) {
 	cfg := crawlConfig(srv.SeedURLs(2))
 	cfg.Delay, cfg.MaxDelay = 0, 0
 	cfg.MaxPages = 50
+	cfg.RankEveryPages = 20
 	st := runCrawl(t, cfg, srv.DNSAddr(), path)
 	if st.Pages != 50 {
 		t.Fatalf("pages = %d, want 50", st.Pages)
 	}
+	resumeAtLimit(t, cfg, srv.DNSAddr(), path, st)
 	cfg.MaxPages = 120 // a limit counts the whole crawl, across runs
 	st = runCrawl(t, cfg, srv.DNSAddr(), path)
 	if st.Pages != 120 || len(fetchedURLs(t, path)) != 120 {
@@ -249,4 +251,41 @@ func ExampleEngine_Stats() {
 	cfg.Seeds = []string{"http://www.example.test/"}
 	fmt.Println(cfg.Strategy, cfg.Robots, cfg.Delay, cfg.PagesPerVisit)
 	// Output: length 256 15s 100
+}
+
+// resumeAtLimit resumes a crawl that reached its page limit: it fetches
+// nothing, and its figures must not mislead: every snapshot's rate is zero
+// (never the earlier runs' pages over a second), and its coverage curve
+// goes on from the earlier runs' (rank_runs).
+func resumeAtLimit(t *testing.T, cfg engine.Config, dnsAddr, path string, first engine.Stats) {
+	t.Helper()
+	if len(first.Coverage) == 0 || first.MaxPages != cfg.MaxPages {
+		t.Fatalf("first run: %d coverage points, max pages %d", len(first.Coverage), first.MaxPages)
+	}
+	eng, release := openEngine(t, cfg, dnsAddr, path)
+	defer release()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- eng.Run(ctx) }()
+	snapshots := 0
+	for running := true; running; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			running = false
+		default:
+		}
+		s := eng.Stats()
+		snapshots++
+		if s.PagesPerSec != 0 || s.BytesPerSec != 0 {
+			t.Fatalf("snapshot %d (%s, %d pages): %.0f pages/s, %.0f bytes/s after a resume that fetches nothing", snapshots, s.State, s.Pages, s.PagesPerSec, s.BytesPerSec)
+		}
+	}
+	last := eng.Stats()
+	if last.Pages != first.Pages || len(last.Coverage) < len(first.Coverage) || last.Coverage[0] != first.Coverage[0] {
+		t.Errorf("resumed: %d pages, coverage %v; the first run's curve was %v", last.Pages, last.Coverage, first.Coverage)
+	}
 }
