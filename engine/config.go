@@ -42,11 +42,12 @@ type Config struct {
 	BackoffMax   time.Duration // errors.backoff_max
 	MaxRedirects int           // fetch.max_redirects: longest redirect chain followed
 
-	// Detect turns on duplicate, near-duplicate, mirror and loop detection
-	// and the file-type check of bodies as they arrive (dedup.enabled).
+	// Detect turns on duplicate, near-duplicate and soft-404 detection,
+	// URL rewrite rules learned from duplicates, and the file-type check of
+	// bodies as they arrive (dedup.enabled).
 	Detect         bool
 	MaxHamming     int // dedup.max_hamming: simhash bits two near-duplicates may differ by (3 of 64: over 95% similar)
-	MirrorEvidence int // dedup.mirror_evidence: duplicates that label a directory or host a mirror
+	MirrorEvidence int // dedup.mirror_evidence: duplicate pairs that make a URL rewrite rule
 
 	KeepBodies    bool // storage.keep_bodies: store page bodies (zlib)
 	CompressLevel int  // storage.compress_level: zlib level 1..9

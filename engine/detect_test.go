@@ -15,6 +15,7 @@ import (
 
 	"lidi/engine"
 	"lidi/engine/bench"
+	"lidi/engine/dedup"
 	"lidi/engine/simweb"
 )
 
@@ -29,12 +30,25 @@ type fetchRow struct {
 	truth     simweb.Truth
 }
 
-type mirrorRow struct{ prefix, of, kind, rule string }
+// ruleRow is a rule as the store keeps it, origins without the port.
+type ruleRow struct {
+	rule dedup.Rule
+}
+
+// covers reports whether the rule rewrites (or, for a number pattern,
+// covers) url.
+func (r ruleRow) covers(url string) bool {
+	if r.rule.Withdrawn {
+		return false
+	}
+	_, ok := r.rule.Rewrite(url)
+	return ok
+}
 
 // crawlRecord is what a finished crawl left in its SQLite file.
 type crawlRecord struct {
 	fetched []fetchRow // in fetch order
-	mirrors []mirrorRow
+	rules   []ruleRow
 	dups    map[string]string // duplicate URL -> kind ("exact", "near")
 }
 
@@ -62,17 +76,23 @@ func readCrawl(t *testing.T, web *simweb.Web, port int, path string) crawlRecord
 		rec.fetched = append(rec.fetched, f)
 	}
 	rows.Close()
-	rows, err = db.Query(`SELECT prefix, of_prefix, kind, coalesce(rule, '') FROM mirrors ORDER BY id`)
+	rows, err = db.Query(`SELECT kind, origin, coalesce(name, ''), coalesce(value, ''), seg_index, coalesce(from_part, ''),
+		coalesce(to_part, ''), withdrawn FROM rules ORDER BY id`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for rows.Next() {
-		var m mirrorRow
-		if err := rows.Scan(&m.prefix, &m.of, &m.kind, &m.rule); err != nil {
+		var r dedup.Rule
+		var kind string
+		if err := rows.Scan(&kind, &r.Origin, &r.Name, &r.Value, &r.Index, &r.From, &r.To, &r.Withdrawn); err != nil {
 			t.Fatal(err)
 		}
-		m.prefix, m.of = strip(m.prefix), strip(m.of)
-		rec.mirrors = append(rec.mirrors, m)
+		if r.Kind, err = dedup.ParseRuleKind(kind); err != nil {
+			t.Fatal(err)
+		}
+		r.Origin, r.To, r.From = strip(r.Origin+"/"), strip(r.To+"/"), strip(r.From)
+		r.Origin, r.To = r.Origin[:len(r.Origin)-1], r.To[:len(r.To)-1]
+		rec.rules = append(rec.rules, ruleRow{r})
 	}
 	rows.Close()
 	rec.dups = map[string]string{}
@@ -146,13 +166,14 @@ func (r crawlRecord) count(match func(fetchRow) bool) int {
 	return n
 }
 
-func (r crawlRecord) label(match func(mirrorRow) bool) (mirrorRow, bool) {
-	for _, m := range r.mirrors {
-		if match(m) {
+// covering returns a rule in force that covers url.
+func (r crawlRecord) covering(url string) (ruleRow, bool) {
+	for _, m := range r.rules {
+		if m.covers(url) {
 			return m, true
 		}
 	}
-	return mirrorRow{}, false
+	return ruleRow{}, false
 }
 
 // originOf returns "http://host/" of a URL.
@@ -191,8 +212,8 @@ func TestDetectTraps(t *testing.T) {
 	if sc.Precision < 0.9 {
 		t.Errorf("precision %.4f, want at least 0.9", sc.Precision)
 	}
-	if st.Dup.Exact+st.Dup.Near != int64(len(rec.dups)) {
-		t.Errorf("stats count %d duplicates, the store holds %d", st.Dup.Exact+st.Dup.Near, len(rec.dups))
+	if st.Dup.Exact+st.Dup.Near+st.Dup.Soft404 != int64(len(rec.dups)) {
+		t.Errorf("stats count %d duplicates and soft 404s, the store holds %d", st.Dup.Exact+st.Dup.Near+st.Dup.Soft404, len(rec.dups))
 	}
 
 	has := func(k simweb.TrapKind) func(fetchRow) bool {
@@ -205,7 +226,7 @@ func TestDetectTraps(t *testing.T) {
 	missed := func(k simweb.TrapKind) int { return sc.Missed[k] }
 	// copiesDetected checks the copies of content fetched that match:
 	// each is recorded a duplicate (so its links were not followed), and
-	// more than a few are stopped by a label.
+	// when more than a few are fetched a rule covers the URL example.
 	//
 	// The near-duplicate test misses a few copies whose template differs
 	// (the root of a printer-friendly copy, a banner over a mirror), and a
@@ -213,7 +234,7 @@ func TestDetectTraps(t *testing.T) {
 	// small web, often stopped page by page rather than by a host label:
 	// hence the tolerances, which the figures of `lidi bench precision`
 	// put in proportion.
-	copiesDetected := func(t *testing.T, match func(fetchRow) bool, label func(mirrorRow) bool, labelAbove int, opts ...int) {
+	copiesDetected := func(t *testing.T, match func(fetchRow) bool, example string, labelAbove int, opts ...int) {
 		t.Helper()
 		undetectedMax := evidence
 		if len(opts) > 0 {
@@ -224,8 +245,8 @@ func TestDetectTraps(t *testing.T) {
 		if len(undetected) > undetectedMax {
 			t.Errorf("%d of %d copies fetched not recorded duplicates: %v", len(undetected), n, undetected)
 		}
-		if _, ok := rec.label(label); !ok && n > labelAbove {
-			t.Errorf("%d copies fetched and no label; labels %v", n, rec.mirrors)
+		if _, ok := rec.covering(example); !ok && n > labelAbove {
+			t.Errorf("%d copies fetched and no rule covers %s; rules %v", n, example, rec.rules)
 		}
 		if n > 12*evidence {
 			t.Errorf("%d copies fetched", n)
@@ -233,29 +254,29 @@ func TestDetectTraps(t *testing.T) {
 	}
 
 	checks := map[simweb.TrapKind]func(t *testing.T, in simweb.TrapInstance){
-		// The alias host (or the canonical one, if the alias came first)
-		// is labelled a host mirror and its copies are not followed.
+		// A rule swaps the alias host for the canonical one (or the other
+		// way, if the alias came first) and the copies are not followed.
 		simweb.TrapHostMirror: func(t *testing.T, in simweb.TrapInstance) {
 			alias, canon := originOf(in.URL), originOf(in.Original)
-			copiesDetected(t, func(f fetchRow) bool { return strings.HasPrefix(f.url, alias) || strings.HasPrefix(f.url, canon) },
-				func(m mirrorRow) bool {
-					return m.kind == "host" && (m.prefix == alias && m.of == canon || m.prefix == canon && m.of == alias)
-				}, 12*evidence)
+			n, _ := rec.copies(func(f fetchRow) bool { return strings.HasPrefix(f.url, alias) || strings.HasPrefix(f.url, canon) })
+			_, a := rec.covering(alias + "x.html")
+			_, c := rec.covering(canon + "x.html")
+			if !a && !c && n > 12*evidence {
+				t.Errorf("%d copies fetched and no rule swaps %s and %s; rules %v", n, alias, canon, rec.rules)
+			}
+			copiesDetected(t, func(f fetchRow) bool { return strings.HasPrefix(f.url, alias) || strings.HasPrefix(f.url, canon) }, alias, 1<<30)
 		},
-		// The copied directory is labelled a mirror (a loop for a whole
-		// site copied under /mirror/) once its copies are many, and each
-		// copy fetched is a duplicate whose links are not followed.
+		// A rule rewrites the copied directory (or the whole site copied
+		// under /mirror/) to the original once its copies are many, and
+		// each copy fetched is a duplicate whose links are not followed.
 		simweb.TrapDirMirror: func(t *testing.T, in simweb.TrapInstance) {
-			copiesDetected(t, underURL(in.URL), func(m mirrorRow) bool {
-				return (m.kind == "mirror" || m.kind == "loop") && (strings.HasPrefix(m.prefix, in.URL) || strings.HasPrefix(in.URL, m.prefix)) && m.prefix != originOf(in.URL)
-			}, 2*evidence)
+			copiesDetected(t, underURL(in.URL), in.URL+"never-seen.html", 2*evidence)
 		},
 		// A directory that recurses into itself: its levels are duplicates
-		// of the first, labelled a loop once they are many.
+		// of the first, and a rule drops the recursion once they are many.
 		simweb.TrapLoop: func(t *testing.T, in simweb.TrapInstance) {
 			dir := in.Original
-			copiesDetected(t, func(f fetchRow) bool { return has(simweb.TrapLoop)(f) && strings.HasPrefix(f.url, dir) },
-				func(m mirrorRow) bool { return m.kind == "loop" && strings.HasPrefix(m.prefix, dir) }, 2*evidence)
+			copiesDetected(t, func(f fetchRow) bool { return has(simweb.TrapLoop)(f) && strings.HasPrefix(f.url, dir) }, in.URL+"never-seen.html", 2*evidence)
 		},
 		// Every month with events is fetched; the empty months, endless in
 		// both directions, are near-duplicates whose links are not followed.
@@ -280,20 +301,33 @@ func TestDetectTraps(t *testing.T) {
 			}
 		},
 		// Session ids and tracking parameters make every page a new URL:
-		// each copy fetched is a duplicate, and the parameter is labelled
-		// (or normalised away) after a few.
+		// each copy fetched is a duplicate, and a rule drops the parameter
+		// (or it is normalised away) after a few.
 		simweb.TrapSessionID: func(t *testing.T, in simweb.TrapInstance) {
-			copiesDetected(t, has(simweb.TrapSessionID), func(m mirrorRow) bool { return m.kind == "query-param" && m.prefix == originOf(in.URL) }, 12*evidence)
+			copiesDetected(t, has(simweb.TrapSessionID), strings.Replace(in.URL, "…", "0badc0de", 1), 12*evidence)
 		},
 		simweb.TrapTracking: func(t *testing.T, in simweb.TrapInstance) {
-			copiesDetected(t, has(simweb.TrapTracking), func(m mirrorRow) bool { return m.kind == "query-param" && m.prefix == originOf(in.URL) }, 12*evidence)
+			copiesDetected(t, has(simweb.TrapTracking), originOf(in.URL)+"x.html?ref=nav", 12*evidence)
 		},
-		// Soft 404s answer only the few broken links; none counts as
+		// Soft 404s answer the few broken links and the suggestions their
+		// pages offer, which lead to more soft 404s without end: once a
+		// few are recognised, no link of a soft 404 is followed, and only
+		// the suggestions already queued are fetched. None counts as
 		// content.
 		simweb.TrapSoft404: func(t *testing.T, in simweb.TrapInstance) {
 			origin := originOf(in.URL)
-			if n := rec.count(func(f fetchRow) bool { return has(simweb.TrapSoft404)(f) && strings.HasPrefix(f.url, origin) }); n > evidence+1 {
+			soft := func(f fetchRow) bool { return has(simweb.TrapSoft404)(f) && strings.HasPrefix(f.url, origin) }
+			if n := rec.count(soft); n > 6*evidence {
 				t.Errorf("%d soft 404s fetched on %s", n, origin)
+			}
+			recorded := 0
+			for u, kind := range rec.dups {
+				if strings.HasPrefix(u, origin) && kind == "soft-404" {
+					recorded++
+				}
+			}
+			if recorded == 0 {
+				t.Errorf("no page of %s recorded a soft 404", origin)
 			}
 		},
 		// /print/ holds a copy of the whole site: a loop of its root. A
@@ -305,7 +339,30 @@ func TestDetectTraps(t *testing.T) {
 		simweb.TrapPrintCopy: func(t *testing.T, in simweb.TrapInstance) {
 			origin := originOf(in.URL)
 			copiesDetected(t, func(f fetchRow) bool { return has(simweb.TrapPrintCopy)(f) && strings.HasPrefix(f.url, origin) },
-				func(m mirrorRow) bool { return m.prefix == origin+"print/" && m.kind == "loop" }, 2*evidence, 2*evidence)
+				origin+"print/never-seen.html", 2*evidence, 2*evidence)
+		},
+		// A printer-friendly copy behind a parameter, without the
+		// template, is a near-duplicate of its page by its main text, and a
+		// rule drops the parameter once the copies are a few.
+		simweb.TrapPrintParam: func(t *testing.T, in simweb.TrapInstance) {
+			origin := originOf(in.URL)
+			q := in.URL[strings.Index(in.URL, "?"):]
+			copiesDetected(t, func(f fetchRow) bool { return has(simweb.TrapPrintParam)(f) && strings.HasPrefix(f.url, origin) },
+				origin+"never-seen.html"+q, 2*evidence, 2*evidence)
+		},
+		// Every page of the catalogue is fetched (both parameters matter);
+		// a page met again under its other URL is a duplicate, and a rule
+		// sorts the parameters once such pages are a few.
+		simweb.TrapParamOrder: func(t *testing.T, in simweb.TrapInstance) {
+			if n := missed(simweb.TrapParamOrder); n > 0 {
+				t.Errorf("%d catalogue pages missed", n)
+			}
+			path, query, _ := strings.Cut(in.URL, "?")
+			a, b, _ := strings.Cut(query, "&")
+			copiesDetected(t, func(f fetchRow) bool {
+				return has(simweb.TrapParamOrder)(f) && strings.HasPrefix(f.url, originOf(in.URL))
+			},
+				path+"?"+b+"&"+a, 2*evidence)
 		},
 		// A binary body declared as HTML stops downloading at once and
 		// the decision is recorded.
@@ -399,8 +456,8 @@ func TestDetectNoFalsePositives(t *testing.T) {
 		t.Errorf("precision %.4f, recall %.4f (%d of %d reachable, %d unique of %d fetched), want 1 and 1",
 			sc.Precision, sc.Recall, sc.Recalled, sc.Reachable, sc.Unique, sc.Pages)
 	}
-	if len(rec.mirrors) > 0 || len(rec.dups) > 0 {
-		t.Errorf("labels %v and %d duplicates on a web without traps", rec.mirrors, len(rec.dups))
+	if len(rec.rules) > 0 || len(rec.dups) > 0 {
+		t.Errorf("rules %v and %d duplicates on a web without traps", rec.rules, len(rec.dups))
 	}
 }
 
@@ -430,7 +487,7 @@ func TestKill9ResumeDecisions(t *testing.T) {
 		}
 		defer db.Close()
 		var n int
-		db.QueryRow("SELECT count(*) FROM mirrors WHERE kind IN ('mirror', 'loop', 'host')").Scan(&n)
+		db.QueryRow("SELECT count(*) FROM rules WHERE kind IN ('swap-prefix', 'swap-host', 'replace-segment', 'drop-segment')").Scan(&n)
 		return n
 	}
 	deadline := time.Now().Add(60 * time.Second)
@@ -438,7 +495,7 @@ func TestKill9ResumeDecisions(t *testing.T) {
 		if time.Now().After(deadline) {
 			child.Process.Kill()
 			child.Wait()
-			t.Fatal("the child crawl labelled no two mirrors in a minute")
+			t.Fatal("the child crawl learned no two path or host rules in a minute")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -450,17 +507,17 @@ func TestKill9ResumeDecisions(t *testing.T) {
 		t.Fatalf("the child crawl ended by itself (%v) before the kill", st)
 	}
 	before := readCrawl(t, web, srv.Port(), path)
-	t.Logf("killed with %d pages, %d labels, %d duplicates stored", len(before.fetched), len(before.mirrors), len(before.dups))
+	t.Logf("killed with %d pages, %d rules, %d duplicates stored", len(before.fetched), len(before.rules), len(before.dups))
 
 	resumeFor(t, killConfig(seeds, false), srv.DNSAddr(), path, 20*time.Second)
 	after := readCrawl(t, web, srv.Port(), path)
-	labels := map[string]mirrorRow{}
-	for _, m := range after.mirrors {
-		labels[m.prefix] = m
+	rules := map[string]bool{}
+	for _, m := range after.rules {
+		rules[m.rule.Key()] = true
 	}
-	for _, m := range before.mirrors {
-		if labels[m.prefix] != m {
-			t.Errorf("label %v lost or changed by the resumed crawl", m)
+	for _, m := range before.rules {
+		if !rules[m.rule.Key()] {
+			t.Errorf("rule %v lost by the resumed crawl", &m.rule)
 		}
 	}
 	for u, kind := range before.dups {
@@ -476,10 +533,8 @@ func TestKill9ResumeDecisions(t *testing.T) {
 		if fetchedBefore[f.url] {
 			continue
 		}
-		for _, m := range before.mirrors {
-			if (m.kind == "mirror" || m.kind == "loop" || m.kind == "host") && strings.HasPrefix(f.url, m.prefix) {
-				t.Errorf("%s fetched after the resume under %s, labelled a %s before the kill", f.url, m.prefix, m.kind)
-			}
+		if m, ok := before.covering(f.url); ok {
+			t.Errorf("%s fetched after the resume, covered by %v, learned before the kill", f.url, &m.rule)
 		}
 	}
 	if len(after.fetched) <= len(before.fetched) {

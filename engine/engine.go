@@ -299,27 +299,28 @@ func (v *visitTracker) stats() VisitStats {
 	return s
 }
 
-// prunedTo reports whether url is pruned by a label and, for a mirror or
-// loop, the original URL it copies that is not itself pruned ("" if none).
-func (e *Engine) prunedTo(url string) (bool, string) {
+// canonical reports whether a rule duplicate detection learned covers url
+// and, if so, the canonical URL to fetch instead ("" for none: a number
+// pattern covers it). A covered URL is counted against its rule.
+func (e *Engine) canonical(url string) (covered bool, canon string) {
 	if e.det == nil {
 		return false, ""
 	}
-	p, m := e.det.Pruned(url)
-	if !p {
-		return false, ""
+	canon, by, covered := e.det.Canonical(url)
+	if covered {
+		e.det.Covered(by)
 	}
-	orig := url
-	for range 4 { // labels chain (a copy of a copy); they never cycle, but bound it
-		var ok bool
-		if orig, ok = dedup.Original(orig, m); !ok {
-			return true, ""
-		}
-		if p, m = e.det.Pruned(orig); !p {
-			return true, orig
-		}
+	return covered, canon
+}
+
+// Rules returns the URL rewrite rules duplicate detection has learned and
+// withdrawn, with the URLs each covered; nil with detection off. Only the
+// loop uses the detector: call Rules after Run has returned.
+func (e *Engine) Rules() []dedup.Rule {
+	if e.det == nil {
+		return nil
 	}
-	return true, ""
+	return e.det.AllRules()
 }
 
 // inScope checks a normalised URL against the crawl's scope.

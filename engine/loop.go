@@ -229,20 +229,28 @@ func (c *crawl) load(ctx context.Context) error {
 	}
 	if e.det != nil {
 		// Duplicate detection picks up where it stopped: the fingerprints
-		// of every page fetched, then the labels given.
+		// of every page fetched, then the rules and soft 404s recorded.
 		err := e.store.Fingerprints(ctx, func(p FetchedPage) {
-			e.det.Restore(dedup.Page{ID: p.URL, URL: p.Addr, Digest: p.Digest, Simhash: p.Simhash, Status: p.Status})
+			e.det.Restore(dedup.Page{ID: p.URL, URL: p.Addr, Digest: p.Digest, Simhash: p.Simhash, Main: p.Main, NoURL: p.NoURL, Title: p.Title, Status: p.Status})
 		})
 		if err != nil {
 			return fmt.Errorf("engine: loading fingerprints: %w", err)
 		}
-		ms, err := e.store.Mirrors(ctx)
+		rs, err := e.store.Rules(ctx)
 		if err != nil {
-			return fmt.Errorf("engine: loading mirror labels: %w", err)
+			return fmt.Errorf("engine: loading rules: %w", err)
 		}
-		for _, m := range ms {
-			e.det.RestoreMirror(dedup.Mirror{Prefix: m.Prefix, Of: m.Of, Loop: m.Kind == "loop", Host: m.Kind == "host", Rule: m.Rule, Evidence: m.Evidence})
+		for _, r := range rs {
+			e.det.RestoreRule(r.Rule)
 		}
+		ss, err := e.store.Soft404s(ctx)
+		if err != nil {
+			return fmt.Errorf("engine: loading soft 404s: %w", err)
+		}
+		for _, s := range ss {
+			e.det.RestoreSoft404(s.Sig)
+		}
+		c.dupCounts()
 	}
 	ct, err := e.store.Counters(ctx)
 	if err != nil {
@@ -330,15 +338,15 @@ func (c *crawl) discover(f FoundLink, depth int, parent uint64, now time.Time) {
 	prio := c.e.strategy.PagePriority(frontier.PageInfo{URL: f.URL, Depth: depth, ID: f.id, Parent: parent})
 	c.nextSeq++
 	rec := URLRecord{ID: f.id, Site: s.ID, URL: f.URL, Depth: depth, Priority: prio, Seq: c.nextSeq, Parent: parent, Discovered: now}
-	if pruned, orig := c.e.prunedTo(f.URL); pruned {
-		// Under a mirror or a loop: kept for the record, never queued;
-		// the original it copies is followed instead.
-		rec.State, rec.SkipReason = URLSkipped, "mirror"
+	if covered, canon := c.e.canonical(f.URL); covered {
+		// A rule covers it: kept for the record, never queued; its
+		// canonical URL is followed instead.
+		rec.State, rec.SkipReason = URLSkipped, SkipRule
 		c.batch.URLs = append(c.batch.URLs, rec)
 		c.dup.Pruned++
 		c.left(f.id, nil)
-		if orig != "" {
-			if g, ok := c.e.inScope(orig, depth); ok {
+		if canon != "" {
+			if g, ok := c.e.inScope(canon, depth); ok {
 				c.discover(g, depth, parent, now)
 			}
 		}
@@ -731,22 +739,22 @@ func (c *crawl) onHead(h headReply, now time.Time) {
 	}
 	urls := h.urls[:0]
 	for _, q := range h.urls {
-		pruned, orig := e.prunedTo(q.URL)
-		if !pruned {
+		covered, canon := e.canonical(q.URL)
+		if !covered {
 			urls = append(urls, q)
 			continue
 		}
-		// Queued before its directory was labelled a mirror or a loop:
-		// the original it copies is followed instead.
-		c.batch.Skips = append(c.batch.Skips, Skip{URL: q.ID, Reason: "mirror"})
+		// Queued before a rule that covers it was learned: its canonical
+		// URL is followed instead.
+		c.batch.Skips = append(c.batch.Skips, Skip{URL: q.ID, Reason: SkipRule})
 		if c.rc != nil {
 			c.recrawlDropped(c.batch.Skips[len(c.batch.Skips)-1:])
 		}
-		c.skipped["mirror"]++
+		c.skipped[SkipRule]++
 		c.dup.Pruned++
 		c.left(q.ID, nil)
-		if orig != "" {
-			if f, ok := e.inScope(orig, q.Depth); ok {
+		if canon != "" {
+			if f, ok := e.inScope(canon, q.Depth); ok {
 				c.discover(f, q.Depth, q.ID, now)
 			}
 		}
@@ -949,16 +957,9 @@ func (c *crawl) onPage(run *leaseRun, m *PageResult, now time.Time) {
 		c.pageLinks(rec.URL, m.URL, nil)
 		return
 	}
-	if c.e.det != nil {
-		if pruned, _ := c.e.det.Pruned(m.URL); pruned {
-			// Labelled a copy while its lease ran: fetched, but its
-			// links are the copies of the original's, not followed.
-			c.skipped["mirror"] += int64(len(m.Links))
-			c.left(rec.URL, nil)
-			c.pageLinks(rec.URL, m.URL, nil)
-			return
-		}
-	}
+	// A page a rule learned while its lease ran covers is still new
+	// content when observe says so: it stands for its canonical URL (see
+	// dedup.Detector.Canonical), whose links are its own.
 	c.skipped["scope"] += int64(m.Skipped.Scope)
 	c.skipped["nofollow"] += int64(m.Skipped.NoFollow)
 	c.skipped["invalid"] += int64(m.Skipped.Invalid)
@@ -1112,16 +1113,31 @@ func (c *crawl) observe(m *PageResult, now time.Time) bool {
 		return true
 	}
 	t := startCPUTimer()
-	d := e.det.Observe(dedup.Page{ID: rec.URL, URL: m.URL, Digest: rec.Digest, Simhash: rec.Simhash, Status: rec.Status})
+	d := e.det.Observe(dedup.Page{ID: rec.URL, URL: m.URL, Digest: rec.Digest, Simhash: rec.Simhash, Main: rec.MainSimhash, NoURL: rec.NoURLSimhash, Title: rec.TitleHash, Status: rec.Status})
 	c.dup.Time += t.elapsed() + m.Detect
-	if d.Mirror != nil {
-		c.labelled(d.Mirror, now)
+	for _, r := range d.Learned {
+		c.ruleChanged(r, now)
+	}
+	for _, r := range d.Withdrawn {
+		c.ruleChanged(r, now)
+	}
+	if d.Soft404 != nil {
+		c.batch.Soft404s = append(c.batch.Soft404s, Soft404Record{Sig: *d.Soft404, Time: now})
+		text := fmt.Sprintf("%s answers URLs that do not exist with one page (%d URLs), recorded as soft 404s", d.Soft404.Origin, len(d.Soft404.Evidence)+1)
+		c.e.event(Event{Time: now, Kind: EventSoft404, Text: text})
+	}
+	if len(d.Learned) > 0 || len(d.Withdrawn) > 0 || d.Soft404 != nil {
+		c.dupCounts()
 	}
 	switch d.Kind {
 	case dedup.Exact:
 		c.dup.Exact++
 	case dedup.Near:
 		c.dup.Near++
+	case dedup.Soft404:
+		// Not a genuine page: its links, found only here, are not
+		// followed.
+		c.dup.Soft404++
 	default:
 		return true
 	}
@@ -1129,29 +1145,27 @@ func (c *crawl) observe(m *PageResult, now time.Time) bool {
 	return false
 }
 
-// labelled records a new mirror, loop or trap label and drops what is queued
-// under it.
-func (c *crawl) labelled(m *dedup.Mirror, now time.Time) {
-	kind := "mirror"
-	switch {
-	case m.Loop:
-		kind = "loop"
-		c.dup.Loops++
-	case m.Host:
-		kind = "host"
-		c.dup.Mirrors++
-	case m.Rule == dedup.RuleSiblingTrap || m.Rule == dedup.RuleQueryParam:
-		kind = m.Rule
-		c.dup.Traps++
-	default:
-		c.dup.Mirrors++
+// ruleChanged records a rule learned or withdrawn and tells the console.
+// What is queued under a new rule is exchanged for its canonical URL as
+// each URL's turn comes, not at once in the store: the canonical URL may
+// not be known yet.
+func (c *crawl) ruleChanged(r dedup.Rule, now time.Time) {
+	c.batch.Rules = append(c.batch.Rules, RuleRecord{Rule: r, Time: now})
+	kind, text := EventRule, fmt.Sprintf("rule learned: %s (%d duplicate pairs)", r.String(), r.Supports)
+	if r.Withdrawn {
+		kind, text = EventRuleWithdrawn, fmt.Sprintf("rule withdrawn: %s (a URL it rewrites holds other content)", r.String())
 	}
-	c.batch.Mirrors = append(c.batch.Mirrors, MirrorRecord{Prefix: m.Prefix, Of: m.Of, Kind: kind, Rule: m.Rule, Evidence: m.Evidence, Time: now})
-	text := fmt.Sprintf("%s labelled a %s of %s (%d duplicates)", m.Prefix, kind, m.Of, len(m.Evidence))
-	c.e.event(Event{Time: now, Kind: EventKind(kind), Text: text})
-	// What is queued under the label is dropped by the robots as each
-	// URL's turn comes (visit), not at once in the store: a copy is then
-	// exchanged for the original it copies, which may not be known yet.
+	c.e.event(Event{Time: now, Kind: kind, Text: text})
+}
+
+// dupCounts copies the detector's rule and soft-404 counts into the
+// loop's figures.
+func (c *crawl) dupCounts() {
+	s := c.e.det.Stats()
+	c.dup.Rules, c.dup.Withdrawn, c.dup.Soft404Hosts = int64(s.Rules), int64(s.Withdrawn), int64(s.Soft404Host)
+	for k := range s.RulesByKind {
+		c.dup.Learned[k] = int64(s.RulesByKind[k] + s.WithdrawnByKind[k])
+	}
 }
 
 func (c *crawl) backoff(failures int) time.Duration {

@@ -3,6 +3,7 @@ package engine
 import (
 	"time"
 
+	"lidi/engine/dedup"
 	"lidi/engine/fetch"
 )
 
@@ -147,14 +148,18 @@ type DNSStats struct {
 	Collapsed int64 // look-ups that joined one already in flight
 }
 
-// DupStats counts what duplicate detection pruned.
+// DupStats counts what duplicate detection found and pruned.
 type DupStats struct {
-	Exact   int64
-	Near    int64
-	Mirrors int64
-	Loops   int64
-	Pruned  int64 // URLs dropped under mirrors and loops (when found or when their turn came)
-	Traps   int64 // URL patterns labelled traps (endless calendars) or useless query parameters
+	Exact        int64
+	Near         int64
+	Soft404      int64 // pages recognised as their host's soft 404
+	Soft404Hosts int64 // hosts with a soft-404 page recognised
+	Rules        int64 // URL rewrite rules in force
+	Withdrawn    int64 // rules withdrawn after a contradiction
+	// Learned counts the rules learned of each kind (withdrawn ones
+	// included), indexed by dedup.RuleKind.
+	Learned [dedup.NumRuleKinds]int64
+	Pruned  int64 // URLs a rule covers, not fetched (when found or when their turn came)
 	// Time is the CPU time detection took over the whole run (fingerprints
 	// and decisions, read from the thread's CPU clock where the system has
 	// one, else the wall clock); divided by Pages it is the cost per page.

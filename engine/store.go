@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"lidi/engine/dedup"
 	"lidi/engine/fetch"
 )
 
@@ -30,8 +31,10 @@ type Store interface {
 	// Fingerprints calls fn for every fetched page with its content
 	// fingerprints, so duplicate detection can be rebuilt after a restart.
 	Fingerprints(ctx context.Context, fn func(FetchedPage)) error
-	// Mirrors returns every mirror and loop label recorded, oldest first.
-	Mirrors(ctx context.Context) ([]MirrorRecord, error)
+	// Rules returns every URL rewrite rule recorded (withdrawn ones
+	// included), oldest first, and Soft404s every soft-404 signature.
+	Rules(ctx context.Context) ([]RuleRecord, error)
+	Soft404s(ctx context.Context) ([]Soft404Record, error)
 	// Head returns up to n URLs of site in state URLQueued, ordered by
 	// (Priority, Seq) ascending. next is the Priority of the first queued URL
 	// after those returned, and more reports whether there is one.
@@ -82,22 +85,25 @@ type URLRecord struct {
 
 // PageRecord is the outcome of one fetch.
 type PageRecord struct {
-	URL         uint64 // URL ID
-	Site        int64
-	Fetched     time.Time
-	Status      int    // HTTP status; 0 when no response was received
-	ContentType string // declared Content-Type
-	Length      int64  // body bytes received (after content decoding)
-	Truncated   bool   // the body passed the size limit and was cut
-	Duration    time.Duration
-	Digest      uint64 // content digest of the body (engine.Digest, CRC-64 ECMA); 0 for no body
-	Body        []byte // body compressed with zlib; nil when not kept
-	Err         string // fetch error, "" on success
-	Redirect    string // Location of a 3xx, normalised
-	NoIndex     bool   // robots meta or X-Robots-Tag said noindex
-	Links       int    // links extracted
-	Simhash     uint64 // near-duplicate fingerprint of the text (dedup.Simhash); 0 for none
-	TypeCheck   string // content-type decision: "html", "html-undeclared", "binary-as-html" (download stopped), "other"
+	URL          uint64 // URL ID
+	Site         int64
+	Fetched      time.Time
+	Status       int    // HTTP status; 0 when no response was received
+	ContentType  string // declared Content-Type
+	Length       int64  // body bytes received (after content decoding)
+	Truncated    bool   // the body passed the size limit and was cut
+	Duration     time.Duration
+	Digest       uint64 // content digest of the body (engine.Digest, CRC-64 ECMA); 0 for no body
+	Body         []byte // body compressed with zlib; nil when not kept
+	Err          string // fetch error, "" on success
+	Redirect     string // Location of a 3xx, normalised
+	NoIndex      bool   // robots meta or X-Robots-Tag said noindex
+	Links        int    // links extracted
+	Simhash      uint64 // near-duplicate fingerprint of the text (dedup.Fingerprints.Text); 0 for none
+	MainSimhash  uint64 // the same of the main text (dedup.Fingerprints.Main); 0 for none
+	NoURLSimhash uint64 // the same of the text without its URL's words (dedup.Fingerprints.NoURL); 0 for none
+	TitleHash    uint64 // hash of the title's words (dedup.Fingerprints.Title); 0 for none
+	TypeCheck    string // content-type decision: "html", "html-undeclared", "binary-as-html" (download stopped), "other"
 
 	// Recrawl: the URL had been fetched before (QueuedURL.Copy was set).
 	// Verdict says whether the page changed since; for a 304 the fields
@@ -114,27 +120,34 @@ type FetchedPage struct {
 	Addr    string // the URL itself
 	Digest  uint64
 	Simhash uint64
+	Main    uint64 // PageRecord.MainSimhash
+	NoURL   uint64 // PageRecord.NoURLSimhash
+	Title   uint64 // PageRecord.TitleHash
 	Status  int
 }
 
 // DupRecord is a page found to duplicate another, and how.
 type DupRecord struct {
 	URL, Of    uint64
-	Kind       string // "exact" or "near"
-	Test       string // the test that found it: "digest", "same-tail", "path-repeat", ...
+	Kind       string // "exact", "near" or "soft-404" (dedup.Kind)
+	Test       string // the test that found it: "digest", "same-tail", "path-repeat", "soft-404", ...
 	Similarity float64
 	Time       time.Time
 }
 
-// MirrorRecord labels a directory or a whole host a mirror (or a loop) of
-// another, with the duplicate pages that are its evidence.
-type MirrorRecord struct {
-	Prefix   string // "http://host:port/dir/" or "http://host:port/"
-	Of       string
-	Kind     string // "mirror", "loop" or "host"
-	Rule     string
-	Evidence []uint64
-	Time     time.Time
+// RuleRecord is a URL rewrite rule duplicate detection learned, with the
+// pairs of URLs that supported it and, once withdrawn, contradicted it.
+// A rule is recorded when learned and again when withdrawn.
+type RuleRecord struct {
+	Rule dedup.Rule
+	Time time.Time // when learned, or withdrawn
+}
+
+// Soft404Record is a host's soft-404 page as duplicate detection
+// recognised it, with the pairs of URLs that answered it.
+type Soft404Record struct {
+	Sig  dedup.Soft404Sig
+	Time time.Time
 }
 
 // Link is an edge of the discovered web graph.
@@ -150,8 +163,7 @@ type Event struct {
 	Text string
 }
 
-// EventKind names a kind of event. Labels given by duplicate detection are
-// events of the label's kind ("mirror", "loop", "host", the trap rules).
+// EventKind names a kind of event.
 type EventKind string
 
 const (
@@ -168,6 +180,10 @@ const (
 	EventSeedFailed EventKind = "seed-failed" // a seed could not be fetched
 	EventStrategy   EventKind = "strategy"    // the strategy had to be overridden
 	EventPageRank   EventKind = "pagerank"    // a PageRank run failed
+	// Duplicate detection's decisions (docs/detection.md).
+	EventRule          EventKind = "rule"           // a URL rewrite rule learned
+	EventRuleWithdrawn EventKind = "rule-withdrawn" // a rule withdrawn: a URL it rewrites holds other content
+	EventSoft404       EventKind = "soft-404"       // a host's soft-404 page recognised
 )
 
 // Counters are crawl totals kept across restarts.
@@ -187,8 +203,9 @@ type Batch struct {
 	Skips  []Skip       // queued URLs moved to URLSkipped
 	Events []Event
 
-	Dups    []DupRecord
-	Mirrors []MirrorRecord
+	Dups     []DupRecord
+	Rules    []RuleRecord
+	Soft404s []Soft404Record
 
 	Priorities []PriorityUpdate // queued URLs re-ordered; URLs no longer queued are left as they are
 	RankRuns   []RankRun        // inserted or replaced (matched by Time)
@@ -204,7 +221,7 @@ type Batch struct {
 // Len reports how many records the batch holds.
 func (b *Batch) Len() int {
 	return len(b.Sites) + len(b.URLs) + len(b.Pages) + len(b.Links) + len(b.Skips) + len(b.Events) +
-		len(b.Dups) + len(b.Mirrors) + len(b.Priorities) + len(b.RankRuns) + len(b.Ranks) +
+		len(b.Dups) + len(b.Rules) + len(b.Soft404s) + len(b.Priorities) + len(b.RankRuns) + len(b.Ranks) +
 		len(b.Requeues) + len(b.Channels) + len(b.Groups) + len(b.Reassignments)
 }
 
@@ -212,18 +229,23 @@ func (b *Batch) Len() int {
 func (b *Batch) Reset() {
 	clear(b.Sites)
 	clear(b.Pages)
-	clear(b.Mirrors)
+	clear(b.Rules)
+	clear(b.Soft404s)
 	b.Sites, b.URLs, b.Pages, b.Links, b.Skips, b.Events = b.Sites[:0], b.URLs[:0], b.Pages[:0], b.Links[:0], b.Skips[:0], b.Events[:0]
-	b.Dups, b.Mirrors = b.Dups[:0], b.Mirrors[:0]
+	b.Dups, b.Rules, b.Soft404s = b.Dups[:0], b.Rules[:0], b.Soft404s[:0]
 	b.Priorities, b.RankRuns, b.Ranks = b.Priorities[:0], b.RankRuns[:0], b.Ranks[:0]
 	clear(b.Reassignments)
 	b.Requeues, b.Channels, b.Groups, b.Reassignments = b.Requeues[:0], b.Channels[:0], b.Groups[:0], b.Reassignments[:0]
 }
 
+// SkipRule is the skip reason of a URL that a rule of duplicate detection
+// covers: its canonical URL is fetched instead, if any.
+const SkipRule = "rule"
+
 // Skip drops a queued URL without fetching it.
 type Skip struct {
 	URL    uint64
-	Reason string // "robots", "mirror", ...
+	Reason string // "robots", "rule" (a rewrite rule covers it), ...
 }
 
 // QueuedURL is a URL waiting in a site's queue, as Head returns it.

@@ -282,7 +282,8 @@ func (r *Robot) fetchPage(ctx context.Context, sess *fetch.Session, q QueuedURL,
 				rec.Links = len(res.Links)
 				if r.cfg.Detect || r.cfg.Recrawl.Enabled {
 					t := startCPUTimer()
-					rec.Simhash = dedup.Simhash(resp.Body)
+					fp := dedup.Fingerprint(resp.Body, q.URL)
+					rec.Simhash, rec.MainSimhash, rec.NoURLSimhash, rec.TitleHash = fp.Text, fp.Main, fp.NoURL, fp.Title
 					pr.Detect = t.elapsed()
 				}
 				pr.Skipped.Invalid += res.Invalid

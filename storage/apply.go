@@ -5,10 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
 	"lidi/engine"
+	"lidi/engine/dedup"
 	"lidi/engine/fetch"
 )
 
@@ -39,7 +41,7 @@ ON CONFLICT (id) DO UPDATE SET key = excluded.key, host = excluded.host, addr = 
 // both updates the row and tells which counters move.
 const sqlPageUpdate = `UPDATE urls SET state = 1, fetched = ?, status = ?, content_type = ?, length = ?,
 	truncated = ?, digest = ?, error = ?, redirect = ?, noindex = ?, duration_ms = ?, outlinks = ?,
-	simhash = ?, type_check = ?, etag = ?, last_modified = ?
+	simhash = ?, type_check = ?, etag = ?, last_modified = ?, main_simhash = ?, nourl_simhash = ?, title_hash = ?
 WHERE id = ? AND state = ?`
 
 const sqlBodyInsert = `INSERT INTO pages (url_id, body) VALUES (?, ?)`
@@ -53,7 +55,14 @@ const sqlEvent = `INSERT INTO events (time, kind, site, text) VALUES (?, ?, ?, ?
 
 const sqlDup = `INSERT OR REPLACE INTO duplicates (url_id, of_id, kind, test, similarity, time) VALUES (?, ?, ?, ?, ?, ?)`
 
-const sqlMirror = `INSERT OR IGNORE INTO mirrors (prefix, of_prefix, kind, rule, evidence, time) VALUES (?, ?, ?, ?, ?, ?)`
+// sqlRule records a rule when learned and updates it when withdrawn.
+const sqlRule = `INSERT INTO rules (key, kind, origin, name, value, seg_index, from_part, to_part, supports, support,
+	contradictions, withdrawn, covered, learned, withdrawn_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (key) DO UPDATE SET supports = excluded.supports, support = excluded.support,
+	contradictions = excluded.contradictions, withdrawn = excluded.withdrawn, covered = excluded.covered,
+	withdrawn_at = excluded.withdrawn_at`
+
+const sqlSoft404 = `INSERT OR IGNORE INTO soft404s (origin, title_hash, simhash, of_id, evidence, time) VALUES (?, ?, ?, ?, ?, ?)`
 
 // sqlPriority re-orders a queued URL (a strategy that re-ranks its queue).
 const sqlPriority = `UPDATE urls SET priority = ? WHERE id = ? AND state = 0`
@@ -76,7 +85,7 @@ const sqlSetMeta = `INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key
 type statements struct {
 	urls, links, ranks                                 multiStmt
 	site, page, body, bodyDelete, skip, event, counter *sql.Stmt
-	dup, mirror, priority, rankRun                     *sql.Stmt
+	dup, rule, soft404, priority, rankRun              *sql.Stmt
 	head, setMeta                                      *sql.Stmt
 	recrawl                                            recrawlStatements
 	all                                                []*sql.Stmt
@@ -114,7 +123,8 @@ func (s *statements) prepare(ctx context.Context, db *sql.DB) error {
 		{&s.skip, sqlSkip},
 		{&s.event, sqlEvent},
 		{&s.dup, sqlDup},
-		{&s.mirror, sqlMirror},
+		{&s.rule, sqlRule},
+		{&s.soft404, sqlSoft404},
 		{&s.priority, sqlPriority},
 		{&s.rankRun, sqlRankRun},
 		{&s.counter, sqlCounter},
@@ -303,14 +313,22 @@ func (a *applier) apply(st *statements, b *engine.Batch) error {
 			return fmt.Errorf("duplicate %016x: %w", d.URL, err)
 		}
 	}
-	for i := range b.Mirrors {
-		m := &b.Mirrors[i]
-		ev := make([]string, len(m.Evidence))
-		for j, id := range m.Evidence {
-			ev[j] = fmt.Sprintf("%016x", id)
+	for i := range b.Rules {
+		r := &b.Rules[i].Rule
+		learned, withdrawn := millis(b.Rules[i].Time), any(nil)
+		if r.Withdrawn {
+			learned, withdrawn = nil, millis(b.Rules[i].Time)
 		}
-		if _, err := a.exec(st.mirror, m.Prefix, m.Of, m.Kind, m.Rule, strings.Join(ev, " "), millis(m.Time)); err != nil {
-			return fmt.Errorf("mirror %s: %w", m.Prefix, err)
+		if _, err := a.exec(st.rule, r.Key(), r.Kind.String(), r.Origin, nullString(r.Name), nullString(r.Value), r.Index,
+			nullString(r.From), nullString(r.To), r.Supports, formatPairs(r.Support), formatPairs(r.Contradictions),
+			boolInt(r.Withdrawn), r.Covered, learned, withdrawn); err != nil {
+			return fmt.Errorf("rule %s: %w", r, err)
+		}
+	}
+	for i := range b.Soft404s {
+		s := &b.Soft404s[i].Sig
+		if _, err := a.exec(st.soft404, s.Origin, int64(s.Title), int64(s.Simhash), int64(s.Of), formatPairs(s.Evidence), millis(b.Soft404s[i].Time)); err != nil {
+			return fmt.Errorf("soft 404 of %s: %w", s.Origin, err)
 		}
 	}
 	for _, p := range b.Priorities {
@@ -399,7 +417,8 @@ func (a *applier) page(st *statements, p *engine.PageRecord) error {
 	args := []any{millis(p.Fetched), int64(p.Status), nullString(p.ContentType), p.Length,
 		boolInt(p.Truncated), nullID(p.Digest), nullString(p.Err), nullString(p.Redirect),
 		boolInt(p.NoIndex), float64(p.Duration) / float64(time.Millisecond), int64(p.Links),
-		nullID(p.Simhash), nullString(p.TypeCheck), nullString(p.ETag), nullString(p.LastModified), id, nil}
+		nullID(p.Simhash), nullString(p.TypeCheck), nullString(p.ETag), nullString(p.LastModified),
+		nullID(p.MainSimhash), nullID(p.NoURLSimhash), nullID(p.TitleHash), id, nil}
 	notModified := p.Verdict == fetch.VerdictNotModified ||
 		p.Recrawl && (p.Err != "" || p.Status >= 500 || p.Status == 429)
 	if notModified {
@@ -477,4 +496,35 @@ func (db *DB) SetMeta(ctx context.Context, key, value string) error {
 		return fmt.Errorf("storage: set meta %q: %w", key, err)
 	}
 	return nil
+}
+
+// formatPairs writes URL id pairs as "copy:original" in hexadecimal,
+// separated by spaces; nil for none.
+func formatPairs(ps []dedup.Pair) any {
+	if len(ps) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	for i, p := range ps {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%016x:%016x", p.Copy, p.Original)
+	}
+	return b.String()
+}
+
+// parsePairs reads what formatPairs wrote.
+func parsePairs(s string) ([]dedup.Pair, error) {
+	var out []dedup.Pair
+	for _, f := range strings.Fields(s) {
+		a, b, ok := strings.Cut(f, ":")
+		x, err1 := strconv.ParseUint(a, 16, 64)
+		y, err2 := strconv.ParseUint(b, 16, 64)
+		if !ok || err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("bad URL id pair %q", f)
+		}
+		out = append(out, dedup.Pair{Copy: x, Original: y})
+	}
+	return out, nil
 }

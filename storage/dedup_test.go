@@ -3,16 +3,21 @@ package storage
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
+	"time"
 
 	"lidi/engine"
+	"lidi/engine/dedup"
 )
 
 // Duplicate detection's decisions are kept for audit and come back after a
-// restart: duplicates, mirror labels with their evidence, the pages'
-// fingerprints; a mirror's queued URLs are dropped with their reason.
+// restart: duplicates, rules with their evidence (learned, then withdrawn),
+// soft 404s, the pages' fingerprints.
 func TestDedupDecisions(t *testing.T) {
 	db := openTest(t)
+	rule := dedup.Rule{Kind: dedup.SwapPrefix, Origin: "http://s1.test", From: "/copy/", To: "/docs/", Supports: 3,
+		Support: []dedup.Pair{{Copy: 4, Original: 1}, {Copy: 5, Original: 1 << 63}, {Copy: 6, Original: 3}}}
 	urls := []engine.URLRecord{}
 	for i := uint64(1); i <= 6; i++ {
 		u := queued(i, 1, 0, int64(i))
@@ -23,26 +28,39 @@ func TestDedupDecisions(t *testing.T) {
 	apply(t, db, engine.Batch{
 		Pages: []engine.PageRecord{
 			{URL: 1, Site: 1, Fetched: t0, Status: 200, Digest: 11, Simhash: 0xabc, TypeCheck: "html"},
-			{URL: 4, Site: 1, Fetched: t0.Add(1), Status: 200, Digest: 11, Simhash: 0xabc, TypeCheck: "html"},
+			{URL: 4, Site: 1, Fetched: t0.Add(1), Status: 200, Digest: 11, Simhash: 0xabc, MainSimhash: 0xab, NoURLSimhash: 0xcd, TitleHash: 1 << 63, TypeCheck: "html"},
 		},
-		Dups: []engine.DupRecord{{URL: 4, Of: 1, Kind: "exact", Test: "digest", Similarity: 1, Time: t0}},
-		Mirrors: []engine.MirrorRecord{{Prefix: "http://s1.test/copy/", Of: "http://s1.test/docs/", Kind: "mirror",
-			Rule: "3 duplicates", Evidence: []uint64{4, 1 << 63}, Time: t0}},
+		Dups:  []engine.DupRecord{{URL: 4, Of: 1, Kind: "exact", Test: "digest", Similarity: 1, Time: t0}},
+		Rules: []engine.RuleRecord{{Rule: rule, Time: t0}},
+		Soft404s: []engine.Soft404Record{{Sig: dedup.Soft404Sig{Origin: "http://s1.test", Title: 1 << 63, Simhash: 0xdef, Of: 2,
+			Evidence: []dedup.Pair{{Copy: 3, Original: 2}}}, Time: t0}},
 	})
+	withdrawn := rule
+	withdrawn.Withdrawn, withdrawn.Contradictions, withdrawn.Covered = true, []dedup.Pair{{Copy: 6, Original: 3}}, 9
+	apply(t, db, engine.Batch{Rules: []engine.RuleRecord{{Rule: withdrawn, Time: t0.Add(time.Second)}}})
 
 	var fps []engine.FetchedPage
 	if err := db.Fingerprints(context.Background(), func(p engine.FetchedPage) { fps = append(fps, p) }); err != nil {
 		t.Fatal(err)
 	}
-	if len(fps) != 2 || fps[1].URL != 4 || fps[1].Digest != 11 || fps[1].Simhash != 0xabc || fps[1].Addr != urls[3].URL || fps[1].Status != 200 {
+	if len(fps) != 2 || fps[1].URL != 4 || fps[1].Digest != 11 || fps[1].Simhash != 0xabc || fps[1].Main != 0xab || fps[1].NoURL != 0xcd || fps[1].Title != 1<<63 ||
+		fps[1].Addr != urls[3].URL || fps[1].Status != 200 {
 		t.Errorf("fingerprints = %+v", fps)
 	}
-	ms, err := db.Mirrors(context.Background())
+	rs, err := db.Rules(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ms) != 1 || ms[0].Prefix != "http://s1.test/copy/" || len(ms[0].Evidence) != 2 || ms[0].Evidence[1] != 1<<63 || !ms[0].Time.Equal(t0) {
-		t.Errorf("mirrors = %+v", ms)
+	if len(rs) != 1 || rs[0].Rule.Key() != rule.Key() || !slices.Equal(rs[0].Rule.Support, rule.Support) || !rs[0].Rule.Withdrawn ||
+		!slices.Equal(rs[0].Rule.Contradictions, withdrawn.Contradictions) || rs[0].Rule.Covered != 9 || !rs[0].Time.Equal(t0.Add(time.Second)) {
+		t.Errorf("rules = %+v", rs)
+	}
+	ss, err := db.Soft404s(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ss) != 1 || ss[0].Sig.Title != 1<<63 || ss[0].Sig.OfURL != urls[1].URL || len(ss[0].Sig.Evidence) != 1 || !ss[0].Time.Equal(t0) {
+		t.Errorf("soft 404s = %+v", ss)
 	}
 	r := rawOpen(t, db.Path())
 	var kind, test string
@@ -50,8 +68,8 @@ func TestDedupDecisions(t *testing.T) {
 	if err := r.QueryRow("SELECT of_id, kind, test FROM duplicates WHERE url_id = 4").Scan(&of, &kind, &test); err != nil || of != 1 || kind != "exact" || test != "digest" {
 		t.Errorf("duplicate row: %d %s %s %v", of, kind, test, err)
 	}
-	// A label leaves the queue as it is: 5 and 6, under the mirror, are
-	// dropped by the robots at their turn (and their originals followed).
+	// A rule leaves the queue as it is: 5 and 6, which it covers, are
+	// dropped at their turn (and their canonical URLs followed).
 	for id, want := range map[int64]string{2: "0/", 3: "0/", 5: "0/", 6: "0/", 4: "1/"} {
 		var state int
 		var reason *string
@@ -66,6 +84,6 @@ func TestDedupDecisions(t *testing.T) {
 	}
 	sites, err := db.Sites(context.Background())
 	if err != nil || sites[0].Pending != 4 {
-		t.Errorf("pending after the mirror was labelled = %d (%v), want 4", sites[0].Pending, err)
+		t.Errorf("pending after the rule was learned = %d (%v), want 4", sites[0].Pending, err)
 	}
 }

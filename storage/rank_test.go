@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"lidi/engine"
+	"lidi/engine/dedup"
 	"lidi/engine/frontier"
 )
 
@@ -111,6 +112,42 @@ func TestUpgradeFromVersion1(t *testing.T) {
 	}
 	if n := queryInt(t, r, "SELECT count(*) FROM urls"); n != 1 {
 		t.Errorf("%d URLs kept", n)
+	}
+}
+
+// A file of version 2 keeps its mirror labels when upgraded, and gets the
+// rules and fingerprints of version 3.
+func TestUpgradeKeepsMirrors(t *testing.T) {
+	db := openTest(t)
+	apply(t, db, engine.Batch{Sites: []engine.SiteRecord{site(1)}, URLs: []engine.URLRecord{queued(1, 1, 0, 1)}})
+	db.Close()
+	path := db.Path()
+	raw := rawOpenRW(t, path)
+	for _, q := range append(dropVersion3, "PRAGMA user_version = 2", `INSERT INTO mirrors (prefix, of_prefix, kind) VALUES ('http://a.test/b/', 'http://a.test/', 'loop')`) {
+		if _, err := raw.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw.Close()
+	db, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	apply(t, db, engine.Batch{Pages: []engine.PageRecord{{URL: 1, Site: 1, Fetched: t0, Status: 200, Digest: 5, Simhash: 6, MainSimhash: 7, NoURLSimhash: 9, TitleHash: 8}},
+		Rules: []engine.RuleRecord{{Rule: dedup.Rule{Kind: dedup.SortParams, Origin: "http://a.test", Supports: 3}, Time: t0}}})
+	r := rawOpen(t, path)
+	if v := queryInt(t, r, "PRAGMA user_version"); v != SchemaVersion {
+		t.Errorf("user_version %d after upgrade", v)
+	}
+	if v := queryInt(t, r, "SELECT main_simhash + nourl_simhash + title_hash FROM urls WHERE id = 1"); v != 24 {
+		t.Errorf("fingerprints after upgrade: %d", v)
+	}
+	if n := queryInt(t, r, "SELECT count(*) FROM rules"); n != 1 {
+		t.Errorf("%d rules after upgrade", n)
+	}
+	if n := queryInt(t, r, "SELECT count(*) FROM mirrors"); n != 1 {
+		t.Errorf("the version 2 labels were not kept: %d", n)
 	}
 }
 

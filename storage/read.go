@@ -8,13 +8,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/klauspost/compress/zlib"
 
 	"lidi/engine"
+	"lidi/engine/dedup"
 )
 
 // Head returns up to n URLs of site in state URLQueued, ordered by
@@ -124,18 +124,20 @@ func (db *DB) Fingerprints(ctx context.Context, fn func(engine.FetchedPage)) err
 	if db.closed.Load() {
 		return ErrClosed
 	}
-	rows, err := db.r.QueryContext(ctx, `SELECT id, url, coalesce(digest, 0), coalesce(simhash, 0), coalesce(status, 0) FROM urls WHERE state = 1 ORDER BY fetched`)
+	rows, err := db.r.QueryContext(ctx, `SELECT id, url, coalesce(digest, 0), coalesce(simhash, 0), coalesce(main_simhash, 0),
+		coalesce(nourl_simhash, 0), coalesce(title_hash, 0), coalesce(status, 0) FROM urls WHERE state = 1 ORDER BY fetched`)
 	if err != nil {
 		return fmt.Errorf("storage: fingerprints: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var p engine.FetchedPage
-		var id, digest, simhash int64
-		if err := rows.Scan(&id, &p.Addr, &digest, &simhash, &p.Status); err != nil {
+		var id, digest, simhash, main, nourl, title int64
+		if err := rows.Scan(&id, &p.Addr, &digest, &simhash, &main, &nourl, &title, &p.Status); err != nil {
 			return fmt.Errorf("storage: fingerprints: %w", err)
 		}
 		p.URL, p.Digest, p.Simhash = uint64(id), uint64(digest), uint64(simhash)
+		p.Main, p.NoURL, p.Title = uint64(main), uint64(nourl), uint64(title)
 		fn(p)
 	}
 	if err := rows.Err(); err != nil {
@@ -144,31 +146,71 @@ func (db *DB) Fingerprints(ctx context.Context, fn func(engine.FetchedPage)) err
 	return nil
 }
 
-// Mirrors returns the mirror and loop labels recorded, oldest first.
-func (db *DB) Mirrors(ctx context.Context) ([]engine.MirrorRecord, error) {
+// Rules returns the rules duplicate detection recorded, withdrawn ones
+// included, oldest first.
+func (db *DB) Rules(ctx context.Context) ([]engine.RuleRecord, error) {
 	if db.closed.Load() {
 		return nil, ErrClosed
 	}
-	rows, err := db.r.QueryContext(ctx, `SELECT prefix, of_prefix, kind, coalesce(rule, ''), coalesce(evidence, ''), coalesce(time, 0) FROM mirrors ORDER BY id`)
+	rows, err := db.r.QueryContext(ctx, `SELECT kind, origin, coalesce(name, ''), coalesce(value, ''), coalesce(seg_index, 0),
+		coalesce(from_part, ''), coalesce(to_part, ''), supports, coalesce(support, ''), coalesce(contradictions, ''),
+		withdrawn, covered, coalesce(withdrawn_at, learned, 0) FROM rules ORDER BY id`)
 	if err != nil {
-		return nil, fmt.Errorf("storage: mirrors: %w", err)
+		return nil, fmt.Errorf("storage: rules: %w", err)
 	}
 	defer rows.Close()
-	var out []engine.MirrorRecord
+	var out []engine.RuleRecord
 	for rows.Next() {
-		var m engine.MirrorRecord
-		var ev string
+		var rec engine.RuleRecord
+		r := &rec.Rule
+		var kind, support, contra string
 		var ms int64
-		if err := rows.Scan(&m.Prefix, &m.Of, &m.Kind, &m.Rule, &ev, &ms); err != nil {
-			return nil, fmt.Errorf("storage: mirrors: %w", err)
+		if err := rows.Scan(&kind, &r.Origin, &r.Name, &r.Value, &r.Index, &r.From, &r.To, &r.Supports, &support, &contra,
+			&r.Withdrawn, &r.Covered, &ms); err != nil {
+			return nil, fmt.Errorf("storage: rules: %w", err)
 		}
-		for _, h := range strings.Fields(ev) {
-			if id, err := strconv.ParseUint(h, 16, 64); err == nil {
-				m.Evidence = append(m.Evidence, id)
-			}
+		if r.Kind, err = dedup.ParseRuleKind(kind); err != nil {
+			return nil, fmt.Errorf("storage: rules: %w", err)
 		}
-		m.Time = time.UnixMilli(ms)
-		out = append(out, m)
+		if r.Support, err = parsePairs(support); err != nil {
+			return nil, fmt.Errorf("storage: rule %s: %w", r, err)
+		}
+		if r.Contradictions, err = parsePairs(contra); err != nil {
+			return nil, fmt.Errorf("storage: rule %s: %w", r, err)
+		}
+		rec.Time = time.UnixMilli(ms)
+		out = append(out, rec)
+	}
+	return out, rows.Err()
+}
+
+// Soft404s returns the soft-404 pages duplicate detection recognised,
+// oldest first.
+func (db *DB) Soft404s(ctx context.Context) ([]engine.Soft404Record, error) {
+	if db.closed.Load() {
+		return nil, ErrClosed
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT s.origin, s.title_hash, s.simhash, s.of_id, coalesce(u.url, ''), coalesce(s.evidence, ''),
+		coalesce(s.time, 0) FROM soft404s s LEFT JOIN urls u ON u.id = s.of_id ORDER BY s.time, s.origin`)
+	if err != nil {
+		return nil, fmt.Errorf("storage: soft 404s: %w", err)
+	}
+	defer rows.Close()
+	var out []engine.Soft404Record
+	for rows.Next() {
+		var rec engine.Soft404Record
+		s := &rec.Sig
+		var title, sim, of, ms int64
+		var ev string
+		if err := rows.Scan(&s.Origin, &title, &sim, &of, &s.OfURL, &ev, &ms); err != nil {
+			return nil, fmt.Errorf("storage: soft 404s: %w", err)
+		}
+		s.Title, s.Simhash, s.Of = uint64(title), uint64(sim), uint64(of)
+		if s.Evidence, err = parsePairs(ev); err != nil {
+			return nil, fmt.Errorf("storage: soft 404 of %s: %w", s.Origin, err)
+		}
+		rec.Time = time.UnixMilli(ms)
+		out = append(out, rec)
 	}
 	return out, rows.Err()
 }

@@ -62,7 +62,10 @@ var schema = []string{
 		simhash      INTEGER,
 		type_check   TEXT,
 		etag          TEXT,
-		last_modified TEXT
+		last_modified TEXT,
+		main_simhash  INTEGER,
+		nourl_simhash INTEGER,
+		title_hash    INTEGER
 	)`,
 	// The frontier: Head reads a site's queue in (priority, seq) order and
 	// Sites counts it. Only queued URLs are indexed, so the index shrinks as
@@ -91,15 +94,8 @@ var schema = []string{
 		similarity REAL,
 		time       INTEGER
 	)`,
-	`CREATE TABLE mirrors (
-		id        INTEGER PRIMARY KEY,
-		prefix    TEXT NOT NULL UNIQUE,
-		of_prefix TEXT NOT NULL,
-		kind      TEXT NOT NULL,
-		rule      TEXT,
-		evidence  TEXT,
-		time      INTEGER
-	)`,
+	rulesTable,
+	soft404sTable,
 	rankRunsTable,
 	pagerankTable,
 	fetchesTable,
@@ -140,11 +136,46 @@ const pagerankTable = `CREATE TABLE pagerank (
 		computed_at INTEGER NOT NULL
 	)`
 
+// Version 3: duplicate detection's URL rewrite rules, learned from pairs
+// of duplicate pages, replace the mirror labels of version 2 (a file
+// upgraded from it keeps its mirrors table, which lidi no longer reads),
+// and soft-404 pages are recognised. Evidence is a list of URL id pairs,
+// "copy:original" in hexadecimal, separated by spaces.
+const rulesTable = `CREATE TABLE rules (
+		id             INTEGER PRIMARY KEY,
+		key            TEXT NOT NULL UNIQUE,
+		kind           TEXT NOT NULL,
+		origin         TEXT NOT NULL,
+		name           TEXT,
+		value          TEXT,
+		seg_index      INTEGER,
+		from_part      TEXT,
+		to_part        TEXT,
+		supports       INTEGER NOT NULL,
+		support        TEXT,
+		contradictions TEXT,
+		withdrawn      INTEGER NOT NULL DEFAULT 0,
+		covered        INTEGER NOT NULL DEFAULT 0,
+		learned        INTEGER,
+		withdrawn_at   INTEGER
+	)`
+
+const soft404sTable = `CREATE TABLE soft404s (
+		origin     TEXT PRIMARY KEY,
+		title_hash INTEGER NOT NULL,
+		simhash    INTEGER NOT NULL,
+		of_id      INTEGER NOT NULL,
+		evidence   TEXT,
+		time       INTEGER
+	)`
+
 // upgrades[v] brings a file of version v+1 to version v+2.
 var upgrades = [][]string{
 	{rankRunsTable, pagerankTable},
 	{`ALTER TABLE urls ADD COLUMN etag TEXT`, `ALTER TABLE urls ADD COLUMN last_modified TEXT`,
-		fetchesTable, fetchesIndex, channelsTable, channelGroupsTable, reassignmentsTable},
+		fetchesTable, fetchesIndex, channelsTable, channelGroupsTable, reassignmentsTable,
+		rulesTable, soft404sTable, `ALTER TABLE urls ADD COLUMN main_simhash INTEGER`,
+		`ALTER TABLE urls ADD COLUMN nourl_simhash INTEGER`, `ALTER TABLE urls ADD COLUMN title_hash INTEGER`},
 }
 
 // Counter keys in meta. They are updated by Apply in the same transaction

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"lidi/engine"
+	"lidi/engine/dedup"
 )
 
 // t0 is when the crawls of the tests started. It is in the local zone so
@@ -152,6 +153,8 @@ func crawlSeries(n int, last engine.RunState) []engine.Stats {
 			SitesDone:    4_102,
 			Robots:       16,
 			DNS:          engine.DNSStats{Lookups: 41_200 + int64(i)*40, Hits: 38_950 + int64(i)*38, Queries: 2_250 + int64(i)*2, Failures: 112, Collapsed: 431},
+			Dup: engine.DupStats{Exact: 1_204, Near: 310, Soft404: 23, Soft404Hosts: 4, Rules: 41, Withdrawn: 1, Pruned: 8_772,
+				Learned: [dedup.NumRuleKinds]int64{dedup.DropParam: 12, dedup.SwapPrefix: 21, dedup.SwapHost: 4, dedup.SortParams: 5}},
 			ErrorKind: map[string]int64{
 				"timeout": errs * 45 / 100, "http-5xx": errs * 25 / 100, "http-4xx": errs * 18 / 100,
 				"dns": errs * 7 / 100, "refused": errs - errs*45/100 - errs*25/100 - errs*18/100 - errs*7/100,
@@ -182,7 +185,7 @@ func crawlSeries(n int, last engine.RunState) []engine.Stats {
 			{Time: t0.Add(time.Second), Kind: "resume", Text: "resumed a crawl of 118,544 pages"},
 			{Time: t0.Add(14 * time.Minute), Kind: "robots-5xx", Site: "shop.example.net", Text: "robots.txt answered 503; retrying in 10m"},
 			{Time: t0.Add(31 * time.Minute), Kind: "parked", Site: "old.example.org", Text: "parked after 5 failed visits (timeout)"},
-			{Time: t0.Add(47 * time.Minute), Kind: "mirror", Site: "mirror.example.com", Text: "labelled a mirror of www.example.org"},
+			{Time: t0.Add(47 * time.Minute), Kind: "rule", Text: "rule learned: http://mirror.example.com: host → http://www.example.org (3 duplicate pairs)"},
 			{Time: t0.Add(58 * time.Minute), Kind: "parked", Site: "legacy.example.net", Text: "parked after 5 failed visits (refused)"},
 		}
 		out[i] = s

@@ -8,6 +8,8 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+
+	"lidi/engine/dedup"
 )
 
 // fill lays out a panel made of text lines and charts: the text lines go
@@ -235,17 +237,27 @@ func (p *dnsPanel) view() string {
 	lines := []string{
 		c.styles.Title.Render("DNS ") + c.fit(w, c.fig(count(d.Lookups), "hosts"), c.fig(count(d.Queries), "queries")),
 		"    " + c.fit(w, c.fig(perHost(d.Queries, d.Lookups), "queries/host"), failed, c.fig(count(d.Collapsed), "joined")),
-		c.styles.Title.Render("dup ") + c.fit(w, c.fig(count(dup.Exact), "exact"), c.fig(count(dup.Near), "near"), c.fig(count(dup.Mirrors), "mirrors")),
-		"    " + c.fit(w, c.fig(count(dup.Loops), "loops"), c.fig(count(dup.Pruned), "URLs pruned")),
+		c.styles.Title.Render("dup ") + c.fit(w, c.fig(count(dup.Exact), "exact"), c.fig(count(dup.Near), "near"), c.fig(count(dup.Soft404), "soft 404")),
+		"    " + c.fit(w, c.fig(count(dup.Rules), "rules"), c.fig(count(dup.Pruned), "URLs pruned by rule"), c.fig(count(dup.Withdrawn), "withdrawn")),
 	}
 	if p.zoomed {
+		var kinds []string
+		for _, k := range dedup.RuleKinds() {
+			if n := dup.Learned[k]; n > 0 {
+				kinds = append(kinds, c.fig(count(n), k.String()))
+			}
+		}
+		if len(kinds) > 0 {
+			lines = append(lines, "    "+c.fit(w, kinds...))
+		}
 		lines = append(lines, "",
 			c.dim("hosts: looked up once each, when first found (not one per page);"),
 			c.dim("queries/host: DNS queries sent per host (1 is the least; AAAA and"),
 			c.dim("retries add); joined: a look-up that waited for one already in flight."),
 			c.dim("exact and near: pages whose content duplicates one already fetched;"),
-			c.dim("mirrors: sites labelled copies of another; loops: URL patterns that"),
-			c.dim("repeat without end; pruned: queued URLs dropped under mirrors and loops."))
+			c.dim("soft 404: pages a host answers for URLs that do not exist;"),
+			c.dim("rules: URL rewrites learned from duplicate pairs (docs/detection.md);"),
+			c.dim("pruned: URLs a rule covers, exchanged for their canonical URL."))
 	}
 	return strings.Join(lines, "\n")
 }

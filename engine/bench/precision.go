@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"lidi/engine"
+	"lidi/engine/dedup"
 	"lidi/engine/dns"
 	"lidi/engine/simweb"
 )
@@ -183,6 +184,16 @@ type PrecisionRun struct {
 	// DetectPerPage is the engine's own measure of detection's cost
 	// (Stats.Dup.Time: fingerprinting and decisions) per page retrieved.
 	DetectPerPage time.Duration
+	// Rules are the URL rewrite rules the run learned, by the trap kind of
+	// the first copy that supported them.
+	Rules map[simweb.TrapKind]RuleCount
+}
+
+// RuleCount is one row of PrecisionRun.Rules.
+type RuleCount struct {
+	Learned, Withdrawn int
+	Covered            int64 // URLs the rules covered, not fetched
+	ByKind             map[dedup.RuleKind]int
 }
 
 // Precision runs the precision benchmark: it serves simweb with traps in
@@ -234,8 +245,10 @@ func Precision(ctx context.Context, o PrecisionOptions, out io.Writer) ([]Precis
 		}
 		run.Mode = mode
 		run.Score = ScoreCrawl(web, reach, run.fetched)
+		run.Rules = rulesByTrap(web, run.rules, run.urls)
 		runs = append(runs, run.PrecisionRun)
 		writeTrapTable(out, run.Score)
+		writeRuleTable(out, run.Rules)
 		fmt.Fprintf(out, "  precision %.4f (%d unique of %d retrieved), recall %.4f (%d of %d reachable), detection %.1f µs/page%s\n",
 			run.Score.Precision, run.Score.Unique, run.Score.Pages, run.Score.Recall, run.Score.Recalled, run.Score.Reachable,
 			us(run.DetectPerPage), stoppedNote(run.Stopped))
@@ -243,11 +256,11 @@ func Precision(ctx context.Context, o PrecisionOptions, out io.Writer) ([]Precis
 
 	fmt.Fprintln(out)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "mode\tpages\tunique\tprecision\trecall\tdetect µs/page\texact\tnear\tmirrors\tloops\ttraps\tpruned\ttime\t")
+	fmt.Fprintln(tw, "mode\tpages\tunique\tprecision\trecall\tdetect µs/page\texact\tnear\tsoft-404\trules\twithdrawn\tpruned\ttime\t")
 	for _, r := range runs {
 		d := r.Dup
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%.4f\t%.4f\t%.1f\t%d\t%d\t%d\t%d\t%d\t%d\t%s%s\t\n", r.Mode, r.Score.Pages, r.Score.Unique, r.Score.Precision, r.Score.Recall,
-			us(r.DetectPerPage), d.Exact, d.Near, d.Mirrors, d.Loops, d.Traps, d.Pruned, r.Elapsed.Round(100*time.Millisecond), stoppedNote(r.Stopped))
+			us(r.DetectPerPage), d.Exact, d.Near, d.Soft404, d.Rules, d.Withdrawn, d.Pruned, r.Elapsed.Round(100*time.Millisecond), stoppedNote(r.Stopped))
 	}
 	tw.Flush()
 	for _, r := range runs {
@@ -260,6 +273,8 @@ func Precision(ctx context.Context, o PrecisionOptions, out io.Writer) ([]Precis
 type precisionRunResult struct {
 	PrecisionRun
 	fetched []Fetch
+	rules   []dedup.Rule
+	urls    map[uint64]string
 }
 
 func precisionRun(ctx context.Context, o PrecisionOptions, cfg engine.Config, dnsAddr, path string, out io.Writer) (precisionRunResult, error) {
@@ -300,7 +315,59 @@ func precisionRun(ctx context.Context, o PrecisionOptions, cfg engine.Config, dn
 		res.DetectPerPage = s.Dup.Time / time.Duration(s.Pages)
 	}
 	res.fetched = rec.fetched()
+	res.rules = eng.Rules()
+	res.urls = rec.urls
 	return res, nil
+}
+
+// rulesByTrap counts rules by the trap kind of the first copy that
+// supported them (simweb's truth of its URL).
+func rulesByTrap(web *simweb.Web, rules []dedup.Rule, urls map[uint64]string) map[simweb.TrapKind]RuleCount {
+	out := make(map[simweb.TrapKind]RuleCount)
+	for _, r := range rules {
+		k := simweb.TrapNone
+		if len(r.Support) > 0 {
+			k = web.Truth(urls[r.Support[0].Copy]).Trap
+		}
+		row := out[k]
+		if row.ByKind == nil {
+			row.ByKind = make(map[dedup.RuleKind]int)
+		}
+		row.Learned++
+		if r.Withdrawn {
+			row.Withdrawn++
+		}
+		row.Covered += r.Covered
+		row.ByKind[r.Kind]++
+		out[k] = row
+	}
+	return out
+}
+
+// writeRuleTable writes the rules learned by trap kind, with the URLs
+// they covered (pages not fetched).
+func writeRuleTable(out io.Writer, rules map[simweb.TrapKind]RuleCount) {
+	if len(rules) == 0 {
+		return
+	}
+	var kinds []simweb.TrapKind
+	for k := range rules {
+		kinds = append(kinds, k)
+	}
+	slices.Sort(kinds)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  rules by trap of their first copy\tlearned\twithdrawn\tURLs covered\tkinds")
+	for _, k := range kinds {
+		r := rules[k]
+		var parts []string
+		for _, rk := range dedup.RuleKinds() {
+			if n := r.ByKind[rk]; n > 0 {
+				parts = append(parts, fmt.Sprintf("%s %d", rk, n))
+			}
+		}
+		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%s\n", k, r.Learned, r.Withdrawn, r.Covered, strings.Join(parts, ", "))
+	}
+	tw.Flush()
 }
 
 // writeTrapTable writes the pages retrieved and the unique ones by trap.

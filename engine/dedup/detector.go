@@ -3,6 +3,8 @@ package dedup
 import (
 	"math"
 	"strings"
+
+	"lidi/engine/urlnorm"
 )
 
 // Kind is the verdict on one page.
@@ -13,11 +15,16 @@ const (
 	Unique Kind = iota
 	// Exact: a page seen before has the same content digest.
 	Exact
-	// Near: a structural suspect has a simhash within Config.MaxHamming.
+	// Near: a structural suspect has a simhash (of the whole text or of
+	// the main text) within Config.MaxHamming.
 	Near
 	// Skipped: the page was not examined (not a 2xx answer, or no body);
 	// the detector keeps nothing of it.
 	Skipped
+	// Soft404: the page is its host's answer to URLs that do not exist
+	// (see Soft404). It is not a genuine page; its links are not worth
+	// following.
+	Soft404
 )
 
 func (k Kind) String() string {
@@ -30,6 +37,8 @@ func (k Kind) String() string {
 		return "near"
 	case Skipped:
 		return "skipped"
+	case Soft404:
+		return "soft-404"
 	}
 	return "kind(" + itoa(int(k)) + ")"
 }
@@ -41,16 +50,10 @@ const (
 	TestQueryVariant      = "query-variant"        // same path, other query
 	TestSamePathOtherHost = "same-path-other-host" // same path on the www/bare twin, another scheme or host
 	TestSameTail          = "same-tail"            // same last segment and query under another directory or host
-	TestSameShape         = "same-shape"           // same path but for its numbers (/cal/2026/11/, /cal/2026/12/)
-)
-
-// Rules name why a label was given (Mirror.Rule).
-const (
-	RuleDirMirror   = "dir-mirror"   // a directory duplicates another one
-	RuleHostMirror  = "host-mirror"  // a whole host duplicates another one
-	RuleLoop        = "loop"         // a directory duplicates its own ancestor
-	RuleSiblingTrap = "sibling-trap" // URLs differing only in numbers give the same page (calendars)
-	RuleQueryParam  = "query-param"  // a query parameter never changes the page (session ids, tracking)
+	TestSameShape         = "same-shape"           // same path but for its numbers (/cal/2026/11/, /cal/2027/01/)
+	TestMainText          = "main-text"            // a structural suspect whose main text (not its template) matches
+	TestSameText          = "same-text"            // a page of the site whose main text is near, whatever its URL
+	TestSoft404           = "soft-404"             // the host's soft-404 page
 )
 
 // Defaults for zero Config fields.
@@ -68,10 +71,11 @@ type Config struct {
 	// 64 bits: more than 95% similarity); negative means the simhashes must
 	// be equal.
 	MaxHamming int
-	// MirrorEvidence is the number of duplicate pages that must tie a
-	// directory, a host, a URL pattern or a query parameter before it is
-	// labelled. Zero means DefaultMirrorEvidence (3, as in LiDi); negative
-	// means never label.
+	// MirrorEvidence is the number of duplicate pairs that must support a
+	// rewrite (on that many paths, for a query parameter) before it
+	// becomes a rule, and of unrelated URLs that must give one page before
+	// it is a soft 404. Zero means DefaultMirrorEvidence (3, as in LiDi);
+	// negative means never learn.
 	MirrorEvidence int
 	// MaxSuspects bounds the pages one page is compared with. Zero means
 	// DefaultMaxSuspects; negative means no near-duplicate test (digests
@@ -84,80 +88,72 @@ type Config struct {
 
 // Page is what the detector needs of a fetched page.
 type Page struct {
-	ID      uint64 // the page's id (fingerprint of its normalised URL)
+	ID      uint64 // the page's id (urlnorm.Fingerprint of its URL)
 	URL     string // the normalised URL
 	Digest  uint64 // content digest of the body (engine.Digest); 0 for no body
-	Simhash uint64 // Simhash(body); 0 for none
+	Simhash uint64 // Fingerprints.Text; 0 for none
+	Main    uint64 // Fingerprints.Main; 0 for the same as Simhash
+	NoURL   uint64 // Fingerprints.NoURL; 0 for the same as Simhash
+	Title   uint64 // Fingerprints.Title; 0 for none
 	Status  int    // HTTP status; 0 means unknown, taken as 200
 }
 
 // Decision is the verdict on one page.
 type Decision struct {
 	Kind Kind
-	// Of and OfURL name the page this one duplicates (Exact and Near).
+	// Of and OfURL name the page this one duplicates (Exact, Near), or the
+	// first page of the host's soft-404 signature (Soft404).
 	Of    uint64
 	OfURL string
 	// Test is the test that found the duplicate: TestDigest for Exact,
-	// the structural test of the suspect for Near.
+	// the structural test of the suspect for Near, TestSoft404.
 	Test string
 	// Distance is the Hamming distance between the simhashes and
 	// Similarity 1 - Distance/64.
 	Distance   int
 	Similarity float64
-	// Mirror is the label this observation created, or nil. One
-	// observation creates at most one label.
-	Mirror *Mirror
-}
-
-// Mirror is a label: URLs at or under Prefix are not worth fetching
-// because they duplicate what is at Of.
-type Mirror struct {
-	// Prefix is a URL prefix ending in '/' ("http://www.x.test:8080/a/b/a/b/",
-	// or a whole host "http://www.x.test:8080/"), except for two rules:
-	// RuleSiblingTrap, where it is a URL pattern in which '#' stands for any
-	// run of digits ("http://x.test/cal/#/#/"), and RuleQueryParam, where it
-	// is the origin's root and Param names the parameter.
-	Prefix string
-	// Of is the directory or host Prefix duplicates; for RuleSiblingTrap and
-	// RuleQueryParam, the URL of the first page duplicated.
-	Of string
-	// Loop reports a directory that duplicates its own ancestor; Host a
-	// whole host.
-	Loop, Host bool
-	// Param is the query parameter of a RuleQueryParam label.
-	Param string
-	// Evidence lists the ids of the duplicate pages that gave the label.
-	Evidence []uint64
-	// Rule is one of the Rule constants.
-	Rule string
+	// Learned are the rules this observation completed (a copy that
+	// differs from its original in three tracking parameters completes
+	// three).
+	Learned []Rule
+	// Withdrawn are the rules this observation contradicted.
+	Withdrawn []Rule
+	// Soft404 is the host's soft-404 signature when this observation
+	// established it, or nil.
+	Soft404 *Soft404Sig
 }
 
 // Stats is a snapshot of a Detector's counters.
 type Stats struct {
-	Pages       int64 // pages observed and kept (Unique, Exact and Near)
+	Pages       int64 // pages observed and kept (Unique, Exact, Near, Soft404)
 	Unique      int64
 	Exact       int64
 	Near        int64
+	Soft404     int64 // pages recognised as soft 404s
 	Skipped     int64
 	Comparisons int64 // simhash comparisons with suspects
-	Mirrors     int   // directory and host mirror labels
-	Loops       int   // loop labels
-	Traps       int   // sibling-trap labels
-	Params      int   // query-parameter labels
-	Bytes       int64 // estimated memory in use
+	Rules       int   // rules in force
+	RulesByKind [NumRuleKinds]int
+	Withdrawn   int // rules withdrawn
+	// WithdrawnByKind counts the rules withdrawn of each kind.
+	WithdrawnByKind [NumRuleKinds]int
+	Soft404Host     int   // hosts with a soft-404 signature
+	Bytes           int64 // estimated memory in use
 }
 
-// Detector finds duplicate pages, mirrors and loops. It is meant to be
-// owned by the crawl loop: it is not safe for concurrent use. The zero
-// value is not usable; call New.
+// Detector finds duplicate pages, learns URL rewrite rules from them and
+// recognises soft 404s. It is meant to be owned by the crawl loop: it is
+// not safe for concurrent use. The zero value is not usable; call New.
 //
-// Per page it keeps 32 bytes (id, simhash, digest, directory, file name)
-// plus the file name and query in an arena, one copy of each directory,
-// and four hash indexes of about 8 bytes each: digest, path on the site,
-// last segment, and shape (only for URLs with digits).
+// Per page it keeps 56 bytes (id, four fingerprints, digest, directory,
+// file name) plus the file name and query in an arena, one copy of each
+// directory, a map from URL id to page (about 24 bytes), and nine hash
+// indexes of about 8 bytes each: digest, path on the site, last segment,
+// title on the origin, four bands of the main text's simhash, and shape
+// (only for URLs with digits).
 type Detector struct {
 	maxHamming  int
-	evidenceMin int // 0: never label
+	evidenceMin int // 0: never learn
 	maxSuspects int
 	perKey      int
 
@@ -166,12 +162,21 @@ type Detector struct {
 	dirIndex map[string]int32
 	dirs     []dirRec
 
-	digests, sitePaths, tails, shapes keyTable
+	digests, sitePaths, tails, shapes, titles keyTable
+	bands                                     [simBands]keyTable // pages of a site by 16 bits of Main
+	byID                                      map[uint64]uint32  // page by URL id
 
-	evidence map[string]*evidence
-	labels   map[string]*Mirror // prefix labels (dir, host, loop) by Prefix
-	origins  map[string]*originLabels
-	all      []*Mirror
+	cands       map[uint64]*candidate
+	candOrigins map[string]int
+	origins     map[string]*originRules
+	all         []*Rule // rules in force, in the order learned
+	withdrawn   []*Rule
+
+	byOrigin map[string][]uint32 // stored pages by origin
+	reps     map[uint64]rep      // by canonical URL id: the first page a rule rewrites to it
+
+	soft     map[string]*soft404State // by origin
+	softSigs []*Soft404Sig
 
 	stats Stats
 	// scratch
@@ -180,9 +185,9 @@ type Detector struct {
 }
 
 type pageRec struct {
-	id, sim, digest uint64
-	dir             uint32 // index in dirs; top bit set for a duplicate
-	rest            uint32 // arena reference of the file name and query
+	id, sim, main, nourl, title, digest uint64
+	dir                                 uint32 // index in dirs; top bit set for a duplicate
+	rest                                uint32 // arena reference of the file name and query
 }
 
 const dupFlag = 1 << 31
@@ -195,15 +200,6 @@ type dirRec struct {
 	hostStart   uint16
 }
 
-// originLabels are the labels of one origin, so that Pruned rejects most
-// URLs with one map lookup.
-type originLabels struct {
-	prefixes int
-	root     *Mirror
-	shapes   map[uint64]*Mirror
-	params   map[string]*Mirror
-}
-
 // New returns a Detector with cfg's zero fields set to the defaults.
 func New(cfg Config) *Detector {
 	d := &Detector{
@@ -212,9 +208,13 @@ func New(cfg Config) *Detector {
 		maxSuspects: cfg.MaxSuspects,
 		perKey:      cfg.PerKey,
 		dirIndex:    make(map[string]int32),
-		evidence:    make(map[string]*evidence),
-		labels:      make(map[string]*Mirror),
-		origins:     make(map[string]*originLabels),
+		cands:       make(map[uint64]*candidate),
+		candOrigins: make(map[string]int),
+		origins:     make(map[string]*originRules),
+		soft:        make(map[string]*soft404State),
+		byID:        make(map[uint64]uint32),
+		byOrigin:    make(map[string][]uint32),
+		reps:        make(map[uint64]rep),
 	}
 	switch {
 	case d.maxHamming == 0:
@@ -243,6 +243,10 @@ func New(cfg Config) *Detector {
 	d.sitePaths = newKeyTable(func(i uint32) uint64 { p := d.parts(i); return sitePathKey(&p) })
 	d.tails = newKeyTable(func(i uint32) uint64 { p := d.parts(i); return tailKey(&p) })
 	d.shapes = newKeyTable(func(i uint32) uint64 { p := d.parts(i); return shapeKey(&p) })
+	for k := range d.bands {
+		d.bands[k] = newKeyTable(func(i uint32) uint64 { p := d.parts(i); return bandKey(&p, k, d.recs[i].main) })
+	}
+	d.titles = newKeyTable(func(i uint32) uint64 { p := d.parts(i); return titleKey(&p, d.recs[i].title) })
 	return d
 }
 
@@ -255,19 +259,63 @@ func (d *Detector) parts(i uint32) urlParts {
 
 func (d *Detector) urlOf(i uint32) string { p := d.parts(i); return p.url() }
 
+// lookupURL returns the stored page observed at url.
+func (d *Detector) lookupURL(url string) (uint32, bool) {
+	i, ok := d.byID[ID(url)]
+	if !ok {
+		return 0, false
+	}
+	p := d.parts(i)
+	return i, len(p.head)+len(p.rest) == len(url) && strings.HasPrefix(url, p.head) && url[len(p.head):] == p.rest
+}
+
+// urlByID returns the URL of the page observed with id, or "".
+func (d *Detector) urlByID(id uint64) string {
+	if i, ok := d.byID[id]; ok {
+		return d.urlOf(i)
+	}
+	return ""
+}
+
+// sameContent reports whether page p and stored page i hold the same
+// content: one digest, or near simhashes of the whole or the main text.
+func (d *Detector) sameContent(p *Page, i uint32) bool {
+	r := &d.recs[i]
+	if r.digest == p.Digest {
+		return true
+	}
+	_, ok := d.near(p, r)
+	return ok
+}
+
+// near returns the smaller distance of the whole and main texts and
+// whether it is within MaxHamming.
+func (d *Detector) near(p *Page, r *pageRec) (int, bool) {
+	if p.Simhash == 0 || r.sim == 0 {
+		return 64, false
+	}
+	dist := Hamming(p.Simhash, r.sim)
+	if pm, rm := p.Main, r.main; pm != 0 && rm != 0 && (pm != p.Simhash || rm != r.sim) {
+		dist = min(dist, Hamming(pm, rm))
+	}
+	return dist, dist <= d.maxHamming
+}
+
 // Observe examines a fetched page, remembers it, and returns whether it
-// duplicates a page observed before. The crawler should follow no link of
-// a duplicate. Exact duplicates are found by digest wherever they are;
-// near-duplicates only among the suspects the URL's structure names:
-// the path with its repeated segments collapsed, the same path under
-// another query or on the www/bare twin host, the same last segment
-// under another directory or host, and the same path but for its numbers.
+// duplicates a page observed before or is its host's soft 404. The
+// crawler should follow no link of either. Exact duplicates are found by
+// digest wherever they are; near-duplicates only among the suspects the
+// URL's structure names: the path with its repeated segments collapsed,
+// the same path under another query or on the www/bare twin host, the
+// same last segment under another directory or host, and the same path
+// but for its numbers.
 //
-// Each duplicate is evidence that the duplicate's directory (or host, URL
-// pattern, query parameter) copies the original's; when the evidence
-// reaches Config.MirrorEvidence pages and the guards hold (see the package
-// documentation), Observe labels it and returns the label in
-// Decision.Mirror, once. Pruned then reports the URLs it covers.
+// Each duplicate pair supports the rewrites that relate its URLs; when
+// one has the evidence a rule needs (see learn.go), Observe returns it in
+// Decision.Learned, once. Canonical then rewrites the URLs it covers.
+// A page that differs from a suspect contradicts the rewrites relating
+// them, and one that differs from its canonical URL's page withdraws the
+// rule (Decision.Withdrawn).
 //
 // Observing the same page (same id and digest) again returns Unique and
 // changes nothing.
@@ -276,17 +324,36 @@ func (d *Detector) Observe(p Page) Decision {
 		d.stats.Skipped++
 		return Decision{Kind: Skipped}
 	}
+	if p.Main == 0 {
+		p.Main = p.Simhash
+	}
+	if p.NoURL == 0 {
+		p.NoURL = p.Simhash
+	}
+	if i, ok := d.byID[p.ID]; ok && d.recs[i].digest == p.Digest {
+		return Decision{Kind: Unique}
+	}
 	u := splitURL(p.URL)
+	var dec Decision
+	dec.Withdrawn = d.checkRules(&p)
+
+	if sig, ok := d.softMatch(&p, &u); ok {
+		dec.Kind, dec.Test, dec.Of, dec.OfURL = Soft404, TestSoft404, sig.Of, sig.OfURL
+		dec.Distance = Hamming(p.NoURL, sig.Simhash)
+		dec.Similarity = 1 - float64(dec.Distance)/64
+		d.add(&p, &u, true, d.newDigest(&p))
+		d.stats.Soft404++
+		return dec
+	}
+
 	s := search{d: d, p: &p, u: &u, exact: -1, best: -1, exactStruct: -1, bestDist: math.MaxInt, budget: d.maxSuspects}
 	if i, ok := d.digests.first(digestKey(p.Digest), func(i uint32) bool { return d.recs[i].digest == p.Digest }); ok {
-		if d.recs[i].id == p.ID {
-			return Decision{Kind: Unique}
-		}
 		s.exact = int64(i)
 	}
 	s.run()
+	dec.Withdrawn = append(dec.Withdrawn, s.withdrawn...)
 
-	dec := Decision{Kind: Unique}
+	dec.Kind = Unique
 	orig := int64(-1)
 	switch {
 	case s.exact >= 0:
@@ -315,36 +382,107 @@ func (d *Detector) Observe(p Page) Decision {
 	case Near:
 		d.stats.Near++
 	}
-	if stored && orig >= 0 && d.evidenceMin > 0 {
-		dec.Mirror = d.tie(idx, uint32(orig), &u)
+	if !stored {
+		return dec
+	}
+	if orig >= 0 && d.evidenceMin > 0 && !d.isSoft404(uint32(orig)) {
+		dec.Learned = d.support(idx, uint32(orig), &u)
+		if len(dec.Learned) == 0 {
+			ou := d.parts(uint32(orig))
+			if u.origin() == ou.origin() && hasDigit(&u) && shapeKey(&u) == shapeKey(&ou) {
+				if r := d.tieShape(&u, &ou, Pair{Copy: p.ID, Original: dec.Of}); r != nil {
+					dec.Learned = append(dec.Learned, *r)
+				}
+			}
+		}
+	}
+	if sig := d.softEvidence(idx, &p, &u); sig != nil {
+		dec.Soft404 = sig
+		if dec.Kind == Unique {
+			d.stats.Unique--
+		} else if dec.Kind == Exact {
+			d.stats.Exact--
+		} else {
+			d.stats.Near--
+		}
+		d.stats.Soft404++
+		dec.Kind, dec.Test, dec.Of, dec.OfURL = Soft404, TestSoft404, sig.Of, sig.OfURL
+		d.recs[idx].dir |= dupFlag
 	}
 	return dec
 }
 
-// Restore rebuilds the detector's state after a restart: it observes the
-// page again and forgets the verdict. Restore the pages a store kept in
-// the order they were first observed, then call RestoreMirror for the
-// labels it kept; the detector then decides as it would have without the
-// restart. Labels that the replay recreates are not duplicated.
-func (d *Detector) Restore(p Page) { d.Observe(p) }
-
-// RestoreMirror reinstates a label kept by a store. A label with the same
-// Rule, Prefix and Param already in place is left as it is.
-func (d *Detector) RestoreMirror(m Mirror) {
-	if d.hasLabel(&m) {
-		return
-	}
-	c := m
-	c.Evidence = append([]uint64(nil), m.Evidence...)
-	d.addLabel(&c)
+func (d *Detector) newDigest(p *Page) bool {
+	_, ok := d.digests.first(digestKey(p.Digest), func(i uint32) bool { return d.recs[i].digest == p.Digest })
+	return !ok
 }
 
-// Labels returns a copy of every label, in the order they were given.
-func (d *Detector) Labels() []Mirror {
-	out := make([]Mirror, len(d.all))
-	for i, m := range d.all {
-		out[i] = *m
-		out[i].Evidence = append([]uint64(nil), m.Evidence...)
+// Restore rebuilds the detector's state after a restart: it observes the
+// page again and forgets the verdict. Restore the pages a store kept in
+// the order they were first observed, then call RestoreRule and
+// RestoreSoft404 for what it kept; the detector then decides as it would
+// have without the restart. Rules that the replay recreates are not
+// duplicated.
+func (d *Detector) Restore(p Page) { d.Observe(p) }
+
+// RestoreRule reinstates a rule kept by a store (a withdrawn one stays
+// withdrawn). A rule with the same Key already in place is left as it is.
+func (d *Detector) RestoreRule(r Rule) {
+	key := r.Key()
+	for _, o := range d.all {
+		if o.Key() == key {
+			if r.Withdrawn {
+				d.withdraw(o, firstPair(r.Contradictions))
+			}
+			return
+		}
+	}
+	if r.Withdrawn {
+		return
+	}
+	c := r
+	c.Support = append([]Pair(nil), r.Support...)
+	c.Contradictions = nil
+	d.addRule(&c)
+	d.stats.Rules++
+	d.stats.RulesByKind[c.Kind]++
+}
+
+func firstPair(ps []Pair) Pair {
+	if len(ps) > 0 {
+		return ps[0]
+	}
+	return Pair{}
+}
+
+// Covered records that the crawler dropped a URL that rule r (as
+// Canonical returned it) covers.
+func (d *Detector) Covered(r *Rule) {
+	if r != nil {
+		r.Covered++
+	}
+}
+
+// AllRules returns a copy of every rule in force, in the order learned,
+// then of every rule withdrawn, in the order withdrawn.
+func (d *Detector) AllRules() []Rule {
+	out := d.Rules()
+	for _, r := range d.withdrawn {
+		c := *r
+		c.Support = append([]Pair(nil), r.Support...)
+		c.Contradictions = append([]Pair(nil), r.Contradictions...)
+		out = append(out, c)
+	}
+	return out
+}
+
+// Rules returns a copy of every rule in force, in the order learned.
+func (d *Detector) Rules() []Rule {
+	out := make([]Rule, len(d.all))
+	for i, r := range d.all {
+		out[i] = *r
+		out[i].Support = append([]Pair(nil), r.Support...)
+		out[i].Contradictions = append([]Pair(nil), r.Contradictions...)
 	}
 	return out
 }
@@ -352,22 +490,25 @@ func (d *Detector) Labels() []Mirror {
 // Stats returns a snapshot of the counters.
 func (d *Detector) Stats() Stats {
 	s := d.stats
-	s.Pages = s.Unique + s.Exact + s.Near
+	s.Pages = s.Unique + s.Exact + s.Near + s.Soft404
 	s.Bytes = d.bytes()
 	return s
 }
 
 func (d *Detector) bytes() int64 {
 	const (
-		dirRecBytes   = 40
-		dirIndexBytes = 40 // string header, value and control byte of a map slot, at ~70% load
-		evidenceBytes = 256
-		labelBytes    = 256
+		dirRecBytes    = 40
+		dirIndexBytes  = 40 // string header, value and control byte of a map slot, at ~70% load
+		candidateBytes = 320
+		byIDBytes      = 24
 	)
-	n := int64(cap(d.recs))*32 + int64(d.arena.bytes())
+	n := int64(cap(d.recs))*56 + int64(d.arena.bytes())
 	n += int64(cap(d.dirs))*dirRecBytes + int64(len(d.dirIndex))*dirIndexBytes
-	n += int64(d.digests.bytes() + d.sitePaths.bytes() + d.tails.bytes() + d.shapes.bytes())
-	n += int64(len(d.evidence))*evidenceBytes + int64(len(d.all))*labelBytes
+	for k := range d.bands {
+		n += int64(d.bands[k].bytes())
+	}
+	n += int64(d.digests.bytes() + d.sitePaths.bytes() + d.tails.bytes() + d.shapes.bytes() + d.titles.bytes())
+	n += int64(len(d.cands))*candidateBytes + int64(len(d.byID))*byIDBytes + int64(len(d.reps))*byIDBytes + int64(len(d.recs))*4
 	return n
 }
 
@@ -391,7 +532,13 @@ func (d *Detector) add(p *Page, u *urlParts, dup, newDigest bool) (uint32, bool)
 		flag = dupFlag
 	}
 	idx := uint32(len(d.recs))
-	d.recs = append(d.recs, pageRec{id: p.ID, sim: p.Simhash, digest: p.Digest, dir: uint32(dir) | flag, rest: rest})
+	d.recs = append(d.recs, pageRec{id: p.ID, sim: p.Simhash, main: p.Main, nourl: p.NoURL, title: p.Title, digest: p.Digest, dir: uint32(dir) | flag, rest: rest})
+	d.byID[p.ID] = idx
+	o := d.dirs[dir].head[:u.originEnd]
+	d.byOrigin[o] = append(d.byOrigin[o], idx)
+	if len(d.origins) > 0 {
+		d.noteRep(idx, p.URL)
+	}
 	if newDigest {
 		d.digests.insert(digestKey(p.Digest), idx, 1)
 	}
@@ -399,6 +546,14 @@ func (d *Detector) add(p *Page, u *urlParts, dup, newDigest bool) (uint32, bool)
 	d.tails.insert(tailKey(u), idx, d.perKey)
 	if hasDigit(u) {
 		d.shapes.insert(shapeKey(u), idx, d.perKey)
+	}
+	if p.Main != 0 {
+		for k := range d.bands {
+			d.bands[k].insert(bandKey(u, k, p.Main), idx, d.perKey)
+		}
+	}
+	if p.Title != 0 {
+		d.titles.insert(titleKey(u, p.Title), idx, d.perKey)
 	}
 	for k := dir; k >= 0; k = d.dirs[k].parent {
 		if dup {
@@ -456,6 +611,7 @@ type search struct {
 	best        int64 // nearest suspect within MaxHamming, or -1
 	bestDist    int
 	bestTest    string
+	withdrawn   []Rule
 }
 
 func (s *search) run() {
@@ -491,6 +647,15 @@ func (s *search) run() {
 	s.lookup(&d.tails, tailKey(u), TestSameTail)
 	if hasDigit(u) {
 		s.lookup(&d.shapes, shapeKey(u), TestSameShape)
+	}
+	// (d) Pages of the site whose main text agrees on one quarter of its
+	// bits: two simhashes within 3 bits agree on at least one of four
+	// 16-bit bands, so this finds every near-duplicate of the site
+	// whatever its URL (a copy behind a rewrite no structure above names).
+	if s.p.Main != 0 && s.exact < 0 {
+		for k := range d.bands {
+			s.lookup(&d.bands[k], bandKey(u, k, s.p.Main), TestSameText)
+		}
 	}
 }
 
@@ -528,21 +693,20 @@ func (s *search) consider(i uint32, test string) bool {
 	if s.p.Simhash == 0 || r.sim == 0 {
 		return true
 	}
-	dist := Hamming(s.p.Simhash, r.sim)
+	dist, ok := d.near(s.p, r)
 	switch {
-	case dist <= d.maxHamming:
+	case ok:
 		if dist < s.bestDist {
+			if Hamming(s.p.Simhash, r.sim) > d.maxHamming {
+				test = TestMainText
+			}
 			s.best, s.bestDist, s.bestTest = int64(i), dist, test
 		}
-	case test == TestQueryVariant && d.evidenceMin > 0:
-		// Two queries of one path with different pages: a parameter that
-		// alone tells them apart matters, and must never be dropped.
+	case d.evidenceMin > 0 && !d.isSoft404(i):
+		// Two URLs that a rewrite relates but whose pages differ: that
+		// rewrite would lose one of them.
 		o := d.parts(i)
-		qa, _ := s.u.query()
-		qb, _ := o.query()
-		if name, ok := singleDifference(qa, qb); ok {
-			d.paramEvidence(s.u.origin(), name).counter++
-		}
+		s.withdrawn = append(s.withdrawn, d.contradict(s.u, &o, s.p.ID, r.id)...)
 	}
 	return true
 }
@@ -562,3 +726,7 @@ func (s *search) relationTest(i uint32, test string) string {
 	}
 	return test
 }
+
+// ID returns the id the detector gives a normalised URL: the crawler's
+// URL fingerprint.
+func ID(url string) uint64 { return urlnorm.Fingerprint(url) }

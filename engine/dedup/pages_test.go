@@ -176,5 +176,6 @@ func (s *site) article(path string, seed uint64, n int, opt pageOpt) (Page, []by
 // pageOf returns the Page the crawler would give the detector for a body
 // fetched at a normalised URL.
 func pageOf(url string, body []byte) Page {
-	return Page{ID: urlnorm.Fingerprint(url), URL: url, Digest: digest(body), Simhash: Simhash(body), Status: 200}
+	f := Fingerprint(body, url)
+	return Page{ID: urlnorm.Fingerprint(url), URL: url, Digest: digest(body), Simhash: f.Text, Main: f.Main, NoURL: f.NoURL, Title: f.Title, Status: 200}
 }

@@ -85,6 +85,9 @@ const (
 	keySitePath = 2 // host without "www.", port and path, no scheme, no query
 	keyTail     = 3 // last path segment and query
 	keyShape    = 4 // origin, path and query with every run of digits as '#'
+	keyTitle    = 5 // origin and title
+	keyRule     = 6 // a rewrite (learn.go)
+	keyBand     = 7 // site and 16 bits of the main text's simhash
 )
 
 // hasher is FNV-1a 64 over a sequence of strings, finished with fmix64 so
@@ -297,4 +300,18 @@ func sameFile(a, b string) bool {
 		return true
 	}
 	return (a == "" || indexNames[a]) && (b == "" || indexNames[b])
+}
+
+// titleKey: pages of one origin with one title (soft 404s).
+func titleKey(p *urlParts, title uint64) uint64 {
+	return newHasher(keyTitle).str(p.origin()).sum() ^ fmix64(title)
+}
+
+// simBands is the number of 16-bit bands of a simhash indexed.
+const simBands = 4
+
+// bandKey: pages of one site (host without "www.") whose main-text
+// simhash has the same band k.
+func bandKey(p *urlParts, k int, main uint64) uint64 {
+	return newHasher(keyBand).byte(byte(k)).str(siteHost(p.hostPort())).sum() ^ fmix64(main>>(16*k)&0xffff)
 }

@@ -85,9 +85,9 @@ type reachKey struct {
 
 // reachItem is a state waiting to be expanded, with a URL that shows it.
 type reachItem struct {
-	site  int32
-	alias bool
-	path  string
+	site        int32
+	alias       bool
+	path, query string
 }
 
 // ReachableUnique returns the genuine content reachable from the seed pages
@@ -133,7 +133,7 @@ func (w *Web) ReachableUnique(seeds []int) *Reach {
 			x.expandPage(p, level)
 		}
 		for _, it := range items {
-			x.expandRendered(int(it.site), it.alias, it.path, level)
+			x.expandRendered(int(it.site), it.alias, it.path, it.query, level)
 		}
 		r.States += len(cur) + len(items)
 	}
@@ -168,9 +168,9 @@ func (x *reachExplorer) push(s int, alias bool, path, query string, level int32)
 	if path == "/robots.txt" || rb.disallowed(target) {
 		return
 	}
-	res := w.resolve(s, path)
+	res := w.resolveQuery(s, path, query)
 	if res.status == 301 {
-		path = res.location
+		path, query = res.location, ""
 		if rb.disallowed(path) {
 			return
 		}
@@ -208,7 +208,7 @@ func (x *reachExplorer) push(s int, alias bool, path, query string, level int32)
 	} else if _, ok := x.reach.virtDist[content]; !ok {
 		x.reach.virtDist[content] = level
 	}
-	x.nextItems = append(x.nextItems, reachItem{site: int32(s), alias: alias, path: path})
+	x.nextItems = append(x.nextItems, reachItem{site: int32(s), alias: alias, path: path, query: query})
 }
 
 // pushPage records base page p at its canonical URL, reached at level.
@@ -267,10 +267,11 @@ func (x *reachExplorer) expandPage(p int32, level int32) {
 func (x *reachExplorer) expandTrapLinks(p int32, s int, level int32) {
 	w := x.w
 	for _, l := range w.traps.extra[p] {
+		path, query, _ := strings.Cut(l.path, "?")
 		if l.site < 0 {
-			x.push(s, false, l.path, "", level+1)
+			x.push(s, false, path, query, level+1)
 		} else {
-			x.push(int(l.site), l.alias, l.path, "", level+1)
+			x.push(int(l.site), l.alias, path, query, level+1)
 		}
 	}
 	st := w.traps.sites[s]
@@ -286,13 +287,16 @@ func (x *reachExplorer) expandTrapLinks(p int32, s int, level int32) {
 			x.push(s, false, path+st.loopSeg+"/", "", level+1)
 		}
 	}
+	if st.printParam != "" {
+		x.push(s, false, string(w.appendPath(nil, p)), st.printParam+"="+st.printValue, level+1)
+	}
 }
 
 // expandRendered renders the URL (site, path) as the server would and
 // follows the links in its anchors.
-func (x *reachExplorer) expandRendered(s int, alias bool, path string, level int32) {
+func (x *reachExplorer) expandRendered(s int, alias bool, path, query string, level int32) {
 	w := x.w
-	res := w.resolve(s, path)
+	res := w.resolveQuery(s, path, query)
 	switch {
 	case res.status != 200:
 		return

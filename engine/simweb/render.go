@@ -133,16 +133,19 @@ func (rd *renderer) render(w *Web, dst []byte, p int32, port int, v view) []byte
 	// shift is the number of bytes a view adds before the text; they are
 	// left out of the page's size so that a copy's text is its original's.
 	shift := 0
-	if v == viewPrint {
-		// A printer-friendly copy links back to its page instead. The
-		// breadcrumbs are left out, but their hrefs are drawn all the same
-		// so that the text is the page's own.
+	if v == viewPrint || v == viewPrintBare {
+		// A printer-friendly copy links back to its page instead (a bare
+		// one has no header at all). The breadcrumbs are left out, but
+		// their hrefs are drawn all the same so that the text is the
+		// page's own.
 		l := len(dst)
-		dst = append(dst, "Printer-friendly version of <a href=\""...)
-		dst = append(dst, rd.cur...)
-		dst = append(dst, "\">"...)
-		dst = w.appendTitle(dst, p, s)
-		dst = append(dst, "</a>"...)
+		if v == viewPrint {
+			dst = append(dst, "Printer-friendly version of <a href=\""...)
+			dst = append(dst, rd.cur...)
+			dst = append(dst, "\">"...)
+			dst = w.appendTitle(dst, p, s)
+			dst = append(dst, "</a>"...)
+		}
 		shift = len(dst) - l
 		rd.discard = rd.discard[:0]
 		if p != rd.first {
@@ -184,7 +187,7 @@ func (rd *renderer) render(w *Web, dst []byte, p int32, port int, v view) []byte
 	dst = append(dst, "<h1>"...)
 	dst = w.appendTitle(dst, p, s)
 	dst = append(dst, "</h1>\n"...)
-	if v == viewPrint {
+	if v == viewPrint || v == viewPrintBare {
 		l := len(dst)
 		dst = append(dst, "<p class=\"printed\">Printed on "...)
 		dst = appendDate(dst, mix(w.opt.Seed, tagTrapText, uint64(p)))
@@ -240,10 +243,13 @@ func (rd *renderer) render(w *Web, dst []byte, p int32, port int, v view) []byte
 		dst = append(dst, "</ul>\n"...)
 	}
 
-	if w.traps != nil && v != viewPrint {
+	if w.traps != nil && v != viewPrint && v != viewPrintBare {
 		dst = rd.trapLinks(dst, p, st)
 	}
 	dst = rd.at.appendStamp(dst)
+	if v == viewPrintBare {
+		return append(dst, "</body>\n</html>\n"...)
+	}
 	return w.appendFooter(dst, s)
 }
 

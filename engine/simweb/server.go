@@ -608,7 +608,7 @@ func (s *Server) respondTrapped(rw http.ResponseWriter, r *http.Request, site in
 	w := s.web
 	hdr := rw.Header()
 	bandwidth := w.sites[site].bandwidth
-	res := w.resolve(site, path)
+	res := w.resolveQuery(site, path, r.URL.RawQuery)
 	switch res.status {
 	case http.StatusNotFound:
 		return s.notFound(rw, r, bp, bandwidth)

@@ -39,7 +39,8 @@ func (rd *renderer) trapLinks(dst []byte, p int32, st *siteTraps) []byte {
 	w := rd.w
 	links := w.traps.extra[p]
 	print := st != nil && st.set.Has(TrapPrintCopy)
-	if len(links) == 0 && !print {
+	printParam := st != nil && st.printParam != ""
+	if len(links) == 0 && !print && !printParam {
 		return dst
 	}
 	dst = append(dst, "<ul class=\"more\">\n"...)
@@ -61,6 +62,15 @@ func (rd *renderer) trapLinks(dst []byte, p int32, st *siteTraps) []byte {
 		dst = append(dst, "<li><a href=\"/print"...)
 		dst = append(dst, rd.cur...)
 		dst = append(dst, "\">Printer-friendly version</a></li>\n"...)
+	}
+	if printParam {
+		dst = append(dst, "<li><a href=\""...)
+		dst = append(dst, rd.cur...)
+		dst = append(dst, '?')
+		dst = append(dst, st.printParam...)
+		dst = append(dst, '=')
+		dst = append(dst, st.printValue...)
+		dst = append(dst, "\">Print this page</a></li>\n"...)
 	}
 	return append(dst, "</ul>\n"...)
 }
@@ -167,6 +177,11 @@ func (w *Web) appendVirtualTitle(dst []byte, s int, v virtual) []byte {
 		return strconv.AppendInt(dst, int64(v.local/12), 10)
 	case TrapSoft404:
 		return append(dst, "Page not found"...)
+	case TrapParamOrder:
+		dst = append(dst, "Catalogue "...)
+		dst = strconv.AppendInt(dst, int64(v.local>>8), 10)
+		dst = append(dst, ", page "...)
+		return strconv.AppendInt(dst, int64(v.local&0xff), 10)
 	case TrapHTMLAsOctet:
 		if v.local&partMask == 0 {
 			dst = append(dst, "Report "...)
@@ -247,6 +262,29 @@ func (rd *renderer) virtualPage(dst []byte, s int, v virtual, reqPath string) []
 		dst = append(dst, "</code> does not exist on "...)
 		dst = append(dst, name...)
 		dst = append(dst, ". It may have been moved or deleted.</p>\n<p><a href=\"/\">Back to the home page</a></p>\n"...)
+		// Suggestions, the site's own, relative to the missing URL: they
+		// lead to more missing URLs (/a/x.html to /a/word/ to
+		// /a/word/word/ ...), without end, for a crawler that follows the
+		// links of a soft 404.
+		sr := newRNG(w.opt.Seed, tagTrapText, uint64(s)<<8|uint64(TrapSoft404)|0x80)
+		dst = append(dst, "<p>Were you looking for "...)
+		for i := range 2 {
+			word := w.vocab.word(w.vocab.contentWord(&sr))
+			if i > 0 {
+				dst = append(dst, " or "...)
+			}
+			dst = append(dst, "<a href=\""...)
+			dst = append(dst, word...)
+			if i == 0 {
+				dst = append(dst, ".html"...)
+			} else {
+				dst = append(dst, '/')
+			}
+			dst = append(dst, "\">"...)
+			dst = append(dst, word...)
+			dst = append(dst, "</a>"...)
+		}
+		dst = append(dst, "?</p>\n"...)
 
 	case TrapCalendar:
 		m := int32(v.local)
@@ -300,6 +338,31 @@ func (rd *renderer) virtualPage(dst []byte, s int, v virtual, reqPath string) []
 			}
 			dst = append(dst, "</ul>\n"...)
 		}
+		dst = rd.paragraphs(dst, start, target)
+
+	case TrapParamOrder:
+		// Links to the next and previous pages and to the other
+		// categories, with the parameters in an order drawn for each
+		// link, so that every page is linked under both of its URLs.
+		cat, page := int(v.local>>8), int(v.local&0xff)
+		dst = append(dst, "<ul class=\"index\">\n"...)
+		to := func(c, p int) {
+			order := mix(w.opt.Seed, tagTrapHref, uint64(s)<<32|uint64(v.local)<<16|uint64(c)<<8|uint64(p))&1 == 0
+			href := string(st.appendCatalogHref(nil, c, p, order))
+			dst = rd.anchorTo(dst, html.EscapeString(href), virtual{TrapParamOrder, uint32(c)<<8 | uint32(p)})
+		}
+		if page > 1 {
+			to(cat, page-1)
+		}
+		if page < int(st.catPages) {
+			to(cat, page+1)
+		}
+		for c := 1; c <= int(st.catCount); c++ {
+			if c != cat {
+				to(c, 1)
+			}
+		}
+		dst = append(dst, "</ul>\n"...)
 		dst = rd.paragraphs(dst, start, target)
 
 	case TrapHTMLAsOctet:

@@ -63,6 +63,16 @@ const (
 	// as the site has (16 to 2000), reached from the home page only, so
 	// that its lower levels lie more than ten links from any seed.
 	TrapDeepChain
+	// TrapPrintParam: every page links to a printer-friendly copy behind a
+	// query parameter the site names its own way (?print=1,
+	// ?view=printable, ...), without the navigation, the footer or the
+	// links traps add: the same text in another template.
+	TrapPrintParam
+	// TrapParamOrder: a catalogue of genuine listing pages addressed by two
+	// query parameters that both matter (category and page, named the
+	// site's own way), linked with the parameters in either order: each
+	// page answers under two URLs.
+	TrapParamOrder
 
 	numTrapKinds
 )
@@ -80,6 +90,8 @@ var trapKindNames = [...]string{
 	TrapBinaryAsHTML: "binary-as-html",
 	TrapHTMLAsOctet:  "html-as-octet",
 	TrapDeepChain:    "deep-chain",
+	TrapPrintParam:   "print-param",
+	TrapParamOrder:   "param-order",
 }
 
 // String returns the kind's name as used in traps.csv, such as "loop".
@@ -210,6 +222,12 @@ type siteTraps struct {
 	deepRoot   string       // TrapDeepChain: "/deep/"
 	deepBottom int          // pages at the bottom of the chain
 	octet      bool         // TrapHTMLAsOctet: /export/report-N.html
+
+	printParam, printValue string // TrapPrintParam: the query parameter of the copy
+
+	catPath            string // TrapParamOrder: the catalogue's path ("/catalog")
+	catName, pageName  string // its parameters
+	catCount, catPages int32  // categories, pages per category
 }
 
 // trapIndex holds a web's traps. Its size is proportional to the number of
@@ -507,6 +525,20 @@ func (w *Web) addTrap(k TrapKind, s int, r *rng, children func(int32) []int32) b
 			link(home, p, "Report "+strconv.Itoa(i))
 			add(w.siteURL(s, p), "", fmt.Sprintf("genuine HTML served as application/octet-stream; it alone links to %d genuine pages /export/report-%d/part-N.html", octetParts, i))
 		}
+
+	case TrapPrintParam:
+		pp := [...][2]string{{"print", "1"}, {"view", "printable"}, {"format", "print"}, {"output", "pf"}, {"mode", "print"}}[r.intn(5)]
+		st.printParam, st.printValue = pp[0], pp[1]
+		add(w.siteURL(s, "/?"+pp[0]+"="+pp[1]), w.siteURL(s, "/"), "every page links to a printer-friendly copy ?"+pp[0]+"="+pp[1]+": the same text without navigation or footer")
+
+	case TrapParamOrder:
+		st.catPath = []string{"/catalog", "/browse.php", "/shop/list", "/index.php"}[r.intn(4)]
+		names := [...][2]string{{"cat", "page"}, {"c", "p"}, {"category", "pg"}, {"dept", "start"}}[r.intn(4)]
+		st.catName, st.pageName = names[0], names[1]
+		st.catCount, st.catPages = int32(3+r.intn(3)), int32(2+r.intn(3))
+		link(home, st.catPath+"?"+st.catName+"=1&"+st.pageName+"=1", "Catalogue")
+		add(w.siteURL(s, st.catPath+"?"+st.catName+"=1&"+st.pageName+"=1"), "",
+			fmt.Sprintf("%d categories of %d genuine pages, ?%s=N&%s=M linked with the parameters in either order", st.catCount, st.catPages, st.catName, st.pageName))
 
 	case TrapDeepChain:
 		st.deepRoot = []string{"/deep/", "/nested/", "/levels/"}[r.intn(3)]

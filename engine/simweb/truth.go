@@ -84,9 +84,10 @@ const (
 type view uint8
 
 const (
-	viewPlain  view = iota
-	viewBanner      // a mirror copy with a banner line
-	viewPrint       // a printer-friendly copy
+	viewPlain     view = iota
+	viewBanner         // a mirror copy with a banner line
+	viewPrint          // a printer-friendly copy
+	viewPrintBare      // a printer-friendly copy without navigation or footer
 )
 
 // resolution is what a path names on a site.
@@ -198,6 +199,62 @@ func (w *Web) resolve(s int, path string) resolution {
 		}
 	}
 	return res
+}
+
+// resolveQuery is resolve for a path with its query: the pages traps
+// address by their query (the catalogue, print copies behind a parameter)
+// are resolved here; other queries change nothing.
+func (w *Web) resolveQuery(s int, path, query string) resolution {
+	st := w.traps.site(s)
+	if st != nil && st.catPath != "" && path == st.catPath {
+		if v, ok := st.parseCatalog(query); ok {
+			return resolution{status: 200, page: -1, virt: v, traps: TrapSet(0).With(TrapParamOrder)}
+		}
+		return w.notFound(st, resolution{page: -1})
+	}
+	res := w.resolve(s, path)
+	if st != nil && st.printParam != "" && res.status == 200 && res.page >= 0 && res.view == viewPlain && hasParam(query, st.printParam, st.printValue) {
+		res.view = viewPrintBare
+		res.traps = res.traps.With(TrapPrintParam)
+	}
+	return res
+}
+
+// hasParam reports whether query has name=value.
+func hasParam(query, name, value string) bool {
+	for query != "" {
+		var kv string
+		kv, query, _ = strings.Cut(query, "&")
+		if n, v, _ := strings.Cut(kv, "="); n == name && v == value {
+			return true
+		}
+	}
+	return false
+}
+
+// parseCatalog parses the catalogue's query: both parameters, in either
+// order, with others ignored.
+func (st *siteTraps) parseCatalog(query string) (virtual, bool) {
+	var cat, page int
+	for query != "" {
+		var kv string
+		kv, query, _ = strings.Cut(query, "&")
+		n, v, _ := strings.Cut(kv, "=")
+		x, err := strconv.Atoi(v)
+		if err != nil || v[0] == '0' || v[0] == '+' || v[0] == '-' {
+			continue
+		}
+		switch n {
+		case st.catName:
+			cat = x
+		case st.pageName:
+			page = x
+		}
+	}
+	if cat < 1 || cat > int(st.catCount) || page < 1 || page > int(st.catPages) {
+		return virtual{}, false
+	}
+	return virtual{kind: TrapParamOrder, local: uint32(cat)<<8 | uint32(page)}, true
 }
 
 // notFound answers a path that names nothing: a soft 404 or a 404.
@@ -333,7 +390,7 @@ func (w *Web) genuine(s int, v virtual) bool {
 	case TrapCalendar:
 		st := w.traps.sites[s]
 		return int32(v.local) >= st.calFirst && int32(v.local) <= st.calLast
-	case TrapDeepChain, TrapHTMLAsOctet:
+	case TrapDeepChain, TrapHTMLAsOctet, TrapParamOrder:
 		return true
 	}
 	return false
@@ -368,8 +425,29 @@ func (w *Web) appendVirtualPath(dst []byte, s int, v virtual) []byte {
 		return append(dst, ".html"...)
 	case TrapBinaryAsHTML:
 		return append(dst, st.binaries[v.local].path...)
+	case TrapParamOrder:
+		return st.appendCatalogHref(dst, int(v.local>>8), int(v.local&0xff), true)
 	}
 	return dst
+}
+
+// appendCatalogHref appends the catalogue's URL path and query for a
+// category and page, the category first or not.
+func (st *siteTraps) appendCatalogHref(dst []byte, cat, page int, catFirst bool) []byte {
+	dst = append(dst, st.catPath...)
+	dst = append(dst, '?')
+	a, b := st.catName, st.pageName
+	x, y := cat, page
+	if !catFirst {
+		a, b, x, y = b, a, y, x
+	}
+	dst = append(dst, a...)
+	dst = append(dst, '=')
+	dst = strconv.AppendInt(dst, int64(x), 10)
+	dst = append(dst, '&')
+	dst = append(dst, b...)
+	dst = append(dst, '=')
+	return strconv.AppendInt(dst, int64(y), 10)
 }
 
 // Content types the server sends.
@@ -435,7 +513,7 @@ func (w *Web) truthAt(s int, host, path, query string) Truth {
 		}
 		return t
 	}
-	res := w.resolve(s, path)
+	res := w.resolveQuery(s, path, query)
 	t.Status = res.status
 	t.ContentType = contentType(res)
 	t.Traps = res.traps | queryTraps(w.traps.site(s), query)
@@ -468,8 +546,8 @@ func (w *Web) truthAt(s int, host, path, query string) Truth {
 // junkKinds, copyKinds and featureKinds are the precedence of Truth.Trap.
 var (
 	junkKinds    = []TrapKind{TrapSoft404, TrapBinaryAsHTML, TrapCalendar}
-	copyKinds    = []TrapKind{TrapPrintCopy, TrapDirMirror, TrapLoop, TrapHostMirror, TrapSessionID, TrapTracking}
-	featureKinds = []TrapKind{TrapCalendar, TrapDeepChain, TrapHTMLAsOctet}
+	copyKinds    = []TrapKind{TrapPrintCopy, TrapPrintParam, TrapDirMirror, TrapLoop, TrapHostMirror, TrapSessionID, TrapTracking}
+	featureKinds = []TrapKind{TrapCalendar, TrapDeepChain, TrapHTMLAsOctet, TrapParamOrder}
 )
 
 func primaryTrap(set TrapSet, genuine bool) TrapKind {

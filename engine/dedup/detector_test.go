@@ -1,0 +1,452 @@
+package dedup
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The webs below have shapes of duplication that no code of lidi names:
+// other parameter names, other path shapes, other hosts. The detector
+// must learn their rules from the duplicate pages alone.
+
+// fetch is one page the test crawler observes.
+type fetch struct {
+	url  string
+	body []byte
+}
+
+// web builds pages of one site template.
+type web struct {
+	s    *site
+	seed uint64
+}
+
+func newWeb(origin string, seed uint64) *web { return &web{s: newSite(origin, seed), seed: seed} }
+
+// page is the article with content id n at path, as the site shows it.
+func (w *web) page(path string, n uint64, opt pageOpt) fetch {
+	_, body := w.s.article(path, w.seed*1000+n, 200+int(n%5)*40, opt)
+	return fetch{url: w.s.origin + path, body: body}
+}
+
+// crawl observes the fetches in order and returns the decisions.
+func crawl(d *Detector, fs []fetch) []Decision {
+	var out []Decision
+	for _, f := range fs {
+		out = append(out, d.Observe(pageOf(f.url, f.body)))
+	}
+	return out
+}
+
+func learned(ds []Decision) []Rule {
+	var out []Rule
+	for _, d := range ds {
+		out = append(out, d.Learned...)
+	}
+	return out
+}
+
+func TestRulesLearnedFromEvidence(t *testing.T) {
+	type canon struct {
+		url, want string // want == url: not covered; "" covered without a canonical URL
+	}
+	tests := []struct {
+		name  string
+		pages func() []fetch
+		rule  Rule // Kind, Name, Value, Index, From, To that must be learned
+		canon []canon
+	}{
+		{
+			name: "session id under an unknown name",
+			pages: func() []fetch {
+				w := newWeb("http://shop.example:8081", 11)
+				var fs []fetch
+				for i, p := range []string{"/cart", "/help/faq.php", "/catalog/list.php", "/about.php"} {
+					fs = append(fs, w.page(p, uint64(i), pageOpt{}))
+					fs = append(fs, w.page(p+fmt.Sprintf("?zq=%08x", 0xa11ce+i), uint64(i), pageOpt{linkQuery: "?zq=1"}))
+				}
+				return fs
+			},
+			rule: Rule{Kind: DropParam, Name: "zq"},
+			canon: []canon{
+				{"http://shop.example:8081/new.php?zq=77aa", "http://shop.example:8081/new.php"},
+				{"http://shop.example:8081/new.php?zq=77aa&item=3", "http://shop.example:8081/new.php?item=3"},
+				{"http://shop.example:8081/new.php?item=3", "http://shop.example:8081/new.php?item=3"},
+				{"http://other.example/new.php?zq=77aa", "http://other.example/new.php?zq=77aa"},
+			},
+		},
+		{
+			name: "printer-friendly copy behind a parameter, without the template",
+			pages: func() []fetch {
+				w := newWeb("https://news.example", 12)
+				var fs []fetch
+				for i := range 4 {
+					p := fmt.Sprintf("/stories/%d.html", 100+i)
+					fs = append(fs, w.page(p, uint64(i), pageOpt{}))
+					fs = append(fs, w.page(p+"?output=printable", uint64(i), pageOpt{noTemplate: true, extra: "Printed from News on 2 March 2025"}))
+				}
+				return fs
+			},
+			rule: Rule{Kind: DropParamValue, Name: "output", Value: "printable"},
+			canon: []canon{
+				{"https://news.example/stories/999.html?output=printable", "https://news.example/stories/999.html"},
+				{"https://news.example/stories/999.html?output=json", "https://news.example/stories/999.html?output=json"},
+			},
+		},
+		{
+			name: "parameters in another order, where every parameter matters",
+			pages: func() []fetch {
+				w := newWeb("http://www.store.example", 13)
+				var fs []fetch
+				n := uint64(0)
+				for _, p := range []string{"/browse", "/search", "/offers"} {
+					for _, q := range [][2]string{{"cat=4", "pg=1"}, {"cat=4", "pg=2"}, {"cat=9", "pg=1"}} {
+						n++
+						fs = append(fs, w.page(p+"?"+q[0]+"&"+q[1], n, pageOpt{}))
+						fs = append(fs, w.page(p+"?"+q[1]+"&"+q[0], n, pageOpt{}))
+					}
+				}
+				return fs
+			},
+			rule: Rule{Kind: SortParams},
+			canon: []canon{
+				{"http://www.store.example/new?pg=7&cat=2", "http://www.store.example/new?cat=2&pg=7"},
+				{"http://www.store.example/browse?cat=4&pg=3", "http://www.store.example/browse?cat=4&pg=3"},
+			},
+		},
+		{
+			name: "a suffix segment under every item",
+			pages: func() []fetch {
+				w := newWeb("http://blog.example", 14)
+				var fs []fetch
+				for i := range 4 {
+					p := fmt.Sprintf("/p/%d-some-title", 7000+i*13)
+					fs = append(fs, w.page(p, uint64(i), pageOpt{}))
+					fs = append(fs, w.page(p+"/amp", uint64(i), pageOpt{noTemplate: true}))
+				}
+				return fs
+			},
+			rule: Rule{Kind: DropSegments, Index: 2, From: "amp"},
+			canon: []canon{
+				{"http://blog.example/p/1-new/amp", "http://blog.example/p/1-new"},
+				{"http://blog.example/p/1-new/comments", "http://blog.example/p/1-new/comments"},
+			},
+		},
+		{
+			name: "a renamed directory",
+			pages: func() []fetch {
+				w := newWeb("http://univ.example", 15)
+				var fs []fetch
+				for i, f := range []string{"intro.htm", "ch1/a.htm", "ch2/b.htm", "ch3/c.htm"} {
+					fs = append(fs, w.page("/handbook/"+f, uint64(i), pageOpt{}))
+				}
+				for i, f := range []string{"intro.htm", "ch1/a.htm", "ch2/b.htm", "ch3/c.htm"} {
+					fs = append(fs, w.page("/hb_2019_final/"+f, uint64(i), pageOpt{}))
+				}
+				return fs
+			},
+			rule: Rule{Kind: SwapPrefix, From: "/hb_2019_final/", To: "/handbook/"},
+			canon: []canon{
+				{"http://univ.example/hb_2019_final/ch9/z.htm", "http://univ.example/handbook/ch9/z.htm"},
+				{"http://univ.example/handbook/ch9/z.htm", "http://univ.example/handbook/ch9/z.htm"},
+			},
+		},
+		{
+			name: "a host that mirrors another",
+			pages: func() []fetch {
+				w := newWeb("http://static-7.cdn.example", 16)
+				var fs []fetch
+				for i, p := range []string{"/", "/a/x.html", "/b/y.html", "/c/z.html"} {
+					o := w.page(p, uint64(i), pageOpt{})
+					fs = append(fs, fetch{url: "https://origin.example" + p, body: o.body}, o)
+				}
+				return fs
+			},
+			rule: Rule{Kind: SwapHost, To: "https://origin.example"},
+			canon: []canon{
+				{"http://static-7.cdn.example/d/w.html?k=1", "https://origin.example/d/w.html?k=1"},
+			},
+		},
+		{
+			name: "a loop through a link to the directory itself",
+			pages: func() []fetch {
+				w := newWeb("http://wiki.example", 17)
+				var fs []fetch
+				for i, f := range []string{"", "x.html", "y.html", "z.html"} {
+					fs = append(fs, w.page("/kb/topics/"+f, uint64(i), pageOpt{}))
+				}
+				for i, f := range []string{"", "x.html", "y.html", "z.html"} {
+					fs = append(fs, w.page("/kb/topics/this-dir/"+f, uint64(i), pageOpt{}))
+				}
+				return fs
+			},
+			rule: Rule{Kind: SwapPrefix, From: "/kb/topics/this-dir/", To: "/kb/topics/"},
+			canon: []canon{
+				{"http://wiki.example/kb/topics/this-dir/this-dir/this-dir/w.html", "http://wiki.example/kb/topics/w.html"},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := New(Config{})
+			rules := learned(crawl(d, tt.pages()))
+			var got *Rule
+			for i, r := range rules {
+				if r.Kind == tt.rule.Kind && r.Name == tt.rule.Name && r.Value == tt.rule.Value && r.From == tt.rule.From &&
+					(tt.rule.Kind == SwapHost || r.To == tt.rule.To) && r.Index == tt.rule.Index {
+					got = &rules[i]
+				}
+			}
+			if got == nil {
+				t.Fatalf("rule %v not learned; learned %v", tt.rule.String(), rules)
+			}
+			if got.Supports < DefaultMirrorEvidence || len(got.Support) != got.Supports {
+				t.Errorf("rule %v has %d supports (%d kept)", got, got.Supports, len(got.Support))
+			}
+			for _, c := range tt.canon {
+				canon, by, covered := d.Canonical(c.url)
+				if canon != c.want || covered != (c.want != c.url) {
+					t.Errorf("Canonical(%s) = %q (by %v), %v; want %q", c.url, canon, by, covered, c.want)
+				}
+			}
+		})
+	}
+}
+
+// Parameters that matter (the page of a listing, the id of an item) are
+// never dropped, however many copies the site also serves.
+func TestParamsThatMatterAreKept(t *testing.T) {
+	w := newWeb("http://forum.example", 21)
+	var fs []fetch
+	n := uint64(0)
+	for _, p := range []string{"/list", "/thread", "/member"} {
+		// Page 1 is also served without ?page: the value-specific rule
+		// may learn that, never that page does not matter.
+		n++
+		fs = append(fs, w.page(p, n, pageOpt{}), w.page(p+"?page=1", n, pageOpt{}))
+		for k := 2; k <= 4; k++ {
+			n++
+			fs = append(fs, w.page(p+fmt.Sprintf("?page=%d", k), n, pageOpt{}))
+		}
+		for id := 1; id <= 3; id++ {
+			n++
+			fs = append(fs, w.page(p+fmt.Sprintf("?id=%d", id), n, pageOpt{}))
+			fs = append(fs, w.page(p+fmt.Sprintf("?id=%d&from=feed", id), n, pageOpt{}))
+			fs = append(fs, w.page(p+fmt.Sprintf("?from=mail&id=%d", id), n, pageOpt{}))
+		}
+	}
+	d := New(Config{})
+	rules := learned(crawl(d, fs))
+	for _, r := range rules {
+		if r.Name == "page" && r.Kind == DropParam || r.Name == "id" {
+			t.Errorf("learned %v", &r)
+		}
+	}
+	for _, u := range []string{"/list?page=2", "/thread?page=9", "/member?id=77", "/new?id=5", "/new?page=3", "/list?id=3&page=2"} {
+		canon, _, _ := d.Canonical("http://forum.example" + u)
+		if !strings.Contains(canon, strings.Split(strings.Split(u, "?")[1], "&")[0]) {
+			t.Errorf("Canonical(%s) = %s: a parameter that matters was dropped", u, canon)
+		}
+	}
+	if c, _, _ := d.Canonical("http://forum.example/new?id=5&from=rss"); c != "http://forum.example/new?id=5" {
+		t.Errorf("the tracking parameter was not learned: %s", c)
+	}
+	if c, _, _ := d.Canonical("http://forum.example/other?page=1"); c != "http://forum.example/other" {
+		t.Errorf("page=1 alone was not learned: %s", c)
+	}
+}
+
+// A rule is withdrawn when a URL it rewrites holds other content than its
+// canonical URL; a candidate contradicted once never becomes a rule.
+func TestRuleWithdrawnAndContradicted(t *testing.T) {
+	w := newWeb("http://cms.example", 31)
+	var fs []fetch
+	for i, p := range []string{"/a", "/b", "/c"} {
+		fs = append(fs, w.page(p, uint64(i), pageOpt{}), w.page(p+"?v=1", uint64(i), pageOpt{}), w.page(p+"?v=2", uint64(i), pageOpt{}))
+	}
+	d := New(Config{})
+	rules := learned(crawl(d, fs))
+	if !slices.ContainsFunc(rules, func(r Rule) bool { return r.Kind == DropParam && r.Name == "v" }) {
+		t.Fatalf("learned %v, want drop ?v", rules)
+	}
+	// /d?v=3 turns out to differ from /d: the rule would have lost it.
+	ds := crawl(d, []fetch{w.page("/d", 50, pageOpt{}), w.page("/d?v=3", 51, pageOpt{})})
+	if len(ds[1].Withdrawn) != 1 || ds[1].Withdrawn[0].Name != "v" || !ds[1].Withdrawn[0].Withdrawn || len(ds[1].Withdrawn[0].Contradictions) != 1 {
+		t.Fatalf("withdrawn %+v", ds[1].Withdrawn)
+	}
+	if c, _, covered := d.Canonical("http://cms.example/e?v=9"); covered {
+		t.Errorf("a withdrawn rule still rewrites: %s", c)
+	}
+	if s := d.Stats(); s.Rules != 0 || s.Withdrawn != 1 {
+		t.Errorf("stats %d rules, %d withdrawn", s.Rules, s.Withdrawn)
+	}
+	// More support does not bring it back.
+	ds = crawl(d, []fetch{w.page("/f", 60, pageOpt{}), w.page("/f?v=7", 60, pageOpt{}), w.page("/g", 61, pageOpt{}), w.page("/g?v=8", 61, pageOpt{})})
+	if r := learned(ds); len(r) > 0 {
+		t.Errorf("relearned %v", r)
+	}
+}
+
+func TestSoft404Recognised(t *testing.T) {
+	w := newWeb("http://old.example", 41)
+	notFound := func(path string) fetch {
+		words := strings.Fields("Sorry, the page " + path + " was not found on this server. It may have moved. Try the search box or go back to the home page.")
+		return fetch{url: w.s.origin + path, body: w.s.render(path, "Page not found", words, pageOpt{})}
+	}
+	fs := []fetch{w.page("/", 1, pageOpt{}), w.page("/news/today.html", 2, pageOpt{}),
+		notFound("/archive-2019.html"), w.page("/news/yesterday.html", 3, pageOpt{}), notFound("/x/y/draft.htm"), notFound("/lost/item/")}
+	d := New(Config{})
+	ds := crawl(d, fs)
+	if ds[4].Kind != Soft404 || ds[4].Soft404 == nil || len(ds[4].Soft404.Evidence) != 1 {
+		t.Fatalf("second soft 404: %+v", ds[4])
+	}
+	if ds[5].Kind != Soft404 || ds[5].Soft404 != nil {
+		t.Fatalf("third soft 404: %+v", ds[5])
+	}
+	for _, p := range []string{"/deeper/still/missing.php", "/a.html"} {
+		if dec := d.Observe(pageOf(w.s.origin+p, notFound(p).body)); dec.Kind != Soft404 {
+			t.Errorf("%s: %v, want soft-404", p, dec.Kind)
+		}
+	}
+	if dec := d.Observe(pageOf(w.s.origin+"/news/later.html", w.page("/news/later.html", 4, pageOpt{}).body)); dec.Kind != Unique {
+		t.Errorf("a genuine page after the soft 404: %v", dec.Kind)
+	}
+	if s := d.Stats(); s.Soft404Host != 1 || s.Soft404 != 4 {
+		t.Errorf("stats: %d hosts, %d soft 404s", s.Soft404Host, s.Soft404)
+	}
+	if n := len(d.Rules()); n != 0 {
+		t.Errorf("%d rules learned from soft 404s", n)
+	}
+}
+
+// A web without duplication: no duplicate, no rule, no soft 404, and
+// every URL is its own canonical URL.
+func TestNoDuplication(t *testing.T) {
+	d := New(Config{})
+	var fs []fetch
+	for h := range 5 {
+		w := newWeb(fmt.Sprintf("http://site%d.example", h), uint64(50+h))
+		for i := range 60 {
+			p := []string{"/", fmt.Sprintf("/a/%d.html", i), fmt.Sprintf("/b/%d/", i), fmt.Sprintf("/list?page=%d", i), fmt.Sprintf("/item?id=%d&sort=new", i)}[i%5]
+			if i < 5 {
+				p = []string{"/", "/index.html", "/about.html", "/a/", "/b/"}[i]
+			}
+			fs = append(fs, w.page(p, uint64(i), pageOpt{}))
+		}
+	}
+	for i, dec := range crawl(d, fs) {
+		if dec.Kind != Unique && !(dec.Kind == Exact && strings.HasSuffix(fs[i].url, "/index.html")) {
+			t.Errorf("%s: %v of %s", fs[i].url, dec.Kind, dec.OfURL)
+		}
+	}
+	if rs := d.Rules(); len(rs) > 0 {
+		t.Errorf("rules %v", rs)
+	}
+	for _, f := range fs {
+		if c, _, covered := d.Canonical(f.url); covered {
+			t.Errorf("Canonical(%s) = %s", f.url, c)
+		}
+	}
+}
+
+func TestRuleRewrite(t *testing.T) {
+	tests := []struct {
+		r    Rule
+		url  string
+		want string
+		ok   bool
+	}{
+		{Rule{Kind: DropParam, Origin: "http://x.test", Name: "sid"}, "http://x.test/a?b=1&sid=9&c=2", "http://x.test/a?b=1&c=2", true},
+		{Rule{Kind: DropParam, Origin: "http://x.test", Name: "sid"}, "http://x.test/a?sid=9", "http://x.test/a", true},
+		{Rule{Kind: DropParam, Origin: "http://x.test", Name: "sid"}, "http://x.test/a?sids=9", "", false},
+		{Rule{Kind: DropParamValue, Origin: "http://x.test", Name: "p", Value: "1"}, "http://x.test/a?p=2", "", false},
+		{Rule{Kind: SortParams, Origin: "http://x.test"}, "http://x.test/a?b=1&a=2", "http://x.test/a?a=2&b=1", true},
+		{Rule{Kind: SortParams, Origin: "http://x.test"}, "http://x.test/a?a=2&b=1", "", false},
+		{Rule{Kind: DropSegments, Origin: "http://x.test", Index: 1, From: "amp"}, "http://x.test/p/amp/", "http://x.test/p/", true},
+		{Rule{Kind: DropSegments, Origin: "http://x.test", Index: 1, From: "amp"}, "http://x.test/p/amp", "http://x.test/p", true},
+		{Rule{Kind: DropSegments, Origin: "http://x.test", Index: 0, From: "amp"}, "http://x.test/amp", "http://x.test/", true},
+		{Rule{Kind: DropSegments, Origin: "http://x.test", Index: 1, From: "amp"}, "http://x.test/p/ampx", "", false},
+		{Rule{Kind: ReplaceSegments, Origin: "http://x.test", Index: 0, From: "old", To: "new"}, "http://x.test/old/a.html?q", "http://x.test/new/a.html?q", true},
+		{Rule{Kind: SwapPrefix, Origin: "http://x.test", From: "/print/", To: "/"}, "http://x.test/print/a/b", "http://x.test/a/b", true},
+		{Rule{Kind: SwapHost, Origin: "http://x.test", To: "https://www.x.test"}, "http://x.test/a?b", "https://www.x.test/a?b", true},
+		{Rule{Kind: SwapHost, Origin: "http://x.test", To: "https://www.x.test"}, "http://x.test:81/a", "", false},
+		{Rule{Kind: NumberPattern, Origin: "http://x.test", From: "http://x.test/cal/#/#/"}, "http://x.test/cal/2031/07/", "", true},
+	}
+	for _, tt := range tests {
+		got, ok := tt.r.Rewrite(tt.url)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("%v.Rewrite(%s) = %q, %v; want %q, %v", &tt.r, tt.url, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestRuleKindNames(t *testing.T) {
+	for _, k := range RuleKinds() {
+		got, err := ParseRuleKind(k.String())
+		if err != nil || got != k {
+			t.Errorf("ParseRuleKind(%q) = %v, %v", k, got, err)
+		}
+	}
+	if _, err := ParseRuleKind("bogus"); err == nil {
+		t.Error("an unknown kind parsed")
+	}
+}
+
+// Restoring pages and rules gives the detector that was stopped.
+func TestRestore(t *testing.T) {
+	w := newWeb("http://r.example", 61)
+	var fs []fetch
+	for i, p := range []string{"/a", "/b", "/c", "/d"} {
+		fs = append(fs, w.page(p, uint64(i), pageOpt{}), w.page(p+"?tok=x"+p[1:], uint64(i), pageOpt{}), w.page(p+"?tok=y", uint64(i), pageOpt{}))
+	}
+	d := New(Config{})
+	crawl(d, fs)
+	want := d.Rules()
+	r := New(Config{})
+	for _, f := range fs {
+		r.Restore(pageOf(f.url, f.body))
+	}
+	for _, rule := range want {
+		r.RestoreRule(rule)
+	}
+	got := r.Rules()
+	key := func(r Rule) string { return r.Key() }
+	if !slices.Equal(mapSlice(got, key), mapSlice(want, key)) {
+		t.Errorf("restored %v, want %v", got, want)
+	}
+}
+
+func mapSlice[T, U any](s []T, f func(T) U) []U {
+	out := make([]U, len(s))
+	for i, x := range s {
+		out[i] = f(x)
+	}
+	return out
+}
+
+// A copy fetched before the rule was learned stands for its canonical
+// URL: the crawler, which knows the copy, fetches neither again.
+func TestCanonicalPrefersObservedCopy(t *testing.T) {
+	w := newWeb("http://app.example", 71)
+	var fs []fetch
+	for i, p := range []string{"/a", "/b", "/c"} {
+		fs = append(fs, w.page(p, uint64(i), pageOpt{}), w.page(p+"?tk=1"+p[1:], uint64(i), pageOpt{}), w.page(p+"?tk=2", uint64(i), pageOpt{}))
+	}
+	// Only the copy of /d was fetched, before the rule.
+	fs = append([]fetch{w.page("/d?tk=9", 9, pageOpt{})}, fs...)
+	d := New(Config{})
+	crawl(d, fs)
+	for _, tt := range []struct{ url, want string }{
+		{"http://app.example/d", "http://app.example/d?tk=9"},
+		{"http://app.example/d?tk=5", "http://app.example/d?tk=9"},
+		{"http://app.example/d?tk=9", "http://app.example/d?tk=9"},
+		{"http://app.example/e?tk=5", "http://app.example/e"},
+	} {
+		got, _, covered := d.Canonical(tt.url)
+		if got != tt.want || covered != (tt.want != tt.url) {
+			t.Errorf("Canonical(%s) = %s, %v; want %s", tt.url, got, covered, tt.want)
+		}
+	}
+}

@@ -1,0 +1,488 @@
+package dedup
+
+import (
+	"math/bits"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Fingerprints are what the detector compares pages by, computed in one
+// pass over the body by Fingerprint.
+//
+// Why a second simhash of the main text: a copy of a page often comes in
+// another template. A printer-friendly copy drops the navigation, the
+// sidebar and the footer; a mirror adds a banner. On a short page the
+// template is a large share of the words, so the whole-text simhash of
+// such a copy lies 5 to 15 bits from its original's, beyond any safe
+// threshold. The main text leaves the template out and so matches.
+//
+// Why the main text is what it is: text inside the elements HTML names
+// as page furniture (nav, header, footer, aside) or whose id or class
+// says so (navigation, menu, breadcrumb, sidebar, banner) is left out;
+// and so is every text block (the text between two block-level tags) of
+// fewer than MainBlockWords words. The second test is the "shallow text
+// features" result of Kohlschütter, Fankhauser and Nejdl (WSDM 2010): the
+// number of words in a block separates boilerplate (menus, link lists,
+// bylines, copyright lines, a "printed on" date) from running text
+// better than any other single feature, it needs no model, and a page
+// keeps it whatever template it is shown in. Boilerplate that a site
+// repeats in long blocks on every page stays in; the detector compares
+// pages of one site, where such a block weighs the same on both sides.
+//
+// A page with little main text (fewer than MainMinWords words, or less
+// than half of its words) has Main equal to Text: there is too little to
+// tell two such pages apart by it (soft 404s, empty calendar months,
+// listings), and they are then compared as wholes.
+//
+// Why a simhash without the words of the URL: a soft-404 page usually
+// echoes the URL asked for ("the page /x/y.html does not exist"), and on a
+// page of a few dozen words those words move the simhash by 5 to 15 bits,
+// so that a host's answers to different missing URLs look unrelated.
+// Leaving out the page's own URL path where the text spells it (its words
+// in order, split as words are) makes them one page again; a genuine page
+// rarely spells its own path. It is computed for pages of up to
+// NoURLMaxWords words, which soft-404 pages are; longer pages have NoURL
+// equal to Text.
+type Fingerprints struct {
+	Text  uint64 // Simhash of all the visible text
+	Main  uint64 // simhash of the main text; Text when there is too little
+	NoURL uint64 // simhash of the text without its own URL path; Text for long pages
+	Title uint64 // hash of the title's words (FNV-1a per word, combined); 0 for none
+}
+
+// NoURLMaxWords bounds the pages whose NoURL simhash is computed.
+const NoURLMaxWords = 512
+
+// Main text thresholds (see Fingerprints).
+const (
+	MainBlockWords = 15
+	MainMinWords   = 50
+)
+
+// Fingerprint returns the fingerprints of an HTML (or plain text) body.
+// Text is Simhash(body), bit for bit. It is a pure function, safe for
+// concurrent use; it allocates only for pages with text blocks longer
+// than 1,024 words.
+//
+// The cost stays close to Simhash's: a shingle inside one kept block is
+// the same in the whole text and in the main text, so it is counted once
+// in a shared accumulator; only the shingles that straddle a block
+// boundary or lie outside the main text are counted apart.
+func Fingerprint(body []byte, url string) Fingerprints {
+	// The fingerprinter's buffers (20 KiB) come from a pool: on the
+	// stack they would grow every new goroutine's stack.
+	f := fingerprinters.Get().(*fingerprinter)
+	defer fingerprinters.Put(f)
+	f.reset()
+	f.urlWords(url)
+	n := len(body)
+	for i := 0; i < n; {
+		c := body[i]
+		if fc := fold[c]; fc != 0 {
+			h := uint64(fnvOffset64)
+			digit := false
+			for {
+				digit = digit || fc < 'a'
+				h ^= uint64(fc)
+				h *= fnvPrime64
+				i++
+				if i == n {
+					break
+				}
+				if fc = fold[body[i]]; fc == 0 {
+					break
+				}
+			}
+			if digit || isDateWord(h) {
+				h = dateToken
+			}
+			f.word(h)
+			continue
+		}
+		switch c {
+		case '<':
+			i = f.markup(body, i)
+		case '&':
+			i = skipReference(body, i)
+		default:
+			i++
+		}
+	}
+	f.endBlock()
+	return f.sum()
+}
+
+var fingerprinters = sync.Pool{New: func() any { return new(fingerprinter) }}
+
+func (f *fingerprinter) reset() {
+	buf, ibuf, all := f.buf, f.ibuf, f.all
+	*f = fingerprinter{}
+	if buf == nil {
+		buf, ibuf, all = new([1024]uint64), new([1024]uint64), new([NoURLMaxWords]uint64)
+	}
+	f.buf, f.ibuf, f.all = buf, ibuf, all
+	f.blk, f.inBlk = f.buf[:0], f.ibuf[:0]
+}
+
+// accum counts the bits of shingle hashes, as shingler does.
+type accum struct {
+	lanes    [8]uint64
+	inLanes  int
+	counts   [64]uint32
+	shingles uint32
+}
+
+func (a *accum) add(f uint64) {
+	a.lanes[0] += spread[f&0xff]
+	a.lanes[1] += spread[f>>8&0xff]
+	a.lanes[2] += spread[f>>16&0xff]
+	a.lanes[3] += spread[f>>24&0xff]
+	a.lanes[4] += spread[f>>32&0xff]
+	a.lanes[5] += spread[f>>40&0xff]
+	a.lanes[6] += spread[f>>48&0xff]
+	a.lanes[7] += spread[f>>56]
+	a.shingles++
+	if a.inLanes++; a.inLanes == 255 {
+		a.flush()
+	}
+}
+
+func (a *accum) flush() {
+	for k, l := range a.lanes {
+		for j := range 8 {
+			a.counts[8*k+j] += uint32(l >> (8 * j) & 0xff)
+		}
+	}
+	a.lanes = [8]uint64{}
+	a.inLanes = 0
+}
+
+// sumOf returns the simhash of the shingles counted in a and b together.
+func sumOf(a, b *accum) uint64 {
+	a.flush()
+	b.flush()
+	total := a.shingles + b.shingles
+	var h uint64
+	for i := range 64 {
+		if 2*(a.counts[i]+b.counts[i]) > total {
+			h |= 1 << i
+		}
+	}
+	return h
+}
+
+func shingle(a, b, c uint64) uint64 {
+	return fmix64(bits.RotateLeft64(a, 42) ^ bits.RotateLeft64(b, 21) ^ c)
+}
+
+type fingerprinter struct {
+	shared, textOnly, mainOnly accum
+
+	t1, t2 uint64 // the text's previous word hash and the one before it
+	words  int
+	m1, m2 uint64 // the same for the main text
+	main   int    // main-text words
+
+	blk   []uint64 // the current block's word hashes, while it may be kept
+	inBlk []uint64 // shingles wholly inside the current block
+	buf   *[1024]uint64
+	ibuf  *[1024]uint64
+
+	all  *[NoURLMaxWords]uint64 // the first words, for NoURL
+	url  [16]uint64             // hashes of the words of the URL's path
+	nurl int
+
+	skip    bool   // in the title or in page furniture: words are not main text
+	bpName  uint64 // packed name of the furniture element being skipped; 0 for none
+	bpDepth int
+	inTitle bool
+	title   uint64
+}
+
+func (f *fingerprinter) word(h uint64) {
+	if f.words < NoURLMaxWords {
+		f.all[f.words] = h
+	}
+	f.words++
+	// A shingle inside the block is the same in both streams; one that
+	// reaches back before the block (or any shingle outside the main
+	// text) counts for the whole text only.
+	inside := !f.skip && len(f.blk) >= 2
+	if f.words >= ShingleWords {
+		s := shingle(f.t2, f.t1, h)
+		if inside {
+			f.inBlk = append(f.inBlk, s)
+		} else {
+			f.textOnly.add(s)
+		}
+	}
+	f.t2, f.t1 = f.t1, h
+	if f.inTitle {
+		f.title = (f.title ^ h) * fnvPrime64
+		if f.title == 0 {
+			f.title = 1
+		}
+	}
+	if !f.skip {
+		f.blk = append(f.blk, h)
+	}
+}
+
+// endBlock ends the current text block: kept as main text when long
+// enough, else its inner shingles count for the whole text only.
+func (f *fingerprinter) endBlock() {
+	if len(f.blk) >= MainBlockWords {
+		for _, s := range f.inBlk {
+			f.shared.add(s)
+		}
+		// The main text's shingles that join this block to the previous
+		// kept one.
+		for k := 0; k < 2 && k < len(f.blk); k++ {
+			if f.main+k >= ShingleWords-1 {
+				f.mainOnly.add(shingle(f.m2, f.m1, f.blk[k]))
+			}
+			f.m2, f.m1 = f.m1, f.blk[k]
+		}
+		f.m2, f.m1 = f.blk[len(f.blk)-2], f.blk[len(f.blk)-1]
+		f.main += len(f.blk)
+	} else {
+		for _, s := range f.inBlk {
+			f.textOnly.add(s)
+		}
+	}
+	f.blk = f.blk[:0]
+	f.inBlk = f.inBlk[:0]
+}
+
+func (f *fingerprinter) sum() Fingerprints {
+	var fp Fingerprints
+	fp.Title = f.title
+	switch {
+	case f.words == 0:
+		return fp
+	case f.words < ShingleWords:
+		f.textOnly.add(fmix64(bits.RotateLeft64(f.t2, 42) ^ bits.RotateLeft64(f.t1, 21)))
+	}
+	fp.Text = sumOf(&f.shared, &f.textOnly)
+	fp.Main = fp.Text
+	fp.NoURL = fp.Text
+	if f.nurl > 0 && f.words <= NoURLMaxWords {
+		fp.NoURL = f.noURL()
+	}
+	if f.main >= MainMinWords && 2*f.main >= f.words {
+		// The main text's shingles: those inside kept blocks (shared)
+		// and those joining kept blocks (mainOnly).
+		both := f.shared
+		fp.Main = sumOf(&both, &f.mainOnly)
+	}
+	return fp
+}
+
+// Packed lower-case element names (up to 8 bytes, big-endian).
+func packName(s string) uint64 {
+	var v uint64
+	for i := 0; i < len(s) && i < 8; i++ {
+		v = v<<8 | uint64(s[i])
+	}
+	return v
+}
+
+const (
+	nameTitle  = 't'<<32 | 'i'<<24 | 't'<<16 | 'l'<<8 | 'e'
+	nameNav    = 'n'<<16 | 'a'<<8 | 'v'
+	nameHeader = 'h'<<40 | 'e'<<32 | 'a'<<24 | 'd'<<16 | 'e'<<8 | 'r'
+	nameFooter = 'f'<<40 | 'o'<<32 | 'o'<<24 | 't'<<16 | 'e'<<8 | 'r'
+	nameAside  = 'a'<<32 | 's'<<24 | 'i'<<16 | 'd'<<8 | 'e'
+)
+
+// isBlock reports whether the element (packed name) ends a text block.
+func isBlock(name uint64) bool {
+	switch name {
+	case 'p', 'l'<<8 | 'i', 'u'<<8 | 'l', 'o'<<8 | 'l', 'd'<<8 | 'l', 'd'<<8 | 't', 'd'<<8 | 'd', 'b'<<8 | 'r', 'h'<<8 | 'r',
+		't'<<8 | 'r', 't'<<8 | 'd', 't'<<8 | 'h', 'h'<<8 | '1', 'h'<<8 | '2', 'h'<<8 | '3', 'h'<<8 | '4', 'h'<<8 | '5', 'h'<<8 | '6',
+		'd'<<16 | 'i'<<8 | 'v', 'n'<<16 | 'a'<<8 | 'v', 'p'<<16 | 'r'<<8 | 'e',
+		nameTitle, nameHeader, nameFooter, nameAside, nameTable, nameSection, nameArticle, nameMain, nameBlockquo,
+		nameForm, nameOption, nameSelect, nameBody, nameHead, nameHTML, nameFigure, nameFigcapti, nameAddress:
+		return true
+	}
+	return false
+}
+
+// Packed names of the longer block elements (packName: the first 8 bytes).
+const (
+	nameTable    = 't'<<32 | 'a'<<24 | 'b'<<16 | 'l'<<8 | 'e'
+	nameSection  = 's'<<48 | 'e'<<40 | 'c'<<32 | 't'<<24 | 'i'<<16 | 'o'<<8 | 'n'
+	nameArticle  = 'a'<<48 | 'r'<<40 | 't'<<32 | 'i'<<24 | 'c'<<16 | 'l'<<8 | 'e'
+	nameMain     = 'm'<<24 | 'a'<<16 | 'i'<<8 | 'n'
+	nameBlockquo = 'b'<<56 | 'l'<<48 | 'o'<<40 | 'c'<<32 | 'k'<<24 | 'q'<<16 | 'u'<<8 | 'o'
+	nameForm     = 'f'<<24 | 'o'<<16 | 'r'<<8 | 'm'
+	nameOption   = 'o'<<40 | 'p'<<32 | 't'<<24 | 'i'<<16 | 'o'<<8 | 'n'
+	nameSelect   = 's'<<40 | 'e'<<32 | 'l'<<24 | 'e'<<16 | 'c'<<8 | 't'
+	nameBody     = 'b'<<24 | 'o'<<16 | 'd'<<8 | 'y'
+	nameHead     = 'h'<<24 | 'e'<<16 | 'a'<<8 | 'd'
+	nameHTML     = 'h'<<24 | 't'<<16 | 'm'<<8 | 'l'
+	nameFigure   = 'f'<<40 | 'i'<<32 | 'g'<<24 | 'u'<<16 | 'r'<<8 | 'e'
+	nameFigcapti = 'f'<<56 | 'i'<<48 | 'g'<<40 | 'c'<<32 | 'a'<<24 | 'p'<<16 | 't'<<8 | 'i'
+	nameAddress  = 'a'<<48 | 'd'<<40 | 'd'<<32 | 'r'<<24 | 'e'<<16 | 's'<<8 | 's'
+)
+
+// furnitureWords are the id and class words that name page furniture;
+// a word matches when it starts with one of them ("navbar", "menu-top",
+// "breadcrumbs").
+var furnitureWords = []string{"nav", "menu", "breadcrumb", "sidebar", "banner", "header", "footer", "masthead", "toolbar"}
+
+// markup reads the markup at body[i] ('<') and returns the index past it.
+func (f *fingerprinter) markup(body []byte, i int) int {
+	end := skipMarkup(body, i)
+	j := i + 1
+	closing := false
+	if j < len(body) && body[j] == '/' {
+		closing = true
+		j++
+	}
+	if j >= len(body) || !('a' <= body[j]|0x20 && body[j]|0x20 <= 'z') {
+		return end
+	}
+	var name uint64
+	k := j
+	for ; k < end && isNameByte(body[k]); k++ {
+		if k-j < 8 {
+			c := body[k]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			name = name<<8 | uint64(c)
+		}
+	}
+	if isBlock(name) {
+		f.endBlock()
+	}
+	if name == nameTitle {
+		f.inTitle = !closing
+		f.skip = f.inTitle || f.bpName != 0
+	}
+	switch {
+	case f.bpName != 0:
+		if name == f.bpName {
+			if closing {
+				f.bpDepth--
+			} else if body[end-2] != '/' {
+				f.bpDepth++
+			}
+			if f.bpDepth == 0 {
+				f.endBlock()
+				f.bpName = 0
+				f.skip = f.inTitle
+			}
+		}
+	case !closing && body[end-2] != '/' &&
+		(name == nameNav || name == nameHeader || name == nameFooter || name == nameAside || furnitureAttr(body[k:end])):
+		f.endBlock()
+		f.bpName, f.bpDepth = name, 1
+		f.skip = true
+	}
+	return end
+}
+
+// furnitureAttr reports whether a tag's attributes (the bytes after its
+// name) have an id or class with a furniture word.
+func furnitureAttr(attrs []byte) bool {
+	for i := 0; i+3 < len(attrs); i++ {
+		var vs int
+		switch {
+		case attrs[i]|0x20 == 'i' && attrs[i+1]|0x20 == 'd' && (attrs[i+2] == '=' || attrs[i+2] == ' '):
+			vs = i + 2
+		case i+6 < len(attrs) && hasPrefixFold(attrs[i:], "class") && (attrs[i+5] == '=' || attrs[i+5] == ' '):
+			vs = i + 5
+		default:
+			continue
+		}
+		if i > 0 && isNameByte(attrs[i-1]) {
+			continue
+		}
+		for vs < len(attrs) && (attrs[vs] == ' ' || attrs[vs] == '=') {
+			vs++
+		}
+		if vs >= len(attrs) {
+			return false
+		}
+		q := attrs[vs]
+		stop := func(c byte) bool { return c == ' ' || c == '>' }
+		if q == '"' || q == '\'' {
+			vs++
+			stop = func(c byte) bool { return c == q }
+		}
+		// Each word of the value (split at anything but a letter).
+		for w := vs; w < len(attrs) && !stop(attrs[w]); {
+			if !('a' <= attrs[w]|0x20 && attrs[w]|0x20 <= 'z') {
+				w++
+				continue
+			}
+			for _, fw := range furnitureWords {
+				if hasPrefixFold(attrs[w:], fw) {
+					return true
+				}
+			}
+			for w < len(attrs) && 'a' <= attrs[w]|0x20 && attrs[w]|0x20 <= 'z' {
+				w++
+			}
+		}
+		i = vs
+	}
+	return false
+}
+
+// urlWords hashes the words of a URL's path as Fingerprint hashes the
+// words of the text.
+func (f *fingerprinter) urlWords(url string) {
+	if k := strings.Index(url, "://"); k >= 0 {
+		url = url[k+3:]
+		if k = strings.IndexAny(url, "/?"); k >= 0 {
+			url = url[k:]
+		} else {
+			url = ""
+		}
+	}
+	if k := strings.IndexByte(url, '?'); k >= 0 {
+		url = url[:k]
+	}
+	for i := 0; i < len(url) && f.nurl < len(f.url); {
+		if fold[url[i]] == 0 {
+			i++
+			continue
+		}
+		h := uint64(fnvOffset64)
+		digit := false
+		for ; i < len(url); i++ {
+			fc := fold[url[i]]
+			if fc == 0 {
+				break
+			}
+			digit = digit || fc < 'a'
+			h ^= uint64(fc)
+			h *= fnvPrime64
+		}
+		if digit || isDateWord(h) {
+			h = dateToken
+		}
+		f.url[f.nurl] = h
+		f.nurl++
+	}
+}
+
+// noURL returns the simhash of the words without the runs that spell the
+// URL's path.
+func (f *fingerprinter) noURL() uint64 {
+	var s shingler
+	words, path := f.all[:f.words], f.url[:f.nurl]
+	for i := 0; i < len(words); {
+		if words[i] == path[0] && i+len(path) <= len(words) && slices.Equal(words[i:i+len(path)], path) {
+			i += len(path)
+			continue
+		}
+		s.word(words[i])
+		i++
+	}
+	return s.sum()
+}

@@ -1,0 +1,137 @@
+package dedup
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestFingerprintTextIsSimhash(t *testing.T) {
+	s := newSite("http://www.site1.test", 1)
+	var bodies [][]byte
+	for i := range 40 {
+		_, b := s.article(fmt.Sprintf("/a/%d.html", i), uint64(i), []int{0, 1, 2, 3, 50, 400, 3000}[i%7], pageOpt{noTemplate: i%2 == 0})
+		bodies = append(bodies, b)
+	}
+	files, _ := filepath.Glob("testdata/golden/*.html")
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bodies = append(bodies, b)
+	}
+	bodies = append(bodies, []byte(""), []byte("one"), []byte("Two words"), []byte("a < b &amp; c > d"),
+		[]byte(`<nav>one two</nav><p>three</p>`), []byte(`<div class="menu">a b c d e f</div>x y`),
+		[]byte("<SCRIPT type=x>var hidden = 1;</SCRIPT>shown here now"), []byte(`<div id="nav"><div>x</div>y</div><p>z w v u</p>`))
+	for i, b := range bodies {
+		if got, want := Fingerprint(b, "http://x.test/a/b.html").Text, Simhash(b); got != want {
+			t.Errorf("body %d (%d bytes): Fingerprint().Text = %016x, Simhash = %016x", i, len(b), got, want)
+		}
+	}
+}
+
+func TestFingerprintMainText(t *testing.T) {
+	s := newSite("http://www.site2.test", 2)
+	tests := []struct {
+		name     string
+		words    int
+		a, b     pageOpt
+		near     bool // main texts within DefaultMaxHamming
+		textFar  bool // whole texts beyond it
+		sameMain bool // Main equals Text (too little main text)
+	}{
+		{"printer-friendly copy of a short page", 120, pageOpt{}, pageOpt{noTemplate: true, extra: "Printed on 12 March 2024 from the web site"}, true, true, false},
+		{"printer-friendly copy of a long page", 900, pageOpt{}, pageOpt{noTemplate: true}, true, false, false},
+		{"copy with a banner line", 200, pageOpt{}, pageOpt{extra: "This is a mirror copy of the site, last synchronised on 2021-06-14."}, true, false, false},
+		{"page with too little text", 30, pageOpt{}, pageOpt{noTemplate: true}, false, true, true},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, a := s.article("/x.html", uint64(100+i), tt.words, tt.a)
+			_, b := s.article("/x.html", uint64(100+i), tt.words, tt.b)
+			fa, fb := Fingerprint(a, ""), Fingerprint(b, "")
+			if d := Hamming(fa.Main, fb.Main); (d <= DefaultMaxHamming) != tt.near {
+				t.Errorf("main texts %d bits apart, want near=%v", d, tt.near)
+			}
+			if d := Hamming(fa.Text, fb.Text); (d > DefaultMaxHamming) != tt.textFar && tt.textFar {
+				t.Errorf("whole texts %d bits apart, want beyond %d", d, DefaultMaxHamming)
+			}
+			if (fa.Main == fa.Text) != tt.sameMain {
+				t.Errorf("Main == Text is %v, want %v", fa.Main == fa.Text, tt.sameMain)
+			}
+			if fa.Title == 0 || fa.Title != fb.Title {
+				t.Errorf("titles %x and %x, want equal and set", fa.Title, fb.Title)
+			}
+		})
+	}
+	// Other pages of the site, with the same template, stay far apart.
+	_, a := s.article("/y.html", 7, 300, pageOpt{})
+	_, b := s.article("/z.html", 8, 300, pageOpt{})
+	if d := Hamming(Fingerprint(a, "").Main, Fingerprint(b, "").Main); d <= 3*DefaultMaxHamming {
+		t.Errorf("two different pages' main texts %d bits apart", d)
+	}
+}
+
+func TestFingerprintFurniture(t *testing.T) {
+	para := "<p>The quick brown fox jumps over the lazy dog near the river bank today and then it runs back home to its den under the old oak tree where the other foxes sleep all day long.</p>\n"
+	base := Fingerprint([]byte(para+para+para), "")
+	for _, wrap := range []string{
+		`<nav><ul><li>Home</li><li>About us and our long history of making things</li></ul></nav>`,
+		`<div class="site-navbar"><p>Menu words that are many enough to make a block of fifteen words or more here</p></div>`,
+		`<div id='breadcrumbs'>Home &rsaquo; Section &rsaquo; Page</div>`,
+		`<footer><p>Copyright notice long enough to count as a block of text if it were not in a footer element</p></footer>`,
+		`<aside><div><p>A sidebar with nested blocks that would otherwise count as running text of this page</p></div><p>more</p></aside>`,
+	} {
+		got := Fingerprint([]byte(wrap+para+para+para), "")
+		if got.Main != base.Main {
+			t.Errorf("%s: Main %016x, want %016x as without it", wrap, got.Main, base.Main)
+		}
+	}
+	got := Fingerprint([]byte(`<div class="unavailable">`+para+`</div>`+para+para), "")
+	if got.Main != base.Main {
+		t.Error("a class word that merely contains a furniture word removed text")
+	}
+}
+
+func BenchmarkFingerprint(b *testing.B) {
+	body := benchPage(b)
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		Fingerprint(body, "http://www.site3.test:8080/news/2026/article-12.html")
+	}
+}
+
+func TestBlockNames(t *testing.T) {
+	for _, n := range []string{"p", "div", "li", "ul", "ol", "dl", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6",
+		"table", "tr", "td", "th", "br", "hr", "section", "article", "main", "header", "footer", "nav", "aside",
+		"blockquote", "pre", "form", "option", "select", "title", "body", "head", "html", "figure", "figcaption", "address"} {
+		if !isBlock(packName(n)) {
+			t.Errorf("%s is not a block", n)
+		}
+	}
+	for _, n := range []string{"a", "b", "span", "em", "strong", "code", "img", "i"} {
+		if isBlock(packName(n)) {
+			t.Errorf("%s is a block", n)
+		}
+	}
+}
+
+// A page that echoes its URL has one NoURL simhash whatever the URL.
+func TestFingerprintNoURL(t *testing.T) {
+	page := func(path string) []byte {
+		return []byte("<title>Not found</title><p>Sorry, the page " + path + " does not exist on this server. Go back to the home page or try the search.</p>")
+	}
+	a := Fingerprint(page("/old-archive/report-2019.html"), "http://x.test/old-archive/report-2019.html")
+	b := Fingerprint(page("/misc/lost/draft.htm"), "http://x.test/misc/lost/draft.htm?ref=home")
+	if a.NoURL != b.NoURL {
+		t.Errorf("NoURL %016x and %016x differ", a.NoURL, b.NoURL)
+	}
+	if a.Text == b.Text {
+		t.Error("the whole texts are equal")
+	}
+	if c := Fingerprint(page("/x.html"), ""); c.NoURL != c.Text {
+		t.Error("without a URL, NoURL is not Text")
+	}
+}

@@ -1,0 +1,509 @@
+package dedup
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Rules are learned as in DUST (Bar-Yossef, Keidar and Schonfeld, WWW
+// 2007) and its successors (Dasgupta et al., KDD 2008; Koppula et al.,
+// WSDM 2010): when a page duplicates another, the two URLs are aligned
+// and every rewrite that turns one into the other (or both into one URL)
+// becomes a candidate; a candidate whose evidence reaches Config.Support
+// pairs, none contradicting it, becomes a rule. A pair of URLs that a
+// candidate relates but whose pages differ contradicts it, for good: such
+// a rewrite would lose content. A rule is withdrawn the same way, when a
+// URL it rewrites turns out to hold other content than its canonical URL.
+//
+// Of the candidates one pair gives, the least general that the evidence
+// supports wins: dropping a parameter only with the value seen
+// (?print=1) until two values are seen (?sid=a, ?sid=b); swapping a path
+// prefix (/docs-copy/ → /docs/) until the same segment rewrite is seen
+// under two different parents (/a/1/print, /b/2/print). Parameter rules
+// need their support on Config.Support different paths, so that one
+// listing's pages (?page=2) never teach that a parameter is noise.
+
+// candidate is a rewrite seen in at least one duplicate pair.
+type candidate struct {
+	rule     Rule
+	copies   []uint64 // distinct copy ids (up to maxEvidenceIDs)
+	paths    []uint64 // parameter rules: distinct path keys, up to Support
+	contexts []uint64 // segment rules: distinct parents of the run, up to 2
+	values   []string // DropParam: distinct values dropped, up to 2
+	home     bool     // SwapHost: the home page is among the copies
+	dirs     []int32  // SwapHost: distinct directories of the copies, up to 2
+	contra   int      // pairs that contradicted it
+	active   *Rule    // the rule it became, while active
+	rejected bool     // it would hide its own original
+}
+
+// maxEvidenceIDs bounds the pairs kept per rule.
+const maxEvidenceIDs = 16
+
+// rewriteOf is one rewrite that relates a pair of URLs.
+type rewriteOf struct {
+	kind        RuleKind
+	origin      string
+	name, value string
+	index       int
+	from, to    string
+	context     string // segment rules: the path before the run
+	// sole reports that the rewrite alone relates the two URLs: only such
+	// a rewrite is contradicted when their pages differ.
+	sole bool
+}
+
+func (c *rewriteOf) key() uint64 {
+	value := c.value
+	if c.kind != DropParamValue {
+		value = "" // DropParam's value is that of its copy, not part of the rule
+	}
+	return newHasher(keyRule).byte(byte(c.kind)).str(c.origin).byte(0).str(c.name).byte(0).str(value).byte(0).
+		byte(byte(c.index)).byte(byte(c.index >> 8)).str(c.from).byte(0).str(c.to).sum()
+}
+
+// pathSegments splits a path into its segments, an index page as "": "/a/b/"
+// and "/a/b/index.html" are [a b ""], "/a/b" is [a b].
+func pathSegments(dst []string, dir, file string) []string {
+	dst = segments(dst, dir)
+	if indexNames[file] {
+		file = ""
+	}
+	return append(dst, file)
+}
+
+// alignments calls fn with each rewrite that relates URL a (the copy) to
+// URL b (the original).
+func (d *Detector) alignments(a, b *urlParts, fn func(c *rewriteOf)) {
+	qa, _ := a.query()
+	qb, _ := b.query()
+	sameOrigin := a.origin() == b.origin()
+	samePath := a.dirPath() == b.dirPath() && sameFile(a.file(), b.file())
+	switch {
+	case sameOrigin && samePath && qa != qb:
+		if samePermutation(qa, qb) {
+			fn(&rewriteOf{kind: SortParams, origin: a.origin(), sole: true})
+			return
+		}
+		n := 0
+		eachDifference(qa, qb, func(string, string, string) { n++ })
+		eachDifference(qa, qb, func(name, va, vb string) {
+			fn(&rewriteOf{kind: DropParam, origin: a.origin(), name: name, value: va, sole: n == 1})
+			switch {
+			case vb == absent && !strings.Contains(va, "&"):
+				fn(&rewriteOf{kind: DropParamValue, origin: a.origin(), name: name, value: va, sole: n == 1})
+			case va == absent && !strings.Contains(vb, "&"):
+				fn(&rewriteOf{kind: DropParamValue, origin: a.origin(), name: name, value: vb, sole: n == 1})
+			}
+		})
+	case !sameOrigin && samePath && qa == qb:
+		fn(&rewriteOf{kind: SwapHost, origin: a.origin(), to: b.origin(), sole: true})
+	case sameOrigin && !samePath && qa == qb:
+		d.alignPaths(a, b, fn)
+	}
+}
+
+// alignPaths finds the run of segments in which two paths of one origin
+// differ: the common start and end are left out; what is left of the
+// copy is dropped (the original has nothing there) or replaced. Two
+// different file names relate no paths (one page under many names is a
+// soft 404, not a rewrite).
+func (d *Detector) alignPaths(a, b *urlParts, fn func(c *rewriteOf)) {
+	sa := pathSegments(d.segs[0][:0], a.dirPath(), a.file())
+	sb := pathSegments(d.segs[1][:0], b.dirPath(), b.file())
+	d.segs[0], d.segs[1] = sa, sb
+	if len(sa) > maxRepeatSegments || len(sb) > maxRepeatSegments {
+		return
+	}
+	p := 0
+	for p < len(sa) && p < len(sb) && sa[p] == sb[p] {
+		p++
+	}
+	s := 0
+	for s < len(sa)-p && s < len(sb)-p && sa[len(sa)-1-s] == sb[len(sb)-1-s] {
+		s++
+	}
+	ma, mb := sa[p:len(sa)-s], sb[p:len(sb)-s]
+	if len(ma) == 0 && len(mb) == 0 {
+		return
+	}
+	if s == 0 && len(ma) > 0 && len(mb) > 0 {
+		return // other file names
+	}
+	path := a.dirPath() + a.file()
+	other := b.dirPath() + b.file()
+	ctx := path[:segmentOffset(path, p)]
+	run := func(path string, segs []string) string {
+		start := segmentOffset(path, p)
+		end := start
+		for range segs {
+			end = segmentEnd(path, end)
+		}
+		return strings.TrimSuffix(path[start:end], "/")
+	}
+	switch {
+	case len(mb) == 0:
+		fn(&rewriteOf{kind: DropSegments, origin: a.origin(), index: p, from: run(path, ma), context: ctx, sole: true})
+	case len(ma) == 0:
+		// The copy is the shorter URL: the original's run is the one to
+		// drop; both then meet at the copy's URL.
+		fn(&rewriteOf{kind: DropSegments, origin: a.origin(), index: p, from: run(other, mb), context: ctx, sole: true})
+		return
+	default:
+		fn(&rewriteOf{kind: ReplaceSegments, origin: a.origin(), index: p, from: run(path, ma), to: run(other, mb), context: ctx, sole: true})
+	}
+	if s > 0 {
+		from := path[:segmentOffset(path, p+len(ma))]
+		to := other[:segmentOffset(other, p+len(mb))]
+		fn(&rewriteOf{kind: SwapPrefix, origin: a.origin(), from: from, to: to, sole: true})
+	}
+}
+
+// segmentOffset returns where segment i of path begins, or len(path).
+func segmentOffset(path string, i int) int {
+	if start, ok := segmentStart(path, i); ok {
+		return start
+	}
+	return len(path)
+}
+
+// segmentEnd returns the index past the segment starting at start and its
+// slash.
+func segmentEnd(path string, start int) int {
+	if k := strings.IndexByte(path[start:], '/'); k >= 0 {
+		return start + k + 1
+	}
+	return len(path)
+}
+
+// support records that the duplicate pair (dup, orig) supports each
+// rewrite relating their URLs, and returns the rules it completes.
+func (d *Detector) support(dup, orig uint32, du *urlParts) []Rule {
+	ou := d.parts(orig)
+	pair := Pair{Copy: d.recs[dup].id, Original: d.recs[orig].id}
+	var learned []Rule
+	d.alignments(du, &ou, func(rw *rewriteOf) {
+		k := rw.key()
+		c := d.cands[k]
+		if c == nil {
+			if len(d.cands) >= maxCandidates {
+				return
+			}
+			c = &candidate{rule: Rule{Kind: rw.kind, Origin: rw.origin, Name: rw.name, Index: rw.index, From: rw.from, To: rw.to}}
+			if rw.kind == DropParamValue {
+				c.rule.Value = rw.value
+			}
+			c.rule.Origin = strings.Clone(c.rule.Origin)
+			c.rule.Name, c.rule.Value = strings.Clone(c.rule.Name), strings.Clone(c.rule.Value)
+			c.rule.From, c.rule.To = strings.Clone(c.rule.From), strings.Clone(c.rule.To)
+			d.cands[k] = c
+			d.candOrigins[c.rule.Origin]++
+		}
+		if c.active != nil || c.rejected || c.contra > 0 || containsU64(c.copies, pair.Copy) {
+			return
+		}
+		if len(c.copies) < maxEvidenceIDs {
+			c.copies = append(c.copies, pair.Copy)
+		}
+		c.rule.Supports++
+		if len(c.rule.Support) < maxEvidenceIDs {
+			c.rule.Support = append(c.rule.Support, pair)
+		}
+		switch rw.kind {
+		case DropParam, DropParamValue, SortParams:
+			if pk := sitePathKey(du); !containsU64(c.paths, pk) && len(c.paths) < d.evidenceMin {
+				c.paths = append(c.paths, pk)
+			}
+			if rw.kind == DropParam && len(c.values) < 2 && !containsString(c.values, rw.value) {
+				c.values = append(c.values, strings.Clone(rw.value))
+			}
+		case DropSegments, ReplaceSegments:
+			if ck := newHasher(keyRule).str(rw.context).sum(); len(c.contexts) < 2 && !containsU64(c.contexts, ck) {
+				c.contexts = append(c.contexts, ck)
+			}
+		case SwapHost:
+			if du.dirPath() == "/" && (du.rest == "" || indexNames[du.rest]) {
+				c.home = true
+			}
+			if dir := int32(d.recs[dup].dir &^ dupFlag); len(c.dirs) < 2 && !containsI32(c.dirs, dir) {
+				c.dirs = append(c.dirs, dir)
+			}
+		}
+		if d.ready(c) {
+			if r := d.activate(c, pair); r != nil {
+				learned = append(learned, *r)
+			}
+		}
+	})
+	return learned
+}
+
+// maxCandidates bounds the candidates kept; past it no new one is made.
+const maxCandidates = 1 << 16
+
+// ready reports whether candidate c has the evidence a rule needs.
+func (d *Detector) ready(c *candidate) bool {
+	r := &c.rule
+	if d.evidenceMin == 0 || r.Supports < d.evidenceMin {
+		return false
+	}
+	switch r.Kind {
+	case DropParam:
+		// Only a parameter seen with two values is noise whatever its
+		// value; with one, DropParamValue is the rule.
+		return len(c.paths) >= d.evidenceMin && len(c.values) >= 2
+	case DropParamValue:
+		return len(c.paths) >= d.evidenceMin
+	case SortParams:
+		// Pairs on one path suffice: the order of parameters hardly ever
+		// matters, and pages that differ by it contradict the rule.
+		return true
+	case DropSegments, ReplaceSegments:
+		// Under one parent the prefix swap says the same, less generally.
+		return len(c.contexts) >= 2
+	case SwapPrefix:
+		if u, dp := d.dirCounts(r.Origin + r.From); dp < u {
+			return false // the directory has more unique pages than copies
+		}
+		return true
+	case SwapHost:
+		// A host is a mirror when its home page is among the copies, or
+		// the copies span two directories and outnumber its unique pages
+		// two to one: sites that merely share a few pages (legal notices)
+		// keep their own home page and their own content.
+		if c.home {
+			return true
+		}
+		u, dp := d.dirCounts(r.Origin + "/")
+		return len(c.dirs) >= 2 && dp >= 2*u
+	}
+	return false
+}
+
+// activate makes candidate c a rule, unless with it the pair that
+// completed it would no longer meet at one URL (the rule would hide its
+// own original, or chain into a cycle).
+func (d *Detector) activate(c *candidate, pair Pair) *Rule {
+	r := &c.rule
+	copyURL, origURL := d.urlByID(pair.Copy), d.urlByID(pair.Original)
+	if _, _, covered := d.rewrite(copyURL); covered {
+		return nil // a rule in force already covers the copy
+	}
+	rule := new(Rule)
+	*rule = *r
+	rule.Support = append([]Pair(nil), r.Support...)
+	d.addRule(rule)
+	cc, _, _ := d.rewrite(copyURL)
+	co, _, _ := d.rewrite(origURL)
+	if cc != co || co == "" {
+		d.removeRule(rule)
+		c.rejected = true
+		return nil
+	}
+	c.active = rule
+	d.noteReps(rule.Origin)
+	d.stats.Rules++
+	d.stats.RulesByKind[rule.Kind]++
+	out := *rule
+	out.Support = append([]Pair(nil), rule.Support...)
+	return &out
+}
+
+func (d *Detector) addRule(r *Rule) {
+	or := d.origins[r.Origin]
+	if or == nil {
+		or = &originRules{}
+		d.origins[r.Origin] = or
+	}
+	switch r.Kind {
+	case SwapHost:
+		or.host = r
+	case DropParam, DropParamValue, SortParams:
+		or.params = append(or.params, r)
+	case NumberPattern:
+		if or.shapes == nil {
+			or.shapes = make(map[uint64]*Rule)
+		}
+		u := splitURL(r.From)
+		or.shapes[shapeKey(&u)] = r
+	default:
+		or.paths = append(or.paths, r)
+	}
+	d.all = append(d.all, r)
+}
+
+func (d *Detector) removeRule(r *Rule) {
+	or := d.origins[r.Origin]
+	if or == nil {
+		return
+	}
+	switch r.Kind {
+	case SwapHost:
+		if or.host == r {
+			or.host = nil
+		}
+	case DropParam, DropParamValue, SortParams:
+		or.params = removePtr(or.params, r)
+	case NumberPattern:
+		u := splitURL(r.From)
+		if or.shapes[shapeKey(&u)] == r {
+			delete(or.shapes, shapeKey(&u))
+		}
+	default:
+		or.paths = removePtr(or.paths, r)
+	}
+	if or.host == nil && len(or.params) == 0 && len(or.paths) == 0 && len(or.shapes) == 0 {
+		delete(d.origins, r.Origin)
+	}
+	d.all = removePtr(d.all, r)
+}
+
+func removePtr(s []*Rule, r *Rule) []*Rule {
+	for i, x := range s {
+		if x == r {
+			return append(s[:i], s[i+1:]...)
+		}
+	}
+	return s
+}
+
+// contradict records that the pages at URLs a and b (ids ia and ib) hold
+// different content: every candidate relating them is contradicted for
+// good, and an active rule relating them is withdrawn (returned).
+func (d *Detector) contradict(a, b *urlParts, ia, ib uint64) []Rule {
+	if d.candOrigins[a.origin()] == 0 {
+		return nil
+	}
+	var out []Rule
+	note := func(rw *rewriteOf) {
+		if !rw.sole {
+			return
+		}
+		c := d.cands[rw.key()]
+		if c == nil {
+			return
+		}
+		c.contra++
+		if c.active != nil {
+			out = append(out, d.withdraw(c.active, Pair{Copy: ia, Original: ib}))
+		}
+	}
+	d.alignments(a, b, note)
+	d.alignments(b, a, note)
+	return out
+}
+
+// withdraw deactivates rule r, contradicted by pair, and returns a copy.
+func (d *Detector) withdraw(r *Rule, pair Pair) Rule {
+	r.Contradictions = append(r.Contradictions, pair)
+	r.Withdrawn = true
+	d.removeRule(r)
+	d.withdrawn = append(d.withdrawn, r)
+	// The representatives it gave no longer hold.
+	for id, rp := range d.reps {
+		if rp.rule == r {
+			delete(d.reps, id)
+		}
+	}
+	for _, c := range d.cands {
+		if c.active == r {
+			c.active = nil
+			c.contra++
+		}
+	}
+	d.stats.Rules--
+	d.stats.RulesByKind[r.Kind]--
+	d.stats.Withdrawn++
+	d.stats.WithdrawnByKind[r.Kind]++
+	w := *r
+	w.Support = append([]Pair(nil), r.Support...)
+	w.Contradictions = append([]Pair(nil), r.Contradictions...)
+	return w
+}
+
+// tieShape records that two URLs of one origin that differ only in their
+// numbers give the same page. The pattern becomes a NumberPattern rule
+// when, among the pages its index keeps (the first and the latest),
+// copies outnumber unique pages two to one: a calendar's months are all
+// alike, while a series of articles (/article/12, /article/13) with a few
+// soft 404s among them is mostly unique. Unlike a rewrite, it is not
+// withdrawn by one page that differs: a calendar has months with events.
+func (d *Detector) tieShape(du, ou *urlParts, pair Pair) *Rule {
+	pattern := shapePattern(du.url())
+	k := newHasher(keyRule).byte(byte(NumberPattern)).str(pattern).sum()
+	c := d.cands[k]
+	if c == nil {
+		c = &candidate{rule: Rule{Kind: NumberPattern, Origin: strings.Clone(du.origin()), From: pattern}}
+		d.cands[k] = c
+		d.candOrigins[c.rule.Origin]++
+	}
+	if c.active != nil || c.rejected || containsU64(c.copies, pair.Copy) {
+		return nil
+	}
+	if len(c.copies) < maxEvidenceIDs {
+		c.copies = append(c.copies, pair.Copy)
+	}
+	c.rule.Supports++
+	if len(c.rule.Support) < maxEvidenceIDs {
+		c.rule.Support = append(c.rule.Support, pair)
+	}
+	if d.evidenceMin == 0 || c.rule.Supports < d.evidenceMin {
+		return nil
+	}
+	var unique, dup int
+	d.shapes.each(shapeKey(du), func(i uint32) bool {
+		if d.recs[i].dir&dupFlag != 0 {
+			dup++
+		} else {
+			unique++
+		}
+		return true
+	})
+	if dup < 2*unique {
+		return nil
+	}
+	return d.activate(c, pair)
+}
+
+// checkRules withdraws the rule that rewrites page p's URL to one
+// observed with different content: the rewrite would lose p.
+func (d *Detector) checkRules(p *Page) []Rule {
+	canon, by, covered := d.rewrite(p.URL)
+	if !covered || canon == "" || by.Kind == NumberPattern {
+		return nil
+	}
+	i, ok := d.lookupURL(canon)
+	if !ok || d.recs[i].id == p.ID || d.sameContent(p, i) {
+		return nil
+	}
+	return []Rule{d.withdraw(by, Pair{Copy: p.ID, Original: d.recs[i].id})}
+}
+
+func containsString(s []string, x string) bool {
+	for _, v := range s {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+func containsU64(s []uint64, x uint64) bool {
+	for _, v := range s {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+func containsI32(s []int32, x int32) bool {
+	for _, v := range s {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
