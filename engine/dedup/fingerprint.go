@@ -377,12 +377,24 @@ func (f *fingerprinter) markup(body []byte, i int) int {
 			}
 		}
 	case !closing && body[end-2] != '/' &&
-		(name == nameNav || name == nameHeader || name == nameFooter || name == nameAside || furnitureAttr(body[k:end])):
+		(name == nameNav || name == nameHeader || name == nameFooter || name == nameAside || container(name) && furnitureAttr(body[k:end])):
 		f.endBlock()
 		f.bpName, f.bpDepth = name, 1
 		f.skip = true
 	}
 	return end
+}
+
+// container reports whether an element (packed name) is one whose id or
+// class may name page furniture: only these have their attributes read,
+// not every link and image.
+func container(name uint64) bool {
+	switch name {
+	case 'd'<<16 | 'i'<<8 | 'v', 'u'<<8 | 'l', 'o'<<8 | 'l', 'd'<<8 | 'l', 't'<<8 | 'd', 's'<<24 | 'p'<<16 | 'a'<<8 | 'n',
+		nameSection, nameTable, nameForm:
+		return true
+	}
+	return false
 }
 
 // furnitureAttr reports whether a tag's attributes (the bytes after its
