@@ -84,14 +84,16 @@ func TestRanksKeepTheLatest(t *testing.T) {
 	}
 }
 
-func TestUpgradeFromVersion1(t *testing.T) {
+// olderFile writes a file with one site and one URL, turns it into an
+// older version with stmts, and opens it again (which upgrades it).
+func olderFile(t *testing.T, stmts ...string) (*DB, string) {
+	t.Helper()
 	db := openTest(t)
 	apply(t, db, engine.Batch{Sites: []engine.SiteRecord{site(1)}, URLs: []engine.URLRecord{queued(1, 1, 0, 1)}})
 	db.Close()
 	path := db.Path()
-	// Make it a version 1 file: no PageRank tables, nor version 3's.
 	raw := rawOpenRW(t, path)
-	for _, q := range append(dropVersion3, "DROP TABLE pagerank", "DROP TABLE rank_runs", "PRAGMA user_version = 1") {
+	for _, q := range stmts {
 		if _, err := raw.Exec(q); err != nil {
 			t.Fatal(err)
 		}
@@ -101,7 +103,13 @@ func TestUpgradeFromVersion1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
+	return db, path
+}
+
+func TestUpgradeFromVersion1(t *testing.T) {
+	// A version 1 file: no PageRank tables, nor version 3's.
+	db, path := olderFile(t, append(dropVersion3, "DROP TABLE pagerank", "DROP TABLE rank_runs", "PRAGMA user_version = 1")...)
 	apply(t, db, engine.Batch{Ranks: []engine.RankRecord{{URL: 1, Rank: 1, Time: t0}}})
 	r := rawOpen(t, path)
 	if v := queryInt(t, r, "PRAGMA user_version"); v != SchemaVersion {
@@ -118,22 +126,8 @@ func TestUpgradeFromVersion1(t *testing.T) {
 // A file of version 2 keeps its mirror labels when upgraded, and gets the
 // rules and fingerprints of version 3.
 func TestUpgradeKeepsMirrors(t *testing.T) {
-	db := openTest(t)
-	apply(t, db, engine.Batch{Sites: []engine.SiteRecord{site(1)}, URLs: []engine.URLRecord{queued(1, 1, 0, 1)}})
-	db.Close()
-	path := db.Path()
-	raw := rawOpenRW(t, path)
-	for _, q := range append(dropVersion3, "PRAGMA user_version = 2", `INSERT INTO mirrors (prefix, of_prefix, kind) VALUES ('http://a.test/b/', 'http://a.test/', 'loop')`) {
-		if _, err := raw.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	raw.Close()
-	db, err := Open(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, path := olderFile(t, append(dropVersion3, "PRAGMA user_version = 2",
+		`INSERT INTO mirrors (prefix, of_prefix, kind) VALUES ('http://a.test/b/', 'http://a.test/', 'loop')`)...)
 	apply(t, db, engine.Batch{Pages: []engine.PageRecord{{URL: 1, Site: 1, Fetched: t0, Status: 200, Digest: 5, Simhash: 6, MainSimhash: 7, NoURLSimhash: 9, TitleHash: 8}},
 		Rules: []engine.RuleRecord{{Rule: dedup.Rule{Kind: dedup.SortParams, Origin: "http://a.test", Supports: 3}, Time: t0}}})
 	r := rawOpen(t, path)

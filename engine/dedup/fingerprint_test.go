@@ -1,31 +1,9 @@
 package dedup
 
-import (
-	"fmt"
-	"os"
-	"path/filepath"
-	"testing"
-)
+import "testing"
 
 func TestFingerprintTextIsSimhash(t *testing.T) {
-	s := newSite("http://www.site1.test", 1)
-	var bodies [][]byte
-	for i := range 40 {
-		_, b := s.article(fmt.Sprintf("/a/%d.html", i), uint64(i), []int{0, 1, 2, 3, 50, 400, 3000}[i%7], pageOpt{noTemplate: i%2 == 0})
-		bodies = append(bodies, b)
-	}
-	files, _ := filepath.Glob("testdata/golden/*.html")
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		bodies = append(bodies, b)
-	}
-	bodies = append(bodies, []byte(""), []byte("one"), []byte("Two words"), []byte("a < b &amp; c > d"),
-		[]byte(`<nav>one two</nav><p>three</p>`), []byte(`<div class="menu">a b c d e f</div>x y`),
-		[]byte("<SCRIPT type=x>var hidden = 1;</SCRIPT>shown here now"), []byte(`<div id="nav"><div>x</div>y</div><p>z w v u</p>`))
-	for i, b := range bodies {
+	for i, b := range testBodies(t) {
 		if got, want := Fingerprint(b, "http://x.test/a/b.html").Text, Simhash(b); got != want {
 			t.Errorf("body %d (%d bytes): Fingerprint().Text = %016x, Simhash = %016x", i, len(b), got, want)
 		}

@@ -91,11 +91,13 @@ func asciiLower(s string) string {
 	return string(b)
 }
 
-func TestSimhashMatchesReference(t *testing.T) {
+// testBodies returns pages of every length (with and without a template),
+// the golden inputs and odd bodies, for tests that compare fingerprints.
+func testBodies(t *testing.T) [][]byte {
 	s := newSite("http://www.site1.test", 1)
 	var bodies [][]byte
 	for i := range 40 {
-		_, b := s.article(fmt.Sprintf("/a/%d.html", i), uint64(i), []int{0, 1, 2, 3, 50, 400, 3000}[i%7], pageOpt{})
+		_, b := s.article(fmt.Sprintf("/a/%d.html", i), uint64(i), []int{0, 1, 2, 3, 50, 400, 3000}[i%7], pageOpt{noTemplate: i%2 == 0})
 		bodies = append(bodies, b)
 	}
 	files, _ := filepath.Glob("testdata/golden/*.html")
@@ -106,9 +108,14 @@ func TestSimhashMatchesReference(t *testing.T) {
 		}
 		bodies = append(bodies, b)
 	}
-	bodies = append(bodies, []byte(""), []byte("one"), []byte("Two words"), []byte("a < b &amp; c > d"),
-		[]byte("<p>Caf\u00e9 na\u00efve \u65e5\u672c\u8a9e text</p>"), []byte("<SCRIPT type=x>var hidden = 1;</SCRIPT>shown here now"))
-	for i, b := range bodies {
+	return append(bodies, []byte(""), []byte("one"), []byte("Two words"), []byte("a < b &amp; c > d"),
+		[]byte("<p>Caf\u00e9 na\u00efve \u65e5\u672c\u8a9e text</p>"), []byte("<SCRIPT type=x>var hidden = 1;</SCRIPT>shown here now"),
+		[]byte(`<nav>one two</nav><p>three</p>`), []byte(`<div class="menu">a b c d e f</div>x y`),
+		[]byte(`<div id="nav"><div>x</div>y</div><p>z w v u</p>`))
+}
+
+func TestSimhashMatchesReference(t *testing.T) {
+	for i, b := range testBodies(t) {
 		if got, want := Simhash(b), refSimhash(b); got != want {
 			t.Errorf("body %d (%d bytes): Simhash = %016x, reference = %016x", i, len(b), got, want)
 		}
