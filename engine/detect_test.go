@@ -248,7 +248,10 @@ func TestDetectTraps(t *testing.T) {
 		if _, ok := rec.covering(example); !ok && n > labelAbove {
 			t.Errorf("%d copies fetched and no rule covers %s; rules %v", n, example, rec.rules)
 		}
-		if n > 12*evidence {
+		// A lease's URLs are filtered when it is handed out, so a lease
+		// taken before a rule was learned fetches its copies all the same
+		// (up to PagesPerVisit of them).
+		if n > 12*evidence+cfg.PagesPerVisit/2 {
 			t.Errorf("%d copies fetched", n)
 		}
 	}
