@@ -382,11 +382,13 @@ func TestDetectTraps(t *testing.T) {
 			t.Errorf("%s not fetched", in.URL)
 		},
 		// HTML served as application/octet-stream is still parsed, and the
-		// pages only it links to are fetched.
+		// pages only it links to are fetched (at this URL or, when a rule
+		// swaps the site's hosts, on its twin host).
 		simweb.TrapHTMLAsOctet: func(t *testing.T, in simweb.TrapInstance) {
 			found := false
+			content := web.Truth(in.URL).Content
 			for _, f := range rec.fetched {
-				if f.url == in.URL {
+				if f.truth.Content == content {
 					found = true
 					if f.typeCheck != "html-undeclared" {
 						t.Errorf("%s: type check %q, want html-undeclared", f.url, f.typeCheck)
