@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/netip"
 	"slices"
 	"time"
@@ -738,9 +739,27 @@ func (c *crawl) onHead(h headReply, now time.Time) {
 		s.HeadPriority = p.reprioHead
 	}
 	urls := h.urls[:0]
+	var taken map[uint64]int // copies a candidate rule covers in this lease
+	deferred, deferPrio := 0, math.Inf(1)
 	for _, q := range h.urls {
 		covered, canon := e.canonical(q.URL)
 		if !covered {
+			if e.det != nil {
+				// A lease takes no more copies of a rule not yet learned
+				// than its evidence needs: the rest wait for the next
+				// lease, which the rule may then spare.
+				if cand, need, ok := e.det.Unproven(q.URL); ok {
+					if taken == nil {
+						taken = make(map[uint64]int)
+					}
+					if taken[cand] >= need {
+						deferred++
+						deferPrio = min(deferPrio, q.Priority)
+						continue
+					}
+					taken[cand]++
+				}
+			}
 			urls = append(urls, q)
 			continue
 		}
@@ -758,6 +777,9 @@ func (c *crawl) onHead(h headReply, now time.Time) {
 				c.discover(f, q.Depth, q.ID, now)
 			}
 		}
+	}
+	if deferred > 0 {
+		c.f.Found(&s.Site, int64(deferred), deferPrio, now) // still queued
 	}
 	if h.err != nil || len(urls) == 0 || e.paused.Load() || e.stopping.Load() {
 		// Nothing to fetch, or no fetching now: the site goes back as it

@@ -168,6 +168,7 @@ type Detector struct {
 
 	cands       map[uint64]*candidate
 	candOrigins map[string]int
+	candList    map[string][]*candidate // by origin, host swaps left out (Unproven)
 	origins     map[string]*originRules
 	all         []*Rule // rules in force, in the order learned
 	withdrawn   []*Rule
@@ -210,6 +211,7 @@ func New(cfg Config) *Detector {
 		dirIndex:    make(map[string]int32),
 		cands:       make(map[uint64]*candidate),
 		candOrigins: make(map[string]int),
+		candList:    make(map[string][]*candidate),
 		origins:     make(map[string]*originRules),
 		soft:        make(map[string]*soft404State),
 		byID:        make(map[uint64]uint32),

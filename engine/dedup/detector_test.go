@@ -450,3 +450,21 @@ func TestCanonicalPrefersObservedCopy(t *testing.T) {
 		}
 	}
 }
+
+// A candidate rewrite with support but not yet a rule is reported by
+// Unproven with the copies it still needs; a rule, or no candidate, is not.
+func TestUnproven(t *testing.T) {
+	w := newWeb("http://u.example", 81)
+	d := New(Config{})
+	crawl(d, []fetch{w.page("/a", 1, pageOpt{}), w.page("/a?zz=1", 1, pageOpt{})})
+	if _, need, ok := d.Unproven("http://u.example/b?zz=7"); !ok || need != DefaultMirrorEvidence-1 {
+		t.Errorf("Unproven = %d, %v; want %d, true", need, ok, DefaultMirrorEvidence-1)
+	}
+	if _, _, ok := d.Unproven("http://u.example/b?yy=7"); ok {
+		t.Error("a URL no candidate covers is unproven")
+	}
+	crawl(d, []fetch{w.page("/b", 2, pageOpt{}), w.page("/b?zz=2", 2, pageOpt{}), w.page("/c", 3, pageOpt{}), w.page("/c?zz=3", 3, pageOpt{})})
+	if _, _, ok := d.Unproven("http://u.example/d?zz=7"); ok {
+		t.Error("a URL a rule covers is unproven")
+	}
+}

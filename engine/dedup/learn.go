@@ -25,6 +25,7 @@ import (
 
 // candidate is a rewrite seen in at least one duplicate pair.
 type candidate struct {
+	key      uint64
 	rule     Rule
 	copies   []uint64 // distinct copy ids (up to maxEvidenceIDs)
 	paths    []uint64 // parameter rules: distinct path keys, up to Support
@@ -189,7 +190,7 @@ func (d *Detector) support(dup, orig uint32, du *urlParts) []Rule {
 			if len(d.cands) >= maxCandidates {
 				return
 			}
-			c = &candidate{rule: Rule{Kind: rw.kind, Origin: rw.origin, Name: rw.name, Index: rw.index, From: rw.from, To: rw.to}}
+			c = &candidate{key: k, rule: Rule{Kind: rw.kind, Origin: rw.origin, Name: rw.name, Index: rw.index, From: rw.from, To: rw.to}}
 			if rw.kind == DropParamValue {
 				c.rule.Value = rw.value
 			}
@@ -198,6 +199,9 @@ func (d *Detector) support(dup, orig uint32, du *urlParts) []Rule {
 			c.rule.From, c.rule.To = strings.Clone(c.rule.From), strings.Clone(c.rule.To)
 			d.cands[k] = c
 			d.candOrigins[c.rule.Origin]++
+			if rw.kind != SwapHost {
+				d.candList[c.rule.Origin] = append(d.candList[c.rule.Origin], c)
+			}
 		}
 		if c.active != nil || c.rejected || c.contra > 0 || containsU64(c.copies, pair.Copy) {
 			return
@@ -507,3 +511,23 @@ func containsI32(s []int32, x int32) bool {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// Unproven reports whether a candidate rewrite that is not yet a rule
+// (supported, never contradicted) covers url, the candidate, and how
+// many more copies it needs (at least one). A crawler that hands out URLs
+// in batches takes no more copies of one candidate in a batch than it
+// needs: the rest wait for the next batch, when the rule may cover them.
+// Host swaps are left out: they would hold back a whole host.
+func (d *Detector) Unproven(url string) (cand uint64, need int, ok bool) {
+	cs := d.candList[url[:originEnd(url)]]
+	for _, c := range cs {
+		if c.active != nil || c.rejected || c.contra > 0 || c.rule.Supports == 0 {
+			continue
+		}
+		if _, ok := c.rule.Rewrite(url); !ok {
+			continue
+		}
+		return c.key, max(1, d.evidenceMin-c.rule.Supports), true
+	}
+	return 0, 0, false
+}
