@@ -327,3 +327,21 @@ func TestMaxPagesKeepsRobotsBusy(t *testing.T) {
 		t.Errorf("at most %d visits at once with r = 4 and 60 pages to go", busiest)
 	}
 }
+
+// With one site to crawl, a page limit far from reached does not cut its
+// visits to a share for robots that have no other site to visit: each
+// visit keeps c pages over one connection.
+func TestMaxPagesOneSiteKeepsVisitsLong(t *testing.T) {
+	srv := testWeb(t, simweb.Options{Seed: 5, Sites: 1, Pages: 300})
+	path := filepath.Join(t.TempDir(), "crawl.db")
+	cfg := crawlConfig(srv.SeedURLs(1))
+	cfg.Delay, cfg.MaxDelay = 0, 0
+	cfg.Robots, cfg.PagesPerVisit, cfg.MaxPages = 64, 100, 250
+	st := runCrawl(t, cfg, srv.DNSAddr(), path)
+	if st.Pages != 250 {
+		t.Fatalf("%d pages, want 250", st.Pages)
+	}
+	if v := srv.Witness().Totals.Connections; v > 10 {
+		t.Errorf("%d connections for 250 pages of one site with c = 100", v)
+	}
+}

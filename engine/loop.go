@@ -690,14 +690,16 @@ func (c *crawl) dispatch(now time.Time) {
 		budget := int64(e.cfg.PagesPerVisit)
 		if e.cfg.MaxPages > 0 {
 			// Near limits.max_pages what is left is shared among the
-			// free robots, so r visits still run at once; the last
-			// visits take only what is left.
+			// robots that can work now (free ones, at most one per
+			// ready site), so r visits still run at once while a
+			// crawl of a few sites keeps c pages per connection; the
+			// last visits take only what is left.
 			left := e.cfg.MaxPages - c.pages - c.planned
 			if left <= 0 {
 				return
 			}
-			free := e.robots.Load() - int64(c.busy)
-			budget = min(budget, left, max(1, (left+free-1)/free))
+			share := max(1, min(e.robots.Load()-int64(c.busy), int64(c.f.Count(frontier.Ready))))
+			budget = min(budget, left, (left+share-1)/share)
 		}
 		fs := c.next(now)
 		if fs == nil {
