@@ -41,7 +41,7 @@ func killConfig(seeds []string, long bool) engine.Config {
 	return cfg
 }
 
-// childCrawl crawls until killed (or, bounded, for at most a minute).
+// childCrawl crawls until killed (or, bounded, for at most three minutes).
 func childCrawl(path, dnsAddr string, cfg engine.Config) int {
 	db, err := storage.Open(path, storage.Options{})
 	if err != nil {
@@ -58,7 +58,7 @@ func childCrawl(path, dnsAddr string, cfg engine.Config) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	if err := eng.Run(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -110,7 +110,8 @@ func testKill9Resume(t *testing.T, long bool) {
 	if err := child.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(60 * time.Second)
+	// Generous: CI runs every package at once on two cores.
+	deadline := time.Now().Add(2 * time.Minute)
 	for countFetched(path) < 300 {
 		if time.Now().After(deadline) {
 			child.Process.Kill()

@@ -266,7 +266,10 @@ func createFile(path string, pageSize int) error {
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("storage: %w", err)
 	}
-	c, err := sql.Open("sqlite", dsn(path, "rwc"))
+	// A reader that opened the empty file first (sqlite3, lidi export, a
+	// test polling for progress) holds a shared lock for a moment; the
+	// switch to WAL waits for it rather than failing with SQLITE_BUSY.
+	c, err := sql.Open("sqlite", dsn(path, "rwc", "_pragma=busy_timeout(5000)"))
 	if err != nil {
 		return fmt.Errorf("storage: create %s: %w", path, err)
 	}

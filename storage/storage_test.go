@@ -231,6 +231,48 @@ func TestLocked(t *testing.T) {
 	db.Close()
 }
 
+// A reader that touches a file lidi is about to create (a researcher's
+// sqlite3, a script polling for progress) holds a shared lock for a moment;
+// Open waits for it instead of failing with SQLITE_BUSY.
+func TestOpenWaitsForReaderOfNewFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "crawl.db")
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := rawOpen(t, path)
+	tx, err := r.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := tx.QueryRow("SELECT count(*) FROM sqlite_master").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		db, err := Open(path, Options{})
+		if err == nil {
+			db.Close()
+		}
+		done <- err
+	}()
+	// While the reader holds its lock, Open must not give up.
+	select {
+	case err := <-done:
+		t.Fatalf("Open returned while a reader held the new file: %v", err)
+	case <-time.After(500 * time.Millisecond):
+	}
+	tx.Rollback()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Open after the reader let go: %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Open did not return within a minute of the reader letting go")
+	}
+}
+
 func TestSchemaVersion(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "crawl.db")
 	db, err := Open(path, Options{})
