@@ -75,7 +75,7 @@ func runCrawl(t *testing.T, cfg engine.Config, dnsAddr, path string) engine.Stat
 	t.Helper()
 	eng, release := openEngine(t, cfg, dnsAddr, path)
 	defer release()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	if err := eng.Run(ctx); err != nil {
 		t.Fatalf("crawl: %v (stats %+v)", err, eng.Stats())
@@ -264,7 +264,7 @@ func resumeAtLimit(t *testing.T, cfg engine.Config, dnsAddr, path string, first 
 	}
 	eng, release := openEngine(t, cfg, dnsAddr, path)
 	defer release()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- eng.Run(ctx) }()

@@ -66,7 +66,7 @@ func runWith(t *testing.T, cfg engine.Config, resolver engine.Resolver, path str
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	err = eng.Run(ctx)
 	return eng.Stats(), err

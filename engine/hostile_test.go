@@ -243,7 +243,7 @@ func crawlHostile(t *testing.T, cfg engine.Config, dnsAddr, path string) (engine
 			}
 		}
 	}()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	err = eng.Run(ctx)
 	close(stop)

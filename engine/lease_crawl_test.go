@@ -120,7 +120,7 @@ func TestLeasesThroughADispatcher(t *testing.T) {
 			}
 			d := &remoteDispatcher{t: t, robot: robot, drop: drop}
 			eng.SetDispatcher(d)
-			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			done := make(chan error, 1)
 			go func() { done <- eng.Run(ctx) }()

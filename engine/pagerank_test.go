@@ -66,7 +66,7 @@ func crawlAt(t *testing.T, srv *simweb.Server, cfg engine.Config, path string) (
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	if err := eng.Run(ctx); err != nil {
 		t.Fatalf("crawl: %v", err)

@@ -71,7 +71,7 @@ func crawlOnce(t *testing.T, srv *simweb.Server, cfg engine.Config, path string,
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	if during != nil {
 		done := make(chan struct{})
