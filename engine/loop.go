@@ -330,13 +330,22 @@ func (c *crawl) allSeedsFailed() error {
 
 // discover records a URL not seen before.
 func (c *crawl) discover(f FoundLink, depth int, parent uint64, now time.Time) {
-	if _, ok := c.seen[f.id]; ok {
-		return
+	c.discoverAt(f, depth, parent, false, now)
+}
+
+// discoverAt is discover, at recrawlPriority for a URL a recrawl task
+// takes; it reports whether f was queued.
+func (c *crawl) discoverAt(f FoundLink, depth int, parent uint64, recrawl bool, now time.Time) bool {
+	if _, ok := c.seen[f.id]; ok || !recrawl && c.rc != nil && c.rc.withholds(parent, f.id) {
+		return false
 	}
 	c.discovered++
 	s := c.siteFor(f)
 	c.seen[f.id] = c.addNode(f.id, s.ID)
-	prio := c.e.strategy.PagePriority(frontier.PageInfo{URL: f.URL, Depth: depth, ID: f.id, Parent: parent})
+	prio := float64(recrawlPriority)
+	if !recrawl {
+		prio = c.e.strategy.PagePriority(frontier.PageInfo{URL: f.URL, Depth: depth, ID: f.id, Parent: parent})
+	}
 	c.nextSeq++
 	rec := URLRecord{ID: f.id, Site: s.ID, URL: f.URL, Depth: depth, Priority: prio, Seq: c.nextSeq, Parent: parent, Discovered: now}
 	if covered, canon := c.e.canonical(f.URL); covered {
@@ -351,7 +360,7 @@ func (c *crawl) discover(f FoundLink, depth int, parent uint64, now time.Time) {
 				c.discover(g, depth, parent, now)
 			}
 		}
-		return
+		return false
 	}
 	c.batch.URLs = append(c.batch.URLs, rec)
 	if p := s.leasing; p != nil {
@@ -366,6 +375,7 @@ func (c *crawl) discover(f FoundLink, depth int, parent uint64, now time.Time) {
 		// up at load; its first new URL needs its address.
 		c.resolve(s)
 	}
+	return true
 }
 
 // siteFor returns the site of f, creating it (and starting its look-up) if new.

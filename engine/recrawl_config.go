@@ -18,6 +18,9 @@ type RecrawlConfig struct {
 	// the policies' parameters. Options.Clock is set by the engine.
 	Options  recrawl.Options
 	Channels []recrawl.Rule // recrawl.channels: sub-directories that are channels of their own
+	// Scope bounds the recrawl of every channel whose rule gives none:
+	// recrawl.filters and recrawl.max_depth.
+	Scope recrawl.Scope
 	// Threshold is the number of simhash bits (of 64) a refetched page's
 	// text may differ by and still count as unchanged (recrawl.threshold):
 	// a date or a counter moves a few bits, an edit many. Negative
@@ -67,7 +70,7 @@ func (r *RecrawlConfig) validate() error {
 	if err := r.Options.Validate(); err != nil {
 		return &ConfigError{Key: "recrawl", Err: err} // the message names the key
 	}
-	if _, err := recrawl.NewChannels(r.Channels); err != nil {
+	if _, err := recrawl.NewChannels(r.Channels, r.Scope); err != nil {
 		return &ConfigError{Key: "recrawl.channels", Err: err}
 	}
 	switch {

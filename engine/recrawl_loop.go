@@ -4,35 +4,37 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
 
-	"lidi/engine/fetch"
-	"lidi/engine/frontier"
 	"lidi/engine/recrawl"
 )
 
 // Recrawling in the loop. A recrawl is a visit like any other: when a
-// channel is due, the loop puts the URLs of it that were fetched (those
-// with a copy) back in their sites' queues, ahead of discovered URLs
-// (recrawlPriority), and the same scheduler, politeness, robots.txt rules
-// and r robots fetch them. Each queued URL carries its copy (QueuedURL.Copy
-// from the store), so the robot asks conditionally and judges the change
-// (fetch.Judge); the loop learns the verdicts from the page records, keeps
-// each channel's observations and tells the recrawl Manager when a task is
-// done.
+// channel is due, the loop runs a recrawl task of it (SARSS 2.1, see
+// recrawl_task.go): the task's seeds go back in their sites' queues ahead
+// of discovered URLs (recrawlPriority), and the links of what they give
+// are followed within the channel, through the task's filters, up to its
+// maximum depth and page limit; the same scheduler, politeness, robots.txt
+// rules and r robots fetch them. Each queued URL with a copy carries it
+// (QueuedURL.Copy from the store), so the robot asks conditionally and
+// judges the change (fetch.Judge); the loop learns the verdicts from the
+// page records, keeps each channel's observations and tells the recrawl
+// Manager when a task is done.
 //
 // The Manager groups channels by their estimated change rates, which a
 // fresh crawl does not know: until recrawl.warmup of the recrawl clock has
 // passed and a channel has been seen minProbes times, the loop recrawls it
-// every recrawl.initial_interval (a probe) and estimates its rate from its
-// pages' observations (Cho and Garcia-Molina's estimator over the pooled
-// pages: a channel's pages are taken to share its rate). At the end of the
-// warm-up the Manager starts with the channels estimated so far; channels
-// estimated later join it, and the Manager groups all of them again
-// (Regroup) once a quarter of them joined since it last did. A crawl that
-// resumes with channels in the store restores them in the Manager at once.
+// every recrawl.initial_interval (a probe, a task the loop makes itself)
+// and estimates its rate from its pages' observations (Cho and
+// Garcia-Molina's estimator over the pooled pages: a channel's pages are
+// taken to share its rate). At the end of the warm-up the Manager starts
+// with the channels estimated so far; channels estimated later join it,
+// and the Manager groups all of them again (Regroup) once a quarter of
+// them joined since it last did. A crawl that resumes with channels in the
+// store restores them in the Manager at once.
 
 // recrawlPriority puts a requeued URL ahead of every discovered one in its
 // site's queue: the strategies' priorities are depths (0 and up) or minus
@@ -59,10 +61,17 @@ type recrawler struct {
 	mgr      *recrawl.Manager // nil during the warm-up
 	warmEnd  time.Time        // by the recrawl clock
 	channels map[recrawl.ChannelID]*rchannel
-	items    map[uint64]*ritem // URLs with a copy, by ID
+	items    map[uint64]*ritem    // URLs with a copy, by ID
+	pending  map[uint64]*rchannel // URLs a running task waits for, by ID
+	// withheld are the links of the page being handled that the crawl
+	// does not discover (see withholds), each with the page's ID.
+	withheld map[uint64]uint64
+	byKey    map[string]recrawl.ChannelID // a site's channel; "" when rules split its host
 
 	lastTick             time.Time // engine clock
 	tasks, done, dropped int
+	found, interSite     int // new pages fetched by tasks; inter-site URLs recorded
+	filtered, bounded    int // URLs tasks refused: by their filters; by their depth or page limit
 	reassigns            int // reassignments seen
 	joined, grouped      int // channels added to the Manager since it last grouped them, and at that time
 	lastStats            time.Time
@@ -81,27 +90,30 @@ type rchannel struct {
 	nextProbe time.Time    // the next warm-up recrawl
 	added     bool         // known to the Manager
 	probes    int          // probes finished
-	entry     string       // its first URL fetched: the task's seed
+	entry     string       // its first URL fetched: the tasks' first seed
+	// interSite are the URLs in it that pages of other channels link to,
+	// in the order found (at most maxInterSite): the tasks' other seeds.
+	interSite []string
+	interSeen map[uint64]int   // the inter-site URLs' IDs, with their depths in the crawl
+	filters   []*regexp.Regexp // the tasks' filters
+	maxDepth  int              // and maximum depth
 }
+
+// maxInterSite bounds the inter-site seeds kept per channel: a popular
+// host is linked to from everywhere, and a task's page limit would be
+// spent on them anyway.
+const maxInterSite = 256
 
 // ritem is a URL with a copy.
 type ritem struct {
+	id      uint64
 	ch      *rchannel
 	url     string
 	site    int64
 	fetched time.Time // by the recrawl clock
 	queued  bool      // requeued, not fetched again yet
-}
-
-// rtask is a recrawl of a channel in progress.
-type rtask struct {
-	t       recrawl.Task
-	manager bool // from the Manager (else a warm-up probe)
-	left    map[uint64]bool
-	changed bool
-	failed  bool
-	pages   int
-	cost    time.Duration
+	digest  recrawl.Digest
+	links   []uint64 // the copy's links within its channel, by ID
 }
 
 // scaledClock runs TimeScale times as fast as the engine's clock from
@@ -117,7 +129,7 @@ func (c scaledClock) Now() time.Time {
 }
 
 func newRecrawler(cfg RecrawlConfig, base Clock) (*recrawler, error) {
-	chans, err := recrawl.NewChannels(cfg.Channels)
+	chans, err := recrawl.NewChannels(cfg.Channels, cfg.Scope)
 	if err != nil {
 		return nil, &ConfigError{Key: "recrawl.channels", Err: err}
 	}
@@ -129,7 +141,8 @@ func newRecrawler(cfg RecrawlConfig, base Clock) (*recrawler, error) {
 		}
 		clock = scaledClock{base: base, epoch: base.Now(), scale: scale}
 	}
-	r := &recrawler{cfg: cfg, clock: clock, chans: chans, channels: map[recrawl.ChannelID]*rchannel{}, items: map[uint64]*ritem{}}
+	r := &recrawler{cfg: cfg, clock: clock, chans: chans, channels: map[recrawl.ChannelID]*rchannel{}, items: map[uint64]*ritem{},
+		pending: map[uint64]*rchannel{}, withheld: map[uint64]uint64{}, byKey: map[string]recrawl.ChannelID{}}
 	r.warmEnd = clock.Now().Add(cfg.Warmup)
 	return r, nil
 }
@@ -153,6 +166,18 @@ func (c *crawl) recrawlLoad(ctx context.Context) error {
 	})
 	if err != nil {
 		return fmt.Errorf("engine: loading recrawl URLs: %w", err)
+	}
+	if ll, ok := e.store.(LinkLoader); ok {
+		// The copies' links: the tasks follow them, and those between
+		// channels are the inter-site seeds.
+		err := ll.FetchedLinks(ctx, func(page uint64, url string, links []uint64) {
+			if it := rc.items[page]; it != nil {
+				rc.learnLinks(it, links)
+			}
+		})
+		if err != nil {
+			return fmt.Errorf("engine: loading recrawl links: %w", err)
+		}
 	}
 	recs, err := rs.Channels(ctx)
 	if err != nil {
@@ -197,10 +222,11 @@ func (r *recrawler) copied(id uint64, url string, site int64, t time.Time) *rite
 		}
 		ch := r.channels[chID]
 		if ch == nil {
-			ch = &rchannel{id: chID, items: map[uint64]*ritem{}, entry: url, nextProbe: t.Add(r.cfg.InitialInterval)}
+			ch = &rchannel{id: chID, items: map[uint64]*ritem{}, entry: url, nextProbe: t.Add(r.cfg.InitialInterval), interSeen: map[uint64]int{}}
+			ch.filters, ch.maxDepth = r.chans.Scope(chID)
 			r.channels[chID] = ch
 		}
-		it = &ritem{ch: ch, url: url, site: site}
+		it = &ritem{id: id, ch: ch, url: url, site: site}
 		ch.items[id] = it
 		r.items[id] = it
 	}
@@ -228,6 +254,11 @@ func (c *crawl) startManager(now time.Time) error {
 	}
 	m.SetCapacity(float64(c.e.robots.Load()))
 	rc.mgr = m
+	for _, ch := range rc.channels {
+		if ch.added {
+			rc.managerSeeds(ch, 0)
+		}
+	}
 	rc.stats = m.Stats()
 	rc.reassigns = rc.stats.Reassignments
 	text := fmt.Sprintf("recrawl: %d channels in %d groups by estimated change rate, policy %s", len(specs), opt.Groups, opt.Policy)
@@ -247,7 +278,27 @@ func (r *recrawler) sortedChannels() []*rchannel {
 }
 
 func (ch *rchannel) spec() recrawl.ChannelSpec {
-	return recrawl.ChannelSpec{ID: ch.id, Rate: ch.rate, Entry: []string{ch.entry}, ExpectedPages: len(ch.items)}
+	return recrawl.ChannelSpec{ID: ch.id, Rate: ch.rate, Entry: []string{ch.entry}, ExpectedPages: len(ch.items),
+		Filters: ch.filters, MaxDepth: ch.maxDepth}
+}
+
+// addToManager hands channel ch to the running Manager.
+func (c *crawl) addToManager(ch *rchannel) {
+	rc := c.rc
+	ch.added = true
+	if err := rc.mgr.Add(ch.spec()); err != nil {
+		c.e.event(Event{Kind: "recrawl", Text: err.Error()})
+		return
+	}
+	rc.managerSeeds(ch, 0)
+}
+
+// managerSeeds tells the Manager channel ch's inter-site URLs from the
+// from-th on.
+func (r *recrawler) managerSeeds(ch *rchannel, from int) {
+	for _, u := range ch.interSite[from:] {
+		r.mgr.AddInterSite(ch.id, u)
+	}
 }
 
 // recrawlTick starts what is due: probes of the channels not in the
@@ -272,16 +323,13 @@ func (c *crawl) recrawlTick(now time.Time) {
 			continue
 		}
 		if rc.mgr != nil && ch.probes >= minProbes && ch.task == nil {
-			ch.added = true
-			if err := rc.mgr.Add(ch.spec()); err != nil {
-				c.e.event(Event{Kind: "recrawl", Text: err.Error()})
-			}
+			c.addToManager(ch)
 			rc.joined++
 			continue
 		}
 		if ch.task == nil && !rnow.Before(ch.nextProbe) {
 			ch.nextProbe = rnow.Add(rc.cfg.InitialInterval)
-			c.requeue(ch, &rtask{t: recrawl.Task{Channel: ch.id, Submitted: rnow, Deadline: ch.nextProbe}}, now)
+			c.startTask(ch, rc.probe(ch, rnow), false, now)
 		}
 	}
 	for _, ch := range rc.channels {
@@ -292,7 +340,7 @@ func (c *crawl) recrawlTick(now time.Time) {
 			if t.manager {
 				rc.mgr.Done(t.t, recrawl.Outcome{})
 			}
-			ch.task = nil
+			rc.endTask(ch)
 			rc.dropped++
 		}
 	}
@@ -313,139 +361,10 @@ func (c *crawl) recrawlTick(now time.Time) {
 				rc.dropped++
 				continue
 			}
-			c.requeue(ch, &rtask{t: t, manager: true}, now)
+			c.startTask(ch, t, true, now)
 		}
 	}
 	rc.noteReassignments(c, rnow)
-}
-
-// requeue puts channel ch's URLs with a copy back in their sites' queues.
-func (c *crawl) requeue(ch *rchannel, t *rtask, now time.Time) {
-	rc := c.rc
-	t.left = make(map[uint64]bool, len(ch.items))
-	perSite := map[int64]int64{}
-	for id, it := range ch.items {
-		s := c.sites[it.site]
-		if s == nil || s.parked || it.queued {
-			continue
-		}
-		it.queued = true
-		t.left[id] = true
-		c.nextSeq++
-		c.batch.Requeues = append(c.batch.Requeues, Requeue{URL: id, Priority: recrawlPriority, Seq: c.nextSeq})
-		perSite[it.site]++
-	}
-	if len(t.left) == 0 {
-		if t.manager {
-			rc.mgr.Done(t.t, recrawl.Outcome{})
-			rc.dropped++
-		}
-		return
-	}
-	ch.task = t
-	rc.tasks++
-	for id, n := range perSite {
-		s := c.sites[id]
-		if p := s.leasing; p != nil {
-			if p.since == 0 || recrawlPriority < p.sincePrio {
-				p.sincePrio = recrawlPriority
-			}
-			p.since += n
-		}
-		c.f.Found(&s.Site, n, recrawlPriority, now)
-		if s.Place() == frontier.Resolving {
-			c.resolve(s) // a site of an earlier run, not looked up at load
-		}
-	}
-}
-
-// recrawlPage learns from a page record: a new copy, or a recrawl's
-// verdict.
-func (c *crawl) recrawlPage(m *PageResult) {
-	rc := c.rc
-	rec := &m.Record
-	rnow := rc.clock.Now()
-	it := rc.items[rec.URL]
-	keeps := rec.Err == "" && (rec.Status >= 200 && rec.Status < 400)
-	if it == nil {
-		if !keeps {
-			return
-		}
-		if it = rc.copied(rec.URL, m.URL, rec.Site, rnow); it == nil {
-			return
-		}
-		if ch := it.ch; rc.mgr != nil && !ch.added {
-			ch.added = true
-			if err := rc.mgr.Add(ch.spec()); err != nil {
-				c.e.event(Event{Kind: "recrawl", Text: err.Error()})
-			}
-		}
-		return
-	}
-	ch := it.ch
-	if rec.Verdict.Known() {
-		ch.obs = append(ch.obs, recrawl.Observation{Interval: rnow.Sub(it.fetched), Changed: rec.Verdict.Changed()})
-		if len(ch.obs) > maxObservations {
-			ch.obs = slices.Delete(ch.obs, 0, len(ch.obs)-maxObservations)
-		}
-	}
-	if t := ch.task; t != nil && t.left[rec.URL] {
-		delete(t.left, rec.URL)
-		t.pages++
-		t.cost += rec.Duration + c.sites[rec.Site].delay
-		t.changed = t.changed || rec.Verdict.Changed()
-		t.failed = t.failed || !(keeps || rec.Verdict == fetch.VerdictNotModified)
-		if len(t.left) == 0 {
-			c.taskDone(ch, rnow)
-		}
-	}
-	switch {
-	case keeps || rec.Verdict == fetch.VerdictNotModified:
-		it.fetched, it.queued = rnow, false
-	case rec.Err != "" || rec.Status >= 500 || rec.Status == 429:
-		it.queued = false // the copy stays, to be recrawled again
-	default: // gone (4xx): nothing left to recrawl
-		delete(ch.items, rec.URL)
-		delete(rc.items, rec.URL)
-	}
-}
-
-// recrawlDropped forgets URLs a visit skipped (robots.txt now forbids
-// them) or the loop dropped (labelled copies).
-func (c *crawl) recrawlDropped(skips []Skip) {
-	rc := c.rc
-	for _, sk := range skips {
-		it := rc.items[sk.URL]
-		if it == nil {
-			continue
-		}
-		ch := it.ch
-		delete(ch.items, sk.URL)
-		delete(rc.items, sk.URL)
-		if t := ch.task; t != nil && t.left[sk.URL] {
-			delete(t.left, sk.URL)
-			if len(t.left) == 0 {
-				c.taskDone(ch, rc.clock.Now())
-			}
-		}
-	}
-}
-
-// taskDone ends channel ch's recrawl: the Manager hears of it, the
-// channel's rate estimate and record are brought up to date.
-func (c *crawl) taskDone(ch *rchannel, rnow time.Time) {
-	rc := c.rc
-	t := ch.task
-	ch.task = nil
-	rc.done++
-	if r, err := recrawl.Estimate(ch.obs); err == nil {
-		ch.rate = r
-	}
-	if !t.manager {
-		ch.probes++
-		return
-	}
-	rc.mgr.Done(t.t, recrawl.Outcome{Success: !t.failed, Changed: t.changed, Duration: t.cost, Pages: t.pages})
 }
 
 // noteReassignments turns the Manager's new reassignments into events and
@@ -573,7 +492,8 @@ func (r *recrawler) measureFreshness(now time.Time) {
 func (c *crawl) recrawlPublish(st *Stats) {
 	rc := c.rc
 	rs := &RecrawlStats{Policy: string(rc.cfg.Options.Policy), Channels: len(rc.channels), Copies: len(rc.items),
-		Tasks: rc.tasks, Done: rc.done, Dropped: rc.dropped, Freshness: rc.fresh.value, FreshnessExact: rc.fresh.exact,
+		Tasks: rc.tasks, Done: rc.done, Dropped: rc.dropped, Found: rc.found, InterSite: rc.interSite,
+		Filtered: rc.filtered, Bounded: rc.bounded, Freshness: rc.fresh.value, FreshnessExact: rc.fresh.exact,
 		WarmupEnds: rc.warmEnd, Now: rc.clock.Now()}
 	st.Intervals = nil
 	if rc.mgr != nil {
@@ -594,20 +514,4 @@ func (c *crawl) recrawlPublish(st *Stats) {
 		rs.History = slices.Clone(rc.history)
 	}
 	st.Recrawl = rs
-}
-
-// recrawled follows the links of a recrawled page that were not seen
-// before: the page changed and links somewhere new.
-func (c *crawl) recrawled(m *PageResult, now time.Time) {
-	for i := range m.Links {
-		f := &m.Links[i]
-		if !f.resolve() {
-			continue
-		}
-		if _, seen := c.seen[f.id]; seen || f.id == m.Record.URL {
-			continue
-		}
-		c.batch.Links = append(c.batch.Links, Link{From: m.Record.URL, To: f.id})
-		c.discover(*f, m.Depth+1, m.Record.URL, now)
-	}
 }

@@ -14,6 +14,9 @@ type RecrawlStats struct {
 	WarmupEnds time.Time
 
 	Tasks, Done, Dropped int // recrawl tasks started, finished, and dropped (busy, empty or past their deadline)
+	Found                int // new pages the tasks fetched
+	InterSite            int // inter-site URLs recorded: links into channels other than their page's, seeds of those channels' tasks
+	Filtered, Bounded    int // links the tasks refused: by their filters; by their maximum depth or page limit
 
 	Reassignments int       // by the policy, since the start of this run
 	LastReassign  time.Time // when the latest happened (recrawl clock); zero for none

@@ -13,6 +13,8 @@ type Recrawl struct {
 	Policy           string        `yaml:"policy"`
 	Groups           int           `yaml:"groups"`
 	Channels         []ChannelRule `yaml:"channels"`
+	Filters          []string      `yaml:"filters"`
+	MaxDepth         int           `yaml:"max_depth"`
 	Threshold        int           `yaml:"threshold"`
 	InitialInterval  time.Duration `yaml:"initial_interval"`
 	Warmup           time.Duration `yaml:"warmup"`
@@ -38,6 +40,8 @@ type ChannelRule struct {
 	Name     string   `yaml:"name"`
 	Host     string   `yaml:"host"`
 	Prefixes []string `yaml:"prefixes"`
+	Filters  []string `yaml:"filters"`
+	MaxDepth int      `yaml:"max_depth"`
 }
 
 // recrawlFile is the recrawl section that gives r.
@@ -49,9 +53,10 @@ func recrawlFile(r engine.RecrawlConfig) Recrawl {
 		Encourage: o.Encourage, SmallestMultiple: o.SmallestMultiple, BiggestMultiple: o.BiggestMultiple,
 		Quorum: o.Quorum, MinUpdates: o.MinUpdates, HistoryUpdates: o.HistoryUpdates,
 		Horizon: o.Horizon, Period: o.Period, IncRate: o.IncRate, DecRate: o.DecRate,
+		Filters: r.Scope.Filters, MaxDepth: r.Scope.MaxDepth,
 	}
 	for _, c := range r.Channels {
-		f.Channels = append(f.Channels, ChannelRule{Name: c.Name, Host: c.Host, Prefixes: c.Prefixes})
+		f.Channels = append(f.Channels, ChannelRule{Name: c.Name, Host: c.Host, Prefixes: c.Prefixes, Filters: c.Scope.Filters, MaxDepth: c.Scope.MaxDepth})
 	}
 	if f.TimeScale == 0 {
 		f.TimeScale = 1
@@ -70,8 +75,10 @@ func (f Recrawl) engine() engine.RecrawlConfig {
 	o.Encourage, o.SmallestMultiple, o.BiggestMultiple = f.Encourage, f.SmallestMultiple, f.BiggestMultiple
 	o.Quorum, o.MinUpdates, o.HistoryUpdates = f.Quorum, f.MinUpdates, f.HistoryUpdates
 	o.Horizon, o.Period, o.IncRate, o.DecRate = f.Horizon, f.Period, f.IncRate, f.DecRate
+	r.Scope = recrawl.Scope{Filters: f.Filters, MaxDepth: f.MaxDepth}
 	for _, c := range f.Channels {
-		r.Channels = append(r.Channels, recrawl.Rule{Name: c.Name, Host: c.Host, Prefixes: c.Prefixes})
+		r.Channels = append(r.Channels, recrawl.Rule{Name: c.Name, Host: c.Host, Prefixes: c.Prefixes,
+			Scope: recrawl.Scope{Filters: c.Filters, MaxDepth: c.MaxDepth}})
 	}
 	return r
 }

@@ -3,6 +3,7 @@ package recrawl
 import (
 	"fmt"
 	"net/url"
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -24,6 +25,41 @@ type Rule struct {
 	// with "/" ("/w/", "/sports/"). A URL belongs to the rule whose prefix
 	// is its longest match.
 	Prefixes []string
+	// Scope bounds the channel's recrawls; a zero Scope means the default
+	// given to NewChannels.
+	Scope Scope
+}
+
+// Scope is what a recrawl of a channel may fetch (SARSS 2.1): the URLs
+// its regular expressions match, up to a depth from the task's seeds.
+type Scope struct {
+	// Filters are regular expressions (RE2 syntax); a recrawl fetches only
+	// the URLs one of them matches. None: every URL of the channel.
+	Filters []string
+	// MaxDepth is how many links from a seed a recrawl follows; 0 means
+	// no limit.
+	MaxDepth int
+}
+
+// compiled is a Scope ready for use.
+type compiled struct {
+	filters  []*regexp.Regexp
+	maxDepth int
+}
+
+func (s Scope) compile() (compiled, error) {
+	if s.MaxDepth < 0 {
+		return compiled{}, fmt.Errorf("%w: max depth %d is negative", ErrConfig, s.MaxDepth)
+	}
+	c := compiled{maxDepth: s.MaxDepth}
+	for _, f := range s.Filters {
+		re, err := regexp.Compile(f)
+		if err != nil {
+			return compiled{}, fmt.Errorf("%w: filter %q: %v", ErrConfig, f, err)
+		}
+		c.filters = append(c.filters, re)
+	}
+	return c, nil
 }
 
 // ID is the channel the rule makes.
@@ -43,6 +79,8 @@ func (r Rule) ID() ChannelID {
 // safe for concurrent use once built.
 type Channels struct {
 	byHost map[string][]prefixRule // longest prefix first
+	scopes map[ChannelID]compiled  // the rules' own scopes
+	def    compiled
 }
 
 type prefixRule struct {
@@ -50,10 +88,16 @@ type prefixRule struct {
 	id     ChannelID
 }
 
-// NewChannels checks rules and builds the mapping. Two rules may not claim
-// the same prefix of a host, nor two channels share an ID.
-func NewChannels(rules []Rule) (*Channels, error) {
-	c := &Channels{byHost: map[string][]prefixRule{}}
+// NewChannels checks rules and builds the mapping; def is the scope of
+// every channel whose rule gives none (whole hosts included). Two rules may
+// not claim the same prefix of a host, nor two channels share an ID; a
+// filter must be a valid regular expression.
+func NewChannels(rules []Rule, def Scope) (*Channels, error) {
+	c := &Channels{byHost: map[string][]prefixRule{}, scopes: map[ChannelID]compiled{}}
+	var err error
+	if c.def, err = def.compile(); err != nil {
+		return nil, fmt.Errorf("%w (default scope)", err)
+	}
 	ids := map[ChannelID]string{}
 	for i, r := range rules {
 		host := strings.ToLower(strings.TrimSpace(r.Host))
@@ -71,6 +115,13 @@ func NewChannels(rules []Rule) (*Channels, error) {
 			return nil, fmt.Errorf("%w: channel %q named by two rules (%s and %s)", ErrConfig, id, prev, host)
 		}
 		ids[id] = host
+		if len(r.Scope.Filters) > 0 || r.Scope.MaxDepth != 0 {
+			sc, err := r.Scope.compile()
+			if err != nil {
+				return nil, fmt.Errorf("channel %q: %w", id, err)
+			}
+			c.scopes[id] = sc
+		}
 		for _, p := range r.Prefixes {
 			if !strings.HasPrefix(p, "/") {
 				return nil, fmt.Errorf("%w: channel %q: prefix %q does not start with /", ErrConfig, id, p)
@@ -104,6 +155,26 @@ func (c *Channels) Of(u *url.URL) ChannelID {
 		}
 	}
 	return ChannelID(host)
+}
+
+// Scope returns the filters and maximum depth of channel id's recrawls.
+// The regular expressions are shared: they are safe for concurrent use.
+func (c *Channels) Scope(id ChannelID) (filters []*regexp.Regexp, maxDepth int) {
+	if c == nil {
+		return nil, 0
+	}
+	sc, ok := c.scopes[id]
+	if !ok {
+		sc = c.def
+	}
+	return sc.filters, sc.maxDepth
+}
+
+// Split reports whether some rule makes channels of parts of host (with
+// its port if not the scheme's default): if not, a URL's channel is its
+// host.
+func (c *Channels) Split(host string) bool {
+	return c != nil && len(c.byHost[strings.ToLower(host)]) > 0
 }
 
 // OfString parses raw and returns its channel.

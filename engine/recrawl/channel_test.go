@@ -9,7 +9,7 @@ func TestChannelsEveryURLInOneChannel(t *testing.T) {
 	c, err := NewChannels([]Rule{
 		{Host: "news.example.org", Prefixes: []string{"/w/"}},
 		{Name: "sport", Host: "News.Example.org", Prefixes: []string{"/sport/", "/w/sport/"}},
-	})
+	}, Scope{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,9 +46,11 @@ func TestChannelsRejectAmbiguousRules(t *testing.T) {
 		{{Host: "a.example"}},
 		{{Host: "", Prefixes: []string{"/x/"}}},
 		{{Name: "a.example", Host: "a.example", Prefixes: []string{"/x/"}}},
+		{{Host: "a.example", Prefixes: []string{"/x/"}, Scope: Scope{Filters: []string{"(unclosed"}}}},
+		{{Host: "a.example", Prefixes: []string{"/x/"}, Scope: Scope{MaxDepth: -1}}},
 	}
 	for i, rules := range bad {
-		if _, err := NewChannels(rules); !errors.Is(err, ErrConfig) {
+		if _, err := NewChannels(rules, Scope{}); !errors.Is(err, ErrConfig) {
 			t.Errorf("rules %d: error %v, want ErrConfig", i, err)
 		}
 	}
@@ -84,5 +86,49 @@ func TestParsePolicyName(t *testing.T) {
 	}
 	if err := Defaults().Validate(); err != nil {
 		t.Errorf("Defaults do not validate: %v", err)
+	}
+}
+
+func TestChannelScopes(t *testing.T) {
+	c, err := NewChannels([]Rule{
+		{Name: "news", Host: "a.example", Prefixes: []string{"/news/"}, Scope: Scope{Filters: []string{`/news/\d+\.html$`}, MaxDepth: 2}},
+		{Name: "blog", Host: "a.example", Prefixes: []string{"/blog/"}},
+	}, Scope{Filters: []string{`\.html$`, `/$`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		id        ChannelID
+		url       string
+		allows    bool
+		wantDepth int
+	}{
+		{"news", "http://a.example/news/12.html", true, 2},
+		{"news", "http://a.example/news/index.html", false, 2},
+		{"blog", "http://a.example/blog/x.html", true, 0}, // the default scope
+		{"blog", "http://a.example/blog/x.png", false, 0},
+		{"a.example", "http://a.example/", true, 0},
+	}
+	for _, tt := range tests {
+		filters, depth := c.Scope(tt.id)
+		task := Task{Filters: filters, MaxDepth: depth}
+		if got := task.Allows(tt.url); got != tt.allows || depth != tt.wantDepth {
+			t.Errorf("%s: Allows(%s) = %v, depth %d; want %v, %d", tt.id, tt.url, got, depth, tt.allows, tt.wantDepth)
+		}
+	}
+	if !c.Split("A.example") || c.Split("b.example") {
+		t.Error("Split does not tell the hosts with rules")
+	}
+	if _, err := NewChannels(nil, Scope{Filters: []string{"["}}); !errors.Is(err, ErrConfig) {
+		t.Errorf("a bad default filter: error %v, want ErrConfig", err)
+	}
+}
+
+func TestTaskPageLimit(t *testing.T) {
+	for _, tt := range []struct{ expected, want int }{{0, 0}, {1, 2}, {4, 5}, {8, 10}, {9, 12}, {100, 125}} {
+		task := Task{ExpectedPages: tt.expected}
+		if got := task.PageLimit(); got != tt.want {
+			t.Errorf("PageLimit with %d expected = %d, want %d", tt.expected, got, tt.want)
+		}
 	}
 }

@@ -21,14 +21,16 @@ type Task struct {
 	// Filters: a URL is fetched only if it matches one of them (none:
 	// every URL of the channel).
 	Filters []*regexp.Regexp
-	// ExpectedPages is the channel's page count at its last recrawl, to
-	// size the crawler's URL-seen set.
+	// ExpectedPages is the channel's page count at its last recrawl. SARSS
+	// sizes the crawler's URL-seen set with it; lidi also bounds the task
+	// with it (PageLimit).
 	ExpectedPages int
 	// MaxDepth is how many links from a seed the recrawl follows (0: no
 	// limit).
 	MaxDepth int
 	// PageSeen holds the digests of the pages known from the last recrawl:
-	// a fetched page whose digest is in it has not changed.
+	// a fetched page whose digest is in it has not changed, and its links
+	// are not followed anew.
 	PageSeen PageSeen
 
 	Submitted time.Time
@@ -50,8 +52,24 @@ func (t *Task) Allows(rawURL string) bool {
 	return false
 }
 
-// Digest is SARSS's 32-bit page content digest: the first four bytes of the
-// body's SHA-1.
+// PageLimit is the most pages the task fetches: the expected count with
+// room for a quarter more (at least one), so that a growing channel is
+// found a quarter at a time and a channel that suddenly links to
+// thousands of new pages does not hold a robot for hours. 0 (no expected
+// count) means no limit.
+func (t *Task) PageLimit() int {
+	if t.ExpectedPages <= 0 {
+		return 0
+	}
+	return t.ExpectedPages + max(1, (t.ExpectedPages+growthShare-1)/growthShare)
+}
+
+// growthShare: a task may find 1/growthShare more pages than expected.
+const growthShare = 4
+
+// Digest is SARSS's 32-bit page content digest. DigestOf takes the first
+// four bytes of the body's SHA-1, as SARSS does; a crawler that already
+// has a wider digest of the body may use 32 bits of it instead.
 type Digest uint32
 
 // DigestOf returns body's digest.
