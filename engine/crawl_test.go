@@ -132,6 +132,7 @@ func fetchedURLs(t *testing.T, path string) map[string]bool {
 // Politeness, proven by the synthetic web's witness rather than by the
 // crawler's own account.
 func TestPolitenessWitnessed(t *testing.T) {
+	t.Parallel()
 	srv := testWeb(t, simweb.Options{Seed: 7, Sites: 25, Pages: 1200})
 	cfg := crawlConfig(srv.SeedURLs(3))
 	st := runCrawl(t, cfg, srv.DNSAddr(), filepath.Join(t.TempDir(), "crawl.db"))

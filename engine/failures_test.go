@@ -77,6 +77,7 @@ func runWith(t *testing.T, cfg engine.Config, resolver engine.Resolver, path str
 // errors.park_rounds; the crawl waits for the retries, then ends with the
 // frontier empty, and every step is an event in the store.
 func TestFailuresRetried(t *testing.T) {
+	t.Parallel()
 	// A web big enough for the retries to come due before its end.
 	srv := testWeb(t, simweb.Options{Seed: 5, Sites: 10, Pages: 1500})
 	seeds := srv.SeedURLs(3)
@@ -253,6 +254,7 @@ func TestEndReasons(t *testing.T) {
 // page in flight (or during their politeness wait), the URLs they did not
 // reach stay queued, and the next run fetches each page once.
 func TestCleanStop(t *testing.T) {
+	t.Parallel()
 	// Each answer takes 100 ms, so pages are in flight when the stop
 	// comes; w = 2 s, so most visits are waiting then.
 	srv := testWeb(t, simweb.Options{Seed: 5, Sites: 10, Pages: 200, LatencyMedian: 100 * time.Millisecond, LatencySigma: -1})

@@ -85,6 +85,7 @@ func (c *offsetClock) Now() time.Time { return time.Now().Add(time.Duration(c.of
 // delivered twice and out of order, and a lease lost: the crawl stores the
 // pages a local one stores, each once, and counts them once.
 func TestLeasesThroughADispatcher(t *testing.T) {
+	t.Parallel()
 	srv := testWeb(t, simweb.Options{Seed: 5, Sites: 10, Pages: 400})
 	cfg := crawlConfig(srv.SeedURLs(2))
 	cfg.Delay, cfg.MaxDelay = 0, 0

@@ -86,12 +86,17 @@ func TestKill9Resume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a child process")
 	}
+	// Parallel, as the other long crawl tests: the package is CI's longest.
+	t.Parallel()
 	for _, long := range []bool{false, true} {
 		name := "short-visits"
 		if long {
 			name = "long-visits"
 		}
-		t.Run(name, func(t *testing.T) { testKill9Resume(t, long) })
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			testKill9Resume(t, long)
+		})
 	}
 }
 
