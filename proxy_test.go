@@ -6,19 +6,22 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 )
 
-// testProxy is an HTTP proxy in the test process: CONNECT tunnels (HTTPS)
-// and absolute-form requests (plain HTTP), resolving names through the DNS
-// server it is given. It counts what passed through it.
+// testProxy is a proxy in the test process: HTTP (CONNECT tunnels for
+// HTTPS, absolute-form requests for plain HTTP) and SOCKS5 (CONNECT, no
+// authentication) on the same port, told apart by the first byte. It
+// resolves names through the DNS server it is given and counts what passed
+// through it.
 type testProxy struct {
 	ln       net.Listener
 	resolver *net.Resolver
-	tunnels  atomic.Int64 // CONNECT tunnels opened
+	tunnels  atomic.Int64 // CONNECT tunnels opened (HTTP and SOCKS5)
 	upstream atomic.Int64 // connections opened to servers (tunnels and forwards)
 	mu       sync.Mutex
 	gets     []string // absolute-form request URLs
@@ -50,6 +53,9 @@ func startProxy(t *testing.T, dnsAddr string) *testProxy {
 
 func (p *testProxy) URL() string { return "http://" + p.ln.Addr().String() }
 
+// SOCKS5URL is the proxy's address as a socks5:// URL.
+func (p *testProxy) SOCKS5URL() string { return "socks5://" + p.ln.Addr().String() }
+
 func (p *testProxy) dial(ctx context.Context, hostport string) (net.Conn, error) {
 	host, port, err := net.SplitHostPort(hostport)
 	if err != nil {
@@ -73,6 +79,10 @@ func (p *testProxy) dial(ctx context.Context, hostport string) (net.Conn, error)
 func (p *testProxy) serve(c net.Conn) {
 	defer c.Close()
 	br := bufio.NewReader(c)
+	if first, err := br.Peek(1); err == nil && first[0] == socks5Version {
+		p.socks5(c, br)
+		return
+	}
 	for {
 		req, err := http.ReadRequest(br)
 		if err != nil {
@@ -114,6 +124,11 @@ func (p *testProxy) tunnel(c net.Conn, br *bufio.Reader, target string) {
 	defer up.Close()
 	p.tunnels.Add(1)
 	io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n")
+	pipe(c, br, up)
+}
+
+// pipe copies between a client and the server until both have closed.
+func pipe(c net.Conn, br *bufio.Reader, up net.Conn) {
 	done := make(chan struct{})
 	go func() {
 		io.Copy(up, br) // the client's bytes, then its close
@@ -123,6 +138,60 @@ func (p *testProxy) tunnel(c net.Conn, br *bufio.Reader, target string) {
 	io.Copy(c, up)
 	c.(*net.TCPConn).CloseWrite()
 	<-done
+}
+
+const socks5Version = 5
+
+// socks5 answers one SOCKS5 client (RFC 1928): no authentication, CONNECT
+// to an IPv4 address or a name, which the proxy resolves.
+func (p *testProxy) socks5(c net.Conn, br *bufio.Reader) {
+	hdr := make([]byte, 2)
+	if _, err := io.ReadFull(br, hdr); err != nil {
+		return
+	}
+	if _, err := io.ReadFull(br, make([]byte, hdr[1])); err != nil { // methods offered
+		return
+	}
+	c.Write([]byte{socks5Version, 0}) // no authentication
+	req := make([]byte, 4)            // version, command, reserved, address type
+	if _, err := io.ReadFull(br, req); err != nil || req[1] != 1 {
+		return
+	}
+	var host string
+	switch req[3] {
+	case 1:
+		ip := make([]byte, 4)
+		if _, err := io.ReadFull(br, ip); err != nil {
+			return
+		}
+		host = net.IP(ip).String()
+	case 3:
+		n, err := br.ReadByte()
+		if err != nil {
+			return
+		}
+		name := make([]byte, n)
+		if _, err := io.ReadFull(br, name); err != nil {
+			return
+		}
+		host = string(name)
+	default:
+		c.Write([]byte{socks5Version, 8, 0, 1, 0, 0, 0, 0, 0, 0}) // address type not supported
+		return
+	}
+	port := make([]byte, 2)
+	if _, err := io.ReadFull(br, port); err != nil {
+		return
+	}
+	up, err := p.dial(context.Background(), net.JoinHostPort(host, strconv.Itoa(int(port[0])<<8|int(port[1]))))
+	if err != nil {
+		c.Write([]byte{socks5Version, 4, 0, 1, 0, 0, 0, 0, 0, 0}) // host unreachable
+		return
+	}
+	defer up.Close()
+	p.tunnels.Add(1)
+	c.Write([]byte{socks5Version, 0, 0, 1, 0, 0, 0, 0, 0, 0})
+	pipe(c, br, up)
 }
 
 // Gets returns the absolute-form URLs requested through the proxy.

@@ -6,9 +6,11 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"lidi/engine/simweb"
 )
@@ -149,4 +151,91 @@ func TestHTTPSUntrusted(t *testing.T) {
 	if w := srv.Witness(); w.Totals.Requests != 0 {
 		t.Errorf("%d requests reached the sites through an untrusted TLS connection", w.Totals.Requests)
 	}
+}
+
+// proxiedCrawl crawls the HTTPS web of startTLSWeb from a config whose
+// fetch section is fetchYAML, as a child `lidi crawl --headless` process
+// with env added to its environment (the proxy variables are read once per
+// process, so a child is the only honest way to set them). It checks that
+// every reachable page was fetched and that every connection the sites saw
+// came through proxy.
+func proxiedCrawl(t *testing.T, fetchYAML string, env ...string) {
+	t.Helper()
+	dir := t.TempDir()
+	srv := startTLSWeb(t, dir)
+	proxy := startProxy(t, srv.DNSAddr())
+	fetchYAML = strings.ReplaceAll(fetchYAML, "PROXY_SOCKS5", proxy.SOCKS5URL())
+	cfg := filepath.Join(dir, "site.yaml")
+	body := fmt.Sprintf(`seeds: [%q, %q]
+robots: 4
+politeness:
+  delay: 0s
+  max_delay: 0s
+fetch:
+  ca_file: certs/ca.pem
+%s
+dns:
+  servers: [%q]
+storage:
+  path: crawl.db
+`, srv.SeedURLs(2)[0], srv.SeedURLs(2)[1], fetchYAML, srv.DNSAddr())
+	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe, "crawl", "--config", cfg, "--headless")
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); !strings.EqualFold(name, "http_proxy") && !strings.EqualFold(name, "https_proxy") && !strings.EqualFold(name, "no_proxy") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	for _, kv := range env {
+		cmd.Env = append(cmd.Env, strings.ReplaceAll(kv, "PROXY_HTTP", proxy.URL()))
+	}
+	cmd.Env = append(cmd.Env, runMainEnv+"=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("lidi crawl: %v\n%s", err, out)
+	}
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "crawl.db")+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var pages, failed int
+	if err := db.QueryRow(`SELECT count(*) FILTER (WHERE status = 200), count(*) FILTER (WHERE error IS NOT NULL) FROM urls WHERE state = 1`).Scan(&pages, &failed); err != nil {
+		t.Fatal(err)
+	}
+	reachable := 0
+	for range srv.Web().ReachableUnique(srv.Web().Seeds(2)).All() {
+		reachable++
+	}
+	if pages < reachable || failed > 0 {
+		t.Errorf("%d pages fetched, %d failed: want the %d reachable", pages, failed, reachable)
+	}
+	w := srv.Witness()
+	if got, want := proxy.upstream.Load(), w.Totals.Connections; got != want || proxy.tunnels.Load() == 0 {
+		t.Errorf("the sites saw %d connections, the proxy opened %d (%d tunnels): lidi went around the proxy", want, got, proxy.tunnels.Load())
+	}
+	for host, h := range w.Hosts {
+		if h.MaxOpenConns > 1 || h.MaxInFlight > 1 || h.Disallowed > 0 {
+			t.Errorf("%s: %d connections at once, %d requests at once, %d disallowed", host, h.MaxOpenConns, h.MaxInFlight, h.Disallowed)
+		}
+	}
+}
+
+// With fetch.proxy empty, lidi takes its proxy from HTTPS_PROXY, as curl
+// and the go tool do on a university network.
+func TestProxyFromEnvironment(t *testing.T) {
+	proxiedCrawl(t, "", "HTTPS_PROXY=PROXY_HTTP", "HTTP_PROXY=PROXY_HTTP")
+}
+
+// fetch.proxy takes a socks5:// proxy (an ssh -D tunnel, Tor); the names
+// are resolved by the proxy's side.
+func TestSOCKS5Proxy(t *testing.T) {
+	proxiedCrawl(t, "  proxy: PROXY_SOCKS5")
 }
