@@ -63,16 +63,10 @@ func (o *RecrawlOptions) RegisterFlags(fs *flag.FlagSet) {
 		return nil
 	})
 	o.Policies = recrawl.PolicyNames()
-	fs.Func("policies", "comma-separated policies (default all)", func(s string) error {
-		o.Policies = nil
-		for _, f := range strings.Split(s, ",") {
-			p, err := recrawl.ParsePolicyName(strings.TrimSpace(f))
-			if err != nil {
-				return err
-			}
-			o.Policies = append(o.Policies, p)
-		}
-		return nil
+	fs.Func("policies", "comma-separated policies, or all (default all)", func(s string) error {
+		ps, err := parsePolicies(s)
+		o.Policies = ps
+		return err
 	})
 	fs.Func("change", "the channels' change process: poisson, pareto or quasi (default poisson)", func(s string) error {
 		k, err := change.ParseKind(s)
@@ -414,4 +408,21 @@ func drawIntervals(w io.Writer, runs []*simulate.Result) error {
 		grid[i][j] = p
 	}
 	return drawGrid(w, grid, 8*vg.Centimeter, 0.8)
+}
+
+// parsePolicies parses a comma-separated list of policy names; "all" is
+// every policy.
+func parsePolicies(s string) ([]recrawl.PolicyName, error) {
+	if strings.TrimSpace(s) == "all" {
+		return recrawl.PolicyNames(), nil
+	}
+	var out []recrawl.PolicyName
+	for _, f := range strings.Split(s, ",") {
+		p, err := recrawl.ParsePolicyName(strings.TrimSpace(f))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,13 +22,18 @@ import (
 	"lidi/engine/recrawl/change"
 	"lidi/engine/recrawl/simulate"
 	"lidi/engine/simweb"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
 )
 
-// RecrawlLiveOptions sets up `lidi bench recrawl-live`: one real crawl of a
-// changing simweb over loopback, its clock TimeScale times as fast as real
-// time, recrawled by a policy, against recrawl/simulate's run of the same
-// set-up (channels, groups, pages, robots, the time a page takes) in
-// virtual time. The zero value is not usable: RegisterFlags sets the
+// RecrawlLiveOptions sets up `lidi bench recrawl-live`: per policy, one
+// real crawl of a changing simweb over loopback, its clock TimeScale times
+// as fast as real time, recrawled by the policy, against recrawl/simulate's
+// run of the same set-up (channels, groups, pages, robots, the time a page
+// takes) in virtual time; their freshness curves are sampled at the same
+// virtual times and compared. The zero value is not usable: RegisterFlags sets the
 // defaults and OpenStore must be set (main.go wires it).
 type RecrawlLiveOptions struct {
 	Sites, Pages int
@@ -36,10 +42,10 @@ type RecrawlLiveOptions struct {
 	Duration     time.Duration // of the real crawl, in real time
 	Robots       int
 	Delay        time.Duration // w, real time
-	Policy       string
+	Policies     []recrawl.PolicyName
 	// InitialInterval and Warmup are the recrawl warm-up's (virtual time).
 	InitialInterval, Warmup time.Duration
-	Out                     string // directory for recrawl_live.csv ("": none)
+	Out                     string // directory for recrawl_live.csv and .png ("": none)
 	OpenStore               func(path string) (engine.Store, io.Closer, error)
 }
 
@@ -52,14 +58,20 @@ func (o *RecrawlLiveOptions) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.Duration, "duration", 4*time.Minute, "length of the real crawl, real time")
 	fs.IntVar(&o.Robots, "robots", 8, "r: robots, the recrawl capacity")
 	fs.DurationVar(&o.Delay, "delay", 100*time.Millisecond, "w: delay between two requests to a site, real time")
-	fs.StringVar(&o.Policy, "policy", "iir", "recrawl policy: fixed, iir, icr, optimal or adaptive")
+	o.Policies = []recrawl.PolicyName{recrawl.IIR}
+	fs.Func("policy", "comma-separated recrawl `policies`, each run in turn: fixed, iir, icr, optimal, adaptive or all (default iir)", func(v string) error {
+		ps, err := parsePolicies(v)
+		o.Policies = ps
+		return err
+	})
 	fs.DurationVar(&o.InitialInterval, "initial-interval", 2*time.Hour, "warm-up probe interval, virtual time")
 	fs.DurationVar(&o.Warmup, "warmup", 12*time.Hour, "warm-up length, virtual time")
-	fs.StringVar(&o.Out, "out", "", "write recrawl_live.csv (the freshness curve of the real crawl) into `DIR`")
+	fs.StringVar(&o.Out, "out", "", "write recrawl_live.csv and recrawl_live.png (the freshness curves, real and simulated) into `DIR`")
 }
 
-// RecrawlLiveResult is what the comparison measured.
+// RecrawlLiveResult is what the comparison of one policy measured.
 type RecrawlLiveResult struct {
+	Policy  recrawl.PolicyName
 	Virtual time.Duration // virtual time the real crawl covered after its warm-up
 	// Freshness is the time-average share of channels whose copy is
 	// current after the warm-up (a channel's share of its pages), real
@@ -68,8 +80,13 @@ type RecrawlLiveResult struct {
 	PageFreshness           float64
 	Recrawls                int64 // real recrawl fetches
 	PageTime                time.Duration
-	Curve                   []FreshPoint
-	Sim                     *simulate.Result
+	// Curve is the real crawl's freshness every liveStep of virtual time
+	// after the warm-up; SimCurve the simulation's channel freshness at the
+	// same times (Pages unset), and CurveMeanDiff and CurveMaxDiff the mean
+	// and largest absolute difference between the two channel curves.
+	Curve, SimCurve             []FreshPoint
+	CurveMeanDiff, CurveMaxDiff float64
+	Sim                         *simulate.Result
 	Groups                  []engine.IntervalGroup // the real crawl's at its end
 }
 
@@ -79,16 +96,41 @@ type FreshPoint struct {
 	Channels, Pages float64       // channel-level and page-level freshness
 }
 
-// RecrawlLive runs the comparison and prints it, ending with a key=value
-// line.
-func RecrawlLive(ctx context.Context, o RecrawlLiveOptions, w io.Writer) (*RecrawlLiveResult, error) {
+// liveStep is how often the freshness curves are sampled, virtual time.
+const liveStep = 10 * time.Minute
+
+// RecrawlLive runs the comparison for each policy in turn and prints it,
+// ending with a key=value line per policy.
+func RecrawlLive(ctx context.Context, o RecrawlLiveOptions, w io.Writer) ([]*RecrawlLiveResult, error) {
 	if o.OpenStore == nil {
 		return nil, errors.New("bench: recrawl-live: no store")
 	}
-	pol, err := recrawl.ParsePolicyName(o.Policy)
-	if err != nil {
-		return nil, err
+	if len(o.Policies) == 0 {
+		return nil, errors.New("bench: recrawl-live: no policy")
 	}
+	var out []*RecrawlLiveResult
+	for _, pol := range o.Policies {
+		res, err := recrawlLive(ctx, o, pol, w)
+		if err != nil {
+			return nil, fmt.Errorf("bench: recrawl-live, policy %s: %w", pol, err)
+		}
+		out = append(out, res)
+	}
+	if o.Out != "" {
+		if err := writeRecrawlLive(o.Out, out); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(w, "wrote %s, %s\n", filepath.Join(o.Out, "recrawl_live.csv"), filepath.Join(o.Out, "recrawl_live.png"))
+	}
+	for _, res := range out {
+		fmt.Fprintf(w, "policy=%s freshness=%.3f sim_freshness=%.3f curve_mean_diff=%.3f curve_max_diff=%.3f page_freshness=%.3f recrawls=%d virtual_h=%.1f\n",
+			res.Policy, res.Freshness, res.SimFreshness, res.CurveMeanDiff, res.CurveMaxDiff, res.PageFreshness, res.Recrawls, res.Virtual.Hours())
+	}
+	return out, nil
+}
+
+// recrawlLive runs the comparison for policy pol.
+func recrawlLive(ctx context.Context, o RecrawlLiveOptions, pol recrawl.PolicyName, w io.Writer) (*RecrawlLiveResult, error) {
 	web, err := simweb.Generate(simweb.Options{Seed: o.Seed, Sites: o.Sites, Pages: o.Pages, ExternalLinks: 0.3,
 		Change: simweb.ChangeOptions{Enabled: true, Together: true}})
 	if err != nil {
@@ -142,7 +184,7 @@ func RecrawlLive(ctx context.Context, o RecrawlLiveOptions, w io.Writer) (*Recra
 	if end <= warmEnd {
 		return nil, fmt.Errorf("bench: recrawl-live: the run ended at %v of virtual time, before the warm-up's end at %v: give it a longer --duration", end, warmEnd)
 	}
-	res := &RecrawlLiveResult{Virtual: end - warmEnd, Groups: st.Intervals}
+	res := &RecrawlLiveResult{Policy: pol, Virtual: end - warmEnd, Groups: st.Intervals}
 	res.Curve, res.Freshness, res.PageFreshness, res.Recrawls, res.PageTime = rec.freshness(web, warmEnd, end)
 	res.PageTime += time.Duration(float64(o.Delay) * o.TimeScale) // the robot waits w after each page
 
@@ -163,26 +205,57 @@ func RecrawlLive(ctx context.Context, o RecrawlLiveOptions, w io.Writer) (*Recra
 		Duration: res.Virtual, Seed: uint64(o.Seed), Change: change.Poisson, GroupShare: share,
 		PagesMedian: sizes[len(sizes)/2], PageTime: res.PageTime,
 		Lifetime: 1000 * end, Downtime: time.Minute, Notified: 1,
-		Warmup: o.Warmup, WarmupVisit: o.InitialInterval, Options: opt, Sample: time.Hour}
+		Warmup: o.Warmup, WarmupVisit: o.InitialInterval, Options: opt, Sample: liveStep}
 	if res.Sim, err = simulate.Run(setup, pol); err != nil {
 		return nil, err
 	}
 	res.SimFreshness = res.Sim.Freshness
-	printRecrawlLive(w, o, res)
-	if o.Out != "" {
-		if err := writeRecrawlLiveCSV(o.Out, res); err != nil {
-			return nil, err
-		}
-	}
+	res.compareCurves()
+	printRecrawlLive(w, res)
 	return res, nil
 }
 
-func printRecrawlLive(w io.Writer, o RecrawlLiveOptions, res *RecrawlLiveResult) {
-	fmt.Fprintf(w, "after the warm-up, %v of virtual time: %d recrawl fetches, a page took %v of virtual time\n",
-		res.Virtual.Round(time.Minute), res.Recrawls, res.PageTime.Round(time.Second))
+// compareCurves fills SimCurve with the simulation's samples at the real
+// curve's times, and the differences between the two.
+func (res *RecrawlLiveResult) compareCurves() {
+	sim := map[time.Duration]float64{}
+	for _, s := range res.Sim.Series {
+		sim[s.At] = s.Fresh
+	}
+	res.SimCurve = res.SimCurve[:0]
+	var sum float64
+	res.CurveMaxDiff = 0
+	for _, p := range res.Curve {
+		f, ok := sim[p.At]
+		if !ok {
+			continue
+		}
+		res.SimCurve = append(res.SimCurve, FreshPoint{At: p.At, Channels: f})
+		d := math.Abs(p.Channels - f)
+		sum += d
+		res.CurveMaxDiff = max(res.CurveMaxDiff, d)
+	}
+	if n := len(res.SimCurve); n > 0 {
+		res.CurveMeanDiff = sum / float64(n)
+	}
+}
+
+func printRecrawlLive(w io.Writer, res *RecrawlLiveResult) {
+	fmt.Fprintf(w, "policy %s, after the warm-up, %v of virtual time: %d recrawl fetches, a page took %v of virtual time\n",
+		res.Policy, res.Virtual.Round(time.Minute), res.Recrawls, res.PageTime.Round(time.Second))
 	fmt.Fprintf(w, "%-14s %10s %10s\n", "", "real", "simulated")
 	fmt.Fprintf(w, "%-14s %10.3f %10.3f\n", "freshness", res.Freshness, res.SimFreshness)
 	fmt.Fprintf(w, "%-14s %10.3f %10s\n", "page freshness", res.PageFreshness, "")
+	fmt.Fprintf(w, "freshness curves (channels), every virtual hour after the warm-up; |real − simulated| over the %d samples every %v: mean %.3f, max %.3f\n",
+		len(res.SimCurve), liveStep, res.CurveMeanDiff, res.CurveMaxDiff)
+	fmt.Fprintf(w, "  %6s %8s %8s\n", "hour", "real", "sim")
+	for i, p := range res.SimCurve {
+		if p.At%time.Hour != 0 {
+			continue
+		}
+		real := res.Curve[slices.IndexFunc(res.Curve, func(q FreshPoint) bool { return q.At == p.At })]
+		fmt.Fprintf(w, "  %6.0f %8.3f %8.3f\n", p.At.Hours(), real.Channels, res.SimCurve[i].Channels)
+	}
 	fmt.Fprintf(w, "group intervals (minutes), real at the end / simulated time-average:\n")
 	for i, g := range res.Groups {
 		sim := "-"
@@ -191,21 +264,76 @@ func printRecrawlLive(w io.Writer, o RecrawlLiveOptions, res *RecrawlLiveResult)
 		}
 		fmt.Fprintf(w, "  group %d: %d channels, %s / %s\n", i, g.Channels, minutes(g.Interval), sim)
 	}
-	fmt.Fprintf(w, "policy=%s freshness=%.3f sim_freshness=%.3f page_freshness=%.3f recrawls=%d virtual_h=%.1f\n",
-		o.Policy, res.Freshness, res.SimFreshness, res.PageFreshness, res.Recrawls, res.Virtual.Hours())
 }
 
-func writeRecrawlLiveCSV(dir string, res *RecrawlLiveResult) error {
+// writeRecrawlLive writes the curves of every policy to recrawl_live.csv
+// and recrawl_live.png in dir.
+func writeRecrawlLive(dir string, runs []*RecrawlLiveResult) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	var b strings.Builder
-	b.WriteString("virtual_h,channel_freshness,page_freshness\n")
-	for _, p := range res.Curve {
-		b.WriteString(strconv.FormatFloat(p.At.Hours(), 'f', 3, 64) + "," + strconv.FormatFloat(p.Channels, 'f', 4, 64) + "," +
-			strconv.FormatFloat(p.Pages, 'f', 4, 64) + "\n")
+	b.WriteString("policy,virtual_h,channel_freshness,page_freshness,sim_channel_freshness\n")
+	for _, res := range runs {
+		sim := map[time.Duration]float64{}
+		for _, p := range res.SimCurve {
+			sim[p.At] = p.Channels
+		}
+		for _, p := range res.Curve {
+			s := ""
+			if f, ok := sim[p.At]; ok {
+				s = strconv.FormatFloat(f, 'f', 4, 64)
+			}
+			b.WriteString(string(res.Policy) + "," + strconv.FormatFloat(p.At.Hours(), 'f', 3, 64) + "," +
+				strconv.FormatFloat(p.Channels, 'f', 4, 64) + "," + strconv.FormatFloat(p.Pages, 'f', 4, 64) + "," + s + "\n")
+		}
 	}
-	return os.WriteFile(filepath.Join(dir, "recrawl_live.csv"), []byte(b.String()), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "recrawl_live.csv"), []byte(b.String()), 0o644); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(dir, "recrawl_live.png"))
+	if err != nil {
+		return err
+	}
+	if err := plotRecrawlLive(f, runs); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// plotRecrawlLive draws a panel per policy: the real crawl's channel
+// freshness and the simulation's over virtual time.
+func plotRecrawlLive(w io.Writer, runs []*RecrawlLiveResult) error {
+	row := make([]*plot.Plot, 0, len(runs))
+	for _, res := range runs {
+		p := plot.New()
+		p.Title.Text = fmt.Sprintf("%s: mean |diff| %.3f", res.Policy, res.CurveMeanDiff)
+		p.X.Label.Text = "virtual hours after the warm-up"
+		p.Y.Label.Text = "freshness"
+		p.Y.Min, p.Y.Max = 0, 1
+		p.Add(plotter.NewGrid())
+		for i, curve := range [][]FreshPoint{res.Curve, res.SimCurve} {
+			xys := make(plotter.XYs, 0, len(curve))
+			for _, pt := range curve {
+				xys = append(xys, plotter.XY{X: pt.At.Hours(), Y: pt.Channels})
+			}
+			if len(xys) == 0 {
+				continue
+			}
+			l, err := plotter.NewLine(xys)
+			if err != nil {
+				return fmt.Errorf("bench: %w", err)
+			}
+			l.LineStyle.Color = rankColors[i%len(rankColors)]
+			l.LineStyle.Width = vg.Points(1)
+			p.Add(l)
+			p.Legend.Add([]string{"real crawl", "simulation"}[i], l)
+		}
+		p.Legend.Top = true
+		row = append(row, p)
+	}
+	return drawGrid(w, [][]*plot.Plot{row}, 8*vg.Centimeter, 0.8)
 }
 
 // fetchRecorder is the crawl's store, noting every fetch that left a copy
@@ -279,8 +407,7 @@ func (f *fetchRecorder) freshness(web *simweb.Web, from, to time.Duration) (curv
 	for _, ts := range byPage {
 		slices.Sort(ts)
 	}
-	const step = 10 * time.Minute
-	for at := from; at <= to; at += step {
+	for at := from; at <= to; at += liveStep {
 		perChan := map[int][2]int{}
 		fresh, n := 0, 0
 		for p, ts := range byPage {

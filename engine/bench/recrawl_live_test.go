@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,10 +29,11 @@ func TestRecrawlLiveSmall(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var log bytes.Buffer
-	res, err := RecrawlLive(ctx, o, &log)
+	runs, err := RecrawlLive(ctx, o, &log)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
+	res := runs[0]
 	if res.Recrawls == 0 || len(res.Curve) < 10 {
 		t.Fatalf("%d recrawls, %d curve points\n%s", res.Recrawls, len(res.Curve), log.String())
 	}
@@ -40,12 +42,37 @@ func TestRecrawlLiveSmall(t *testing.T) {
 			t.Errorf("freshness %v outside (0, 1]\n%s", f, log.String())
 		}
 	}
+	// The curves are compared at the same times: every real point after
+	// the simulation's first sample has its simulated twin.
+	if len(res.SimCurve) < len(res.Curve)-1 {
+		t.Errorf("%d simulated points for %d real ones", len(res.SimCurve), len(res.Curve))
+	}
+	var sum float64
+	for i, p := range res.SimCurve {
+		if i > 0 && p.At <= res.SimCurve[i-1].At || !(p.Channels >= 0 && p.Channels <= 1) {
+			t.Fatalf("simulated curve point %d: %+v", i, p)
+		}
+		for _, q := range res.Curve {
+			if q.At == p.At {
+				sum += math.Abs(q.Channels - p.Channels)
+			}
+		}
+	}
+	if mean := sum / float64(len(res.SimCurve)); math.Abs(mean-res.CurveMeanDiff) > 1e-9 || res.CurveMaxDiff < mean {
+		t.Errorf("curve differences: mean %v (recomputed %v), max %v", res.CurveMeanDiff, mean, res.CurveMaxDiff)
+	}
 	lines := strings.Split(strings.TrimSpace(log.String()), "\n")
-	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "policy=iir freshness=") || !strings.Contains(last, " sim_freshness=") {
+	last := lines[len(lines)-1]
+	if !strings.HasPrefix(last, "policy=iir freshness=") || !strings.Contains(last, " sim_freshness=") {
 		t.Errorf("last line %q is not the key=value line", last)
 	}
-	if st, err := os.Stat(filepath.Join(out, "recrawl_live.csv")); err != nil || st.Size() == 0 {
-		t.Errorf("recrawl_live.csv: %v", err)
+	if !strings.Contains(last, " curve_mean_diff=") {
+		t.Errorf("last line %q does not compare the curves", last)
+	}
+	for _, name := range []string{"recrawl_live.csv", "recrawl_live.png"} {
+		if st, err := os.Stat(filepath.Join(out, name)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 }
 

@@ -104,6 +104,9 @@ type Sample struct {
 	Intervals []time.Duration
 	Online    int // crawlers online
 	Queued    int // tasks waiting in queues
+	// Fresh is the share of channels whose copy is current at At, against
+	// the ground truth.
+	Fresh float64
 }
 
 // Result is one run of one policy on one set-up.
@@ -352,6 +355,12 @@ func Run(s Setup, policy recrawl.PolicyName) (*Result, error) {
 		if now%s.Sample == 0 {
 			st := mgr.Stats()
 			smp := Sample{At: now, Online: len(online), Queued: queued}
+			for _, c := range chans {
+				if c.stale > abs {
+					smp.Fresh++
+				}
+			}
+			smp.Fresh /= float64(len(chans))
 			for i, g := range st.Groups {
 				smp.Intervals = append(smp.Intervals, g.Interval)
 				groupSum[i] += float64(g.Interval)
