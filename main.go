@@ -273,7 +273,8 @@ func demoCmd(fs *flag.FlagSet) runFunc {
 		if *dbPath == "" {
 			*dbPath = flags.fileName()
 		}
-		if err := flags.claim(ctx, *dbPath); err != nil {
+		epoch, err := flags.claim(ctx, *dbPath, time.Now())
+		if err != nil {
 			return err
 		}
 		web, err := simweb.Generate(simweb.Options{Seed: *seed, Sites: *sites, Pages: *pages, Change: simweb.ChangeOptions{Enabled: true}})
@@ -282,7 +283,7 @@ func demoCmd(fs *flag.FlagSet) runFunc {
 		}
 		// The web outlives the crawl's visits: a stop must not turn the
 		// pages in flight into connection errors.
-		srv, err := simweb.Start(context.WithoutCancel(ctx), web, simweb.ServerConfig{Port: demoPort, TimeScale: *scale})
+		srv, err := simweb.Start(context.WithoutCancel(ctx), web, simweb.ServerConfig{Port: demoPort, TimeScale: *scale, Epoch: epoch})
 		if err != nil {
 			return err
 		}
@@ -356,25 +357,50 @@ func (d demoFlags) fileName() string {
 // demoFlagsKey is the meta key where a demo's database keeps its flags.
 const demoFlagsKey = "demo.flags"
 
+// demoEpochKey is the meta key where a demo's database keeps its changing
+// web's epoch, the real time at which the web's virtual clock read 0. The
+// web's clock continues from it when the demo runs again, so that the
+// copies stored and the web's ground truth stay on one time line (the web
+// changed while the demo was stopped, as the real web would).
+const demoEpochKey = "demo.web_epoch"
+
 // claim records the flags in a new demo database, or checks that an
 // existing one was made with the same flags: continuing a crawl of another
-// web, or with another strategy, would mix two experiments in one file.
-func (d demoFlags) claim(ctx context.Context, path string) error {
+// web, or with another strategy, would mix two experiments in one file. It
+// returns the web's epoch: the one recorded, else now, recorded.
+func (d demoFlags) claim(ctx context.Context, path string, now time.Time) (time.Time, error) {
 	db, err := storage.Open(path, storage.Options{})
 	if err != nil {
-		return err
+		return time.Time{}, err
 	}
 	defer db.Close()
 	had, ok, err := db.Meta(ctx, demoFlagsKey)
+	switch {
+	case err != nil:
+		return time.Time{}, err
+	case !ok:
+		if err := db.SetMeta(ctx, demoFlagsKey, d.String()); err != nil {
+			return time.Time{}, err
+		}
+	case had != d.String():
+		return time.Time{}, d.differ(path, had)
+	}
+	epoch, ok, err := db.Meta(ctx, demoEpochKey)
 	if err != nil {
-		return err
+		return time.Time{}, err
 	}
 	if !ok {
-		return db.SetMeta(ctx, demoFlagsKey, d.String())
+		return now, db.SetMeta(ctx, demoEpochKey, now.Format(time.RFC3339Nano))
 	}
-	if had == d.String() {
-		return nil
+	t, err := time.Parse(time.RFC3339Nano, epoch)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("demo: %s: meta %s = %q: %w", path, demoEpochKey, epoch, err)
 	}
+	return t, nil
+}
+
+// differ is the error for a demo database made with other flags than d.
+func (d demoFlags) differ(path, had string) error {
 	var differ []string
 	old := strings.Fields(had)
 	for i, f := range d {

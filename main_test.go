@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"lidi/engine/simweb"
 	"lidi/storage"
@@ -183,13 +184,17 @@ func TestDemoFlags(t *testing.T) {
 		t.Errorf("file names %q and %q", a.fileName(), b.fileName())
 	}
 	path := filepath.Join(t.TempDir(), "demo.db")
-	if err := a.claim(ctx, path); err != nil {
-		t.Fatal(err)
+	first := time.Date(2026, 11, 25, 12, 0, 0, 123456789, time.UTC)
+	epoch, err := a.claim(ctx, path, first)
+	if err != nil || !epoch.Equal(first) {
+		t.Fatalf("a new demo: epoch %v, %v; want %v", epoch, err, first)
 	}
-	if err := a.claim(ctx, path); err != nil {
-		t.Errorf("the same flags again: %v", err)
+	// Run again later, the demo's web continues its clock from the
+	// first run's epoch.
+	if epoch, err := a.claim(ctx, path, first.Add(time.Hour)); err != nil || !epoch.Equal(first) {
+		t.Errorf("the same flags again: epoch %v, %v; want %v", epoch, err, first)
 	}
-	err := b.claim(ctx, path)
+	_, err = b.claim(ctx, path, first)
 	if err == nil || !strings.Contains(err.Error(), "--sites 50 (the file has 200), --strategy optimal (the file has length)") {
 		t.Errorf("other flags: %v", err)
 	}

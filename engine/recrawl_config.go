@@ -45,6 +45,16 @@ type RecrawlConfig struct {
 	Freshness FreshnessOracle
 }
 
+// RecrawlClockAt is a recrawl clock that knows what it read at any real
+// time (simweb's virtual clock in lidi demo, whose epoch the demo's
+// database keeps). A crawl that resumes dates the copies it loads with it,
+// the store keeping their fetch times in real time; with another clock
+// they count as fetched when the crawl resumed.
+type RecrawlClockAt interface {
+	recrawl.Clock
+	At(real time.Time) time.Time
+}
+
 // FreshnessOracle knows the ground truth of a changing web.
 type FreshnessOracle interface {
 	// Fresh reports whether the copy of rawURL fetched at fetched (by the

@@ -160,9 +160,13 @@ func (c *crawl) recrawlLoad(ctx context.Context) error {
 	}
 	c.rc = rc
 	now := rc.clock.Now()
+	at, dated := rc.clock.(RecrawlClockAt)
 	err = rs.RecrawlURLs(ctx, func(u RecrawlURL) {
-		// The copy's age is not known on this clock: it counts from now.
-		rc.copied(u.ID, u.URL, u.Site, now)
+		fetched := now // the copy's age is not known on this clock: it counts from now
+		if dated && at.At(u.Fetched).Before(now) {
+			fetched = at.At(u.Fetched)
+		}
+		rc.copied(u.ID, u.URL, u.Site, fetched)
 	})
 	if err != nil {
 		return fmt.Errorf("engine: loading recrawl URLs: %w", err)

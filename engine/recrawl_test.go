@@ -252,3 +252,23 @@ func TestRecrawlResumeKeepsHistory(t *testing.T) {
 	}
 	checkHistory(t, srv, rows)
 }
+
+// A crawl that resumes on the changing web's clock dates the copies it
+// loads by that clock (engine.RecrawlClockAt): their freshness against the
+// ground truth is the truth's, not "fetched just now".
+func TestRecrawlResumeDatesCopies(t *testing.T) {
+	srv := changingWeb(t)
+	path := filepath.Join(t.TempDir(), "crawl.db")
+	cfg := recrawlConfig(srv, 150)
+	runCrawl(t, cfg, srv.DNSAddr(), path)
+	// Half an hour of the web's time later, most pages have changed.
+	end := srv.Clock().Offset()
+	waitFor(t, 2*time.Minute, "30 virtual minutes", func() bool { return srv.Clock().Offset() > end+30*time.Minute })
+	st := runCrawl(t, cfg, srv.DNSAddr(), path) // at the limit: loads, measures and ends
+	if st.Recrawl == nil || st.Recrawl.Copies == 0 || !st.Recrawl.FreshnessExact {
+		t.Fatalf("recrawl stats after the resume: %+v", st.Recrawl)
+	}
+	if f := st.Recrawl.Freshness; f < 0 || f > 0.5 {
+		t.Errorf("freshness %.2f of %d copies loaded half an hour of virtual time after their fetch; want under 0.5", f, st.Recrawl.Copies)
+	}
+}

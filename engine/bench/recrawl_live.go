@@ -87,7 +87,7 @@ type RecrawlLiveResult struct {
 	Curve, SimCurve             []FreshPoint
 	CurveMeanDiff, CurveMaxDiff float64
 	Sim                         *simulate.Result
-	Groups                  []engine.IntervalGroup // the real crawl's at its end
+	Groups                      []engine.IntervalGroup // the real crawl's at its end
 }
 
 // FreshPoint is the real crawl's freshness at one virtual time.

@@ -91,6 +91,10 @@ type VirtualTime struct{ clock Clock }
 // Now returns the virtual wall time now.
 func (v VirtualTime) Now() time.Time { return v.clock.VirtualNow() }
 
+// At returns the virtual wall time at real time t: a crawl that stored
+// its fetch times in real time dates them on the web's clock with it.
+func (v VirtualTime) At(t time.Time) time.Time { return v.clock.Time(v.clock.OffsetAt(t)) }
+
 // VirtualTime returns the server's virtual clock as a clock.
 func (s *Server) VirtualTime() VirtualTime { return VirtualTime{s.clock} }
 
