@@ -102,3 +102,64 @@ func BenchmarkHead(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFetchHistory measures what the fetch history (one row in
+// fetches per page fetched) costs a crawl at full speed: the same batches
+// as BenchmarkApply's (200 pages, 30 links each of which 5 new, 6 KiB
+// bodies) go to two databases in turn, one as lidi writes it and one whose
+// history insert is swapped for a statement that binds the same values
+// and writes nothing. Alternating the two keeps the machine's load and the
+// files' growth the same for both.
+//
+// It reports the time Apply takes per page with and without the history,
+// their difference (history-ns/page) and its share, and ends with the same
+// figures as a key=value line.
+func BenchmarkFetchHistory(b *testing.B) {
+	open := func(history bool) *DB {
+		db, err := Open(filepath.Join(b.TempDir(), "crawl.db"), Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { db.Close() })
+		if !history {
+			nop, err := db.w.Prepare(`SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?`)
+			if err != nil {
+				b.Fatal(err)
+			}
+			db.st.recrawl.fetch.Close()
+			db.st.recrawl.fetch = nop
+		}
+		return db
+	}
+	with, without := open(true), open(false)
+	ctx := context.Background()
+	const pages = 200
+	w := newWorkload(1, 500, 6<<10)
+	var batch engine.Batch
+	var took [2]time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		batch.Reset()
+		w.fill(&batch, pages, 30, 5)
+		for i, db := range []*DB{with, without} {
+			start := time.Now()
+			if err := db.Apply(ctx, &batch); err != nil {
+				b.Fatal(err)
+			}
+			took[i] += time.Since(start)
+		}
+		b.StartTimer()
+	}
+	n := float64(b.N * pages)
+	withNs, withoutNs := float64(took[0].Nanoseconds())/n, float64(took[1].Nanoseconds())/n
+	var rows int64
+	if err := with.r.QueryRowContext(ctx, "SELECT count(*) FROM fetches").Scan(&rows); err != nil || rows != int64(n) {
+		b.Fatalf("%d history rows for %.0f pages: %v", rows, n, err)
+	}
+	b.ReportMetric(withNs, "ns/page")
+	b.ReportMetric(withoutNs, "ns/page-without-history")
+	b.ReportMetric(withNs-withoutNs, "history-ns/page")
+	b.ReportMetric(100*(withNs-withoutNs)/withNs, "history-%")
+	b.Logf("pages=%.0f apply_ns_per_page=%.0f without_history_ns_per_page=%.0f history_ns_per_page=%.0f history_share=%.3f pages_per_s=%.0f pages_per_s_without_history=%.0f",
+		n, withNs, withoutNs, withNs-withoutNs, (withNs-withoutNs)/withNs, 1e9/withNs, 1e9/withoutNs)
+}
