@@ -205,7 +205,7 @@ func recrawlLive(ctx context.Context, o RecrawlLiveOptions, pol recrawl.PolicyNa
 		Duration: res.Virtual, Seed: uint64(o.Seed), Change: change.Poisson, GroupShare: share,
 		PagesMedian: sizes[len(sizes)/2], PageTime: res.PageTime,
 		Lifetime: 1000 * end, Downtime: time.Minute, Notified: 1,
-		Warmup: o.Warmup, WarmupVisit: o.InitialInterval, Options: opt, Sample: liveStep}
+		Warmup: o.Warmup, WarmupVisit: o.InitialInterval, WarmupCopies: true, Options: opt, Sample: liveStep}
 	if res.Sim, err = simulate.Run(setup, pol); err != nil {
 		return nil, err
 	}

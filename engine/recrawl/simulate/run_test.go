@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -99,6 +100,39 @@ func TestWolfOrder(t *testing.T) {
 			if d := sim[al] - a[al]; d > 0.01 || d < -0.01 {
 				t.Errorf("R/N %g %s: simulated %.4f, analytic %.4f", row.Ratio, al, sim[al], a[al])
 			}
+		}
+	}
+}
+
+// The freshness curve samples the ground truth: fresh copies at the start
+// unless they come from the warm-up visits (WarmupCopies), and a
+// time-average of the samples close to the integrated freshness, with or
+// without them.
+func TestFreshnessSamples(t *testing.T) {
+	s, err := SARSS("ruc", 300, 1, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Sample = 10 * time.Minute
+	for _, warm := range []bool{false, true} {
+		s.WarmupCopies = warm
+		r, err := Run(s, recrawl.IIR)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := r.Series[0].Fresh
+		if warm && first >= 0.9 || !warm && first != 1 {
+			t.Errorf("warm-up copies %v: freshness %.3f at the start", warm, first)
+		}
+		var sum float64
+		for _, smp := range r.Series {
+			sum += smp.Fresh
+		}
+		if mean := sum / float64(len(r.Series)); math.Abs(mean-r.Freshness) > 0.03 {
+			t.Errorf("warm-up copies %v: samples average %.3f, integrated freshness %.3f", warm, mean, r.Freshness)
+		}
+		if r.Age < 0 {
+			t.Errorf("warm-up copies %v: age %v", warm, r.Age)
 		}
 	}
 }

@@ -55,6 +55,10 @@ type Setup struct {
 	// Warmup is the exploratory history each channel's first estimate
 	// comes from: visits every WarmupVisit ± 50% for Warmup.
 	Warmup, WarmupVisit time.Duration
+	// WarmupCopies starts the run with each channel's copy from its last
+	// warm-up visit, as a real crawl has it at the warm-up's end; false
+	// starts it with every copy taken at that instant, fresh.
+	WarmupCopies bool
 
 	Options recrawl.Options // the manager's; Policy and Clock are set per run
 	Sample  time.Duration   // how often the time series is sampled
@@ -195,6 +199,7 @@ func Run(s Setup, policy recrawl.PolicyName) (*Result, error) {
 		// Warm-up visits at irregular intervals.
 		var obs []recrawl.Observation
 		var at, last time.Duration
+		stale := time.Duration(0) // the first change after the last visit before start
 		for at < s.Warmup {
 			gap := time.Duration((0.5 + r.Float64()) * float64(s.WarmupVisit))
 			at += gap
@@ -203,6 +208,9 @@ func Run(s Setup, policy recrawl.PolicyName) (*Result, error) {
 				c.stream.Next()
 				changed = true
 			}
+			if at <= start {
+				stale = c.stream.Peek()
+			}
 			obs = append(obs, recrawl.Observation{Interval: at - last, Changed: changed})
 			last = at
 		}
@@ -210,6 +218,9 @@ func Run(s Setup, policy recrawl.PolicyName) (*Result, error) {
 			c.stream.Next()
 		}
 		c.snapshot, c.stale = start, c.stream.Peek()
+		if s.WarmupCopies && stale > 0 {
+			c.stale = stale
+		}
 		est, err := recrawl.Estimate(obs)
 		if err != nil {
 			return nil, err
@@ -429,15 +440,18 @@ func (c *channel) advance(t time.Duration) bool {
 	return changed
 }
 
-// integrate adds [snapshot, t] to the integrals.
+// integrate adds [snapshot, t] to the integrals. A copy may be stale
+// before its snapshot (Setup.WarmupCopies): its age then counts from its
+// first change.
 func (c *channel) integrate(t time.Duration) {
 	if c.stale >= t {
 		c.fresh += (t - c.snapshot).Seconds()
 		return
 	}
-	c.fresh += (c.stale - c.snapshot).Seconds()
-	d := (t - c.stale).Seconds()
-	c.age += d * d / 2
+	from := max(c.stale, c.snapshot)
+	c.fresh += (from - c.snapshot).Seconds()
+	a, b := (from - c.stale).Seconds(), (t - c.stale).Seconds()
+	c.age += (b*b - a*a) / 2
 }
 
 func (c *channel) close(end time.Duration) { c.integrate(end) }
