@@ -23,6 +23,9 @@ import (
 // Who sets what:
 //   - The loop sets every field of a Lease. A robot reads it and changes
 //     nothing in the crawl: it never touches the loop's state or the store.
+//   - A robot of this process also takes revocations while it runs (see
+//     leaseFeed): duplicate detection learns mid-lease, and what it
+//     learns spares the rest of the lease. A remote robot does not.
 //   - A robot obeys Deadline by its own clock: it starts no request after
 //     it, ends the lease and returns the URLs it did not reach. The loop
 //     treats a lease whose End has not arrived by Deadline plus a grace
@@ -58,7 +61,41 @@ type Lease struct {
 	// rules is Robots parsed, filled by the loop for robots in this
 	// process (it is not serialised: a remote robot parses Robots).
 	rules *robots.Rules
+	// feed is the loop's side of the lease for a robot of this process
+	// (see leaseFeed); it is not serialised: a remote robot runs its
+	// lease to the end as it was handed out.
+	feed *leaseFeed
 }
+
+// leaseFeed is what the loop tells a robot of this process while its
+// lease runs, so that duplicate detection's decisions on the lease's first
+// pages spare the rest: without it a site's first lease, handed out before
+// any rule existed, fetches up to c copies that a rule learned from its
+// first few would have covered.
+//
+// Applied carries the Seq of each page result the loop has applied; a
+// robot starts no page while more than aheadMax of the pages it reported
+// wait to be applied, so that what the loop learns from them reaches the
+// rest of the lease in time whatever the delay (with w of a second or
+// more it never waits). Revoked carries the IDs of URLs of the lease the
+// loop no longer wants fetched (a rule learned since covers them, or they
+// are copies beyond what a candidate rule still needs); the robot returns
+// them unfetched (LeaseEnd.Returned) and the loop decides again when it
+// next reads them from the site's queue. The loop sends each page's Seq
+// and each URL at most once and both channels hold len(URLs), so a send
+// never blocks.
+type leaseFeed struct {
+	applied chan int
+	revoked chan uint64
+}
+
+func newLeaseFeed(n int) *leaseFeed {
+	return &leaseFeed{applied: make(chan int, n), revoked: make(chan uint64, n)}
+}
+
+// aheadMax is how many pages a robot of this process may have reported
+// that the loop has not applied yet when it starts another.
+const aheadMax = 2
 
 // RobotsFile is a site's robots.txt as fetched: its status and body, from
 // which robots.Rules are rebuilt wherever they are needed.

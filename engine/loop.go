@@ -53,6 +53,7 @@ type leaseRun struct {
 	early   map[int]Result
 	upTo    int // lease.URLs[upTo:] are not reported fetched
 	tracker *visitTracker
+	revoked []bool // lease.URLs[i] revoked (see leaseFeed); nil for none
 }
 
 // crawl is the loop's state. Only the loop goroutine touches it.
@@ -815,6 +816,9 @@ func (c *crawl) onHead(h headReply, now time.Time) {
 		l.Robots, l.rules = s.robots, s.rules
 	}
 	l.Deadline = maxTime(now, l.NotBefore).Add(c.leaseTime(len(urls), s.delay))
+	if e.det != nil {
+		l.feed = newLeaseFeed(len(urls))
+	}
 	run := &leaseRun{lease: l, site: s, planned: int64(len(urls)),
 		tracker: &visitTracker{site: s.Key, planned: len(urls), started: now}}
 	c.leases[l.ID] = run
@@ -883,6 +887,9 @@ func (c *crawl) onResult(r Result, now time.Time) {
 		switch {
 		case r.Page != nil:
 			c.onPage(run, r.Page, now)
+			if f := run.lease.feed; f != nil {
+				f.applied <- run.seq // never blocks: one per page
+			}
 		case r.End != nil:
 			c.onLeaseEnd(run, r.End, now)
 			return
@@ -984,7 +991,7 @@ func (c *crawl) onPage(run *leaseRun, m *PageResult, now time.Time) {
 		c.recrawled(m, now)
 		return
 	}
-	if !c.observe(m, now) {
+	if !c.observe(run, m, now) {
 		// A duplicate: its links are the original's, not followed again.
 		c.skipped["duplicate"] += int64(len(m.Links))
 		c.left(rec.URL, nil)
@@ -1140,7 +1147,7 @@ func bestPriority(urls []QueuedURL, only []uint64) float64 {
 
 // observe runs duplicate detection on a fetched page, before any of its
 // links is followed, and reports whether the page is new content.
-func (c *crawl) observe(m *PageResult, now time.Time) bool {
+func (c *crawl) observe(run *leaseRun, m *PageResult, now time.Time) bool {
 	e := c.e
 	rec := &m.Record
 	if e.det == nil || rec.Digest == 0 || rec.Status < 200 || rec.Status >= 300 {
@@ -1148,6 +1155,9 @@ func (c *crawl) observe(m *PageResult, now time.Time) bool {
 	}
 	t := startCPUTimer()
 	d := e.det.Observe(dedup.Page{ID: rec.URL, URL: m.URL, Digest: rec.Digest, Simhash: rec.Simhash, Main: rec.MainSimhash, NoURL: rec.NoURLSimhash, Title: rec.TitleHash, Status: rec.Status})
+	if len(d.Learned) > 0 || d.Kind == dedup.Exact || d.Kind == dedup.Near {
+		c.refilter(run) // what was learned spares the rest of the lease
+	}
 	c.dup.Time += t.elapsed() + m.Detect
 	for _, r := range d.Learned {
 		c.ruleChanged(r, now)

@@ -162,11 +162,62 @@ func (r *Robot) Run(ctx context.Context, l *Lease, report func(Result)) {
 		}
 	}
 
+	// follow waits until the loop has applied the page results up to
+	// Seq upTo, taking the URLs it revoked meanwhile (see leaseFeed).
+	var revoked map[uint64]bool
+	applied := 0
+	follow := func(upTo int) bool {
+		var tick <-chan time.Time
+		for {
+			select {
+			case id := <-l.feed.revoked:
+				if revoked == nil {
+					revoked = make(map[uint64]bool)
+				}
+				revoked[id] = true
+				continue
+			default:
+			}
+			if applied >= upTo {
+				return true
+			}
+			if tick == nil {
+				t := time.NewTicker(haltPoll)
+				defer t.Stop()
+				tick = t.C
+			}
+			select {
+			case applied = <-l.feed.applied:
+			case id := <-l.feed.revoked:
+				if revoked == nil {
+					revoked = make(map[uint64]bool)
+				}
+				revoked[id] = true
+			case <-tick:
+				if halted() {
+					return false
+				}
+			case <-ctx.Done():
+				return false
+			}
+		}
+	}
+
 	var res extract.Result // reused for every page of the lease
 	for i, q := range l.URLs {
 		if halted() {
 			finish(i)
 			return
+		}
+		if l.feed != nil {
+			if !follow(seq - aheadMax) {
+				finish(i)
+				return
+			}
+			if revoked[q.ID] {
+				end.Returned = append(end.Returned, q.ID) // in lease order, before finish's
+				continue
+			}
 		}
 		if !rules.Allowed(r.cfg.UserAgent, pathOf(q.URL)) {
 			end.Skips = append(end.Skips, Skip{URL: q.ID, Reason: "robots"})
