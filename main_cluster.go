@@ -56,7 +56,7 @@ func startMaster(ctx context.Context, cfg *config.File, eng *engine.Engine, stdo
 		}
 	}
 	m, err = cluster.StartMaster(ctx, cluster.MasterOptions{Server: srv, Dial: dial, Pins: pins,
-		Timing: cluster.Timing{Grace: cluster.DefaultTiming.Grace, Heartbeat: cc.Heartbeat}})
+		Timing: cluster.Timing{Grace: cc.LeaseGrace, Heartbeat: cc.Heartbeat}})
 	if err != nil {
 		if srv != nil {
 			srv.Close()
@@ -141,7 +141,7 @@ func slaveCmd(fs *flag.FlagSet) runFunc {
 // slaveWork builds a slave's robot from the master's settings: its crawl
 // configuration, so that the slave fetches and extracts exactly as a local
 // robot of the master would. It never resolves a name.
-func slaveWork(settings []byte) (cluster.Work, error) {
+func slaveWork(settings []byte, halt func() bool) (cluster.Work, error) {
 	cfg, err := config.Parse(settings)
 	if err != nil {
 		return nil, err
@@ -150,7 +150,7 @@ func slaveWork(settings []byte) (cluster.Work, error) {
 	if err != nil {
 		return nil, err
 	}
-	return cluster.RobotWork(r), nil
+	return cluster.RobotWork(r, halt), nil
 }
 
 // tagList is a repeatable flag.

@@ -57,12 +57,14 @@ func (c *committer) run(ctx context.Context) {
 		if acc.Len() == 0 || c.Err() != nil {
 			// After a failed write nothing more is written: a later
 			// batch may refer to what the lost one held, and the file
-			// must stay as it was before it.
+			// must stay as it was before it. With nothing to write,
+			// what came before is written already.
+			err := c.Err()
+			tell(acc.committed, err)
 			acc.Reset()
-			return c.Err()
+			return err
 		}
 		err := c.store.Apply(context.WithoutCancel(ctx), acc)
-		acc.Reset()
 		if err != nil {
 			c.mu.Lock()
 			if c.err == nil {
@@ -70,6 +72,8 @@ func (c *committer) run(ctx context.Context) {
 			}
 			c.mu.Unlock()
 		}
+		tell(acc.committed, c.Err())
+		acc.Reset()
 		return c.Err()
 	}
 	for {
@@ -84,8 +88,8 @@ func (c *committer) run(ctx context.Context) {
 				merge(acc, m)
 				m.Reset()
 				c.pool.Put(m)
-				if acc.Len() >= c.records {
-					apply()
+				if acc.Len() >= c.records || acc.Len() == 0 && len(acc.committed) > 0 {
+					apply() // (results dropped: told at once)
 				}
 			case headReq:
 				r := headReply{site: m.site}
@@ -100,6 +104,13 @@ func (c *committer) run(ctx context.Context) {
 			apply()
 			timer.Reset(c.every)
 		}
+	}
+}
+
+// tell passes a write's outcome to the results the batch held.
+func tell(committed []func(error), err error) {
+	for _, f := range committed {
+		f(err)
 	}
 }
 
@@ -127,6 +138,7 @@ func merge(dst, src *Batch) {
 	dst.Channels = append(dst.Channels, src.Channels...)
 	dst.Groups = append(dst.Groups, src.Groups...)
 	dst.Reassignments = append(dst.Reassignments, src.Reassignments...)
+	dst.committed = append(dst.committed, src.committed...)
 }
 
 // flush writes everything sent so far and reports the result.

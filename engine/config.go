@@ -69,6 +69,12 @@ type Config struct {
 	ResolveAhead  int           // dns.parallel: look-ups in flight at once
 	ResolveFailed time.Duration // dns.retry: when a failed host is tried again
 
+	// A lease's deadline leaves its slowest page LeaseSlack (at least the
+	// fetch's connect and body timeouts); a lease whose end has not come
+	// LeaseGrace past its deadline is given up and its site leased again.
+	LeaseSlack time.Duration // cluster.lease_slack
+	LeaseGrace time.Duration // cluster.lease_grace
+
 	Recrawl RecrawlConfig // recrawl.*
 }
 
@@ -106,6 +112,8 @@ func Defaults() Config {
 		FlushRecords:     20000,
 		ResolveAhead:     32,
 		ResolveFailed:    10 * time.Minute,
+		LeaseSlack:       2 * time.Minute,
+		LeaseGrace:       30 * time.Second,
 		Recrawl:          DefaultRecrawl(),
 	}
 }
@@ -155,6 +163,10 @@ func (c *Config) Validate() error {
 		return bad("storage.flush_records", "must be at least 1, got %d", c.FlushRecords)
 	case c.ResolveAhead < 1:
 		return bad("dns.parallel", "must be at least 1, got %d", c.ResolveAhead)
+	case c.LeaseSlack <= 0:
+		return bad("cluster.lease_slack", "must be positive, got %s", c.LeaseSlack)
+	case c.LeaseGrace <= 0:
+		return bad("cluster.lease_grace", "must be positive, got %s", c.LeaseGrace)
 	case c.MaxHamming < 0 || c.MaxHamming > 32:
 		return bad("dedup.max_hamming", "must be 0..32, got %d", c.MaxHamming)
 	case c.MirrorEvidence < 1:

@@ -149,12 +149,16 @@ func (e *Engine) Robot() *Robot { return e.robot }
 // everything is written to the store.
 func (e *Engine) Pause() {
 	e.paused.Store(true)
+	e.recall(true)
 	e.send(func() {})
 }
 
 // Resume undoes Pause.
 func (e *Engine) Resume() {
 	e.paused.Store(false)
+	if !e.stopping.Load() {
+		e.recall(false)
+	}
 	e.send(func() {})
 }
 

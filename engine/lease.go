@@ -121,6 +121,17 @@ type Result struct {
 	Seq   int    // 1 for the lease's first result, then 2, 3, …
 	Page  *PageResult
 	End   *LeaseEnd
+
+	// Committed, when not nil, is told once what the result changed is
+	// durable in the store (nil), or never will be (the store failed, or
+	// the crawl ended before taking the result: ErrStopped). A result the
+	// loop drops (a lease it does not know, a result delivered twice) is
+	// committed with everything before it. A remote dispatcher
+	// acknowledges its transport's message only then, so a master killed
+	// between taking a result and storing it has it delivered again.
+	// It is called from the engine's committer and must not block. It
+	// is not serialised.
+	Committed func(error) `json:"-"`
 }
 
 // PageResult is one page fetched and what was found on it.
@@ -206,4 +217,25 @@ type LeaseEnd struct {
 // its page in flight returned.
 type Dispatcher interface {
 	Dispatch(ctx context.Context, l *Lease, report func(Result))
+}
+
+// A Resumer is a Dispatcher whose leases outlive the process that handed
+// them out (a cluster master's, run by slaves). Run, once it has loaded the
+// store, asks it for the leases an earlier run left out (Outstanding) and
+// hands back, in one call to Resume, those it follows as leases of its own:
+// their sites stay busy, and their results are applied (the pages the store
+// does not hold yet) until their End or their deadline and grace. The
+// others are done with: their results, should any come, are dropped.
+type Resumer interface {
+	Dispatcher
+	Outstanding() []*Lease
+	Resume(leases []*Lease, report func(Result))
+}
+
+// A Recaller is a Dispatcher whose leases run where Robot.Halt does not
+// reach (on slaves). The engine calls Recall(true) when the crawl pauses or
+// stops, and Recall(false) when it resumes: the leases in flight then end
+// after their current page, returning their other URLs, as local ones do.
+type Recaller interface {
+	Recall(halt bool)
 }

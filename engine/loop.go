@@ -54,6 +54,9 @@ type leaseRun struct {
 	upTo    int // lease.URLs[upTo:] are not reported fetched
 	tracker *visitTracker
 	revoked []bool // lease.URLs[i] revoked (see leaseFeed); nil for none
+	// want, for a lease of an earlier run (adopt.go), are its URLs the
+	// store still holds queued: only their results are applied.
+	want map[uint64]bool
 }
 
 // crawl is the loop's state. Only the loop goroutine touches it.
@@ -163,11 +166,16 @@ func (e *Engine) Run(ctx context.Context) (err error) {
 		e.setState(StateFailed)
 		return err
 	}
+	if err := c.adopt(ctx); err != nil {
+		e.setState(StateFailed)
+		return err
+	}
 	commitDone := make(chan struct{})
 	go func() { e.commit.run(ctx); close(commitDone) }()
 	c.startRanker(e.clock.Now())
 	defer func() {
 		close(c.closed)
+		c.dropResults()
 		c.flush()
 		c.stopRanker() // before the committer closes: runs write to it
 		close(e.commit.in)
@@ -646,6 +654,7 @@ func (c *crawl) loop(ctx context.Context) error {
 			if !stopping {
 				stopping = true
 				e.stopping.Store(true)
+				e.recall(true)
 				e.setState(StateStopping)
 				grace = time.After(10 * time.Second)
 			}
@@ -832,18 +841,9 @@ func (c *crawl) onHead(h headReply, now time.Time) {
 // second a page beyond the delay, and one page's longest fetch.
 func (c *crawl) leaseTime(n int, delay time.Duration) time.Duration {
 	fc := c.e.cfg.Fetch
-	slowest := max(fc.ConnectTimeout+fc.BodyTimeout, leaseSlack)
+	slowest := max(fc.ConnectTimeout+fc.BodyTimeout, c.e.cfg.LeaseSlack)
 	return time.Duration(n+1)*(delay+time.Second) + slowest
 }
-
-// leaseSlack is the least time a lease is given for its slowest page, and
-// leaseGrace how long after its deadline a lease whose end never came is
-// given up (its URLs queued again): a robot obeys the deadline by its own
-// clock, which may run a little behind the loop's.
-const (
-	leaseSlack = 2 * time.Minute
-	leaseGrace = 30 * time.Second
-)
 
 // report passes a robot's result to the loop; once the loop has returned,
 // it drops it.
@@ -851,17 +851,23 @@ func (c *crawl) report(r Result) {
 	select {
 	case c.results <- r:
 	case <-c.closed:
+		if r.Committed != nil {
+			r.Committed(ErrStopped)
+		}
 	}
 }
 
 // expire ends the leases whose end never came, deadline and grace past:
-// their URLs not reported fetched are queued again.
+// their URLs not reported fetched are queued again. A robot obeys the deadline by its own clock, which may run a little
+// behind the loop's: the grace covers that (cluster.lease_grace), and the
+// site's delay runs from the end of the grace, as if its last request had
+// started then.
 func (c *crawl) expire(now time.Time) {
 	for _, run := range c.leases {
-		if now.Before(run.lease.Deadline.Add(leaseGrace)) {
+		if now.Before(run.lease.Deadline.Add(c.e.cfg.LeaseGrace)) {
 			continue
 		}
-		end := &LeaseEnd{Next: now, Delay: run.lease.Delay, Failure: FailureExpired}
+		end := &LeaseEnd{Next: now.Add(run.lease.Delay), Delay: run.lease.Delay, Failure: FailureExpired}
 		for _, q := range run.lease.URLs[run.upTo:] {
 			end.Returned = append(end.Returned, q.ID)
 		}
@@ -871,6 +877,9 @@ func (c *crawl) expire(now time.Time) {
 
 // onResult applies a robot's result once, in its lease's order.
 func (c *crawl) onResult(r Result, now time.Time) {
+	if r.Committed != nil {
+		c.batch.committed = append(c.batch.committed, r.Committed)
+	}
 	run := c.leases[r.Lease]
 	if run == nil || r.Seq <= run.seq {
 		return // ended, expired, of an earlier run, or delivered before
@@ -886,12 +895,14 @@ func (c *crawl) onResult(r Result, now time.Time) {
 		run.seq = r.Seq
 		switch {
 		case r.Page != nil:
-			c.onPage(run, r.Page, now)
+			if run.wants(r.Page) {
+				c.onPage(run, r.Page, now)
+			}
 			if f := run.lease.feed; f != nil {
 				f.applied <- run.seq // never blocks: one per page
 			}
 		case r.End != nil:
-			c.onLeaseEnd(run, r.End, now)
+			c.onLeaseEnd(run, run.wanted(r.End), now)
 			return
 		}
 		next, ok := run.early[run.seq+1]
@@ -920,7 +931,7 @@ func (c *crawl) takeEvents() {
 // storage.flush_interval whatever visits, pauses and page rates do.
 func (c *crawl) handOff() {
 	c.takeEvents()
-	if c.batch.Len() == 0 {
+	if c.batch.Len() == 0 && len(c.batch.committed) == 0 {
 		return
 	}
 	select {
@@ -933,7 +944,7 @@ func (c *crawl) handOff() {
 // flush hands the batch gathered so far to the committer.
 func (c *crawl) flush() {
 	c.takeEvents()
-	if c.batch.Len() == 0 {
+	if c.batch.Len() == 0 && len(c.batch.committed) == 0 {
 		return
 	}
 	c.e.commit.in <- c.batch

@@ -216,6 +216,11 @@ type Batch struct {
 	Channels      []ChannelRecord      // inserted or replaced (matched by ID)
 	Groups        []GroupRecord        // inserted or replaced (matched by Index)
 	Reassignments []ReassignmentRecord // appended
+
+	// committed are the Result.Committed of the results the batch holds
+	// (and of those dropped since the last batch): told once it is
+	// written, or fails to be.
+	committed []func(error)
 }
 
 // Len reports how many records the batch holds.
@@ -236,6 +241,8 @@ func (b *Batch) Reset() {
 	b.Priorities, b.RankRuns, b.Ranks = b.Priorities[:0], b.RankRuns[:0], b.Ranks[:0]
 	clear(b.Reassignments)
 	b.Requeues, b.Channels, b.Groups, b.Reassignments = b.Requeues[:0], b.Channels[:0], b.Groups[:0], b.Reassignments[:0]
+	clear(b.committed)
+	b.committed = b.committed[:0]
 }
 
 // SkipRule is the skip reason of a URL that a rule of duplicate detection

@@ -17,10 +17,11 @@ import (
 // testTiming keeps the tests short.
 var testTiming = Timing{Grace: 100 * time.Millisecond, Heartbeat: 50 * time.Millisecond}
 
-// waitFor waits until cond holds, failing the test after a few seconds.
+// waitFor waits until cond holds, failing the test after two minutes (a
+// loaded machine is slow, and a condition that never holds fails anyway).
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
 	for !cond() {
@@ -31,23 +32,30 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// applied records the results a master applies.
+// applied records the results a master applies, and stores them at once
+// unless unstored is set: then they are taken and never stored, as by a
+// master killed before its commit.
 type applied struct {
-	mu      sync.Mutex
-	byLease map[string][]string
-	calls   int
+	mu       sync.Mutex
+	byLease  map[string][]string
+	calls    int
+	unstored bool
 }
 
-func (a *applied) apply(_ context.Context, lease string, parts [][]byte) error {
+func (a *applied) apply(_ context.Context, lease string, parts [][]byte, stored func(error)) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.byLease == nil {
 		a.byLease = make(map[string][]string)
 	}
 	a.calls++
+	if a.unstored {
+		return nil
+	}
 	for _, p := range parts {
 		a.byLease[lease] = append(a.byLease[lease], string(p))
 	}
+	stored(nil)
 	return nil
 }
 
@@ -197,12 +205,12 @@ func TestASlaveKilledAndStartedAgainDeliversItsSpool(t *testing.T) {
 		<-release
 		return echo(ctx, lease)
 	})
-	b, _ := c.slave("b", nil, echo)
 	if err := c.m.Lease(context.Background(), testLease("L1", "one.test", "one")); err != nil {
 		t.Fatal(err)
 	}
 	<-started
-	a.nc.Close() // as if killed: no heartbeat, no delivery
+	b, _ := c.slave("b", nil, echo) // once a has the lease
+	a.nc.Close()                    // as if killed: no heartbeat, no delivery
 	close(release)
 	stopA()
 	if a.spool.Len() != 2 {
@@ -274,6 +282,41 @@ func TestAMasterStartedAgainKeepsItsLeases(t *testing.T) {
 	if len(c.m.Book()) != 0 {
 		t.Errorf("book after the result: %+v", c.m.Book())
 	}
+}
+
+// A result is acknowledged only once the crawl's store has it: a master
+// killed after taking a result and before storing it finds the lease in
+// its book and the result in its stream when started again, and applies it
+// then.
+func TestAResultIsAcknowledgedOnlyOnceStored(t *testing.T) {
+	c := newTestCluster(t)
+	c.got.unstored = true
+	c.slave("a", nil, echo)
+	if err := c.m.Lease(context.Background(), testLease("L1", "one.test", "one")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the result taken", func() bool { _, calls := c.got.count(); return calls == 1 })
+	if len(c.m.Book()) != 1 || c.m.Stats().Applied != 0 {
+		t.Fatalf("a result taken and not stored left the book: %+v, stats %+v", c.m.Book(), c.m.Stats())
+	}
+	c.stopMaster() // no store, no acknowledgement: as if killed
+	c.got.mu.Lock()
+	c.got.unstored = false
+	c.got.mu.Unlock()
+	c.startMaster()
+	waitFor(t, "the result applied by the new master", func() bool { n, _ := c.got.count(); return n == 1 })
+	waitFor(t, "the book empty and the result acknowledged", func() bool { return len(c.m.Book()) == 0 && c.m.Stats().Applied == 1 })
+	if got := c.got.byLease["L1"]; !slices.Equal(got, []string{"ONE", "end"}) {
+		t.Errorf("L1's result %q", got)
+	}
+	waitFor(t, "the result stream empty", func() bool {
+		s, err := c.m.js.Stream(context.Background(), ResultStream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := s.Info(context.Background())
+		return err == nil && info.State.Msgs == 0
+	})
 }
 
 func TestPinMatches(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"sort"
 	"strconv"
 	"sync"
@@ -92,7 +93,10 @@ type DispatcherOptions struct {
 // master's own robots while they have room: the engine's loop schedules
 // both the same way. It gives up a remote lease whose result has not come
 // by its deadline plus the grace (the engine's loop does the same and
-// leases the site again). It is safe for concurrent use.
+// leases the site again). It hands the engine the leases an earlier run of
+// the master left with slaves (engine.Resumer), and recalls the slaves'
+// leases when the crawl pauses or stops (engine.Recaller). It is safe for
+// concurrent use.
 type Dispatcher struct {
 	m   *Master
 	opt DispatcherOptions
@@ -100,14 +104,11 @@ type Dispatcher struct {
 	mu        sync.Mutex
 	remote    map[string]*remoteLease
 	localBusy int
-	// held are the sites of leases of an earlier run of the master
-	// (from its book): a slave may still crawl them until their
-	// deadline and grace, so no new lease of the site starts before.
-	held    map[string]time.Time // by site key, and by address (a shared host)
-	heldIDs map[string]Booked    // the earlier run's leases, by id
-	expired int64
-	robots  int
-	stop    chan struct{}
+	earlier   []Booked // the book an earlier run left, until Resume
+	expired   int64
+	robots    int
+	halted    bool
+	stop      chan struct{}
 }
 
 type remoteLease struct {
@@ -119,49 +120,62 @@ type remoteLease struct {
 // NewDispatcher returns a Dispatcher on m, and makes m apply the slaves'
 // results through it (replacing MasterOptions.Apply).
 func NewDispatcher(m *Master, opt DispatcherOptions) *Dispatcher {
-	d := &Dispatcher{m: m, opt: opt, remote: make(map[string]*remoteLease), held: make(map[string]time.Time),
-		heldIDs: make(map[string]Booked), stop: make(chan struct{}), robots: -1}
-	for _, b := range m.Book() {
-		d.hold(b, b.Deadline.Add(m.opt.Timing.Grace))
-		d.heldIDs[b.ID] = b
-	}
+	d := &Dispatcher{m: m, opt: opt, remote: make(map[string]*remoteLease), earlier: m.Book(),
+		stop: make(chan struct{}), robots: -1}
 	m.setApply(d.apply)
 	go d.followSlaves()
 	return d
 }
 
-// hold keeps new leases off an earlier lease's site and address until
-// until. Called with d.mu held, or before d is shared.
-func (d *Dispatcher) hold(b Booked, until time.Time) {
-	for _, k := range []string{b.Site, "addr " + b.Addr} {
-		if until.After(d.held[k]) {
-			d.held[k] = until
+// Outstanding implements engine.Resumer: the leases of the master's book
+// when the Dispatcher was made, those an earlier run left with slaves.
+// A lease of an older book, kept without its URLs, comes with none: its
+// site is held all the same.
+func (d *Dispatcher) Outstanding() []*engine.Lease {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]*engine.Lease, 0, len(d.earlier))
+	for _, b := range d.earlier {
+		l := new(engine.Lease)
+		if len(b.Lease) == 0 || json.Unmarshal(b.Lease, l) != nil {
+			l = &engine.Lease{Key: b.Site}
+			l.ID, _ = strconv.ParseUint(b.ID, 10, 64)
+			l.Addr, _ = netip.ParseAddr(b.Addr)
+		}
+		l.Deadline = b.Deadline
+		out = append(out, l)
+	}
+	return out
+}
+
+// Resume implements engine.Resumer: the results of the leases the engine
+// takes over are reported to it as those of its own, until the lease's
+// deadline and grace; the earlier run's other leases are forgotten (their
+// results, should they come, are dropped).
+func (d *Dispatcher) Resume(leases []*engine.Lease, report func(engine.Result)) {
+	d.mu.Lock()
+	earlier := d.earlier
+	d.earlier = nil
+	taken := make(map[string]bool, len(leases))
+	for _, l := range leases {
+		id := strconv.FormatUint(l.ID, 10)
+		taken[id] = true
+		d.follow(id, l, report)
+	}
+	d.mu.Unlock()
+	for _, b := range earlier {
+		if !taken[b.ID] {
+			d.m.Forget(context.Background(), b.ID)
 		}
 	}
 }
 
-// heldUntil is when a lease of l may start, by the earlier run's leases;
-// the zero time when it may now. Called with d.mu held.
-func (d *Dispatcher) heldUntil(l *engine.Lease, now time.Time) time.Time {
-	var until time.Time
-	for _, k := range []string{l.Key, "addr " + l.Addr.String()} {
-		t, ok := d.held[k]
-		switch {
-		case !ok:
-		case now.Before(t):
-			until = maxTime(until, t)
-		default:
-			delete(d.held, k)
-		}
-	}
-	return until
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
+// follow waits for a remote lease's result until its deadline and grace.
+// Called with d.mu held.
+func (d *Dispatcher) follow(id string, l *engine.Lease, report func(engine.Result)) {
+	rl := &remoteLease{lease: l, report: report}
+	d.remote[id] = rl
+	rl.timer = time.AfterFunc(time.Until(l.Deadline.Add(d.m.opt.Timing.Grace)), func() { d.expire(id) })
 }
 
 // Close stops following the slaves; leases in flight are left to the
@@ -188,7 +202,11 @@ func (d *Dispatcher) followSlaves() {
 		d.mu.Lock()
 		changed := n != d.robots
 		d.robots = n
+		halted := d.halted
 		d.mu.Unlock()
+		if halted {
+			d.m.control(true)
+		}
 		if changed && d.opt.SetRobots != nil {
 			d.opt.SetRobots(n)
 		}
@@ -217,15 +235,7 @@ func (d *Dispatcher) Stats() DispatcherStats {
 
 // Dispatch implements engine.Dispatcher.
 func (d *Dispatcher) Dispatch(ctx context.Context, l *engine.Lease, report func(engine.Result)) {
-	now := time.Now()
 	d.mu.Lock()
-	if until := d.heldUntil(l, now); !until.IsZero() {
-		d.mu.Unlock()
-		// A slave may still be on the site or its address: back in
-		// the queue until the earlier lease is done for.
-		go report(engine.Result{Lease: l.ID, Seq: 1, End: &engine.LeaseEnd{Next: until, Delay: l.Delay, Returned: urlIDs(l.URLs)}})
-		return
-	}
 	pinned := d.m.TagFor(l.Host, l.Addr) != ""
 	if d.opt.Local != nil && d.localBusy < d.opt.LocalRobots && !pinned {
 		d.localBusy++
@@ -241,17 +251,23 @@ func (d *Dispatcher) Dispatch(ctx context.Context, l *engine.Lease, report func(
 		return
 	}
 	id := strconv.FormatUint(l.ID, 10)
-	rl := &remoteLease{lease: l, report: report}
-	d.remote[id] = rl
-	rl.timer = time.AfterFunc(time.Until(l.Deadline.Add(d.m.opt.Timing.Grace)), func() { d.expire(id) })
+	d.follow(id, l, report)
 	d.mu.Unlock()
 	go d.publish(ctx, id, l)
 }
 
 func (d *Dispatcher) publish(ctx context.Context, id string, l *engine.Lease) {
 	payload, err := EncodeLease(l)
+	var book []byte
 	if err == nil {
-		err = d.m.Lease(ctx, LeaseMsg{ID: id, Site: l.Key, Host: l.Host, Addr: l.Addr, Deadline: l.Deadline, Payload: payload})
+		// What a master started again needs to take the lease over:
+		// robots.txt, which may be large, comes back with the result.
+		kept := *l
+		kept.Robots = nil
+		book, err = EncodeLease(&kept)
+	}
+	if err == nil {
+		err = d.m.Lease(ctx, LeaseMsg{ID: id, Site: l.Key, Host: l.Host, Addr: l.Addr, Deadline: l.Deadline, Payload: payload, Book: book})
 	}
 	if err != nil && ctx.Err() == nil {
 		// Not known to be out, nor known not to be (an acknowledgement
@@ -279,8 +295,9 @@ func (d *Dispatcher) expire(id string) {
 }
 
 // apply hands a slave's results to the loop, once: a lease given up, or
-// applied already, drops them.
-func (d *Dispatcher) apply(_ context.Context, id string, parts [][]byte) error {
+// applied already, drops them. stored hears when the crawl's store has
+// them.
+func (d *Dispatcher) apply(_ context.Context, id string, parts [][]byte, stored func(error)) error {
 	rs, err := DecodeResults(parts)
 	if err != nil {
 		return err
@@ -288,39 +305,40 @@ func (d *Dispatcher) apply(_ context.Context, id string, parts [][]byte) error {
 	d.mu.Lock()
 	rl := d.remote[id]
 	delete(d.remote, id)
-	if b, ok := d.heldIDs[id]; ok {
-		// An earlier run's lease is done: its site and address are
-		// free once the delay after its last request has passed (its
-		// end says when; the engine never hears of it).
-		delete(d.heldIDs, id)
-		next := time.Now()
-		for _, r := range rs {
-			if r.End != nil && r.End.Next.After(next) {
-				next = r.End.Next
-			}
-		}
-		d.held[b.Site] = next
-		// Other earlier leases on the address still hold it.
-		addr := next
-		for _, o := range d.heldIDs {
-			if o.Addr == b.Addr {
-				addr = maxTime(addr, o.Deadline.Add(d.m.opt.Timing.Grace))
-			}
-		}
-		d.held["addr "+b.Addr] = addr
-	}
 	d.mu.Unlock()
 	if rl == nil {
+		stored(nil) // nothing to store
 		return nil
 	}
 	rl.timer.Stop()
+	mine := rs[:0]
 	for _, r := range rs {
-		if r.Lease != rl.lease.ID {
-			continue
+		if r.Lease == rl.lease.ID {
+			mine = append(mine, r)
 		}
+	}
+	if len(mine) == 0 {
+		stored(nil)
+		return nil
+	}
+	// The loop applies a lease's results in order and writes them in
+	// order: the last one stored, all are.
+	mine[len(mine)-1].Committed = stored
+	for _, r := range mine {
 		rl.report(r)
 	}
 	return nil
+}
+
+// Recall implements engine.Recaller: slaves end their leases after their
+// current page while the crawl is paused or stopping (the master's loop
+// hands out no lease then), and are told again at every heartbeat, so one
+// that joins or comes back hears it too.
+func (d *Dispatcher) Recall(halt bool) {
+	d.mu.Lock()
+	d.halted = halt
+	d.mu.Unlock()
+	d.m.control(halt)
 }
 
 func urlIDs(urls []engine.QueuedURL) []uint64 {

@@ -44,18 +44,24 @@ type MasterOptions struct {
 	Timing Timing
 	Pins   []Pin
 	// Apply applies a lease's result (its parts, inflated, in order) to
-	// the crawl; a Dispatcher on the master sets its own. It must be idempotent: a result may come twice (a lease
-	// redone after a slave's deadline passed). Once it returns nil the
-	// result's messages are acknowledged; an error wrapping ErrBadMessage
-	// drops them, any other has them delivered again later.
-	Apply func(ctx context.Context, lease string, parts [][]byte) error
+	// the crawl; a Dispatcher on the master sets its own. It must be
+	// idempotent: a result may come twice (a master killed before it
+	// acknowledged one). When it returns nil the result is taken, and
+	// its messages are acknowledged once it calls stored with nil (the
+	// crawl's store has the result), or delivered again later when it
+	// calls stored with an error. An error wrapping ErrBadMessage drops
+	// them, any other has them delivered again later.
+	Apply ApplyFunc
 	// OnEvent, when not nil, hears of joins, leaves and lease expiries.
 	OnEvent func(SlaveEvent)
 }
 
+// ApplyFunc applies a lease's result: see MasterOptions.Apply.
+type ApplyFunc func(ctx context.Context, lease string, parts [][]byte, stored func(error)) error
+
 // Booked is a lease in hand as the master's book keeps it in the cluster's
 // bucket: a master started again knows which sites slaves may still be
-// crawling.
+// crawling, and takes their results over.
 type Booked struct {
 	ID        string    `json:"id"`
 	Seq       uint64    `json:"seq"` // its message in the lease stream
@@ -63,6 +69,9 @@ type Booked struct {
 	Addr      string    `json:"addr"`
 	Deadline  time.Time `json:"deadline"`
 	Published time.Time `json:"published"`
+	// Lease is LeaseMsg.Book: what a master started again needs of the
+	// lease to apply its results (nil in books of older versions).
+	Lease json.RawMessage `json:"lease,omitempty"`
 }
 
 // LeaseMsg is a lease as the master publishes it.
@@ -73,6 +82,7 @@ type LeaseMsg struct {
 	Addr     netip.Addr
 	Deadline time.Time // no request after it, by the slave's clock
 	Payload  []byte    // the lease as the slave's Work reads it
+	Book     []byte    // JSON kept in the book with it (Booked.Lease)
 }
 
 // MasterStats are the master's cluster figures, a value snapshot.
@@ -101,7 +111,7 @@ type Master struct {
 	book    map[string]Booked
 	partial map[string]*gathered // results arriving, by lease
 
-	apply  func(ctx context.Context, lease string, parts [][]byte) error
+	apply  ApplyFunc
 	events []SlaveEvent // the latest, oldest first
 
 	published, applied, duplicates atomic.Int64
@@ -113,6 +123,8 @@ type Master struct {
 type gathered struct {
 	parts []jetstream.Msg
 	have  int
+	// taken: the result is applied, its messages wait for the store.
+	taken bool
 }
 
 // StartMaster connects to the NATS server, sets up the streams, consumers
@@ -238,7 +250,7 @@ func (m *Master) TagFor(host string, addr netip.Addr) string {
 // publication is acknowledged, and a master killed at any moment finds
 // every lease it published in the book when it starts again.
 func (m *Master) Lease(ctx context.Context, l LeaseMsg) error {
-	b := Booked{ID: l.ID, Site: l.Site, Deadline: l.Deadline, Published: time.Now()}
+	b := Booked{ID: l.ID, Site: l.Site, Deadline: l.Deadline, Published: time.Now(), Lease: l.Book}
 	if l.Addr.IsValid() {
 		b.Addr = l.Addr.String()
 	}
@@ -292,7 +304,7 @@ func (m *Master) Forget(ctx context.Context, id string) {
 	if !ok {
 		return
 	}
-	if g != nil {
+	if g != nil && !g.taken {
 		for _, p := range g.parts {
 			if p != nil {
 				p.Ack()
@@ -331,6 +343,14 @@ func (m *Master) run(ctx context.Context, results jetstream.Consumer) {
 		case <-sweep.C:
 			m.reg.sweep(time.Now())
 		default:
+		}
+		m.mu.Lock()
+		ready := m.apply != nil
+		m.mu.Unlock()
+		if !ready {
+			// No dispatcher yet: the results wait in their stream.
+			wait(ctx, 50*time.Millisecond)
+			continue
 		}
 		batch, err := results.Fetch(64, jetstream.FetchMaxWait(250*time.Millisecond))
 		if err != nil {
@@ -372,6 +392,13 @@ func (m *Master) received(ctx context.Context, msg jetstream.Msg) {
 		msg.Term()
 		return
 	}
+	if g.taken {
+		// A part applied already, delivered again while the store
+		// takes it (or after it failed to): left alone, it is
+		// acknowledged with the result, or comes again to the next run.
+		m.mu.Unlock()
+		return
+	}
 	if g.parts[seq] == nil {
 		g.have++
 	} else {
@@ -380,6 +407,10 @@ func (m *Master) received(ctx context.Context, msg jetstream.Msg) {
 	}
 	g.parts[seq] = msg
 	whole := g.have == parts
+	if whole {
+		g.taken = true
+	}
+	apply := m.apply
 	m.mu.Unlock()
 	if !whole {
 		return
@@ -392,38 +423,54 @@ func (m *Master) received(ctx context.Context, msg jetstream.Msg) {
 		}
 	}
 	if bad == nil {
-		m.mu.Lock()
-		apply := m.apply
-		m.mu.Unlock()
-		if apply == nil {
-			bad = errors.New("cluster: no dispatcher yet") // delivered again shortly
-		} else {
-			bad = apply(ctx, lease, data)
-		}
+		bad = apply(ctx, lease, data, func(err error) { go m.settle(lease, g, err) })
 	}
-	if bad != nil && !errors.Is(bad, ErrBadMessage) {
-		for _, p := range g.parts {
-			p.NakWithDelay(time.Second)
-		}
-		m.mu.Lock()
-		delete(m.partial, lease)
-		m.mu.Unlock()
+	if bad != nil {
+		m.settle(lease, g, bad)
+	}
+}
+
+// settle ends a lease's result once the crawl's store has it (err nil) or
+// cannot take it. Stored (or hopeless: ErrBadMessage), the lease leaves the
+// book, and only then are its messages acknowledged: a master killed in
+// between finds the lease in its book and its result is delivered again (or
+// acknowledged as a copy, if the book entry went already); the store,
+// which has it, takes it once. When the store did not take it (it failed,
+// or the crawl ended first), the messages are left unacknowledged for the
+// master's next run, which takes the lease over: this run, whose crawl is
+// ending, applies no part of it again.
+func (m *Master) settle(lease string, g *gathered, err error) {
+	if err != nil && !errors.Is(err, ErrBadMessage) {
 		return
 	}
-	// Applied (or hopeless): out of the book, and the lease message
-	// out of the stream in case it was taken again in the meantime.
 	m.mu.Lock()
-	b := m.book[lease]
+	b, inHand := m.book[lease]
 	delete(m.book, lease)
-	delete(m.partial, lease)
+	if m.partial[lease] == g {
+		delete(m.partial, lease)
+	}
 	m.mu.Unlock()
-	m.unbook(ctx, b)
+	if inHand {
+		m.unbook(context.Background(), b)
+	}
 	for _, p := range g.parts {
 		p.Ack()
 	}
-	if bad == nil {
+	if err == nil {
 		m.applied.Add(1)
 	}
+}
+
+// control tells the slaves to end their leases after their current page
+// and to stop fetching for three heartbeats (halt), or to go on. A halt
+// lapses by itself, so a slave that misses the "go" is not held for ever;
+// the Dispatcher says it again at every heartbeat while it lasts.
+func (m *Master) control(halt bool) {
+	msg := "go"
+	if halt {
+		msg = "halt " + (3 * m.opt.Timing.Heartbeat).String()
+	}
+	m.nc.Publish(controlSubject, []byte(msg))
 }
 
 // PublishSettings gives slaves the crawl's settings (what their Work is
@@ -461,7 +508,7 @@ func (m *Master) Events() []SlaveEvent {
 }
 
 // setApply replaces the function results are applied with.
-func (m *Master) setApply(f func(ctx context.Context, lease string, parts [][]byte) error) {
+func (m *Master) setApply(f ApplyFunc) {
 	m.mu.Lock()
 	m.apply = f
 	m.mu.Unlock()
@@ -488,5 +535,6 @@ func (m *Master) Close() {
 	for _, s := range m.subs {
 		s.Unsubscribe()
 	}
+	m.nc.Flush() // the acknowledgements sent last
 	m.nc.Close()
 }

@@ -9,7 +9,11 @@ import (
 // RobotWork runs each lease on r, the robot a local crawl uses (built on
 // the slave from the master's settings), and batches its results per
 // lease. The robot never resolves a name: the lease carries the address.
-func RobotWork(r *engine.Robot) Work {
+// halt, when not nil, becomes the robot's Halt (SlaveOptions.NewWork's).
+func RobotWork(r *engine.Robot, halt func() bool) Work {
+	if halt != nil {
+		r.Halt = halt
+	}
 	return func(ctx context.Context, payload []byte) (Outcome, error) {
 		l, err := DecodeLease(payload)
 		if err != nil {

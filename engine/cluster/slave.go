@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,8 +42,11 @@ type SlaveOptions struct {
 	SpoolPath string
 	// Work runs leases; when nil, NewWork builds it from the settings the
 	// master publishes (its crawl configuration), which Run waits for.
+	// halt reports whether the master recalled the leases (its crawl
+	// pauses or stops): a Work ends its lease after the current page
+	// then, returning the URLs it did not reach (engine.Robot.Halt).
 	Work    Work
-	NewWork func(settings []byte) (Work, error)
+	NewWork func(settings []byte, halt func() bool) (Work, error)
 	// Heartbeat is how often the slave announces its status (2s when
 	// zero); a lease's own heartbeat comes with it.
 	Heartbeat time.Duration
@@ -64,6 +68,7 @@ type SlaveStats struct {
 	Delivered  int64 // result parts delivered
 	Duplicates int64 // of those, parts the master had already (sent before an ack was lost)
 	Stale      int64 // leases received after their deadline, left to the master
+	Halted     bool  // the master recalled the leases (its crawl is paused)
 	Started    time.Time
 	BytesOut   uint64 // sent to the master, all messages
 	BytesIn    uint64
@@ -85,6 +90,7 @@ type Slave struct {
 	duplicates                   atomic.Int64
 	stale                        atomic.Int64
 	connected                    atomic.Bool
+	haltUntil                    atomic.Int64 // unix ns; the master's halt lasts until then
 	started                      time.Time
 
 	mu     sync.Mutex
@@ -156,11 +162,43 @@ func NewSlave(opt SlaveOptions) (*Slave, error) {
 		sp.Close()
 		return nil, err
 	}
+	if _, err := nc.Subscribe(controlSubject, s.onControl); err != nil {
+		nc.Close()
+		sp.Close()
+		return nil, fmt.Errorf("cluster: subscribing to the master's control: %w", err)
+	}
 	if n := sp.Len(); n > 0 {
 		s.event(fmt.Sprintf("%d result parts found in the spool, to deliver", n))
 	}
 	return s, nil
 }
+
+// onControl hears the master's "halt D" (end leases after their current
+// page, for D unless said again) and "go".
+func (s *Slave) onControl(msg *nats.Msg) {
+	verb, arg, _ := strings.Cut(string(msg.Data), " ")
+	switch verb {
+	case "halt":
+		d, err := time.ParseDuration(arg)
+		if err != nil || d <= 0 {
+			return
+		}
+		if !s.Halted() {
+			s.event("the master recalls the leases (its crawl is paused or stopping)")
+		}
+		s.haltUntil.Store(time.Now().Add(d).UnixNano())
+	case "go":
+		if s.Halted() {
+			s.event("the master resumes")
+		}
+		s.haltUntil.Store(0)
+	}
+}
+
+// Halted reports whether the master has recalled the leases: a lease in
+// flight ends after its current page, and one taken ends at once, its URLs
+// returned.
+func (s *Slave) Halted() bool { return time.Now().UnixNano() < s.haltUntil.Load() }
 
 // SlaveLogEntry is one thing a slave did, for its console.
 type SlaveLogEntry struct {
@@ -202,7 +240,7 @@ func (s *Slave) Stats() SlaveStats {
 		ID: s.opt.ID, Master: s.opt.Dial.URL, Connected: s.connected.Load(), Robots: s.opt.Robots,
 		Leases: int(s.leases.Load()), LeasesDone: s.leasesDone.Load(), Pages: s.pages.Load(),
 		Failures: s.failures.Load(), Spooled: s.spool.Len(), Delivered: s.delivered.Load(), Duplicates: s.duplicates.Load(),
-		Stale: s.stale.Load(), Started: s.started,
+		Stale: s.stale.Load(), Halted: s.Halted(), Started: s.started,
 		BytesOut: ns.OutBytes, BytesIn: ns.InBytes, MsgsOut: ns.OutMsgs, MsgsIn: ns.InMsgs,
 	}
 }
@@ -218,7 +256,7 @@ func (s *Slave) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if s.opt.Work, err = s.opt.NewWork(settings); err != nil {
+		if s.opt.Work, err = s.opt.NewWork(settings, s.Halted); err != nil {
 			return fmt.Errorf("cluster: the master's settings: %w", err)
 		}
 	}

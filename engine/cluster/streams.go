@@ -2,29 +2,33 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"lidi/engine"
 )
 
 // Names of the streams, consumers, subjects and bucket the cluster uses.
 const (
-	LeaseStream   = "LIDI_LEASES"
-	ResultStream  = "LIDI_RESULTS"
-	leaseSubjects = "lidi.lease.>"
-	leaseAny      = "lidi.lease.any"
-	leaseTagged   = "lidi.lease.tag."
-	resultSubject = "lidi.result"
-	statusSubject = "lidi.slave.status"
-	byeSubject    = "lidi.slave.bye"
-	expirySubject = "lidi.slave.expired"
-	bucket        = "lidi-cluster"
-	settingsKey   = "settings"
-	masterDurable = "master"
-	anyDurable    = "any"
+	LeaseStream    = "LIDI_LEASES"
+	ResultStream   = "LIDI_RESULTS"
+	leaseSubjects  = "lidi.lease.>"
+	leaseAny       = "lidi.lease.any"
+	leaseTagged    = "lidi.lease.tag."
+	resultSubject  = "lidi.result"
+	statusSubject  = "lidi.slave.status"
+	byeSubject     = "lidi.slave.bye"
+	expirySubject  = "lidi.slave.expired"
+	controlSubject = "lidi.control" // the master's "halt D" and "go" to slaves
+	bucket         = "lidi-cluster"
+	settingsKey    = "settings"
+	masterDurable  = "master"
+	anyDurable     = "any"
 )
 
 // Timing is the cluster's timing. Its zero value is not usable: see
@@ -38,8 +42,9 @@ type Timing struct {
 	Heartbeat time.Duration
 }
 
-// DefaultTiming is the timing a master uses unless told otherwise.
-var DefaultTiming = Timing{Grace: 30 * time.Second, Heartbeat: 2 * time.Second}
+// DefaultTiming is the timing a master uses unless told otherwise: the
+// engine's lease grace (cluster.lease_grace).
+var DefaultTiming = Timing{Grace: engine.Defaults().LeaseGrace, Heartbeat: 2 * time.Second}
 
 // leaseAckWait is how long the server waits for a slave's heartbeat before
 // it counts a lease unacknowledged. A lease is delivered once (MaxDeliver
@@ -128,8 +133,16 @@ func leaseConsumer(ctx context.Context, js jetstream.JetStream, tag string) (jet
 	return c, nil
 }
 
-// resultConsumer returns the master's consumer of results.
+// resultConsumer returns the master's consumer of results, made anew: the
+// results an earlier run of the master took and did not acknowledge (it
+// was killed before its store had them) are delivered at once, not after
+// their acknowledgement wait. The stream is a work queue: a message leaves
+// it when acknowledged, whatever consumer it was delivered by.
 func resultConsumer(ctx context.Context, js jetstream.JetStream) (jetstream.Consumer, error) {
+	err := js.DeleteConsumer(ctx, ResultStream, masterDurable)
+	if err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return nil, fmt.Errorf("cluster: result consumer: %w", err)
+	}
 	c, err := js.CreateOrUpdateConsumer(ctx, ResultStream, jetstream.ConsumerConfig{
 		Durable:       masterDurable,
 		AckPolicy:     jetstream.AckExplicitPolicy,

@@ -141,6 +141,8 @@ type File struct {
 		TLSCA       string        `yaml:"tls_ca"`
 		LocalRobots int           `yaml:"local_robots"`
 		Heartbeat   time.Duration `yaml:"heartbeat"`
+		LeaseSlack  time.Duration `yaml:"lease_slack"`
+		LeaseGrace  time.Duration `yaml:"lease_grace"`
 		Pins        []ClusterPin  `yaml:"pins"`
 	} `yaml:"cluster"`
 
@@ -212,6 +214,8 @@ func Default() *File {
 	f.Console.Refresh = 250 * time.Millisecond
 	f.Memory.HeapLimitMB = DefaultHeapLimitMB
 	f.Cluster.Heartbeat = cluster.DefaultTiming.Heartbeat
+	f.Cluster.LeaseSlack = d.LeaseSlack
+	f.Cluster.LeaseGrace = d.LeaseGrace
 	return f
 }
 
@@ -455,6 +459,8 @@ func (f *File) Engine() engine.Config {
 	c.FlushRecords = f.Storage.FlushRecords
 	c.ResolveAhead = f.DNS.Parallel
 	c.ResolveFailed = f.DNS.Retry
+	c.LeaseSlack = f.Cluster.LeaseSlack
+	c.LeaseGrace = f.Cluster.LeaseGrace
 	c.Recrawl = f.Recrawl.engine()
 	return c
 }

@@ -199,6 +199,21 @@ func (f *Frontier) next(now time.Time, holdBack bool) *Site {
 	return nil
 }
 
+// Claim marks s busy wherever it is, for a visit already in flight (one an
+// earlier run handed out), and reports whether it could: a site parked,
+// busy, or whose address is busy with another visit cannot be claimed.
+func (f *Frontier) Claim(s *Site) bool {
+	if s.place == Busy || s.place == Parked || f.perAddress && s.Resolved && f.addrBusy[s.Addr] {
+		return false
+	}
+	f.remove(s)
+	f.move(s, Busy)
+	if f.perAddress && s.Resolved {
+		f.addrBusy[s.Addr] = true
+	}
+	return true
+}
+
 // Release ends the visit to s; it may be visited again at next.
 func (f *Frontier) Release(s *Site, next time.Time, now time.Time) {
 	if s.place != Busy {
