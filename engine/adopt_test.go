@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"net/netip"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -156,4 +157,44 @@ func earlierLease(t *testing.T, path string, cfg engine.Config) *engine.Lease {
 	}
 	t.Fatal("no site with pages fetched and queued")
 	return nil
+}
+
+// recaller records what the engine tells a dispatcher whose robots its
+// Halt does not reach.
+type recaller struct {
+	engine.LocalDispatcher
+	mu    sync.Mutex
+	calls []bool
+}
+
+func (r *recaller) Recall(halt bool) {
+	r.mu.Lock()
+	r.calls = append(r.calls, halt)
+	r.mu.Unlock()
+}
+
+// A pause and a stop recall remote leases; a resumption lets them go on.
+func TestPauseAndStopRecallRemoteLeases(t *testing.T) {
+	srv := testWeb(t, simweb.Options{Seed: 5, Sites: 2, Pages: 20})
+	eng, release := openEngine(t, crawlConfig(srv.SeedURLs(1)), srv.DNSAddr(), filepath.Join(t.TempDir(), "crawl.db"))
+	defer release()
+	d := &recaller{LocalDispatcher: engine.LocalDispatcher{Robot: eng.Robot()}}
+	eng.SetDispatcher(d)
+	eng.Pause()
+	eng.Resume()
+	eng.Pause() // the crawl runs paused until stopped
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- eng.Run(ctx) }()
+	waitFor(t, 2*time.Minute, "the crawl running", func() bool { return eng.Stats().State != engine.StateStarting })
+	cancel()
+	if err := <-done; err != engine.ErrStopped && err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if want := []bool{true, false, true, true}; !slices.Equal(d.calls, want) {
+		t.Errorf("recalls %v, want %v (pause, resume, stop)", d.calls, want)
+	}
 }

@@ -36,10 +36,13 @@ type ClusterOptions struct {
 	Faults        bool // the fault runs too
 	FaultSlaves   int  // slaves in a fault run
 	Cut           time.Duration
-	Limit         time.Duration // a run still going after it is stopped and reported unfinished
-	Dir           string        // where the runs' files go ("": a temporary directory)
-	Command       []string      // argv that runs lidi, e.g. {"/path/lidi"}
-	OpenStore     func(path string) (engine.Store, io.Closer, error)
+	// cluster.lease_slack and lease_grace: how soon a dead slave's
+	// sites are leased again.
+	LeaseSlack, LeaseGrace time.Duration
+	Limit                  time.Duration // a run still going after it is stopped and reported unfinished
+	Dir                    string        // where the runs' files go ("": a temporary directory)
+	Command                []string      // argv that runs lidi, e.g. {"/path/lidi"}
+	OpenStore              func(path string) (engine.Store, io.Closer, error)
 }
 
 // RegisterFlags adds the benchmark's flags to fs, with their defaults.
@@ -52,9 +55,11 @@ func (o *ClusterOptions) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.Robots, "robots", 4, "r: the single process's robots, and each slave's")
 	fs.IntVar(&o.PagesPerVisit, "c", 20, "pages per lease (keep-alive connection)")
 	fs.DurationVar(&o.Delay, "delay", 20*time.Millisecond, "w: the delay between two requests to a site")
-	fs.BoolVar(&o.Faults, "faults", true, "run the fault runs too (each lasts past a lease's deadline and grace, minutes)")
+	fs.BoolVar(&o.Faults, "faults", true, "run the fault runs too (each lasts past a lease's deadline and grace)")
 	fs.IntVar(&o.FaultSlaves, "fault-slaves", 2, "slaves in a fault run")
 	fs.DurationVar(&o.Cut, "cut", 30*time.Second, "how long the cut-off slave is cut off")
+	fs.DurationVar(&o.LeaseSlack, "lease-slack", 5*time.Second, "cluster.lease_slack: a lease's time for its slowest page (at least the fetch timeouts, 7s here)")
+	fs.DurationVar(&o.LeaseGrace, "lease-grace", 2*time.Second, "cluster.lease_grace: past a lease's deadline, its site is leased again (master and slaves share this machine's clock)")
 	fs.DurationVar(&o.Limit, "limit", 6*time.Minute, "stop a run still going after this long, and report it unfinished")
 	fs.StringVar(&o.Dir, "dir", "", "directory for the runs' files (default: a temporary one, removed after)")
 }
@@ -347,7 +352,7 @@ storage:
   path: %q
 `, `"`+strings.Join(seeds, `", "`)+`"`, o.Robots, o.Delay, o.Delay, o.PagesPerVisit, b.srv.DNSAddr(), filepath.Join(dir, "crawl.db"))
 	if clustered {
-		c += fmt.Sprintf("cluster:\n  listen: 127.0.0.1:%d\n  token: %s\n  heartbeat: 500ms\n", port, clusterTok)
+		c += fmt.Sprintf("cluster:\n  listen: 127.0.0.1:%d\n  token: %s\n  heartbeat: 500ms\n  lease_slack: %s\n  lease_grace: %s\n", port, clusterTok, o.LeaseSlack, o.LeaseGrace)
 	}
 	return c
 }

@@ -53,11 +53,17 @@ type DialOptions struct {
 	URL  string
 	Name string // the connection's name, shown by the server
 	Auth Auth
-	CA   string // PEM authorities for a TLS server; "" means the system's
+	// CA names PEM authorities the server's certificate must chain to;
+	// "" means the system's. A TLS server is always verified: there is
+	// no way to skip it. With CA set, a server without TLS is refused.
+	CA string
 	// OnState, when not nil, hears of disconnections and reconnections.
 	OnState func(connected bool)
 	// retry keeps trying when the first connection fails (slaves).
 	retry bool
+	// inProcess connects to an embedded server without a socket (the
+	// master to its own server: no TLS to verify between the two).
+	inProcess nats.InProcessConnProvider
 }
 
 // Dial connects to the NATS server, and keeps reconnecting for ever when the
@@ -80,12 +86,22 @@ func Dial(opt DialOptions) (*nats.Conn, error) {
 	case opt.Auth.Token != "":
 		opts = append(opts, nats.Token(opt.Auth.Token))
 	}
+	// The configuration TLS uses whenever the server asks for it (or the
+	// URL says tls://): verification on, against CA or the system's
+	// authorities.
+	tc := &tls.Config{MinVersion: tls.VersionTLS12}
 	if opt.CA != "" {
 		pool, err := loadCA(opt.CA)
 		if err != nil {
 			return nil, err
 		}
-		opts = append(opts, nats.Secure(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}))
+		tc.RootCAs = pool
+		opts = append(opts, nats.Secure(tc))
+	} else {
+		opts = append(opts, func(o *nats.Options) error { o.TLSConfig = tc; return nil })
+	}
+	if opt.inProcess != nil {
+		opts = append(opts, nats.InProcessServer(opt.inProcess))
 	}
 	if opt.retry {
 		opts = append(opts, nats.RetryOnFailedConnect(true))

@@ -340,11 +340,3 @@ func (d *Dispatcher) Recall(halt bool) {
 	d.mu.Unlock()
 	d.m.control(halt)
 }
-
-func urlIDs(urls []engine.QueuedURL) []uint64 {
-	ids := make([]uint64, len(urls))
-	for i, q := range urls {
-		ids[i] = q.ID
-	}
-	return ids
-}

@@ -141,7 +141,9 @@ func StartMaster(ctx context.Context, opt MasterOptions) (*Master, error) {
 	}
 	d := opt.Dial
 	if opt.Server != nil {
-		d.URL = opt.Server.URL()
+		// In process: no socket, so no TLS (a tls:// URL would ask
+		// for it).
+		d.URL, d.inProcess = "nats://"+opt.Server.ns.Addr().String(), opt.Server.ns
 	}
 	d.Name = "lidi-master"
 	nc, err := Dial(d)
