@@ -81,7 +81,13 @@ func startMaster(ctx context.Context, cfg *config.File, eng *engine.Engine, stdo
 	if srv != nil {
 		url = srv.URL()
 	}
-	fmt.Fprintf(stdout, "lidi: cluster master on %s; start slaves with: lidi slave --master %s %s\n", url, url, slaveAuthFlags(auth))
+	tlsHint := ""
+	if cc.TLSCert != "" {
+		// Slaves verify the certificate: against the system's
+		// authorities, or the one named here.
+		tlsHint = " [--tls-ca CA_FILE, the authority of cluster.tls_cert when it is not the system's]"
+	}
+	fmt.Fprintf(stdout, "lidi: cluster master on %s; start slaves with: lidi slave --master %s %s%s\n", url, url, slaveAuthFlags(auth), tlsHint)
 	return m, func() { d.Close(); m.Close(); srv.Close() }, nil
 }
 
@@ -98,7 +104,7 @@ func slaveCmd(fs *flag.FlagSet) runFunc {
 	master := fs.String("master", "", "the master's NATS `url` (nats://host:port)")
 	token := fs.String("token", "", "the master's cluster token")
 	seed := fs.String("nkey-seed", "", "an nkey seed `file` to sign with instead of a token")
-	ca := fs.String("tls-ca", "", "the `file` of the authority that signed the master's certificate (TLS)")
+	ca := fs.String("tls-ca", "", "the `file` of the authority that signed the master's TLS certificate (default: the system's; the certificate is always verified)")
 	robots := fs.Int("robots", 4, "leases worked on at once")
 	id := fs.String("id", "", "the slave's name, the same across restarts so that its spool is found again (default: the host name)")
 	spool := fs.String("spool", "", "the `file` results wait in until the master has them (default lidi-slave-ID.spool)")
@@ -189,6 +195,9 @@ func slaveLine(st cluster.SlaveStats) string {
 		conn = "disconnected"
 	}
 	el := time.Since(st.Started).Seconds()
+	if st.Halted {
+		conn += " halted"
+	}
 	return fmt.Sprintf("%s  slave=%s master=%s %s leases=%d leases_done=%d pages=%d pages/s=%.1f failures=%d spooled=%d delivered=%d stale=%d bytes_in=%d bytes_out=%d msgs_in=%d msgs_out=%d",
 		time.Now().Format(time.TimeOnly), st.ID, st.Master, conn, st.Leases, st.LeasesDone, st.Pages, float64(st.Pages)/max(el, 1), st.Failures, st.Spooled, st.Delivered,
 		st.Stale, st.BytesIn, st.BytesOut, st.MsgsIn, st.MsgsOut)

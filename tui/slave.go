@@ -121,8 +121,11 @@ func (m *SlaveModel) render() string {
 	}
 	st := m.figures.st
 	conn := m.styles.Good.Render("connected")
-	if !st.Connected {
+	switch {
+	case !st.Connected:
 		conn = m.styles.Warn.Render("DISCONNECTED: results wait in the spool")
+	case st.Halted:
+		conn = m.styles.Warn.Render("connected, HALTED: the master's crawl is paused")
 	}
 	head := pad(m.styles.Brand.Render(" lidi slave ")+"  "+m.styles.Value.Render(clean(st.ID))+"  "+m.styles.Label.Render("master ")+
 		m.styles.Value.Render(clean(st.Master))+"  "+conn, w)

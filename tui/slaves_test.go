@@ -82,6 +82,11 @@ func TestSlaveConsole(t *testing.T) {
 			t.Errorf("the screen lacks %q:\n%s", want, screen)
 		}
 	}
+	s.st.Halted = true
+	m.Update(slaveStatsMsg{st: s.Stats(), events: s.Events(), at: now})
+	if screen := ansi.Strip(m.View().Content); !strings.Contains(screen, "HALTED") {
+		t.Errorf("a slave whose master paused:\n%s", screen)
+	}
 	s.st.Connected, s.st.Spooled = false, 3
 	m.Update(slaveStatsMsg{st: s.Stats(), events: s.Events(), at: now})
 	if screen := ansi.Strip(m.View().Content); !strings.Contains(screen, "DISCONNECTED") || !strings.Contains(screen, "3 spooled") {

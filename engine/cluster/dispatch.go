@@ -117,12 +117,14 @@ type remoteLease struct {
 	timer  *time.Timer
 }
 
-// NewDispatcher returns a Dispatcher on m, and makes m apply the slaves'
-// results through it (replacing MasterOptions.Apply).
+// NewDispatcher returns a Dispatcher on m. Once Resume is called (the
+// engine's Run does it first), m applies the slaves' results through it
+// (replacing MasterOptions.Apply); until then they wait in their stream,
+// so that a result of an earlier run's lease is not taken before the
+// engine has taken the lease over.
 func NewDispatcher(m *Master, opt DispatcherOptions) *Dispatcher {
 	d := &Dispatcher{m: m, opt: opt, remote: make(map[string]*remoteLease), earlier: m.Book(),
 		stop: make(chan struct{}), robots: -1}
-	m.setApply(d.apply)
 	go d.followSlaves()
 	return d
 }
@@ -168,6 +170,7 @@ func (d *Dispatcher) Resume(leases []*engine.Lease, report func(engine.Result)) 
 			d.m.Forget(context.Background(), b.ID)
 		}
 	}
+	d.m.setApply(d.apply)
 }
 
 // follow waits for a remote lease's result until its deadline and grace.

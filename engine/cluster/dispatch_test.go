@@ -132,6 +132,7 @@ func TestDispatcherRunsLeasesOnSlavesAndLocalRobots(t *testing.T) {
 		}()
 	})})
 	defer d.Close()
+	d.Resume(nil, nil) // no earlier run
 	var r reports
 	ctx := context.Background()
 	deadline := time.Now().Add(time.Minute)
@@ -175,6 +176,7 @@ func TestDispatcherGivesUpALeaseAtItsDeadlineAndGrace(t *testing.T) {
 	})
 	d := NewDispatcher(c.m, DispatcherOptions{})
 	defer d.Close()
+	d.Resume(nil, nil) // no earlier run
 	var r reports
 	deadline := time.Now().Add(200 * time.Millisecond)
 	d.Dispatch(context.Background(), testEngineLease(5, "five.test", deadline), r.report)

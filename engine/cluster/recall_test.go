@@ -53,6 +53,7 @@ func TestPauseRecallsTheSlavesLeases(t *testing.T) {
 
 	d := NewDispatcher(c.m, DispatcherOptions{})
 	defer d.Close()
+	d.Resume(nil, nil) // no earlier run
 	var r reports
 	d.Dispatch(context.Background(), testEngineLease(9, "nine.test", time.Now().Add(time.Hour)), r.report)
 	<-started
