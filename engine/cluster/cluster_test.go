@@ -107,16 +107,29 @@ func (c *testCluster) stopMaster() {
 
 // slave starts a slave; stop ends it and waits for its end.
 func (c *testCluster) slave(id string, tags []string, work Work) (s *Slave, stop func()) {
+	return c.runSlave(SlaveOptions{ID: id, Tags: tags, Robots: 2, Work: work})
+}
+
+// runSlave starts a slave with opt, by default on the master's server,
+// its spool in the test's directory, at the tests' heartbeat; stop ends it
+// and waits for its end (the test's cleanup does too).
+func (c *testCluster) runSlave(opt SlaveOptions) (s *Slave, stop func()) {
 	c.t.Helper()
-	s, err := NewSlave(SlaveOptions{Dial: DialOptions{URL: c.srv.URL(), Auth: Auth{Token: c.token}}, ID: id, Tags: tags, Robots: 2,
-		SpoolPath: filepath.Join(c.dir, id+".spool"), Work: work, Heartbeat: testTiming.Heartbeat})
+	if opt.Dial.URL == "" {
+		opt.Dial.URL = c.srv.URL()
+	}
+	opt.Dial.Auth = Auth{Token: c.token}
+	opt.SpoolPath = filepath.Join(c.dir, opt.ID+".spool")
+	opt.Heartbeat = testTiming.Heartbeat
+	s, err := NewSlave(opt)
 	if err != nil {
 		c.t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { s.Run(ctx); close(done) }()
-	stop = func() { cancel(); <-done }
+	var once sync.Once
+	stop = func() { once.Do(func() { cancel(); <-done }) }
 	c.t.Cleanup(stop)
 	return s, stop
 }
@@ -405,20 +418,12 @@ func TestASlaveCutOffDeliversWhenBack(t *testing.T) {
 	link := newCutter(t, strings.TrimPrefix(c.srv.URL(), "nats://"))
 	started := make(chan struct{})
 	release := make(chan struct{})
-	s, err := NewSlave(SlaveOptions{Dial: DialOptions{URL: "nats://" + link.l.Addr().String(), Auth: Auth{Token: c.token}}, ID: "far", Robots: 1,
-		SpoolPath: filepath.Join(c.dir, "far.spool"), Heartbeat: testTiming.Heartbeat,
+	s, _ := c.runSlave(SlaveOptions{Dial: DialOptions{URL: "nats://" + link.l.Addr().String()}, ID: "far", Robots: 1,
 		Work: func(ctx context.Context, lease []byte) (Outcome, error) {
 			close(started)
 			<-release
 			return echo(ctx, lease)
 		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { s.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
 	if err := c.m.Lease(context.Background(), testLease("L1", "far.test", "far")); err != nil {
 		t.Fatal(err)
 	}

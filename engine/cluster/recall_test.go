@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -19,8 +18,7 @@ func TestPauseRecallsTheSlavesLeases(t *testing.T) {
 		t.Fatal(err)
 	}
 	started := make(chan struct{}, 1)
-	s, err := NewSlave(SlaveOptions{Dial: DialOptions{URL: c.srv.URL(), Auth: Auth{Token: c.token}}, ID: "a", Robots: 1,
-		SpoolPath: filepath.Join(c.dir, "a.spool"), Heartbeat: testTiming.Heartbeat,
+	s, _ := c.runSlave(SlaveOptions{ID: "a", Robots: 1,
 		NewWork: func(_ []byte, halt func() bool) (Work, error) {
 			// A robot whose pages never end by themselves: only a halt
 			// ends its lease, as engine.Robot's Halt does.
@@ -43,14 +41,6 @@ func TestPauseRecallsTheSlavesLeases(t *testing.T) {
 				return Outcome{Parts: parts}, err
 			}, nil
 		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { s.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
-
 	d := NewDispatcher(c.m, DispatcherOptions{})
 	defer d.Close()
 	d.Resume(nil, nil) // no earlier run
