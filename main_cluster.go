@@ -198,9 +198,9 @@ func slaveLine(st cluster.SlaveStats) string {
 	if st.Halted {
 		conn += " halted"
 	}
-	return fmt.Sprintf("%s  slave=%s master=%s %s leases=%d leases_done=%d pages=%d pages/s=%.1f failures=%d spooled=%d delivered=%d stale=%d bytes_in=%d bytes_out=%d msgs_in=%d msgs_out=%d",
+	return fmt.Sprintf("%s  slave=%s master=%s %s leases=%d leases_done=%d pages=%d pages/s=%.1f failures=%d spooled=%d delivered=%d stale=%d claimed_elsewhere=%d bytes_in=%d bytes_out=%d msgs_in=%d msgs_out=%d",
 		time.Now().Format(time.TimeOnly), st.ID, st.Master, conn, st.Leases, st.LeasesDone, st.Pages, float64(st.Pages)/max(el, 1), st.Failures, st.Spooled, st.Delivered,
-		st.Stale, st.BytesIn, st.BytesOut, st.MsgsIn, st.MsgsOut)
+		st.Stale, st.Claimed, st.BytesIn, st.BytesOut, st.MsgsIn, st.MsgsOut)
 }
 
 // masterLine is the master's cluster figures, printed when a headless

@@ -10,8 +10,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // testTiming keeps the tests short.
@@ -438,4 +442,57 @@ func TestASlaveCutOffDeliversWhenBack(t *testing.T) {
 	link.cut(false)
 	waitFor(t, "the result applied", func() bool { n, _ := c.got.count(); return n == 1 })
 	waitFor(t, "the spool emptied", func() bool { return s.spool.Len() == 0 })
+}
+
+// A lease delivered twice (a NATS server killed with kill -9 may deliver
+// again a lease it had delivered: its consumer's state is not synced at
+// every delivery) is worked by one slave only: the first claims it in the
+// bucket, the other leaves it.
+func TestALeaseDeliveredTwiceIsWorkedOnce(t *testing.T) {
+	c := newTestCluster(t)
+	l := testLease("L1", "twice.test", "twice")
+	if err := c.m.Lease(context.Background(), l); err != nil {
+		t.Fatal(err)
+	}
+	// The same lease message again, under another message id.
+	msg := nats.NewMsg(leaseSubject(""))
+	msg.Header.Set(hdrLease, l.ID)
+	msg.Header.Set(hdrDead, l.Deadline.Format(time.RFC3339Nano))
+	msg.Data = Compress(l.Payload)
+	if _, err := c.m.js.PublishMsg(context.Background(), msg, jetstream.WithMsgID("L1-again")); err != nil {
+		t.Fatal(err)
+	}
+	var worked atomic.Int64
+	var mu sync.Mutex
+	var slaves []*Slave
+	left := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		var n int64
+		for _, s := range slaves {
+			n += s.Stats().Claimed
+		}
+		return n == 1
+	}
+	work := func(ctx context.Context, lease []byte) (Outcome, error) {
+		worked.Add(1)
+		// Held until the copy has been seen and left.
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for give := time.Now().Add(2 * time.Minute); !left() && time.Now().Before(give); {
+			<-tick.C
+		}
+		return echo(ctx, lease)
+	}
+	for _, id := range []string{"a", "b"} {
+		s, _ := c.slave(id, nil, work)
+		mu.Lock()
+		slaves = append(slaves, s)
+		mu.Unlock()
+	}
+	waitFor(t, "the copy left", left)
+	waitFor(t, "the lease applied", func() bool { n, _ := c.got.count(); return n == 1 })
+	if n := worked.Load(); n != 1 {
+		t.Errorf("the lease was worked %d times", n)
+	}
 }

@@ -109,7 +109,10 @@ func Dial(opt DialOptions) (*nats.Conn, error) {
 	if opt.OnState != nil {
 		opts = append(opts,
 			nats.DisconnectErrHandler(func(*nats.Conn, error) { opt.OnState(false) }),
-			nats.ReconnectHandler(func(*nats.Conn) { opt.OnState(true) }))
+			nats.ReconnectHandler(func(*nats.Conn) { opt.OnState(true) }),
+			// A first connection made after retries (RetryOnFailedConnect)
+			// is no reconnection.
+			nats.ConnectHandler(func(*nats.Conn) { opt.OnState(true) }))
 	}
 	nc, err := nats.Connect(opt.URL, opts...)
 	if err != nil {

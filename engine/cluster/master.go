@@ -224,6 +224,9 @@ func (m *Master) readBook(ctx context.Context) error {
 
 const bookPrefix = "lease."
 
+// claimKey is the bucket's key a slave makes when it takes a lease.
+func claimKey(id string) string { return "claim." + kvKey(id) }
+
 // Book returns the leases in hand: published, their results not applied.
 // After a restart they are those of the previous run, whose sites slaves
 // may still be crawling.
@@ -316,12 +319,14 @@ func (m *Master) Forget(ctx context.Context, id string) {
 	m.unbook(ctx, b)
 }
 
-// unbook deletes a lease's book entry and its message.
+// unbook deletes a lease's book entry, its message, then the slave's
+// claim on it: once the message is gone no slave can take the lease again.
 func (m *Master) unbook(ctx context.Context, b Booked) {
 	m.kv.Delete(ctx, bookPrefix+kvKey(b.ID))
 	if s, err := m.js.Stream(ctx, LeaseStream); err == nil && b.Seq > 0 {
 		s.DeleteMsg(ctx, b.Seq) // gone already when a slave acknowledged it
 	}
+	m.kv.Purge(ctx, claimKey(b.ID))
 }
 
 // kvKey keeps a lease id within the characters KV keys allow.

@@ -68,6 +68,7 @@ type SlaveStats struct {
 	Delivered  int64 // result parts delivered
 	Duplicates int64 // of those, parts the master had already (sent before an ack was lost)
 	Stale      int64 // leases received after their deadline, left to the master
+	Claimed    int64 // leases received again that another slave had (claimed in the bucket)
 	Halted     bool  // the master recalled the leases (its crawl is paused)
 	Started    time.Time
 	BytesOut   uint64 // sent to the master, all messages
@@ -89,12 +90,14 @@ type Slave struct {
 	leasesDone, pages, delivered atomic.Int64
 	duplicates                   atomic.Int64
 	stale                        atomic.Int64
+	claimed                      atomic.Int64 // leases another slave had claimed
 	connected                    atomic.Bool
 	haltUntil                    atomic.Int64 // unix ns; the master's halt lasts until then
 	started                      time.Time
 
 	mu     sync.Mutex
-	events []SlaveLogEntry // the latest, oldest first
+	kv     jetstream.KeyValue // the cluster's bucket, once looked up
+	events []SlaveLogEntry    // the latest, oldest first
 	// held are the lease messages whose results are not all delivered
 	// yet, by lease id: each is acknowledged once they are.
 	held map[string]*heldLease
@@ -138,10 +141,13 @@ func NewSlave(opt SlaveOptions) (*Slave, error) {
 	d.Name = slaveConnName(opt.ID)
 	d.retry = true
 	prev := d.OnState
+	var once sync.Once
 	d.OnState = func(up bool) {
 		s.connected.Store(up)
 		if up {
-			s.event("connected to the master again")
+			again := " again"
+			once.Do(func() { again = "" }) // made at first after retries
+			s.event("connected to the master" + again)
 			s.wake()
 		} else {
 			s.event("lost the master; results are spooled until it is back")
@@ -156,7 +162,10 @@ func NewSlave(opt SlaveOptions) (*Slave, error) {
 		return nil, err
 	}
 	s.nc = nc
-	s.connected.Store(nc.IsConnected())
+	if nc.IsConnected() {
+		s.connected.Store(true)
+		once.Do(func() {}) // the next connection is a reconnection
+	}
 	if s.js, err = newJetStream(nc); err != nil {
 		nc.Close()
 		sp.Close()
@@ -240,7 +249,7 @@ func (s *Slave) Stats() SlaveStats {
 		ID: s.opt.ID, Master: s.opt.Dial.URL, Connected: s.connected.Load(), Robots: s.opt.Robots,
 		Leases: int(s.leases.Load()), LeasesDone: s.leasesDone.Load(), Pages: s.pages.Load(),
 		Failures: s.failures.Load(), Spooled: s.spool.Len(), Delivered: s.delivered.Load(), Duplicates: s.duplicates.Load(),
-		Stale: s.stale.Load(), Halted: s.Halted(), Started: s.started,
+		Stale: s.stale.Load(), Claimed: s.claimed.Load(), Halted: s.Halted(), Started: s.started,
 		BytesOut: ns.OutBytes, BytesIn: ns.InBytes, MsgsOut: ns.OutMsgs, MsgsIn: ns.InMsgs,
 	}
 }
@@ -401,6 +410,19 @@ func (s *Slave) work(ctx context.Context, msg jetstream.Msg) {
 		s.event(fmt.Sprintf("lease %s arrived after its deadline: left to the master", id))
 		return
 	}
+	if err := s.claim(ctx, id); err != nil {
+		// Another slave has it (a server killed with kill -9 may
+		// deliver a lease again: its consumer's state is not synced
+		// with every delivery), or the claim could not be made: the
+		// lease is not worked here, the master gives it up at its
+		// deadline if nobody delivers its result.
+		if errors.Is(err, jetstream.ErrKeyExists) {
+			msg.Ack()
+			s.claimed.Add(1)
+		}
+		s.event(fmt.Sprintf("lease %s not worked: %v", id, err))
+		return
+	}
 	leaseCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	s.leases.Add(1)
@@ -450,6 +472,27 @@ func (s *Slave) work(ctx context.Context, msg jetstream.Msg) {
 	}
 	s.event(fmt.Sprintf("lease %s of %s: %d pages%s", id, out.Site, out.Pages, how))
 	s.wake()
+}
+
+// claim records in the cluster's bucket that this slave works the lease:
+// the key can be made once, so a lease delivered twice is worked once.
+func (s *Slave) claim(ctx context.Context, id string) error {
+	s.mu.Lock()
+	kv := s.kv
+	s.mu.Unlock()
+	if kv == nil {
+		var err error
+		if kv, err = s.js.KeyValue(ctx, bucket); err != nil {
+			return fmt.Errorf("claiming: %w", err)
+		}
+		s.mu.Lock()
+		s.kv = kv
+		s.mu.Unlock()
+	}
+	if _, err := kv.Create(ctx, claimKey(id), []byte(s.opt.ID)); err != nil {
+		return fmt.Errorf("claiming: %w", err)
+	}
+	return nil
 }
 
 // deliverLoop delivers spooled results whenever woken, and every half
