@@ -372,6 +372,13 @@ func (c *crawl) discoverAt(f FoundLink, depth int, parent uint64, recrawl bool, 
 		return false
 	}
 	c.batch.URLs = append(c.batch.URLs, rec)
+	c.enqueued(s, prio, now)
+	return true
+}
+
+// enqueued counts a URL queued on site s at prio: in the frontier, and in
+// the lease of s in flight, if any.
+func (c *crawl) enqueued(s *site, prio float64, now time.Time) {
 	if p := s.leasing; p != nil {
 		if p.since == 0 || prio < p.sincePrio {
 			p.sincePrio = prio
@@ -384,7 +391,6 @@ func (c *crawl) discoverAt(f FoundLink, depth int, parent uint64, recrawl bool, 
 		// up at load; its first new URL needs its address.
 		c.resolve(s)
 	}
-	return true
 }
 
 // siteFor returns the site of f, creating it (and starting its look-up) if new.

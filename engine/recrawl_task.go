@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"lidi/engine/fetch"
-	"lidi/engine/frontier"
 	"lidi/engine/recrawl"
 )
 
@@ -147,16 +146,7 @@ func (c *crawl) queueCopy(it *ritem, s *site, now time.Time) {
 	it.queued = true
 	c.nextSeq++
 	c.batch.Requeues = append(c.batch.Requeues, Requeue{URL: it.id, Priority: recrawlPriority, Seq: c.nextSeq})
-	if p := s.leasing; p != nil {
-		if p.since == 0 || recrawlPriority < p.sincePrio {
-			p.sincePrio = recrawlPriority
-		}
-		p.since++
-	}
-	c.f.Found(&s.Site, 1, recrawlPriority, now)
-	if s.Place() == frontier.Resolving {
-		c.resolve(s) // a site of an earlier run, not looked up at load
-	}
+	c.enqueued(s, recrawlPriority, now)
 }
 
 // recrawlPage learns from a page record: a new copy and its links, a
