@@ -190,20 +190,24 @@ func recrawlLive(ctx context.Context, o RecrawlLiveOptions, pol recrawl.PolicyNa
 
 	// The simulation of the same set-up: the web's channels in its groups,
 	// its pages, r robots, and the time a page took in the real crawl.
+	// The simulation's channels are the web's: their groups, pages and
+	// change times, so that the two curves see the same changes.
 	ch := web.Changes()
 	share := make([]float64, ch.Groups())
 	var sizes []int
+	var given []simulate.Channel
 	for c := range ch.Channels() {
 		share[ch.Group(c)]++
-		_, n := ch.ChannelPages(c)
+		first, n := ch.ChannelPages(c)
 		sizes = append(sizes, n)
+		given = append(given, simulate.Channel{Group: ch.Group(c), Pages: n, Changes: func() *change.Stream { return ch.Stream(first) }})
 	}
 	sort.Ints(sizes)
 	opt := recrawl.Defaults()
 	opt.MinInterval = cfg.Recrawl.Options.MinInterval
 	setup := simulate.Setup{Name: "live", Channels: o.Sites, Crawlers: 1, Threads: o.Robots, Queue: o.Sites,
 		Duration: res.Virtual, Seed: uint64(o.Seed), Change: change.Poisson, GroupShare: share,
-		PagesMedian: sizes[len(sizes)/2], PageTime: res.PageTime,
+		PagesMedian: sizes[len(sizes)/2], PageTime: res.PageTime, Given: given,
 		Lifetime: 1000 * end, Downtime: time.Minute, Notified: 1,
 		Warmup: o.Warmup, WarmupVisit: o.InitialInterval, WarmupCopies: true, Options: opt, Sample: liveStep}
 	if res.Sim, err = simulate.Run(setup, pol); err != nil {

@@ -136,3 +136,40 @@ func TestFreshnessSamples(t *testing.T) {
 		}
 	}
 }
+
+// Given channels replace the drawn ones: their changes are what the
+// freshness measures.
+func TestGivenChannels(t *testing.T) {
+	s, err := SARSS("ruc", 0, 1, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	given := func(mean time.Duration) []Channel {
+		var out []Channel
+		for i := range 40 {
+			m := change.Model{Kind: change.Poisson, Mean: mean}
+			out = append(out, Channel{Group: i % len(s.GroupShare), Pages: 10, Changes: func() *change.Stream { return m.Stream(4, uint64(i)) }})
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		mean     time.Duration
+		min, max float64
+	}{
+		{10000 * time.Hour, 0.99, 1}, // changes hardly ever
+		{time.Minute, 0, 0.25},       // changes about as often as the fastest recrawl
+	} {
+		s.Given = given(tt.mean)
+		r, err := Run(s, recrawl.Fixed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Freshness < tt.min || r.Freshness > tt.max || len(r.Groups) != len(s.GroupShare) {
+			t.Errorf("channels changing every %v: freshness %.3f, want in [%g, %g]", tt.mean, r.Freshness, tt.min, tt.max)
+		}
+	}
+	s.Given[3].Group = 99
+	if _, err := Run(s, recrawl.Fixed); err == nil {
+		t.Error("a channel in no group is accepted")
+	}
+}

@@ -55,6 +55,10 @@ type Setup struct {
 	// Warmup is the exploratory history each channel's first estimate
 	// comes from: visits every WarmupVisit ± 50% for Warmup.
 	Warmup, WarmupVisit time.Duration
+	// Given, if not empty, are the channels, instead of Channels drawn
+	// from GroupShare, PagesMedian and Change: a real web's, so that the
+	// simulation sees the very changes a real crawl of it saw.
+	Given []Channel
 	// WarmupCopies starts the run with each channel's copy from its last
 	// warm-up visit, as a real crawl has it at the warm-up's end; false
 	// starts it with every copy taken at that instant, fresh.
@@ -62,6 +66,15 @@ type Setup struct {
 
 	Options recrawl.Options // the manager's; Policy and Clock are set per run
 	Sample  time.Duration   // how often the time series is sampled
+}
+
+// Channel is a channel given to a simulation (Setup.Given).
+type Channel struct {
+	Group int // its true group, 0 the most often changing
+	Pages int
+	// Changes returns a new stream of the channel's change times, from
+	// virtual time 0 (the start of the warm-up).
+	Changes func() *change.Stream
 }
 
 // sarssShare is the share of SARSS's channels per group, fastest first, as
@@ -170,6 +183,9 @@ type crawler struct {
 
 // Run simulates policy on s.
 func Run(s Setup, policy recrawl.PolicyName) (*Result, error) {
+	if len(s.Given) > 0 {
+		s.Channels = len(s.Given)
+	}
 	if s.Channels < 1 || s.Crawlers < 1 || s.Threads < 1 || s.Duration <= 0 || len(s.GroupShare) == 0 {
 		return nil, fmt.Errorf("simulate: set-up %q is incomplete", s.Name)
 	}
@@ -196,6 +212,13 @@ func Run(s Setup, policy recrawl.PolicyName) (*Result, error) {
 		m := change.Model{Kind: s.Change, Mean: means[g]}
 		c := &channel{id: recrawl.ChannelID(fmt.Sprintf("c%05d.example", i)), group: g,
 			pages: max(1, int(float64(s.PagesMedian)*math.Exp(r.NormFloat64()))), stream: m.Stream(s.Seed, uint64(i))}
+		if len(s.Given) > 0 {
+			gc := s.Given[i]
+			if gc.Group < 0 || gc.Group >= len(s.GroupShare) || gc.Changes == nil {
+				return nil, fmt.Errorf("simulate: set-up %q: given channel %d: group %d of %d, or no changes", s.Name, i, gc.Group, len(s.GroupShare))
+			}
+			c.group, c.pages, c.stream = gc.Group, max(1, gc.Pages), gc.Changes()
+		}
 		// Warm-up visits at irregular intervals.
 		var obs []recrawl.Observation
 		var at, last time.Duration
