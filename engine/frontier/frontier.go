@@ -134,6 +134,11 @@ func (f *Frontier) Each(fn func(*Site)) {
 
 // Resolved records a site's address and makes it schedulable.
 func (f *Frontier) Resolved(s *Site, addr netip.Addr, now time.Time) {
+	if s.place == Busy && s.Resolved {
+		// A visit claimed on the address it was handed out with (Claim)
+		// keeps it: the address is busy until that visit ends.
+		return
+	}
 	s.Addr, s.Resolved = addr, true
 	if s.place == Resolving {
 		f.move(s, Idle)

@@ -188,3 +188,62 @@ func BenchmarkNextRelease(b *testing.B) {
 		f.Release(s, t0, t0)
 	}
 }
+
+// A visit in flight from an earlier run is claimed wherever its site is;
+// its address stays busy until it ends, whatever a look-up says meanwhile.
+func TestClaim(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(f *Frontier, s, other *Site)
+		ok    bool
+	}{
+		{"ready", func(f *Frontier, s, other *Site) {}, true},
+		{"waiting", func(f *Frontier, s, other *Site) { f.Release(f.Next(t0), t0.Add(time.Hour), t0) }, true},
+		{"unresolved", func(f *Frontier, s, other *Site) { s.Resolved = false; f.remove(s); f.move(s, Idle); f.settle(s, t0) }, true},
+		{"busy", func(f *Frontier, s, other *Site) { f.Next(t0) }, false},
+		{"parked", func(f *Frontier, s, other *Site) { f.Park(s, t0) }, false},
+		{"address busy", func(f *Frontier, s, other *Site) {
+			f.Resolved(other, s.Addr, t0)
+			f.Found(other, 1, -1, t0)
+			f.Next(t0)
+		}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := New(Length{}, true)
+			sites := newSites(f, []int64{3, 0}, []float64{0, 0})
+			s, other := sites[0], sites[1]
+			tt.setup(f, s, other)
+			if got := f.Claim(s); got != tt.ok {
+				t.Fatalf("Claim = %v, want %v (place %s)", got, tt.ok, s.Place())
+			}
+			if !tt.ok {
+				return
+			}
+			if s.Place() != Busy || f.Count(Busy) != 1 {
+				t.Fatalf("claimed site in %s, %d busy", s.Place(), f.Count(Busy))
+			}
+			if !s.Resolved {
+				f.Resolved(s, addr(1), t0)
+				if f.Claim(other) && other.Addr == s.Addr {
+					t.Fatal("an address claimed after a look-up is not busy")
+				}
+				return
+			}
+			was := s.Addr
+			f.Resolved(s, addr(7), t0) // a look-up while the visit runs
+			if s.Addr != was {
+				t.Fatalf("a busy site's address changed to %s", s.Addr)
+			}
+			f.Resolved(other, was, t0)
+			f.Found(other, 1, -1, t0)
+			if got := f.Next(t0); got != nil {
+				t.Fatalf("%s leased on the claimed address", got.Key)
+			}
+			f.Release(s, t0.Add(time.Hour), t0)
+			if got := f.Next(t0); got != other {
+				t.Fatalf("after the claimed visit, Next = %v, want the other site", got)
+			}
+		})
+	}
+}
