@@ -58,7 +58,7 @@ func (o *ClusterOptions) RegisterFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.Faults, "faults", true, "run the fault runs too (each lasts past a lease's deadline and grace)")
 	fs.IntVar(&o.FaultSlaves, "fault-slaves", 2, "slaves in a fault run")
 	fs.DurationVar(&o.Cut, "cut", 30*time.Second, "how long the cut-off slave is cut off")
-	fs.DurationVar(&o.LeaseSlack, "lease-slack", 15*time.Second, "cluster.lease_slack: a lease's time for its slowest page (at least the fetch timeouts, 7s here); a lease outlives a cut of --cut only if its deadline does")
+	fs.DurationVar(&o.LeaseSlack, "lease-slack", 30*time.Second, "cluster.lease_slack: a lease's time for its slowest page (at least the fetch timeouts, 7s here); a lease outlives a cut of --cut only if its deadline does")
 	fs.DurationVar(&o.LeaseGrace, "lease-grace", 2*time.Second, "cluster.lease_grace: past a lease's deadline, its site is leased again (master and slaves share this machine's clock)")
 	fs.DurationVar(&o.Limit, "limit", 6*time.Minute, "stop a run still going after this long, and report it unfinished")
 	fs.StringVar(&o.Dir, "dir", "", "directory for the runs' files (default: a temporary one, removed after)")
