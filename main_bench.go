@@ -67,9 +67,9 @@ func benchRecrawlCmd(fs *flag.FlagSet) runFunc {
 	}
 }
 
-// benchRecrawlLiveCmd is `lidi bench recrawl-live`: a real crawl of a
-// changing simweb on a fast clock, recrawled by a policy, against the
-// simulation of the same set-up.
+// benchRecrawlLiveCmd is `lidi bench recrawl-live`: per policy, a real
+// crawl of a changing simweb on a fast clock against the simulation of the
+// same set-up, their freshness curves compared.
 func benchRecrawlLiveCmd(fs *flag.FlagSet) runFunc {
 	opt := bench.RecrawlLiveOptions{OpenStore: openBenchStore}
 	opt.RegisterFlags(fs)
