@@ -1,5 +1,12 @@
 package engine
 
+import (
+	"fmt"
+	"time"
+
+	"lidi/engine/dedup"
+)
+
 // refilter applies what duplicate detection learned from a page of a
 // running lease to the rest of that lease, as onHead would have had it
 // known it then: the URLs a rule now covers, and the copies of a
@@ -33,10 +40,209 @@ func (c *crawl) refilter(run *leaseRun) {
 				continue
 			}
 		}
-		if run.revoked == nil {
-			run.revoked = make([]bool, len(l.URLs))
-		}
-		run.revoked[i] = true
-		l.feed.revoked <- q.ID // never blocks: it holds every URL of the lease
+		c.revoke(run, i)
 	}
+}
+
+// revoke revokes URL i of a running lease, once.
+func (c *crawl) revoke(run *leaseRun, i int) {
+	l := run.lease
+	if l.URLs[i].Copy != nil || run.revoked != nil && run.revoked[i] {
+		return
+	}
+	if run.revoked == nil {
+		run.revoked = make([]bool, len(l.URLs))
+	}
+	run.revoked[i] = true
+	l.feed.revoked <- l.URLs[i].ID // never blocks: it holds every URL of the lease
+}
+
+// ruleSkip is a URL skipped under a rule in force.
+type ruleSkip struct {
+	id   uint64
+	site *site
+}
+
+// ruleSkipped records that a URL of site s was skipped under rule by (the
+// detector's own), so that it is queued again if the rule is withdrawn.
+func (c *crawl) ruleSkipped(by *dedup.Rule, id uint64, s *site, now time.Time) {
+	c.dup.Pruned++
+	c.probeUnanswered(id, now)
+	if by == nil {
+		return
+	}
+	if c.ruleSkips == nil {
+		c.ruleSkips = make(map[*dedup.Rule][]ruleSkip)
+	}
+	c.ruleSkips[by] = append(c.ruleSkips[by], ruleSkip{id, s})
+}
+
+// requeueWithdrawn queues again the URLs skipped under rules since
+// withdrawn: they were pruned on a rewrite now known to lose content. They
+// are decided again when their site's queue is next read, so one that
+// another rule covers is skipped again under that rule. Their priority
+// is the one they were queued with; the site's head is taken to be the
+// best (0) until its next visit reads it.
+func (c *crawl) requeueWithdrawn(now time.Time) {
+	for r, skips := range c.ruleSkips {
+		if !r.Withdrawn {
+			continue
+		}
+		delete(c.ruleSkips, r)
+		bySite := make(map[*site]int64)
+		for _, sk := range skips {
+			c.batch.Unskips = append(c.batch.Unskips, sk.id)
+			bySite[sk.site]++
+		}
+		c.dup.Pruned -= int64(len(skips))
+		c.dup.Requeued += int64(len(skips))
+		for s, n := range bySite {
+			if p := s.leasing; p != nil {
+				if p.since == 0 || p.sincePrio > 0 {
+					p.sincePrio = 0
+				}
+				p.since += n
+			}
+			c.f.Found(&s.Site, n, 0, now)
+		}
+	}
+}
+
+// probePriority puts a probe ahead of the URLs discovered in its site's
+// queue (the strategies' priorities are depths, 0 and up, or minus a
+// PageRank, -1 and up), so that the site's next visit answers it first.
+const probePriority = -2
+
+// probe queues the probe duplicate detection asked for (see
+// dedup.ProbeURL) on the site of page m: a URL that cannot exist, fetched
+// once as any URL of the site, in one of its visits, so that robots.txt
+// and the politeness delay apply to it as to any page. The rest of the
+// lease that fetched m is cut short (revoked: see leaseFeed), so that the
+// probe is answered before more of the site's pages are judged without
+// it, and with hold, m's links wait for the answer (m completed the
+// evidence: if the host serves soft 404s, m is one). When the probe
+// cannot be queued (out of scope, known already, covered by a rule), the
+// evidence decides and the signature it put in force is returned.
+func (c *crawl) probe(run *leaseRun, url string, m *PageResult, hold bool, now time.Time) *dedup.Soft404Sig {
+	f, ok := c.e.inScope(url, m.Depth)
+	n := len(c.batch.URLs)
+	if ok {
+		c.discover(f, m.Depth, m.Record.URL, now)
+	}
+	if len(c.batch.URLs) != n+1 || c.batch.URLs[n].ID != f.id || c.batch.URLs[n].State != URLQueued {
+		return c.probeUnanswered(dedup.ID(url), now)
+	}
+	rec := &c.batch.URLs[n]
+	rec.Priority = probePriority
+	s := c.sites[rec.Site]
+	if p := s.leasing; p != nil {
+		p.sincePrio = min(p.sincePrio, probePriority)
+	}
+	c.f.Found(&s.Site, 0, probePriority, now)
+	c.cut(run)
+	if hold {
+		if c.held == nil {
+			c.held = make(map[uint64]*PageResult)
+		}
+		c.held[f.id] = m
+	}
+	return nil
+}
+
+// linksHeld reports whether the links of page id wait for a probe's
+// answer.
+func (c *crawl) linksHeld(id uint64) bool {
+	for _, m := range c.held {
+		if m.Record.URL == id {
+			return true
+		}
+	}
+	return false
+}
+
+// release settles the page whose links waited for probe id, once the
+// soft-404 signature is decided: a soft 404 under it is recorded as one
+// and its links are not followed; otherwise they are followed now.
+func (c *crawl) release(probe uint64, now time.Time) {
+	m, ok := c.held[probe]
+	if !ok {
+		return
+	}
+	delete(c.held, probe)
+	rec := &m.Record
+	if of, dist, soft := c.e.det.Soft404Match(dedup.Page{URL: m.URL, Simhash: rec.Simhash, NoURL: rec.NoURLSimhash, Title: rec.TitleHash}); soft {
+		c.dup.Soft404++
+		c.batch.Dups = append(c.batch.Dups, DupRecord{URL: rec.URL, Of: of, Kind: dedup.Soft404.String(), Test: dedup.TestSoft404, Similarity: 1 - float64(dist)/64, Time: now})
+		c.skipped["duplicate"] += int64(len(m.Links))
+		c.left(rec.URL, nil)
+		c.pageLinks(rec.URL, m.URL, nil)
+		return
+	}
+	c.followLinks(m, now)
+}
+
+// probeUnanswered tells duplicate detection that URL id will not be
+// fetched; when it is a probe, the soft-404 signature the evidence made
+// is put in force and recorded.
+func (c *crawl) probeUnanswered(id uint64, now time.Time) *dedup.Soft404Sig {
+	if c.e.det == nil {
+		return nil
+	}
+	sig := c.e.det.ProbeUnanswered(id)
+	if sig != nil {
+		c.soft404(sig, now)
+	}
+	c.release(id, now)
+	return sig
+}
+
+// soft404 records a soft-404 signature put in force, and tells the
+// console.
+func (c *crawl) soft404(sig *dedup.Soft404Sig, now time.Time) {
+	c.batch.Soft404s = append(c.batch.Soft404s, Soft404Record{Sig: *sig, Time: now})
+	how := "its probe (a URL that cannot exist) unanswered"
+	if sig.Probe != 0 {
+		how = fmt.Sprintf("its probe (a URL that cannot exist) answered %d", sig.ProbeStatus)
+	}
+	text := fmt.Sprintf("%s answers URLs that do not exist with one page (%d URLs; %s), recorded as soft 404s", sig.Origin, len(sig.Evidence)+1, how)
+	c.e.event(Event{Time: now, Kind: EventSoft404, Text: text})
+	c.dupCounts()
+}
+
+// cut revokes the URLs of a running lease not reported yet (see
+// leaseFeed): they return to the site's queue.
+func (c *crawl) cut(run *leaseRun) {
+	l := run.lease
+	if l.feed == nil {
+		return
+	}
+	for i := run.upTo; i < len(l.URLs); i++ {
+		c.revoke(run, i)
+	}
+}
+
+// probed takes the answer to a probe: it confirms, replaces or withdraws
+// the host's soft-404 signature (see dedup.Detector.Probed). No link of a
+// probe is followed: it reports false.
+func (c *crawl) probed(m *PageResult, now time.Time) bool {
+	e := c.e
+	rec := &m.Record
+	t := startCPUTimer()
+	d := e.det.Probed(dedup.Page{ID: rec.URL, URL: m.URL, Digest: rec.Digest, Simhash: rec.Simhash, Main: rec.MainSimhash, NoURL: rec.NoURLSimhash, Title: rec.TitleHash, Status: rec.Status})
+	c.dup.Time += t.elapsed() + m.Detect
+	if w := d.Soft404Withdrawn; w != nil {
+		c.batch.Soft404s = append(c.batch.Soft404s, Soft404Record{Sig: *w, Time: now})
+		text := fmt.Sprintf("%s: not a soft-404 host: a URL that cannot exist answered %d (%d URLs with one page were copies)", w.Origin, w.ProbeStatus, len(w.Evidence)+1)
+		e.event(Event{Time: now, Kind: EventSoft404, Text: text})
+	}
+	if s := d.Soft404; s != nil {
+		c.soft404(s, now)
+	}
+	if d.Kind == dedup.Soft404 {
+		c.dup.Soft404++
+		c.batch.Dups = append(c.batch.Dups, DupRecord{URL: rec.URL, Of: d.Of, Kind: d.Kind.String(), Test: d.Test, Similarity: d.Similarity, Time: now})
+	}
+	c.dupCounts()
+	c.release(rec.URL, now)
+	return false
 }

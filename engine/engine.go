@@ -305,16 +305,17 @@ func (v *visitTracker) stats() VisitStats {
 
 // canonical reports whether a rule duplicate detection learned covers url
 // and, if so, the canonical URL to fetch instead ("" for none: a number
-// pattern covers it). A covered URL is counted against its rule.
-func (e *Engine) canonical(url string) (covered bool, canon string) {
+// pattern covers it) and the rule (the detector's own). A covered URL is
+// counted against its rule.
+func (e *Engine) canonical(url string) (covered bool, canon string, by *dedup.Rule) {
 	if e.det == nil {
-		return false, ""
+		return false, "", nil
 	}
-	canon, by, covered := e.det.Canonical(url)
+	canon, by, covered = e.det.Canonical(url)
 	if covered {
 		e.det.Covered(by)
 	}
-	return covered, canon
+	return covered, canon, by
 }
 
 // Rules returns the URL rewrite rules duplicate detection has learned and

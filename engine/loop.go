@@ -120,6 +120,12 @@ type crawl struct {
 	nodeBuf   []int32
 
 	rc *recrawler // nil when recrawling is off
+
+	// URLs skipped under each rule in force, queued again if it is
+	// withdrawn, and pages whose links wait for a probe's answer, by
+	// the probe's URL id (see detect.go).
+	ruleSkips map[*dedup.Rule][]ruleSkip
+	held      map[uint64]*PageResult
 }
 
 type dnsRetry struct {
@@ -357,12 +363,12 @@ func (c *crawl) discoverAt(f FoundLink, depth int, parent uint64, recrawl bool, 
 	}
 	c.nextSeq++
 	rec := URLRecord{ID: f.id, Site: s.ID, URL: f.URL, Depth: depth, Priority: prio, Seq: c.nextSeq, Parent: parent, Discovered: now}
-	if covered, canon := c.e.canonical(f.URL); covered {
+	if covered, canon, by := c.e.canonical(f.URL); covered {
 		// A rule covers it: kept for the record, never queued; its
 		// canonical URL is followed instead.
 		rec.State, rec.SkipReason = URLSkipped, SkipRule
 		c.batch.URLs = append(c.batch.URLs, rec)
-		c.dup.Pruned++
+		c.ruleSkipped(by, f.id, s, now)
 		c.left(f.id, nil)
 		if canon != "" {
 			if g, ok := c.e.inScope(canon, depth); ok {
@@ -770,7 +776,7 @@ func (c *crawl) onHead(h headReply, now time.Time) {
 	var taken map[uint64]int // copies a candidate rule covers in this lease
 	deferred, deferPrio := 0, math.Inf(1)
 	for _, q := range h.urls {
-		covered, canon := e.canonical(q.URL)
+		covered, canon, by := e.canonical(q.URL)
 		if !covered {
 			if e.det != nil {
 				// A lease takes no more copies of a rule not yet learned
@@ -798,7 +804,7 @@ func (c *crawl) onHead(h headReply, now time.Time) {
 			c.recrawlDropped(c.batch.Skips[len(c.batch.Skips)-1:])
 		}
 		c.skipped[SkipRule]++
-		c.dup.Pruned++
+		c.ruleSkipped(by, q.ID, s, now)
 		c.left(q.ID, nil)
 		if canon != "" {
 			if f, ok := e.inScope(canon, q.Depth); ok {
@@ -1018,6 +1024,15 @@ func (c *crawl) onPage(run *leaseRun, m *PageResult, now time.Time) {
 	// A page a rule learned while its lease ran covers is still new
 	// content when observe says so: it stands for its canonical URL (see
 	// dedup.Detector.Canonical), whose links are its own.
+	if c.linksHeld(rec.URL) {
+		return // until a probe answers (see detect.go)
+	}
+	c.followLinks(m, now)
+}
+
+// followLinks follows the links of a page fetched, new content.
+func (c *crawl) followLinks(m *PageResult, now time.Time) {
+	rec := &m.Record
 	c.skipped["scope"] += int64(m.Skipped.Scope)
 	c.skipped["nofollow"] += int64(m.Skipped.NoFollow)
 	c.skipped["invalid"] += int64(m.Skipped.Invalid)
@@ -1097,6 +1112,7 @@ func (c *crawl) onLeaseEnd(run *leaseRun, m *LeaseEnd, now time.Time) {
 		c.batch.Skips = append(c.batch.Skips, sk)
 		c.skipped[sk.Reason]++
 		c.left(sk.URL, nil)
+		c.probeUnanswered(sk.URL, now)
 	}
 	if c.rc != nil && len(m.Skips) > 0 {
 		c.recrawlDropped(m.Skips)
@@ -1167,6 +1183,9 @@ func bestPriority(urls []QueuedURL, only []uint64) float64 {
 func (c *crawl) observe(run *leaseRun, m *PageResult, now time.Time) bool {
 	e := c.e
 	rec := &m.Record
+	if e.det != nil && dedup.IsProbe(m.URL) {
+		return c.probed(m, now)
+	}
 	if e.det == nil || rec.Digest == 0 || rec.Status < 200 || rec.Status >= 300 {
 		return true
 	}
@@ -1186,6 +1205,13 @@ func (c *crawl) observe(run *leaseRun, m *PageResult, now time.Time) bool {
 		c.batch.Soft404s = append(c.batch.Soft404s, Soft404Record{Sig: *d.Soft404, Time: now})
 		text := fmt.Sprintf("%s answers URLs that do not exist with one page (%d URLs), recorded as soft 404s", d.Soft404.Origin, len(d.Soft404.Evidence)+1)
 		c.e.event(Event{Time: now, Kind: EventSoft404, Text: text})
+	}
+	if d.Probe != "" {
+		if sig := c.probe(run, d.Probe, m, d.Kind == dedup.Unique, now); sig != nil && d.Kind == dedup.Unique {
+			// No probe to wait for: the evidence decides, and this page
+			// completed it.
+			d.Kind, d.Test, d.Of, d.Similarity = dedup.Soft404, dedup.TestSoft404, sig.Of, 1-float64(dedup.Hamming(rec.NoURLSimhash, sig.Simhash))/64
+		}
 	}
 	if len(d.Learned) > 0 || len(d.Withdrawn) > 0 || d.Soft404 != nil {
 		c.dupCounts()
@@ -1215,6 +1241,7 @@ func (c *crawl) ruleChanged(r dedup.Rule, now time.Time) {
 	kind, text := EventRule, fmt.Sprintf("rule learned: %s (%d duplicate pairs)", r.String(), r.Supports)
 	if r.Withdrawn {
 		kind, text = EventRuleWithdrawn, fmt.Sprintf("rule withdrawn: %s (a URL it rewrites holds other content)", r.String())
+		c.requeueWithdrawn(now)
 	}
 	c.e.event(Event{Time: now, Kind: kind, Text: text})
 }

@@ -1,8 +1,10 @@
 package engine_test
 
 import (
+	"context"
 	"database/sql"
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -11,21 +13,26 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"lidi/engine"
+	"lidi/engine/dedup"
 )
 
 // tinySite serves on 127.0.0.1 the pages page returns (status and HTML
-// body) and counts the requests for each request URI.
+// body) and counts the requests for each request URI. Its robots.txt
+// allows everything unless robots is set before the crawl.
 type tinySite struct {
 	page     func(uri string) (int, string)
+	robots   string
 	mu       sync.Mutex
 	requests map[string]int
+	order    map[string]int // the rank of the first request of each URI
 }
 
 func startTinySite(t *testing.T, page func(uri string) (int, string)) (site *tinySite, base string) {
 	t.Helper()
-	site = &tinySite{page: page, requests: map[string]int{}}
+	site = &tinySite{page: page, requests: map[string]int{}, order: map[string]int{}}
 	ts := httptest.NewServer(site)
 	t.Cleanup(ts.Close)
 	_, port, _ := net.SplitHostPort(ts.Listener.Addr().String())
@@ -36,10 +43,17 @@ func (s *tinySite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	uri := r.URL.RequestURI()
 	s.mu.Lock()
 	s.requests[uri]++
+	if _, ok := s.order[uri]; !ok {
+		s.order[uri] = len(s.order)
+	}
+	robots := s.robots
 	s.mu.Unlock()
 	if uri == "/robots.txt" {
 		w.Header().Set("Content-Type", "text/plain")
-		fmt.Fprint(w, "User-agent: *\nDisallow:\n")
+		if robots == "" {
+			robots = "User-agent: *\nDisallow:\n"
+		}
+		fmt.Fprint(w, robots)
 		return
 	}
 	status, body := s.page(uri)
@@ -59,6 +73,30 @@ func (s *tinySite) count(match func(uri string) bool) int {
 		}
 	}
 	return n
+}
+
+// first returns the rank of the first request for uri among the site's
+// request URIs (-1 for none).
+func (s *tinySite) first(uri string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if k, ok := s.order[uri]; ok {
+		return k
+	}
+	return -1
+}
+
+// each calls fn with each URI requested.
+func (s *tinySite) each(fn func(uri string)) {
+	s.mu.Lock()
+	var uris []string
+	for u := range s.requests {
+		uris = append(uris, u)
+	}
+	s.mu.Unlock()
+	for _, u := range uris {
+		fn(u)
+	}
 }
 
 // prose returns n pseudo-words drawn from seed, cut into sentences: the
@@ -167,4 +205,256 @@ func TestRuleLearnedMidLeaseSparesTheLease(t *testing.T) {
 		t.Errorf("%d rules learned, want 1 (drop view=print)", st.Dup.Rules)
 	}
 	t.Logf("%d copies fetched, %d skipped under a rule; dup stats %+v", copies, skipped, st.Dup)
+}
+
+// A rule withdrawn queues again the URLs it skipped: they were pruned on
+// a rewrite now known to lose content. "/a", "/b" and "/c" give the same
+// page with and without "view=full", so a rule drops it; "/q?view=full",
+// found after that, is skipped under the rule (it differs from "/q").
+// The lease runs on a robot that gets no revocation (a slave's, its lease
+// crossing as JSON), so "/z?view=full", in the same lease as the copies
+// that taught the rule, is fetched after the rule was learned: it differs
+// from "/z", which withdraws the rule, and "/q?view=full" is fetched.
+func TestWithdrawnRuleRequeuesWhatItSkipped(t *testing.T) {
+	site, base := startTinySite(t, func(uri string) (int, string) {
+		path, query, _ := strings.Cut(uri, "?")
+		switch path {
+		case "/":
+			return 200, htmlPage("Home", prose(1, 80), "/a", "/a?view=full", "/b", "/b?view=full",
+				"/c", "/c?view=full", "/next", "/z", "/z?view=full")
+		case "/next":
+			return 200, htmlPage("Next", prose(2, 80), "/q?view=full", "/q")
+		case "/a", "/b", "/c":
+			return 200, htmlPage(path, prose(uint64(path[1]), 120))
+		case "/z", "/q":
+			seed := uint64(path[1]) << 8
+			if query != "" {
+				seed++ // another page
+			}
+			return 200, htmlPage(uri, prose(seed, 120))
+		}
+		return 404, htmlPage("Not found", "no such page")
+	})
+	cfg := crawlConfig([]string{base + "/"})
+	cfg.Delay, cfg.MaxDelay = 0, 0
+	cfg.Robots = 1
+	cfg.PagesPerVisit = 20
+	cfg.MirrorEvidence = 3
+	cfg.Strategy = "depth" // breadth-first: the order above
+	path := filepath.Join(t.TempDir(), "crawl.db")
+	eng, release := openEngine(t, cfg, "127.0.0.1:1", path)
+	defer release()
+	robot, err := engine.NewRobot(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng.SetDispatcher(&remoteDispatcher{t: t, robot: robot})
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	if err := eng.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st := eng.Stats()
+	if st.Dup.Withdrawn != 1 {
+		t.Fatalf("%d rules withdrawn, want 1; stats %+v", st.Dup.Withdrawn, st.Dup)
+	}
+	if n := site.count(func(uri string) bool { return uri == "/q?view=full" }); n != 1 {
+		t.Errorf("/q?view=full fetched %d times, want 1 (skipped under the rule, then queued again)", n)
+	}
+	if why, ok := skipReasons(t, path)[base+"/q?view=full"]; ok {
+		t.Errorf("/q?view=full left skipped (%q)", why)
+	}
+	if st.Dup.Requeued != 1 || st.Dup.Pruned != 0 {
+		t.Errorf("requeued %d, pruned %d; want 1 and 0", st.Dup.Requeued, st.Dup.Pruned)
+	}
+	for _, p := range []string{"/", "/next", "/a", "/b", "/c", "/q", "/z", "/z?view=full"} {
+		if n := site.count(func(uri string) bool { return uri == p }); n != 1 {
+			t.Errorf("%s fetched %d times, want 1", p, n)
+		}
+	}
+}
+
+// A session id carried as a path parameter (";visit=…", a name no code of
+// lidi knows) is learned as a rule from the copies, as a query parameter
+// would be: each document is linked twice, under two sessions, and once
+// a few copies have shown that the parameter changes nothing, the other
+// copies are not fetched.
+func TestPathParameterRuleLearned(t *testing.T) {
+	const docs, evidence = 16, 3
+	session := func(k, j int) string { return fmt.Sprintf("%08X", uint32(k*7919+j*104729+1)*2654435761) }
+	site, base := startTinySite(t, func(uri string) (int, string) {
+		path, _, _ := strings.Cut(uri, ";")
+		if path == "/" {
+			var links []string
+			for k := range docs {
+				for j := range 2 {
+					links = append(links, fmt.Sprintf("/doc/%d.html;visit=%s", k, session(k, j)))
+				}
+			}
+			return 200, htmlPage("Documents", prose(500, 80), links...)
+		}
+		var k int
+		if _, err := fmt.Sscanf(path, "/doc/%d.html", &k); err == nil && k < docs {
+			return 200, htmlPage(fmt.Sprintf("Document %d", k), prose(uint64(600+k), 120))
+		}
+		return 404, htmlPage("Not found", "no such page")
+	})
+	cfg := crawlConfig([]string{base + "/"})
+	cfg.Delay, cfg.MaxDelay = 0, 0
+	cfg.Robots = 2
+	cfg.PagesPerVisit = 4 * docs
+	cfg.MirrorEvidence = evidence
+	path := filepath.Join(t.TempDir(), "crawl.db")
+	st := runCrawl(t, cfg, "127.0.0.1:1", path)
+
+	learned := map[string]bool{} // "kind name" of the rules in force
+	eachRow(t, path, "SELECT kind, coalesce(name, '') FROM rules WHERE withdrawn = 0", func(rows *sql.Rows) error {
+		var kind, name string
+		err := rows.Scan(&kind, &name)
+		learned[kind+" "+name] = true
+		return err
+	})
+	if !learned[dedup.DropPathParam.String()+" visit"] {
+		t.Fatalf("no rule drops ;visit; rules %v", learned)
+	}
+	fetched := 0
+	for k := range docs {
+		n := site.count(func(uri string) bool { return strings.HasPrefix(uri, fmt.Sprintf("/doc/%d.html", k)) })
+		if n == 0 {
+			t.Errorf("document %d never fetched", k)
+		}
+		fetched += n
+	}
+	// Each document once, and the copies that taught the rule (with the
+	// pages in flight when it was learned) twice.
+	if fetched > docs+evidence+2 {
+		t.Errorf("%d fetches of %d documents, want at most %d", fetched, docs, docs+evidence+2)
+	}
+	if st.Dup.Soft404Hosts != 0 {
+		t.Errorf("the copies taken for soft 404s: %+v", st.Dup)
+	}
+	t.Logf("%d fetches of %d documents; dup stats %+v", fetched, docs, st.Dup)
+}
+
+// Soft 404s, checked by a probe: three hosts answer two broken links with
+// a page of the same title. "soft" answers every missing URL with its
+// not-found page (which suggests more missing URLs), "honest" answers a
+// real 404 (its two same-titled pages are one page under two names), and
+// "shy" serves soft 404s but its robots.txt forbids the probe. The probe
+// is fetched once per host that the evidence points to, within
+// robots.txt, and settles it: "soft" is a soft-404 host (confirmed), and
+// no link found only on its soft 404s after the first is followed;
+// "honest" is not (withdrawn, nothing recorded a soft 404); "shy" is one
+// on the evidence alone.
+func TestSoft404Probe(t *testing.T) {
+	suggestions := func(path string) []string {
+		h := fnv.New32a()
+		h.Write([]byte(path))
+		return []string{fmt.Sprintf("/suggest/%08x-1.html", h.Sum32()), fmt.Sprintf("/suggest/%08x-2.html", h.Sum32())}
+	}
+	genuine := map[string][]string{
+		"/":                    {"/a.html", "/b.html", "/old/gone.html", "/archive/missing.php", "/contact.html", "/about/reach-us.html"},
+		"/a.html":              {"/b.html"},
+		"/b.html":              {"/a.html"},
+		"/contact.html":        nil,
+		"/about/reach-us.html": nil, // the contact page under another name
+	}
+	serve := func(soft bool, salt uint64) func(uri string) (int, string) {
+		return func(uri string) (int, string) {
+			path, _, _ := strings.Cut(uri, "?")
+			if links, ok := genuine[path]; ok {
+				if path == "/about/reach-us.html" {
+					path = "/contact.html"
+				}
+				return 200, htmlPage("Page "+path, prose(salt<<16+uint64(len(path))*31+uint64(path[1%len(path)]), 120), links...)
+			}
+			if !soft {
+				return 404, htmlPage("404", "no such page")
+			}
+			return 200, htmlPage("Page not found", "Sorry, the page "+path+" does not exist on this server. It may have moved, or the link that brought you here is broken. Try one of these pages instead.", suggestions(path)...)
+		}
+	}
+	softSite, softBase := startTinySite(t, serve(true, 1))
+	honest, honestBase := startTinySite(t, serve(false, 2))
+	shy, shyBase := startTinySite(t, serve(true, 3))
+	shy.robots = "User-agent: *\nDisallow: /*lidi-no-such-page\n"
+
+	cfg := crawlConfig([]string{softBase + "/", honestBase + "/", shyBase + "/"})
+	cfg.Delay, cfg.MaxDelay = 0, 0
+	cfg.Robots = 3
+	cfg.PagesPerVisit = 20
+	cfg.MirrorEvidence = 3
+	cfg.Strategy = "depth"
+	path := filepath.Join(t.TempDir(), "crawl.db")
+	st := runCrawl(t, cfg, "127.0.0.1:1", path)
+
+	type soft404Row struct {
+		probe     string
+		status    int
+		withdrawn bool
+	}
+	rows := map[string]soft404Row{}
+	eachRow(t, path, `SELECT s.origin, coalesce(u.url, ''), coalesce(s.probe_status, 0), s.withdrawn
+		FROM soft404s s LEFT JOIN urls u ON u.id = s.probe_id`, func(r *sql.Rows) error {
+		var origin string
+		var row soft404Row
+		err := r.Scan(&origin, &row.probe, &row.status, &row.withdrawn)
+		rows[origin] = row
+		return err
+	})
+	recorded := map[string]int{} // soft-404 pages recorded, by origin
+	eachRow(t, path, `SELECT u.url FROM duplicates d JOIN urls u ON u.id = d.url_id WHERE d.kind = 'soft-404'`, func(r *sql.Rows) error {
+		var u string
+		err := r.Scan(&u)
+		recorded[originOf(u)]++
+		return err
+	})
+	isProbe := func(uri string) bool { return strings.Contains(uri, "lidi-no-such-page") }
+
+	// soft: confirmed by its probe, fetched once after robots.txt.
+	if r := rows[softBase]; r.withdrawn || r.status != 200 || !isProbe(r.probe) {
+		t.Errorf("soft host: soft404s row %+v, want confirmed by a probe answering 200", r)
+	}
+	if n := softSite.count(isProbe); n != 1 {
+		t.Errorf("soft host probed %d times, want 1", n)
+	}
+	if r, p := softSite.first("/robots.txt"), softSite.first(strings.TrimPrefix(rows[softBase].probe, softBase)); r < 0 || p < r {
+		t.Error("soft host probed before its robots.txt was read")
+	}
+	// Only the first not-found page's suggestions are followed: it was
+	// taken for a page before the second one completed the evidence.
+	first := suggestions("/old/gone.html")
+	softSite.each(func(uri string) {
+		if strings.HasPrefix(uri, "/suggest/") && uri != first[0] && uri != first[1] {
+			t.Errorf("soft host: %s fetched, a link found only on a soft 404", uri)
+		}
+	})
+	if recorded[softBase+"/"] < 2 {
+		t.Errorf("soft host: %d pages recorded soft 404s, want the second broken link and the suggestions", recorded[softBase+"/"])
+	}
+	// honest: the evidence is refuted by a real 404.
+	if r := rows[honestBase]; !r.withdrawn || r.status != 404 || !isProbe(r.probe) {
+		t.Errorf("honest host: soft404s row %+v, want withdrawn after a probe answering 404", r)
+	}
+	if n := honest.count(isProbe); n != 1 {
+		t.Errorf("honest host probed %d times, want 1", n)
+	}
+	if n := recorded[honestBase+"/"]; n != 0 {
+		t.Errorf("honest host: %d pages recorded soft 404s", n)
+	}
+	// shy: robots.txt forbids the probe; the evidence decides.
+	if n := shy.count(isProbe); n != 0 {
+		t.Errorf("shy host: probe fetched %d times against its robots.txt", n)
+	}
+	if r, ok := rows[shyBase]; !ok || r.withdrawn || r.probe != "" {
+		t.Errorf("shy host: soft404s row %+v (present %v), want one made from the evidence alone", r, ok)
+	}
+	for _, s := range []*tinySite{softSite, honest, shy} {
+		for _, p := range []string{"/a.html", "/b.html", "/contact.html"} {
+			if n := s.count(func(uri string) bool { return uri == p }); n != 1 {
+				t.Errorf("%s fetched %d times, want 1", p, n)
+			}
+		}
+	}
+	t.Logf("dup stats %+v; soft-404 pages recorded %v; soft404s %+v", st.Dup, recorded, rows)
 }

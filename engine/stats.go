@@ -160,6 +160,9 @@ type DupStats struct {
 	// included), indexed by dedup.RuleKind.
 	Learned [dedup.NumRuleKinds]int64
 	Pruned  int64 // URLs a rule covers, not fetched (when found or when their turn came)
+	// Requeued counts the URLs queued again because the rule they were
+	// pruned under was withdrawn (no longer in Pruned).
+	Requeued int64
 	// Time is the CPU time detection took over the whole run (fingerprints
 	// and decisions, read from the thread's CPU clock where the system has
 	// one, else the wall clock); divided by Pages it is the cost per page.

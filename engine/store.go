@@ -206,6 +206,10 @@ type Batch struct {
 	Dups     []DupRecord
 	Rules    []RuleRecord
 	Soft404s []Soft404Record
+	// Unskips are URLs skipped under a rule (SkipRule) since withdrawn,
+	// moved back to URLQueued; URLs in another state or skipped for
+	// another reason are left as they are.
+	Unskips []uint64
 
 	Priorities []PriorityUpdate // queued URLs re-ordered; URLs no longer queued are left as they are
 	RankRuns   []RankRun        // inserted or replaced (matched by Time)
@@ -225,7 +229,7 @@ type Batch struct {
 
 // Len reports how many records the batch holds.
 func (b *Batch) Len() int {
-	return len(b.Sites) + len(b.URLs) + len(b.Pages) + len(b.Links) + len(b.Skips) + len(b.Events) +
+	return len(b.Sites) + len(b.URLs) + len(b.Pages) + len(b.Links) + len(b.Skips) + len(b.Unskips) + len(b.Events) +
 		len(b.Dups) + len(b.Rules) + len(b.Soft404s) + len(b.Priorities) + len(b.RankRuns) + len(b.Ranks) +
 		len(b.Requeues) + len(b.Channels) + len(b.Groups) + len(b.Reassignments)
 }
@@ -237,7 +241,7 @@ func (b *Batch) Reset() {
 	clear(b.Rules)
 	clear(b.Soft404s)
 	b.Sites, b.URLs, b.Pages, b.Links, b.Skips, b.Events = b.Sites[:0], b.URLs[:0], b.Pages[:0], b.Links[:0], b.Skips[:0], b.Events[:0]
-	b.Dups, b.Rules, b.Soft404s = b.Dups[:0], b.Rules[:0], b.Soft404s[:0]
+	b.Dups, b.Rules, b.Soft404s, b.Unskips = b.Dups[:0], b.Rules[:0], b.Soft404s[:0], b.Unskips[:0]
 	b.Priorities, b.RankRuns, b.Ranks = b.Priorities[:0], b.RankRuns[:0], b.Ranks[:0]
 	clear(b.Reassignments)
 	b.Requeues, b.Channels, b.Groups, b.Reassignments = b.Requeues[:0], b.Channels[:0], b.Groups[:0], b.Reassignments[:0]

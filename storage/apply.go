@@ -51,6 +51,9 @@ const sqlBodyDelete = `DELETE FROM pages WHERE url_id = ? RETURNING length(body)
 // sqlSkip drops a queued URL, saying why.
 const sqlSkip = `UPDATE urls SET state = 2, skip_reason = ? WHERE id = ? AND state = 0`
 
+// sqlUnskip queues again a URL skipped under a rule since withdrawn.
+const sqlUnskip = `UPDATE urls SET state = 0, skip_reason = NULL WHERE id = ? AND state = 2 AND skip_reason = '` + engine.SkipRule + `'`
+
 const sqlEvent = `INSERT INTO events (time, kind, site, text) VALUES (?, ?, ?, ?)`
 
 const sqlDup = `INSERT OR REPLACE INTO duplicates (url_id, of_id, kind, test, similarity, time) VALUES (?, ?, ?, ?, ?, ?)`
@@ -62,7 +65,10 @@ ON CONFLICT (key) DO UPDATE SET supports = excluded.supports, support = excluded
 	contradictions = excluded.contradictions, withdrawn = excluded.withdrawn, covered = excluded.covered,
 	withdrawn_at = excluded.withdrawn_at`
 
-const sqlSoft404 = `INSERT OR IGNORE INTO soft404s (origin, title_hash, simhash, of_id, evidence, time) VALUES (?, ?, ?, ?, ?, ?)`
+// sqlSoft404 records a host's soft-404 page; a probe's answer replaces
+// the row (confirmed, replaced or withdrawn).
+const sqlSoft404 = `INSERT OR REPLACE INTO soft404s (origin, title_hash, simhash, of_id, evidence, time, probe_id, probe_status, withdrawn)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // sqlPriority re-orders a queued URL (a strategy that re-ranks its queue).
 const sqlPriority = `UPDATE urls SET priority = ? WHERE id = ? AND state = 0`
@@ -85,7 +91,7 @@ const sqlSetMeta = `INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key
 type statements struct {
 	urls, links, ranks                                 multiStmt
 	site, page, body, bodyDelete, skip, event, counter *sql.Stmt
-	dup, rule, soft404, priority, rankRun              *sql.Stmt
+	dup, rule, soft404, priority, rankRun, unskip      *sql.Stmt
 	head, setMeta                                      *sql.Stmt
 	recrawl                                            recrawlStatements
 	all                                                []*sql.Stmt
@@ -121,6 +127,7 @@ func (s *statements) prepare(ctx context.Context, db *sql.DB) error {
 		{&s.body, sqlBodyInsert},
 		{&s.bodyDelete, sqlBodyDelete},
 		{&s.skip, sqlSkip},
+		{&s.unskip, sqlUnskip},
 		{&s.event, sqlEvent},
 		{&s.dup, sqlDup},
 		{&s.rule, sqlRule},
@@ -307,6 +314,14 @@ func (a *applier) apply(st *statements, b *engine.Batch) error {
 		a.count[cQueued] -= n
 		a.count[cSkipped] += n
 	}
+	for _, id := range b.Unskips {
+		n, err := a.exec(st.unskip, int64(id))
+		if err != nil {
+			return fmt.Errorf("unskip %016x: %w", id, err)
+		}
+		a.count[cQueued] += n
+		a.count[cSkipped] -= n
+	}
 	for i := range b.Dups {
 		d := &b.Dups[i]
 		if _, err := a.exec(st.dup, int64(d.URL), int64(d.Of), d.Kind, d.Test, d.Similarity, millis(d.Time)); err != nil {
@@ -327,7 +342,12 @@ func (a *applier) apply(st *statements, b *engine.Batch) error {
 	}
 	for i := range b.Soft404s {
 		s := &b.Soft404s[i].Sig
-		if _, err := a.exec(st.soft404, s.Origin, int64(s.Title), int64(s.Simhash), int64(s.Of), formatPairs(s.Evidence), millis(b.Soft404s[i].Time)); err != nil {
+		probe, status := any(nil), any(nil)
+		if s.Probe != 0 {
+			probe, status = int64(s.Probe), s.ProbeStatus
+		}
+		if _, err := a.exec(st.soft404, s.Origin, int64(s.Title), int64(s.Simhash), int64(s.Of), formatPairs(s.Evidence), millis(b.Soft404s[i].Time),
+			probe, status, boolInt(s.Withdrawn)); err != nil {
 			return fmt.Errorf("soft 404 of %s: %w", s.Origin, err)
 		}
 	}

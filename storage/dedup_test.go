@@ -59,8 +59,16 @@ func TestDedupDecisions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ss) != 1 || ss[0].Sig.Title != 1<<63 || ss[0].Sig.OfURL != urls[1].URL || len(ss[0].Sig.Evidence) != 1 || !ss[0].Time.Equal(t0) {
+	if len(ss) != 1 || ss[0].Sig.Title != 1<<63 || ss[0].Sig.OfURL != urls[1].URL || len(ss[0].Sig.Evidence) != 1 || !ss[0].Time.Equal(t0) ||
+		ss[0].Sig.Probe != 0 || ss[0].Sig.Withdrawn {
 		t.Errorf("soft 404s = %+v", ss)
+	}
+	// A probe answered 404: the row says so, withdrawn.
+	refuted := ss[0].Sig
+	refuted.Probe, refuted.ProbeStatus, refuted.Withdrawn = 5, 404, true
+	apply(t, db, engine.Batch{Soft404s: []engine.Soft404Record{{Sig: refuted, Time: t0.Add(time.Second)}}})
+	if ss, err = db.Soft404s(context.Background()); err != nil || len(ss) != 1 || ss[0].Sig.Probe != 5 || ss[0].Sig.ProbeStatus != 404 || !ss[0].Sig.Withdrawn {
+		t.Errorf("soft 404s after the probe = %+v, %v", ss, err)
 	}
 	r := rawOpen(t, db.Path())
 	var kind, test string
@@ -86,4 +94,25 @@ func TestDedupDecisions(t *testing.T) {
 	if err != nil || sites[0].Pending != 4 {
 		t.Errorf("pending after the rule was learned = %d (%v), want 4", sites[0].Pending, err)
 	}
+	// 5 skipped under the rule and 6 for robots.txt; the rule withdrawn,
+	// both are unskipped, and only 5 is queued again (as are 4, fetched,
+	// and 2, queued: left as they are).
+	apply(t, db, engine.Batch{Skips: []engine.Skip{{URL: 5, Reason: engine.SkipRule}, {URL: 6, Reason: "robots"}}})
+	apply(t, db, engine.Batch{Unskips: []uint64{5, 6, 4, 2}})
+	for id, want := range map[int64]string{2: "0/", 5: "0/", 6: "2/robots", 4: "1/"} {
+		var state int
+		var reason *string
+		r.QueryRow("SELECT state, skip_reason FROM urls WHERE id = ?", id).Scan(&state, &reason)
+		got := fmt.Sprintf("%d/", state)
+		if reason != nil {
+			got += *reason
+		}
+		if got != want {
+			t.Errorf("after unskip, url %d: %s, want %s", id, got, want)
+		}
+	}
+	if sites, err := db.Sites(context.Background()); err != nil || sites[0].Pending != 3 {
+		t.Errorf("pending after unskip = %d (%v), want 3", sites[0].Pending, err)
+	}
+	checkConsistent(t, r)
 }

@@ -191,7 +191,8 @@ func (db *DB) Soft404s(ctx context.Context) ([]engine.Soft404Record, error) {
 		return nil, ErrClosed
 	}
 	rows, err := db.r.QueryContext(ctx, `SELECT s.origin, s.title_hash, s.simhash, s.of_id, coalesce(u.url, ''), coalesce(s.evidence, ''),
-		coalesce(s.time, 0) FROM soft404s s LEFT JOIN urls u ON u.id = s.of_id ORDER BY s.time, s.origin`)
+		coalesce(s.time, 0), coalesce(s.probe_id, 0), coalesce(s.probe_status, 0), s.withdrawn
+		FROM soft404s s LEFT JOIN urls u ON u.id = s.of_id ORDER BY s.time, s.origin`)
 	if err != nil {
 		return nil, fmt.Errorf("storage: soft 404s: %w", err)
 	}
@@ -200,12 +201,12 @@ func (db *DB) Soft404s(ctx context.Context) ([]engine.Soft404Record, error) {
 	for rows.Next() {
 		var rec engine.Soft404Record
 		s := &rec.Sig
-		var title, sim, of, ms int64
+		var title, sim, of, ms, probe int64
 		var ev string
-		if err := rows.Scan(&s.Origin, &title, &sim, &of, &s.OfURL, &ev, &ms); err != nil {
+		if err := rows.Scan(&s.Origin, &title, &sim, &of, &s.OfURL, &ev, &ms, &probe, &s.ProbeStatus, &s.Withdrawn); err != nil {
 			return nil, fmt.Errorf("storage: soft 404s: %w", err)
 		}
-		s.Title, s.Simhash, s.Of = uint64(title), uint64(sim), uint64(of)
+		s.Title, s.Simhash, s.Of, s.Probe = uint64(title), uint64(sim), uint64(of), uint64(probe)
 		if s.Evidence, err = parsePairs(ev); err != nil {
 			return nil, fmt.Errorf("storage: soft 404 of %s: %w", s.Origin, err)
 		}

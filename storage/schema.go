@@ -11,7 +11,7 @@ import (
 // SchemaVersion is the schema version this package writes and reads, kept in
 // PRAGMA user_version. A file with a higher version was written by a newer
 // lidi and is refused.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // ApplicationID marks a lidi crawl file in the SQLite header (PRAGMA
 // application_id); it is "lidi" in ASCII.
@@ -96,6 +96,7 @@ var schema = []string{
 	)`,
 	rulesTable,
 	soft404sTable,
+	soft404sProbe[0], soft404sProbe[1], soft404sProbe[2],
 	rankRunsTable,
 	pagerankTable,
 	fetchesTable,
@@ -176,7 +177,13 @@ var upgrades = [][]string{
 		fetchesTable, fetchesIndex, channelsTable, channelGroupsTable, reassignmentsTable,
 		rulesTable, soft404sTable, `ALTER TABLE urls ADD COLUMN main_simhash INTEGER`,
 		`ALTER TABLE urls ADD COLUMN nourl_simhash INTEGER`, `ALTER TABLE urls ADD COLUMN title_hash INTEGER`},
+	soft404sProbe[:],
 }
+
+// soft404sProbe are the columns of soft404s added by version 4: the probe
+// that confirmed or refuted the soft 404.
+var soft404sProbe = [...]string{`ALTER TABLE soft404s ADD COLUMN probe_id INTEGER`, `ALTER TABLE soft404s ADD COLUMN probe_status INTEGER`,
+	`ALTER TABLE soft404s ADD COLUMN withdrawn INTEGER NOT NULL DEFAULT 0`}
 
 // Counter keys in meta. They are updated by Apply in the same transaction
 // as the rows they count, so they always agree with the tables.

@@ -119,8 +119,15 @@ type Decision struct {
 	// Withdrawn are the rules this observation contradicted.
 	Withdrawn []Rule
 	// Soft404 is the host's soft-404 signature when this observation
-	// established it, or nil.
+	// established or changed it, or nil.
 	Soft404 *Soft404Sig
+	// Soft404Withdrawn is the signature a probe's answer refuted, or nil.
+	Soft404Withdrawn *Soft404Sig
+	// Probe, when not "", is a URL that cannot exist on the page's
+	// origin: the crawler should fetch it once, as any page of the site,
+	// and pass the answer, whatever its status, to Probed (see
+	// ProbeURL).
+	Probe string
 }
 
 // Stats is a snapshot of a Detector's counters.
@@ -138,6 +145,8 @@ type Stats struct {
 	// WithdrawnByKind counts the rules withdrawn of each kind.
 	WithdrawnByKind [NumRuleKinds]int
 	Soft404Host     int   // hosts with a soft-404 signature
+	Soft404Refuted  int   // signatures a probe's answer withdrew
+	Probes          int64 // probes answered
 	Bytes           int64 // estimated memory in use
 }
 
@@ -178,6 +187,7 @@ type Detector struct {
 
 	soft     map[string]*soft404State // by origin
 	softSigs []*Soft404Sig
+	probes   map[uint64]string // probes asked for, not answered: URL id -> origin
 
 	stats Stats
 	// scratch
@@ -214,6 +224,7 @@ func New(cfg Config) *Detector {
 		candList:    make(map[string][]*candidate),
 		origins:     make(map[string]*originRules),
 		soft:        make(map[string]*soft404State),
+		probes:      make(map[uint64]string),
 		byID:        make(map[uint64]uint32),
 		byOrigin:    make(map[string][]uint32),
 		reps:        make(map[uint64]rep),
@@ -398,7 +409,12 @@ func (d *Detector) Observe(p Page) Decision {
 			}
 		}
 	}
-	if sig := d.softEvidence(idx, &p, &u); sig != nil {
+	sig, probe := d.softEvidence(idx, &p, &u)
+	if probe {
+		dec.Probe = ProbeURL(p.URL)
+		d.probes[ID(dec.Probe)] = u.origin()
+	}
+	if sig != nil {
 		dec.Soft404 = sig
 		if dec.Kind == Unique {
 			d.stats.Unique--
@@ -425,7 +441,13 @@ func (d *Detector) newDigest(p *Page) bool {
 // RestoreSoft404 for what it kept; the detector then decides as it would
 // have without the restart. Rules that the replay recreates are not
 // duplicated.
-func (d *Detector) Restore(p Page) { d.Observe(p) }
+func (d *Detector) Restore(p Page) {
+	if IsProbe(p.URL) {
+		d.Probed(p)
+		return
+	}
+	d.Observe(p)
+}
 
 // RestoreRule reinstates a rule kept by a store (a withdrawn one stays
 // withdrawn). A rule with the same Key already in place is left as it is.
@@ -646,6 +668,10 @@ func (s *search) run() {
 	// (b) and (c): the same path under another query, scheme or www twin;
 	// the same last segment elsewhere; the same path but for its numbers.
 	s.lookup(&d.sitePaths, sitePathKey(u), "")
+	if f := u.file(); strings.IndexByte(f, ';') >= 0 {
+		// The same file without its path parameters (";sid=…").
+		s.lookup(&d.sitePaths, sitePathKeyOfPath(u, u.dirPath()+withoutPathParams(f)), "")
+	}
 	s.lookup(&d.tails, tailKey(u), TestSameTail)
 	if hasDigit(u) {
 		s.lookup(&d.shapes, shapeKey(u), TestSameShape)

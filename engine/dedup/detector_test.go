@@ -78,6 +78,27 @@ func TestRulesLearnedFromEvidence(t *testing.T) {
 			},
 		},
 		{
+			name: "session id as a path parameter under an unknown name",
+			pages: func() []fetch {
+				w := newWeb("http://portal.example", 18)
+				var fs []fetch
+				for i, p := range []string{"/", "/account/login.do", "/news/list.do", "/help"} {
+					fs = append(fs, w.page(p, uint64(i), pageOpt{}))
+					fs = append(fs, w.page(p+fmt.Sprintf(";zx=%08X", 0xbeef0+i), uint64(i), pageOpt{linkQuery: ";zx=1"}))
+				}
+				return fs
+			},
+			rule: Rule{Kind: DropPathParam, Name: "zx"},
+			canon: []canon{
+				{"http://portal.example/new.do;zx=77AA", "http://portal.example/new.do"},
+				{"http://portal.example/new.do;zx=77AA?item=3", "http://portal.example/new.do?item=3"},
+				{"http://portal.example/new.do;lang=de;zx=77AA", "http://portal.example/new.do;lang=de"},
+				{"http://portal.example/a;zx=1/new.do", "http://portal.example/a;zx=1/new.do"},
+				{"http://portal.example/new.do;lang=de", "http://portal.example/new.do;lang=de"},
+				{"http://other.example/new.do;zx=77AA", "http://other.example/new.do;zx=77AA"},
+			},
+		},
+		{
 			name: "printer-friendly copy behind a parameter, without the template",
 			pages: func() []fetch {
 				w := newWeb("https://news.example", 12)
@@ -289,35 +310,75 @@ func TestRuleWithdrawnAndContradicted(t *testing.T) {
 	}
 }
 
+// Soft 404s are recognised from evidence, checked by a probe: the
+// second not-found page under an unrelated name asks for the probe, whose
+// answer decides.
 func TestSoft404Recognised(t *testing.T) {
 	w := newWeb("http://old.example", 41)
 	notFound := func(path string) fetch {
 		words := strings.Fields("Sorry, the page " + path + " was not found on this server. It may have moved. Try the search box or go back to the home page.")
 		return fetch{url: w.s.origin + path, body: w.s.render(path, "Page not found", words, pageOpt{})}
 	}
-	fs := []fetch{w.page("/", 1, pageOpt{}), w.page("/news/today.html", 2, pageOpt{}),
-		notFound("/archive-2019.html"), w.page("/news/yesterday.html", 3, pageOpt{}), notFound("/x/y/draft.htm"), notFound("/lost/item/")}
-	d := New(Config{})
-	ds := crawl(d, fs)
-	if ds[4].Kind != Soft404 || ds[4].Soft404 == nil || len(ds[4].Soft404.Evidence) != 1 {
-		t.Fatalf("second soft 404: %+v", ds[4])
+	tests := []struct {
+		name   string
+		answer func(probe string) *Page // nil: never answered (robots.txt forbids it)
+		soft   bool                     // the host is then taken to serve soft 404s
+	}{
+		{"probe answers the not-found page", func(u string) *Page { p := pageOf(u, notFound(u[len(w.s.origin):]).body); return &p }, true},
+		{"probe answers a real 404", func(u string) *Page {
+			p := pageOf(u, []byte("<html><title>404</title>nothing here</html>"))
+			p.Status = 404
+			return &p
+		}, false},
+		{"probe answers 503: the evidence decides", func(u string) *Page {
+			p := pageOf(u, []byte("busy"))
+			p.Status = 503
+			return &p
+		}, true},
+		{"probe never answered: the evidence decides", nil, true},
 	}
-	if ds[5].Kind != Soft404 || ds[5].Soft404 != nil {
-		t.Fatalf("third soft 404: %+v", ds[5])
-	}
-	for _, p := range []string{"/deeper/still/missing.php", "/a.html"} {
-		if dec := d.Observe(pageOf(w.s.origin+p, notFound(p).body)); dec.Kind != Soft404 {
-			t.Errorf("%s: %v, want soft-404", p, dec.Kind)
-		}
-	}
-	if dec := d.Observe(pageOf(w.s.origin+"/news/later.html", w.page("/news/later.html", 4, pageOpt{}).body)); dec.Kind != Unique {
-		t.Errorf("a genuine page after the soft 404: %v", dec.Kind)
-	}
-	if s := d.Stats(); s.Soft404Host != 1 || s.Soft404 != 4 {
-		t.Errorf("stats: %d hosts, %d soft 404s", s.Soft404Host, s.Soft404)
-	}
-	if n := len(d.Rules()); n != 0 {
-		t.Errorf("%d rules learned from soft 404s", n)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := []fetch{w.page("/", 1, pageOpt{}), w.page("/news/today.html", 2, pageOpt{}),
+				notFound("/archive-2019.html"), w.page("/news/yesterday.html", 3, pageOpt{}), notFound("/x/y/draft.htm")}
+			d := New(Config{})
+			ds := crawl(d, fs)
+			probe := ds[4].Probe
+			if ds[4].Kind == Soft404 || ds[4].Soft404 != nil || probe == "" || !IsProbe(probe) || IsProbe(fs[4].url) {
+				t.Fatalf("second not-found page: %+v, want a probe asked for and no verdict yet", ds[4])
+			}
+			if !strings.HasPrefix(probe, w.s.origin+"/x/y/") || !strings.HasSuffix(probe, ".htm") {
+				t.Errorf("probe %s, want in /x/y/ with the page's extension", probe)
+			}
+			if tt.answer == nil {
+				if sig := d.ProbeUnanswered(ID(probe)); sig == nil || sig.Probe != 0 {
+					t.Fatalf("unanswered probe: signature %+v", sig)
+				}
+			} else {
+				dec := d.Probed(*tt.answer(probe))
+				if tt.soft != (d.Stats().Soft404Host == 1) {
+					t.Fatalf("after the probe's answer: %+v; stats %+v", dec, d.Stats())
+				}
+				if a := tt.answer(probe); a.Status == 200 && (dec.Kind != Soft404 || dec.Soft404 == nil || dec.Soft404.Probe != a.ID || len(dec.Soft404.Evidence) != 1) {
+					t.Errorf("probe answered the not-found page: %+v", dec)
+				}
+				if a := tt.answer(probe); a.Status == 404 && (dec.Soft404Withdrawn == nil || !dec.Soft404Withdrawn.Withdrawn || dec.Soft404Withdrawn.ProbeStatus != 404) {
+					t.Errorf("probe answered 404: %+v", dec)
+				}
+			}
+			for _, p := range []string{"/lost/item/", "/deeper/still/missing.php", "/a.html"} {
+				dec := d.Observe(pageOf(w.s.origin+p, notFound(p).body))
+				if (dec.Kind == Soft404) != tt.soft || dec.Probe != "" {
+					t.Errorf("%s: %v (probe %q), soft-404 host %v", p, dec.Kind, dec.Probe, tt.soft)
+				}
+			}
+			if dec := d.Observe(pageOf(w.s.origin+"/news/later.html", w.page("/news/later.html", 4, pageOpt{}).body)); dec.Kind != Unique {
+				t.Errorf("a genuine page after the soft 404: %v", dec.Kind)
+			}
+			if n := len(d.Rules()); n != 0 {
+				t.Errorf("%d rules learned from soft 404s", n)
+			}
+		})
 	}
 }
 

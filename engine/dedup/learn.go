@@ -99,6 +99,19 @@ func (d *Detector) alignments(a, b *urlParts, fn func(c *rewriteOf)) {
 		})
 	case !sameOrigin && samePath && qa == qb:
 		fn(&rewriteOf{kind: SwapHost, origin: a.origin(), to: b.origin(), sole: true})
+	case sameOrigin && qa == qb && a.dirPath() == b.dirPath() && pathParams(a.file()) != pathParams(b.file()) &&
+		sameFile(withoutPathParams(a.file()), withoutPathParams(b.file())):
+		// The same file with other path parameters: compared as a query.
+		pa := strings.ReplaceAll(pathParams(a.file()), ";", "&")
+		pb := strings.ReplaceAll(pathParams(b.file()), ";", "&")
+		n := 0
+		eachDifference(pa, pb, func(string, string, string) { n++ })
+		eachDifference(pa, pb, func(name, va, vb string) {
+			if va == absent {
+				va = vb // the value the other URL carries
+			}
+			fn(&rewriteOf{kind: DropPathParam, origin: a.origin(), name: name, value: va, sole: n == 1})
+		})
 	case sameOrigin && !samePath && qa == qb:
 		d.alignPaths(a, b, fn)
 	}
@@ -179,67 +192,96 @@ func segmentEnd(path string, start int) int {
 
 // support records that the duplicate pair (dup, orig) supports each
 // rewrite relating their URLs, and returns the rules it completes.
+//
+// A host swap is supported both ways: which of two mirrors' copies of a
+// page came first is the order the crawl met them, and a crawl that
+// visits both hosts at once meets copies on each; so a pair supports the
+// swap of either host for the other, and the first direction that is
+// ready (its host's home page a copy, or its copies many) is the rule.
 func (d *Detector) support(dup, orig uint32, du *urlParts) []Rule {
 	ou := d.parts(orig)
 	pair := Pair{Copy: d.recs[dup].id, Original: d.recs[orig].id}
 	var learned []Rule
 	d.alignments(du, &ou, func(rw *rewriteOf) {
-		k := rw.key()
-		c := d.cands[k]
-		if c == nil {
-			if len(d.cands) >= maxCandidates {
-				return
-			}
-			c = &candidate{key: k, rule: Rule{Kind: rw.kind, Origin: rw.origin, Name: rw.name, Index: rw.index, From: rw.from, To: rw.to}}
-			if rw.kind == DropParamValue {
-				c.rule.Value = rw.value
-			}
-			c.rule.Origin = strings.Clone(c.rule.Origin)
-			c.rule.Name, c.rule.Value = strings.Clone(c.rule.Name), strings.Clone(c.rule.Value)
-			c.rule.From, c.rule.To = strings.Clone(c.rule.From), strings.Clone(c.rule.To)
-			d.cands[k] = c
-			d.candOrigins[c.rule.Origin]++
-			if rw.kind != SwapHost {
-				d.candList[c.rule.Origin] = append(d.candList[c.rule.Origin], c)
-			}
+		if r := d.supportOne(rw, pair, du, dup); r != nil {
+			learned = append(learned, *r)
 		}
-		if c.active != nil || c.rejected || c.contra > 0 || containsU64(c.copies, pair.Copy) {
-			return
-		}
-		if len(c.copies) < maxEvidenceIDs {
-			c.copies = append(c.copies, pair.Copy)
-		}
-		c.rule.Supports++
-		if len(c.rule.Support) < maxEvidenceIDs {
-			c.rule.Support = append(c.rule.Support, pair)
-		}
-		switch rw.kind {
-		case DropParam, DropParamValue, SortParams:
-			if pk := sitePathKey(du); !containsU64(c.paths, pk) && len(c.paths) < d.evidenceMin {
-				c.paths = append(c.paths, pk)
-			}
-			if rw.kind == DropParam && len(c.values) < 2 && !containsString(c.values, rw.value) {
-				c.values = append(c.values, strings.Clone(rw.value))
-			}
-		case DropSegments, ReplaceSegments:
-			if ck := newHasher(keyRule).str(rw.context).sum(); len(c.contexts) < 2 && !containsU64(c.contexts, ck) {
-				c.contexts = append(c.contexts, ck)
-			}
-		case SwapHost:
-			if du.dirPath() == "/" && (du.rest == "" || indexNames[du.rest]) {
-				c.home = true
-			}
-			if dir := int32(d.recs[dup].dir &^ dupFlag); len(c.dirs) < 2 && !containsI32(c.dirs, dir) {
-				c.dirs = append(c.dirs, dir)
-			}
-		}
-		if d.ready(c) {
-			if r := d.activate(c, pair); r != nil {
+		if rw.kind == SwapHost {
+			back := rewriteOf{kind: SwapHost, origin: ou.origin(), to: du.origin(), sole: true}
+			if r := d.supportOne(&back, Pair{Copy: pair.Original, Original: pair.Copy}, &ou, orig); r != nil {
 				learned = append(learned, *r)
 			}
 		}
 	})
 	return learned
+}
+
+// supportOne records that pair, whose copy is stored page cp at cu,
+// supports rewrite rw, and returns the rule it completes, if any.
+func (d *Detector) supportOne(rw *rewriteOf, pair Pair, cu *urlParts, cp uint32) *Rule {
+	k := rw.key()
+	c := d.cands[k]
+	if c == nil {
+		if len(d.cands) >= maxCandidates {
+			return nil
+		}
+		c = &candidate{key: k, rule: Rule{Kind: rw.kind, Origin: rw.origin, Name: rw.name, Index: rw.index, From: rw.from, To: rw.to}}
+		if rw.kind == DropParamValue {
+			c.rule.Value = rw.value
+		}
+		c.rule.Origin = strings.Clone(c.rule.Origin)
+		c.rule.Name, c.rule.Value = strings.Clone(c.rule.Name), strings.Clone(c.rule.Value)
+		c.rule.From, c.rule.To = strings.Clone(c.rule.From), strings.Clone(c.rule.To)
+		d.cands[k] = c
+		d.candOrigins[c.rule.Origin]++
+		if rw.kind != SwapHost {
+			d.candList[c.rule.Origin] = append(d.candList[c.rule.Origin], c)
+		}
+	}
+	if c.active != nil || c.rejected || c.contra > 0 || containsU64(c.copies, pair.Copy) {
+		return nil
+	}
+	if rw.kind == SwapHost {
+		back := rewriteOf{kind: SwapHost, origin: rw.to, to: rw.origin}
+		if b := d.cands[back.key()]; b != nil && b.active != nil {
+			return nil // the other way is the rule
+		}
+	}
+	if len(c.copies) < maxEvidenceIDs {
+		c.copies = append(c.copies, pair.Copy)
+	}
+	c.rule.Supports++
+	if len(c.rule.Support) < maxEvidenceIDs {
+		c.rule.Support = append(c.rule.Support, pair)
+	}
+	switch rw.kind {
+	case DropParam, DropParamValue, SortParams, DropPathParam:
+		pk := sitePathKey(cu)
+		if rw.kind == DropPathParam {
+			pk = sitePathKeyOfPath(cu, cu.dirPath()+withoutPathParams(cu.file()))
+		}
+		if !containsU64(c.paths, pk) && len(c.paths) < d.evidenceMin {
+			c.paths = append(c.paths, pk)
+		}
+		if (rw.kind == DropParam || rw.kind == DropPathParam) && len(c.values) < 2 && !containsString(c.values, rw.value) {
+			c.values = append(c.values, strings.Clone(rw.value))
+		}
+	case DropSegments, ReplaceSegments:
+		if ck := newHasher(keyRule).str(rw.context).sum(); len(c.contexts) < 2 && !containsU64(c.contexts, ck) {
+			c.contexts = append(c.contexts, ck)
+		}
+	case SwapHost:
+		if cu.dirPath() == "/" && (cu.rest == "" || indexNames[cu.rest]) {
+			c.home = true
+		}
+		if dir := int32(d.recs[cp].dir &^ dupFlag); len(c.dirs) < 2 && !containsI32(c.dirs, dir) {
+			c.dirs = append(c.dirs, dir)
+		}
+	}
+	if !d.ready(c) {
+		return nil
+	}
+	return d.activate(c, pair)
 }
 
 // maxCandidates bounds the candidates kept; past it no new one is made.
@@ -252,9 +294,9 @@ func (d *Detector) ready(c *candidate) bool {
 		return false
 	}
 	switch r.Kind {
-	case DropParam:
+	case DropParam, DropPathParam:
 		// Only a parameter seen with two values is noise whatever its
-		// value; with one, DropParamValue is the rule.
+		// value; with one, DropParamValue is the rule (for a query).
 		return len(c.paths) >= d.evidenceMin && len(c.values) >= 2
 	case DropParamValue:
 		return len(c.paths) >= d.evidenceMin

@@ -39,13 +39,17 @@ const (
 	// run of digits, that give the same page (an endless calendar). It has
 	// no canonical URL: a covered URL is not fetched at all.
 	NumberPattern
+	// DropPathParam removes every ";Name=value" parameter from the last
+	// segment of the path (a session id carried as a path parameter,
+	// "/cart;jsessionid=…" → "/cart").
+	DropPathParam
 
 	// NumRuleKinds is one more than the largest kind: arrays indexed by
 	// RuleKind have this length.
 	NumRuleKinds
 )
 
-var ruleKindNames = [...]string{"", "drop-param", "drop-param-value", "sort-params", "drop-segment", "replace-segment", "swap-prefix", "swap-host", "number-pattern"}
+var ruleKindNames = [...]string{"", "drop-param", "drop-param-value", "sort-params", "drop-segment", "replace-segment", "swap-prefix", "swap-host", "number-pattern", "drop-path-param"}
 
 // String returns the kind's name as stored, such as "drop-param".
 func (k RuleKind) String() string {
@@ -148,6 +152,8 @@ func (r *Rule) String() string {
 		what = "host → " + r.To
 	case NumberPattern:
 		return r.From + " (numbers alike)"
+	case DropPathParam:
+		what = "drop ;" + r.Name
 	}
 	return r.Origin + ": " + what
 }
@@ -208,6 +214,26 @@ func (r *Rule) Rewrite(url string) (string, bool) {
 		if shapePattern(url) == r.From {
 			return "", true
 		}
+	case DropPathParam:
+		dir, file := path[:strings.LastIndexByte(path, '/')+1], path[strings.LastIndexByte(path, '/')+1:]
+		name, params, ok := strings.Cut(file, ";")
+		if !ok {
+			return "", false
+		}
+		kept, changed := name, false
+		for params != "" {
+			var p string
+			p, params, _ = strings.Cut(params, ";")
+			if n, _, _ := strings.Cut(p, "="); n == r.Name {
+				changed = true
+				continue
+			}
+			kept += ";" + p
+		}
+		if !changed {
+			return "", false
+		}
+		return withQuery(url[:oe]+dir+kept, query), true
 	}
 	return "", false
 }

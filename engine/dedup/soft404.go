@@ -1,10 +1,13 @@
 package dedup
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // A soft 404 is a host's answer 200, with one and the same "not found"
 // page, to URLs that do not exist. The detector recognises it from
-// evidence rather than by probing: Config.MirrorEvidence - 1 URLs (at
+// evidence, then checks the evidence with a probe: Config.MirrorEvidence - 1 URLs (at
 // least two) of one origin with unrelated paths (other file names, so that no rewrite
 // relates them) that answer the same page, titled alike and with texts
 // (without the words of their URLs: Fingerprints.NoURL) within
@@ -20,6 +23,20 @@ import "strings"
 // a few bits. The same title and an origin whose other pages did not
 // match keep the looser test safe.
 
+// The probe. When the evidence first shows a soft 404 on an origin, the
+// detector asks the crawler (Decision.Probe) to fetch, once, a URL of the
+// origin that cannot exist (ProbeURL: a name no site uses, in the
+// directory of the page that completed the evidence) as it fetches any
+// page: within robots.txt and politeness, in a visit of the site. Probing
+// only where the evidence points costs one fetch per suspected host
+// rather than one per host crawled. The answer (Probed) settles it: a
+// 4xx is a real not-found answer, so the host does not serve soft 404s
+// and the signature is withdrawn (two unrelated URLs that gave one page
+// were copies, not a not-found page) and never made again from evidence;
+// a 2xx is the host's not-found page itself: it confirms the signature,
+// or replaces it when it is another page. Other answers (3xx, 5xx, no
+// answer) and a probe robots.txt forbids leave the evidence to decide.
+
 // Soft404MaxHamming is the largest distance between the NoURL simhashes
 // of two answers of one soft-404 page.
 const Soft404MaxHamming = 8
@@ -33,11 +50,23 @@ type Soft404Sig struct {
 	OfURL   string
 	// Evidence lists pairs of unrelated URLs that answered it.
 	Evidence []Pair
+	// Probe is the id of the probe URL once answered (0 before), and
+	// ProbeStatus the status it answered.
+	Probe       uint64
+	ProbeStatus int
+	// Withdrawn: the probe showed the host does not answer missing URLs
+	// with this page.
+	Withdrawn bool
 }
 
 type soft404State struct {
 	sig    *Soft404Sig
 	groups map[uint64][]uint32 // by title: pages that answered one page under unrelated URLs
+	// pending is the signature the evidence made, until the probe
+	// answers; sig is the one in force.
+	pending *Soft404Sig
+	probe   bool // the probe was asked for
+	honest  bool // the probe answered a real not-found: no soft 404s here
 }
 
 // softMatch reports whether page p is its origin's soft-404 page.
@@ -47,6 +76,21 @@ func (d *Detector) softMatch(p *Page, u *urlParts) (*Soft404Sig, bool) {
 		return nil, false
 	}
 	return st.sig, Hamming(p.NoURL, st.sig.Simhash) <= Soft404MaxHamming
+}
+
+// Soft404Match reports whether a page (its URL, Simhash, NoURL and Title
+// are read) is its origin's soft-404 page under the signature in force,
+// with the signature's first URL id and the distance.
+func (d *Detector) Soft404Match(p Page) (of uint64, dist int, ok bool) {
+	if p.NoURL == 0 {
+		p.NoURL = p.Simhash
+	}
+	u := splitURL(p.URL)
+	sig, ok := d.softMatch(&p, &u)
+	if !ok {
+		return 0, 0, false
+	}
+	return sig.Of, Hamming(p.NoURL, sig.Simhash), true
 }
 
 // isSoft404 reports whether stored page i is its origin's soft-404 page.
@@ -61,11 +105,17 @@ func (d *Detector) isSoft404(i uint32) bool {
 }
 
 // softEvidence looks for pages of p's origin with p's title and nearly
-// its text under unrelated URLs, and returns the origin's soft-404
-// signature when they reach Config.MirrorEvidence pages.
-func (d *Detector) softEvidence(idx uint32, p *Page, u *urlParts) *Soft404Sig {
+// its text under unrelated URLs. When they reach Config.MirrorEvidence
+// pages it returns the origin's soft-404 signature, or, the first time,
+// keeps it pending and reports that the origin is to be probed (see
+// Probed): until the probe answers, pages are decided as if there were
+// none.
+func (d *Detector) softEvidence(idx uint32, p *Page, u *urlParts) (*Soft404Sig, bool) {
 	if p.Title == 0 || d.evidenceMin == 0 || p.Simhash == 0 {
-		return nil
+		return nil, false
+	}
+	if st := d.soft[u.origin()]; st != nil && (st.honest || st.sig != nil || st.pending != nil) {
+		return nil, false
 	}
 	var group []uint32
 	var st *soft404State
@@ -78,18 +128,18 @@ func (d *Detector) softEvidence(idx uint32, p *Page, u *urlParts) *Soft404Sig {
 			return true
 		}
 		o := d.parts(i)
-		if o.origin() != u.origin() || sameFile(o.file(), u.file()) {
+		if o.origin() != u.origin() || sameFile(withoutPathParams(o.file()), withoutPathParams(u.file())) {
 			return true
 		}
 		if st == nil {
 			if st = d.soft[u.origin()]; st == nil {
-				st = &soft404State{groups: make(map[uint64][]uint32)}
+				st = &soft404State{}
 				d.soft[strings.Clone(u.origin())] = st
 			}
+			if st.groups == nil {
+				st.groups = make(map[uint64][]uint32)
+			}
 			group = st.groups[p.Title]
-		}
-		if st.sig != nil {
-			return false
 		}
 		for _, g := range [2]uint32{i, idx} {
 			if !containsU32(group, g) && len(group) < maxEvidenceIDs {
@@ -98,12 +148,12 @@ func (d *Detector) softEvidence(idx uint32, p *Page, u *urlParts) *Soft404Sig {
 		}
 		return true
 	})
-	if st == nil || st.sig != nil {
-		return nil
+	if st == nil {
+		return nil, false
 	}
 	st.groups[p.Title] = group
 	if len(group) < max(d.evidenceMin-1, 2) {
-		return nil
+		return nil, false
 	}
 	first := group[0]
 	for _, g := range group {
@@ -115,13 +165,164 @@ func (d *Detector) softEvidence(idx uint32, p *Page, u *urlParts) *Soft404Sig {
 			sig.Evidence = append(sig.Evidence, Pair{Copy: d.recs[g].id, Original: sig.Of})
 		}
 	}
-	st.sig = sig
 	st.groups = nil
+	if !st.probe {
+		st.probe, st.pending = true, sig
+		return nil, true
+	}
+	d.setSoft404(st, sig)
+	return sig.clone(), false
+}
+
+// setSoft404 puts sig in force on its origin.
+func (d *Detector) setSoft404(st *soft404State, sig *Soft404Sig) {
+	st.sig, st.pending = sig, nil
 	d.softSigs = append(d.softSigs, sig)
 	d.stats.Soft404Host++
-	out := *sig
-	out.Evidence = append([]Pair(nil), sig.Evidence...)
+}
+
+func (s *Soft404Sig) clone() *Soft404Sig {
+	out := *s
+	out.Evidence = append([]Pair(nil), s.Evidence...)
 	return &out
+}
+
+// probePrefix starts the file name of a probe URL.
+const probePrefix = "lidi-no-such-page-"
+
+// ProbeURL returns the URL of the probe for the origin of page url: in
+// its directory, a name made of probePrefix and a hash of the origin (so
+// that IsProbe knows it without state), with the page's extension.
+func ProbeURL(url string) string {
+	u := splitURL(url)
+	name := withoutPathParams(u.file())
+	ext := ""
+	if k := strings.LastIndexByte(name, '.'); k > 0 {
+		ext = name[k:]
+	}
+	return u.head + probeName(u.origin()) + ext
+}
+
+func probeName(origin string) string {
+	const hexDigits = "0123456789abcdef"
+	h := newHasher(keyProbe).str(origin).sum()
+	b := []byte(probePrefix + "0000000000000000")
+	for i := range 16 {
+		b[len(probePrefix)+i] = hexDigits[h>>(60-4*i)&0xf]
+	}
+	return string(b)
+}
+
+// IsProbe reports whether url is a probe URL (see ProbeURL).
+func IsProbe(url string) bool {
+	if !strings.Contains(url, probePrefix) {
+		return false
+	}
+	u := splitURL(url)
+	return strings.HasPrefix(u.file(), probeName(u.origin()))
+}
+
+// Probed takes the answer to a probe (see ProbeURL), whatever its status,
+// and returns the decision on it. A 4xx refutes the signature the
+// evidence made (Decision.Soft404Withdrawn), and the origin is not taken
+// for a soft-404 host again. A 2xx is the host's not-found page: the
+// decision is Soft404 and Decision.Soft404 the signature in force,
+// confirmed or, when the answer is another page, made from it. Any other
+// answer leaves the evidence to decide: its signature is put in force. A
+// crawler follows no link of a probe.
+func (d *Detector) Probed(p Page) Decision {
+	u := splitURL(p.URL)
+	origin := u.origin()
+	st := d.soft[origin]
+	if st == nil {
+		st = &soft404State{}
+		d.soft[strings.Clone(origin)] = st
+	}
+	st.probe = true
+	delete(d.probes, p.ID)
+	d.stats.Probes++
+	dec := Decision{Kind: Skipped}
+	refute := func() {
+		old := st.pending
+		st.pending = nil
+		if old == nil && st.sig != nil {
+			old = st.sig
+			st.sig = nil
+			d.softSigs = slices.DeleteFunc(d.softSigs, func(s *Soft404Sig) bool { return s == old })
+			d.stats.Soft404Host--
+		}
+		if old != nil {
+			old.Probe, old.ProbeStatus, old.Withdrawn = p.ID, p.Status, true
+			d.stats.Soft404Refuted++
+			dec.Soft404Withdrawn = old.clone()
+		}
+	}
+	switch {
+	case p.Status >= 400 && p.Status < 500:
+		// A real not-found answer: what the evidence took for the
+		// not-found page is not one.
+		st.honest = true
+		st.groups = nil
+		refute()
+		return dec
+	case p.Status < 200 || p.Status >= 300 || p.Digest == 0:
+		// No answer to go by: the evidence decides.
+		if sig := st.pending; sig != nil {
+			sig.Probe, sig.ProbeStatus = p.ID, p.Status
+			d.setSoft404(st, sig)
+			dec.Soft404 = sig.clone()
+		}
+		return dec
+	}
+	if p.NoURL == 0 {
+		p.NoURL = p.Simhash
+	}
+	if p.Main == 0 {
+		p.Main = p.Simhash
+	}
+	sig := st.pending
+	if sig == nil {
+		sig = st.sig
+	}
+	if sig != nil && p.Title == sig.Title && Hamming(p.NoURL, sig.Simhash) <= Soft404MaxHamming {
+		sig.Probe, sig.ProbeStatus = p.ID, p.Status
+		if st.pending != nil {
+			d.setSoft404(st, sig)
+		}
+	} else {
+		// The host answers missing URLs with another page: that one is
+		// its not-found page.
+		refute()
+		sig = &Soft404Sig{Origin: strings.Clone(origin), Title: p.Title, Simhash: p.NoURL, Of: p.ID, OfURL: strings.Clone(p.URL), Probe: p.ID, ProbeStatus: p.Status}
+		d.setSoft404(st, sig)
+	}
+	st.groups = nil
+	d.add(&p, &u, true, d.newDigest(&p))
+	d.stats.Soft404++
+	dec.Kind, dec.Test, dec.Of, dec.OfURL = Soft404, TestSoft404, sig.Of, sig.OfURL
+	dec.Distance = Hamming(p.NoURL, sig.Simhash)
+	dec.Similarity = 1 - float64(dec.Distance)/64
+	dec.Soft404 = sig.clone()
+	return dec
+}
+
+// ProbeUnanswered reports that a URL will not be fetched (robots.txt
+// forbids it, or a rule covers it). When it is a probe asked for, the
+// evidence decides: the signature it made is returned, in force. Other
+// URLs cost a map lookup.
+func (d *Detector) ProbeUnanswered(id uint64) *Soft404Sig {
+	origin, ok := d.probes[id]
+	if !ok {
+		return nil
+	}
+	delete(d.probes, id)
+	st := d.soft[origin]
+	if st == nil || st.pending == nil {
+		return nil
+	}
+	sig := st.pending
+	d.setSoft404(st, sig)
+	return sig.clone()
 }
 
 // RestoreSoft404 reinstates an origin's soft-404 signature kept by a
@@ -131,6 +332,11 @@ func (d *Detector) RestoreSoft404(sig Soft404Sig) {
 	if st == nil {
 		st = &soft404State{}
 		d.soft[sig.Origin] = st
+	}
+	st.probe = st.probe || sig.Probe != 0
+	if sig.Withdrawn {
+		st.honest = st.honest || sig.ProbeStatus >= 400
+		return
 	}
 	if st.sig != nil {
 		return

@@ -88,6 +88,7 @@ const (
 	keyTitle    = 5 // origin and title
 	keyRule     = 6 // a rewrite (learn.go)
 	keyBand     = 7 // site and 16 bits of the main text's simhash
+	keyProbe    = 8 // the origin of a probe URL
 )
 
 // hasher is FNV-1a 64 over a sequence of strings, finished with fmix64 so
@@ -314,4 +315,17 @@ const simBands = 4
 // simhash has the same band k.
 func bandKey(p *urlParts, k int, main uint64) uint64 {
 	return newHasher(keyBand).byte(byte(k)).str(siteHost(p.hostPort())).sum() ^ fmix64(main>>(16*k)&0xffff)
+}
+
+// pathParams returns the path parameters of a file name, "a=1;b" of
+// "cart;a=1;b", or "".
+func pathParams(file string) string {
+	_, p, _ := strings.Cut(file, ";")
+	return p
+}
+
+// withoutPathParams returns a file name without its path parameters.
+func withoutPathParams(file string) string {
+	f, _, _ := strings.Cut(file, ";")
+	return f
 }
