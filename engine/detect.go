@@ -89,21 +89,13 @@ func (c *crawl) requeueWithdrawn(now time.Time) {
 			continue
 		}
 		delete(c.ruleSkips, r)
-		bySite := make(map[*site]int64)
 		for _, sk := range skips {
 			c.batch.Unskips = append(c.batch.Unskips, sk.id)
-			bySite[sk.site]++
 		}
 		c.dup.Pruned -= int64(len(skips))
 		c.dup.Requeued += int64(len(skips))
-		for s, n := range bySite {
-			if p := s.leasing; p != nil {
-				if p.since == 0 || p.sincePrio > 0 {
-					p.sincePrio = 0
-				}
-				p.since += n
-			}
-			c.f.Found(&s.Site, n, 0, now)
+		for _, sk := range skips {
+			c.enqueued(sk.site, 0, now)
 		}
 	}
 }

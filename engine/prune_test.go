@@ -131,6 +131,20 @@ func htmlPage(title, text string, links ...string) string {
 	return b.String()
 }
 
+// tinyEvidence is the pairs a rule needs in tinyConfig.
+const tinyEvidence = 3
+
+// tinyConfig crawls the sites of seeds with no delay (they are this
+// test's own), r robots, perVisit pages per visit.
+func tinyConfig(seeds []string, r, perVisit int) engine.Config {
+	cfg := crawlConfig(seeds)
+	cfg.Delay, cfg.MaxDelay = 0, 0
+	cfg.Robots = r
+	cfg.PagesPerVisit = perVisit
+	cfg.MirrorEvidence = tinyEvidence
+	return cfg
+}
+
 // skipReasons returns the skip reason of each URL skipped, by URL.
 func skipReasons(t *testing.T, path string) map[string]string {
 	t.Helper()
@@ -152,7 +166,7 @@ func skipReasons(t *testing.T, path string) map[string]string {
 // "view=print" changes nothing the robot gets the remaining copies
 // revoked. Without that it fetched every copy of the lease.
 func TestRuleLearnedMidLeaseSparesTheLease(t *testing.T) {
-	const items, evidence = 24, 3
+	const items, evidence = 24, tinyEvidence
 	site, base := startTinySite(t, func(uri string) (int, string) {
 		path, _, _ := strings.Cut(uri, "?")
 		if path == "/" {
@@ -169,11 +183,7 @@ func TestRuleLearnedMidLeaseSparesTheLease(t *testing.T) {
 		}
 		return 404, htmlPage("Not found", "no such page")
 	})
-	cfg := crawlConfig([]string{base + "/"})
-	cfg.Delay, cfg.MaxDelay = 0, 0
-	cfg.Robots = 2
-	cfg.PagesPerVisit = 2 * items
-	cfg.MirrorEvidence = evidence
+	cfg := tinyConfig([]string{base + "/"}, 2, 2*items)
 	path := filepath.Join(t.TempDir(), "crawl.db")
 	st := runCrawl(t, cfg, "127.0.0.1:1", path) // an IP literal needs no DNS
 
@@ -235,11 +245,7 @@ func TestWithdrawnRuleRequeuesWhatItSkipped(t *testing.T) {
 		}
 		return 404, htmlPage("Not found", "no such page")
 	})
-	cfg := crawlConfig([]string{base + "/"})
-	cfg.Delay, cfg.MaxDelay = 0, 0
-	cfg.Robots = 1
-	cfg.PagesPerVisit = 20
-	cfg.MirrorEvidence = 3
+	cfg := tinyConfig([]string{base + "/"}, 1, 20)
 	cfg.Strategy = "depth" // breadth-first: the order above
 	path := filepath.Join(t.TempDir(), "crawl.db")
 	eng, release := openEngine(t, cfg, "127.0.0.1:1", path)
@@ -280,7 +286,7 @@ func TestWithdrawnRuleRequeuesWhatItSkipped(t *testing.T) {
 // a few copies have shown that the parameter changes nothing, the other
 // copies are not fetched.
 func TestPathParameterRuleLearned(t *testing.T) {
-	const docs, evidence = 16, 3
+	const docs, evidence = 16, tinyEvidence
 	session := func(k, j int) string { return fmt.Sprintf("%08X", uint32(k*7919+j*104729+1)*2654435761) }
 	site, base := startTinySite(t, func(uri string) (int, string) {
 		path, _, _ := strings.Cut(uri, ";")
@@ -299,11 +305,7 @@ func TestPathParameterRuleLearned(t *testing.T) {
 		}
 		return 404, htmlPage("Not found", "no such page")
 	})
-	cfg := crawlConfig([]string{base + "/"})
-	cfg.Delay, cfg.MaxDelay = 0, 0
-	cfg.Robots = 2
-	cfg.PagesPerVisit = 4 * docs
-	cfg.MirrorEvidence = evidence
+	cfg := tinyConfig([]string{base + "/"}, 2, 4*docs)
 	path := filepath.Join(t.TempDir(), "crawl.db")
 	st := runCrawl(t, cfg, "127.0.0.1:1", path)
 
@@ -379,11 +381,7 @@ func TestSoft404Probe(t *testing.T) {
 	shy, shyBase := startTinySite(t, serve(true, 3))
 	shy.robots = "User-agent: *\nDisallow: /*lidi-no-such-page\n"
 
-	cfg := crawlConfig([]string{softBase + "/", honestBase + "/", shyBase + "/"})
-	cfg.Delay, cfg.MaxDelay = 0, 0
-	cfg.Robots = 3
-	cfg.PagesPerVisit = 20
-	cfg.MirrorEvidence = 3
+	cfg := tinyConfig([]string{softBase + "/", honestBase + "/", shyBase + "/"}, 3, 20)
 	cfg.Strategy = "depth"
 	path := filepath.Join(t.TempDir(), "crawl.db")
 	st := runCrawl(t, cfg, "127.0.0.1:1", path)

@@ -78,18 +78,23 @@ func TestDedupDecisions(t *testing.T) {
 	}
 	// A rule leaves the queue as it is: 5 and 6, which it covers, are
 	// dropped at their turn (and their canonical URLs followed).
-	for id, want := range map[int64]string{2: "0/", 3: "0/", 5: "0/", 6: "0/", 4: "1/"} {
-		var state int
-		var reason *string
-		r.QueryRow("SELECT state, skip_reason FROM urls WHERE id = ?", id).Scan(&state, &reason)
-		got := fmt.Sprintf("%d/", state)
-		if reason != nil {
-			got += *reason
-		}
-		if got != want {
-			t.Errorf("url %d: %s, want %s", id, got, want)
+	// states checks "state/skip_reason" of URLs by id.
+	states := func(when string, want map[int64]string) {
+		t.Helper()
+		for id, w := range want {
+			var state int
+			var reason *string
+			r.QueryRow("SELECT state, skip_reason FROM urls WHERE id = ?", id).Scan(&state, &reason)
+			got := fmt.Sprintf("%d/", state)
+			if reason != nil {
+				got += *reason
+			}
+			if got != w {
+				t.Errorf("%s, url %d: %s, want %s", when, id, got, w)
+			}
 		}
 	}
+	states("after the rule was learned", map[int64]string{2: "0/", 3: "0/", 5: "0/", 6: "0/", 4: "1/"})
 	sites, err := db.Sites(context.Background())
 	if err != nil || sites[0].Pending != 4 {
 		t.Errorf("pending after the rule was learned = %d (%v), want 4", sites[0].Pending, err)
@@ -99,18 +104,7 @@ func TestDedupDecisions(t *testing.T) {
 	// and 2, queued: left as they are).
 	apply(t, db, engine.Batch{Skips: []engine.Skip{{URL: 5, Reason: engine.SkipRule}, {URL: 6, Reason: "robots"}}})
 	apply(t, db, engine.Batch{Unskips: []uint64{5, 6, 4, 2}})
-	for id, want := range map[int64]string{2: "0/", 5: "0/", 6: "2/robots", 4: "1/"} {
-		var state int
-		var reason *string
-		r.QueryRow("SELECT state, skip_reason FROM urls WHERE id = ?", id).Scan(&state, &reason)
-		got := fmt.Sprintf("%d/", state)
-		if reason != nil {
-			got += *reason
-		}
-		if got != want {
-			t.Errorf("after unskip, url %d: %s, want %s", id, got, want)
-		}
-	}
+	states("after unskip", map[int64]string{2: "0/", 5: "0/", 6: "2/robots", 4: "1/"})
 	if sites, err := db.Sites(context.Background()); err != nil || sites[0].Pending != 3 {
 		t.Errorf("pending after unskip = %d (%v), want 3", sites[0].Pending, err)
 	}
