@@ -59,7 +59,7 @@ func (c *crawl) adopt(ctx context.Context) error {
 		kept = append(kept, l)
 	}
 	if len(kept) > 0 {
-		c.e.event(Event{Time: now, Kind: EventStart, Text: fmt.Sprintf("%d leases of the earlier run still out: their sites wait for their results", len(kept))})
+		c.adopted = fmt.Sprintf("; %d leases of the earlier run taken over (their sites wait for their results)", len(kept))
 	}
 	r.Resume(kept, c.report)
 	return nil

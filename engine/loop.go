@@ -126,6 +126,8 @@ type crawl struct {
 	// the probe's URL id (see detect.go).
 	ruleSkips map[*dedup.Rule][]ruleSkip
 	held      map[uint64]*PageResult
+
+	adopted string // the start event's note on leases of an earlier run taken over (adopt.go)
 }
 
 type dnsRetry struct {
@@ -196,7 +198,7 @@ func (e *Engine) Run(ctx context.Context) (err error) {
 	c.addSeeds()
 	c.publish(e.clock.Now(), true) // the loaded totals, before any rate is taken
 	e.setState(StateRunning)
-	e.event(Event{Kind: EventStart, Text: fmt.Sprintf("crawl started: %d sites, %d URLs known, %d queued", c.f.Len(), c.discovered, c.f.Pending())})
+	e.event(Event{Kind: EventStart, Text: fmt.Sprintf("crawl started: %d sites, %d URLs known, %d queued%s", c.f.Len(), c.discovered, c.f.Pending(), c.adopted)})
 	return c.loop(ctx)
 }
 

@@ -70,13 +70,16 @@ func (a *applied) count() (leases, calls int) {
 }
 
 type testCluster struct {
-	t     *testing.T
-	dir   string
-	srv   *Server
-	addr  string
-	m     *Master
-	got   *applied
-	token string
+	t *testing.T
+	// dispatcherOnly starts the master without Apply: its results wait
+	// for a Dispatcher's Resume.
+	dispatcherOnly bool
+	dir            string
+	srv            *Server
+	addr           string
+	m              *Master
+	got            *applied
+	token          string
 }
 
 func newTestCluster(t *testing.T) *testCluster {
@@ -94,7 +97,11 @@ func (c *testCluster) startMaster() {
 	}
 	c.srv = srv
 	c.addr = strings.TrimPrefix(srv.URL(), "nats://") // the same port after a restart
-	c.m, err = StartMaster(context.Background(), MasterOptions{Server: srv, Dial: DialOptions{Auth: Auth{Token: c.token}}, Timing: testTiming, Apply: c.got.apply,
+	var apply ApplyFunc
+	if !c.dispatcherOnly {
+		apply = c.got.apply
+	}
+	c.m, err = StartMaster(context.Background(), MasterOptions{Server: srv, Dial: DialOptions{Auth: Auth{Token: c.token}}, Timing: testTiming, Apply: apply,
 		Pins: []Pin{{Suffix: "example.fr", Tag: "eu"}}})
 	if err != nil {
 		t.Fatal(err)
