@@ -1,14 +1,20 @@
 package engine
 
-import "time"
+import (
+	"runtime"
+	"time"
+)
 
 // cpuTimer measures the CPU time the calling goroutine spends on a short
 // piece of work (fingerprinting a page, a duplicate decision), for
 // Stats.Dup.Time. On a busy machine the wall clock would also count the
 // time other goroutines and processes held the CPU, so the thread's own
-// CPU clock is read where the system has one. A goroutine moved to another
-// thread mid-way makes that reading meaningless; the result is therefore
-// kept between zero and the wall time, which it can never exceed.
+// CPU clock is read where the system has one, with the goroutine locked to
+// its thread from start to end: a goroutine moved to another thread
+// mid-way would make the reading meaningless (and so fell back to the wall
+// time, which a loaded machine inflates). The result is kept between zero
+// and the wall time, which it can never exceed. Call elapsed exactly once,
+// on the goroutine that started the timer: it unlocks the thread.
 type cpuTimer struct {
 	wall time.Time
 	cpu  time.Duration
@@ -16,6 +22,7 @@ type cpuTimer struct {
 }
 
 func startCPUTimer() cpuTimer {
+	runtime.LockOSThread()
 	cpu, ok := threadCPUTime()
 	return cpuTimer{wall: time.Now(), cpu: cpu, ok: ok}
 }
@@ -23,11 +30,12 @@ func startCPUTimer() cpuTimer {
 // elapsed returns the CPU time since the timer started, or the wall time
 // when no thread clock is available.
 func (t cpuTimer) elapsed() time.Duration {
+	cpu, ok := threadCPUTime()
+	runtime.UnlockOSThread()
 	wall := time.Since(t.wall)
 	if !t.ok {
 		return wall
 	}
-	cpu, ok := threadCPUTime()
 	if d := cpu - t.cpu; ok && d >= 0 && d < wall {
 		return d
 	}
