@@ -432,8 +432,20 @@ func (m *Master) received(ctx context.Context, msg jetstream.Msg) {
 	if bad == nil {
 		bad = apply(ctx, lease, data, func(err error) { go m.settle(lease, g, err) })
 	}
-	if bad != nil {
+	switch {
+	case bad == nil:
+	case errors.Is(bad, ErrBadMessage):
 		m.settle(lease, g, bad)
+	default:
+		// Not taken: delivered again shortly.
+		m.mu.Lock()
+		if m.partial[lease] == g {
+			delete(m.partial, lease)
+		}
+		m.mu.Unlock()
+		for _, p := range g.parts {
+			p.NakWithDelay(time.Second)
+		}
 	}
 }
 
