@@ -724,15 +724,19 @@ func (c *crawl) dispatch(now time.Time) {
 		budget := int64(e.cfg.PagesPerVisit)
 		if e.cfg.MaxPages > 0 {
 			// Near limits.max_pages what is left is shared among the
-			// robots that can work now (free ones, at most one per
-			// ready site), so r visits still run at once while a
-			// crawl of a few sites keeps c pages per connection; the
-			// last visits take only what is left.
+			// robots that can work (free ones, at most one per site
+			// with pages pending and no visit in flight), so r visits
+			// still run at once while a crawl of a few sites keeps c
+			// pages per connection; the last visits take only what
+			// is left. Sites still waiting for their address or their
+			// delay count: counting only those ready this instant gave
+			// the first site resolved after a restart every page left.
 			left := e.cfg.MaxPages - c.pages - c.planned
 			if left <= 0 {
 				return
 			}
-			share := max(1, min(e.robots.Load()-int64(c.busy), int64(c.f.Count(frontier.Ready))))
+			visitable := c.f.Count(frontier.Ready) + c.f.Count(frontier.Waiting) + c.f.Count(frontier.Blocked) + c.f.Count(frontier.Resolving)
+			share := max(1, min(e.robots.Load()-int64(c.busy), int64(visitable)))
 			budget = min(budget, left, (left+share-1)/share)
 		}
 		fs := c.next(now)
