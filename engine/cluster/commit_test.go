@@ -40,8 +40,10 @@ func (s *failingStore) Apply(ctx context.Context, b *engine.Batch) error {
 // again, it takes its leases over and stores those results. The crawl ends
 // with every page, and simweb served each page once: nothing was lost and
 // fetched again.
-func TestResultsNotStoredComeAgainToTheNextMaster(t *testing.T) {
-	web, err := simweb.Generate(simweb.Options{Seed: 3, Sites: 4, Pages: 120})
+// startWeb serves a simweb web for a test.
+func startWeb(t *testing.T, opt simweb.Options) *simweb.Server {
+	t.Helper()
+	web, err := simweb.Generate(opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,51 +51,84 @@ func TestResultsNotStoredComeAgainToTheNextMaster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Close()
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+// testCrawlConfig is a polite crawl of srv scaled down for tests.
+func testCrawlConfig(srv *simweb.Server, seeds int, delay time.Duration) engine.Config {
 	cfg := engine.Defaults()
-	cfg.Seeds = srv.SeedURLs(2)
+	cfg.Seeds = srv.SeedURLs(seeds)
 	cfg.Robots, cfg.PagesPerVisit = 4, 10
-	cfg.Delay, cfg.MaxDelay = 10*time.Millisecond, 10*time.Millisecond
+	cfg.Delay, cfg.MaxDelay = delay, delay
 	cfg.RobotsRetry, cfg.BackoffBase, cfg.ParkFor = 50*time.Millisecond, 20*time.Millisecond, 50*time.Millisecond
 	cfg.FlushEvery = 20 * time.Millisecond
 	cfg.Rank = false
+	return cfg
+}
 
-	c := newTestCluster(t)
+// robotSlave starts a light slave running engine robots built from cfg,
+// and gives slaves the master's settings.
+func (c *testCluster) robotSlave(cfg engine.Config) *Slave {
+	c.t.Helper()
 	robot, err := engine.NewRobot(cfg, nil)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	s, _ := c.runSlave(SlaveOptions{ID: "a", Robots: 4, NewWork: func(_ []byte, halt func() bool) (Work, error) { return RobotWork(robot, halt), nil }})
+	if err := c.m.PublishSettings(context.Background(), []byte("settings")); err != nil {
+		c.t.Fatal(err)
+	}
+	return s
+}
+
+// masterCrawl opens the crawl's database at path (wrapped by wrap when
+// not nil) and an engine on it whose leases go through a Dispatcher on
+// the cluster's master; release closes them.
+func (c *testCluster) masterCrawl(cfg engine.Config, srv *simweb.Server, path string, wrap func(*storage.DB) engine.Store) (eng *engine.Engine, d *Dispatcher, release func()) {
+	t := c.t
+	t.Helper()
+	db, err := storage.Open(path, storage.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.runSlave(SlaveOptions{ID: "a", Robots: 4, NewWork: func(_ []byte, halt func() bool) (Work, error) { return RobotWork(robot, halt), nil }})
-	if err := c.m.PublishSettings(context.Background(), []byte("settings")); err != nil {
+	resolver, err := dns.NewCache(dns.Config{Servers: []string{srv.DNSAddr()}})
+	if err != nil {
+		db.Close()
 		t.Fatal(err)
 	}
+	var store engine.Store = db
+	if wrap != nil {
+		store = wrap(db)
+	}
+	eng, err = engine.New(cfg, store, resolver, nil)
+	if err != nil {
+		resolver.Close()
+		db.Close()
+		t.Fatal(err)
+	}
+	d = NewDispatcher(c.m, DispatcherOptions{SetRobots: eng.SetRobots})
+	eng.SetDispatcher(d)
+	return eng, d, func() { d.Close(); resolver.Close(); db.Close() }
+}
+
+func TestResultsNotStoredComeAgainToTheNextMaster(t *testing.T) {
+	srv := startWeb(t, simweb.Options{Seed: 3, Sites: 4, Pages: 120})
+	cfg := testCrawlConfig(srv, 2, 10*time.Millisecond)
+	c := newTestCluster(t)
+	c.robotSlave(cfg)
 	path := filepath.Join(c.dir, "crawl.db")
 	crawl := func(failAt int) (engine.Stats, error) {
 		t.Helper()
-		db, err := storage.Open(path, storage.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		resolver, err := dns.NewCache(dns.Config{Servers: []string{srv.DNSAddr()}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resolver.Close()
-		var store engine.Store = db
+		var wrap func(*storage.DB) engine.Store
 		if failAt > 0 {
-			store = &failingStore{DB: db, failAt: failAt}
+			wrap = func(db *storage.DB) engine.Store { return &failingStore{DB: db, failAt: failAt} }
 		}
-		eng, err := engine.New(cfg, store, resolver, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d := NewDispatcher(c.m, DispatcherOptions{SetRobots: eng.SetRobots})
-		defer d.Close()
-		eng.SetDispatcher(d)
+		eng, _, release := c.masterCrawl(cfg, srv, path, wrap)
+		defer release()
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		err = eng.Run(ctx)
+		err := eng.Run(ctx)
 		return eng.Stats(), err
 	}
 	if _, err := crawl(30); !errors.Is(err, errDiskGone) {

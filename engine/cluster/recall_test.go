@@ -2,11 +2,14 @@ package cluster
 
 import (
 	"context"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"lidi/engine"
+	"lidi/engine/simweb"
 )
 
 // A pause recalls the slaves' leases: the master tells them (lidi.control),
@@ -105,4 +108,64 @@ func urlIDs(urls []engine.QueuedURL) []uint64 {
 		ids[i] = q.ID
 	}
 	return ids
+}
+
+// A master's crawl paused while a slave's robot waits out a site's delay
+// of ten minutes gets its lease back at once: the site's URL is queued
+// again and nothing was fetched. Resumed, the slave goes on (the site
+// waits its delay from the robots.txt request).
+func TestAPausedCrawlGetsItsRemoteLeasesBack(t *testing.T) {
+	srv := startWeb(t, simweb.Options{Seed: 3, Sites: 1, Pages: 5})
+	cfg := testCrawlConfig(srv, 1, 10*time.Minute)
+	c := newTestCluster(t)
+	s := c.robotSlave(cfg)
+	eng, d, release := c.masterCrawl(cfg, srv, filepath.Join(c.dir, "crawl.db"), nil)
+	defer release()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- eng.Run(ctx) }()
+	// The slave's robot has fetched robots.txt and waits ten minutes
+	// before the seed.
+	waitFor(t, "robots.txt fetched", func() bool {
+		for _, h := range srv.Witness().Hosts {
+			if h.RobotsFetches > 0 {
+				return true
+			}
+		}
+		return false
+	})
+	eng.Pause()
+	waitFor(t, "the lease back and its URL queued", func() bool {
+		return d.Stats().Remote == 0 && eng.Stats().QueueDepth > 0 && s.Stats().Leases == 0
+	})
+	if st := eng.Stats(); st.Pages != 0 {
+		t.Errorf("%d pages fetched during the delay", st.Pages)
+	}
+	eng.Resume()
+	waitFor(t, "the slave going on", func() bool { return !s.Halted() && eng.Stats().State == engine.StateRunning })
+	cancel()
+	waitFor(t, "the crawl stopped", func() bool {
+		select {
+		case err := <-done:
+			if err != engine.ErrStopped {
+				t.Errorf("run: %v, want ErrStopped", err)
+			}
+			return true
+		default:
+			return false
+		}
+	})
+	if w := srv.Witness(); w.Totals.Requests != w.Hosts[hostOf(cfg.Seeds[0])].RobotsFetches {
+		t.Errorf("page requests were made: %+v", w.Totals)
+	}
+}
+
+// hostOf is a URL's host name.
+func hostOf(u string) string {
+	h := strings.TrimPrefix(strings.TrimPrefix(u, "http://"), "https://")
+	if i := strings.IndexAny(h, ":/"); i >= 0 {
+		h = h[:i]
+	}
+	return h
 }
