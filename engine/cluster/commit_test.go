@@ -35,11 +35,6 @@ func (s *failingStore) Apply(ctx context.Context, b *engine.Batch) error {
 	return s.DB.Apply(ctx, b)
 }
 
-// A master whose commit fails after it took slaves' results (as one killed
-// between taking and storing them) has not acknowledged them: started
-// again, it takes its leases over and stores those results. The crawl ends
-// with every page, and simweb served each page once: nothing was lost and
-// fetched again.
 // startWeb serves a simweb web for a test.
 func startWeb(t *testing.T, opt simweb.Options) *simweb.Server {
 	t.Helper()
@@ -112,6 +107,11 @@ func (c *testCluster) masterCrawl(cfg engine.Config, srv *simweb.Server, path st
 	return eng, d, func() { d.Close(); resolver.Close(); db.Close() }
 }
 
+// A master whose commit fails after it took slaves' results (as one killed
+// between taking and storing them) has not acknowledged them: started
+// again, it takes its leases over and stores those results. The crawl ends
+// with every page, and simweb served each page once: nothing was lost and
+// fetched again.
 func TestResultsNotStoredComeAgainToTheNextMaster(t *testing.T) {
 	srv := startWeb(t, simweb.Options{Seed: 3, Sites: 4, Pages: 120})
 	cfg := testCrawlConfig(srv, 2, 10*time.Millisecond)
