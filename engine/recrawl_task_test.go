@@ -97,13 +97,19 @@ type liveRecrawl struct {
 // manual clock (and no Manager: the warm-up outlasts the test).
 func startRecrawl(t *testing.T, seeds []string, scope recrawl.Scope) *liveRecrawl {
 	t.Helper()
+	return startRecrawlFor(t, seeds, scope, 1000*time.Hour)
+}
+
+// startRecrawlFor is startRecrawl with a warm-up of warmup.
+func startRecrawlFor(t *testing.T, seeds []string, scope recrawl.Scope, warmup time.Duration) *liveRecrawl {
+	t.Helper()
 	cfg := crawlConfig(seeds)
 	cfg.Delay, cfg.MaxDelay = 0, 0
 	cfg.Recrawl.Enabled = true
 	clock := recrawl.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	cfg.Recrawl.Clock = clock
 	cfg.Recrawl.InitialInterval = time.Hour
-	cfg.Recrawl.Warmup = 1000 * time.Hour
+	cfg.Recrawl.Warmup = warmup
 	cfg.Recrawl.Scope = scope
 	eng, release := openEngine(t, cfg, "127.0.0.1:1", filepath.Join(t.TempDir(), "crawl.db")) // IP literals need no DNS
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -128,12 +134,19 @@ func (r *liveRecrawl) waitRecrawl(t *testing.T, what string, cond func(*engine.R
 	return rs
 }
 
-// round moves the clock an hour on (every channel is due) and waits for
-// the probes to be done.
+// round moves the clock an hour on (every channel is due for a probe) and
+// waits for the probes to be done.
 func (r *liveRecrawl) round(t *testing.T, channels int) *engine.RecrawlStats {
 	t.Helper()
+	return r.roundOf(t, channels, time.Hour)
+}
+
+// roundOf moves the clock d on and waits for as many tasks as channels to
+// be done.
+func (r *liveRecrawl) roundOf(t *testing.T, channels int, d time.Duration) *engine.RecrawlStats {
+	t.Helper()
 	before := r.eng.Stats().Recrawl.Done
-	r.clock.Advance(time.Hour)
+	r.clock.Advance(d)
 	return r.waitRecrawl(t, fmt.Sprintf("%d more recrawl tasks done", channels), func(rs *engine.RecrawlStats) bool {
 		return rs.Done >= before+channels
 	})
@@ -171,6 +184,43 @@ func TestRecrawlInterSiteSeeds(t *testing.T) {
 		t.Fatalf("b/new fetched %d times by a's recrawl, %d inter-site URLs: want it left to b's recrawl", n, rs.InterSite)
 	}
 	rs = r.round(t, 2)
+	if n := b.fetches("/new"); n != 1 || rs.Found != 1 {
+		t.Errorf("b's next recrawl fetched b/new %d times and found %d new pages; want 1 and 1", n, rs.Found)
+	}
+}
+
+// The same with the Manager's tasks: the inter-site URL reaches the
+// Manager (AddInterSite), whose next task of the channel has it as a seed.
+func TestRecrawlManagerTaskSeeds(t *testing.T) {
+	a, b := newEditableSite(t), newEditableSite(t)
+	a.set("/", "/a1")
+	a.set("/a1")
+	b.set("/", "/b1")
+	b.set("/b1")
+	b.set("/new")
+	r := startRecrawlFor(t, []string{a.url("/"), b.url("/")}, recrawl.Scope{}, time.Hour)
+	r.waitRecrawl(t, "4 copies", func(rs *engine.RecrawlStats) bool { return rs.Copies == 4 })
+	for range 3 { // the probes that place a channel in a group
+		r.round(t, 2)
+	}
+	r.clock.Advance(time.Minute) // the channels join the Manager
+	r.waitRecrawl(t, "the Manager running", func(rs *engine.RecrawlStats) bool { return rs.WarmupEnds.IsZero() })
+	waitFor(t, 2*time.Minute, "both channels in groups", func() bool {
+		n := 0
+		for _, g := range r.eng.Stats().Intervals {
+			n += g.Channels
+		}
+		return n == 2
+	})
+
+	// Past the longest interval, every channel is due once.
+	a.set("/", "/a1", b.url("/new"))
+	const past = 31 * 24 * time.Hour
+	rs := r.roundOf(t, 2, past)
+	if n := b.fetches("/new"); n != 0 || rs.InterSite == 0 {
+		t.Fatalf("b/new fetched %d times by a's recrawl, %d inter-site URLs: want it left to b's recrawl", n, rs.InterSite)
+	}
+	rs = r.roundOf(t, 2, past)
 	if n := b.fetches("/new"); n != 1 || rs.Found != 1 {
 		t.Errorf("b's next recrawl fetched b/new %d times and found %d new pages; want 1 and 1", n, rs.Found)
 	}
