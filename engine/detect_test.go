@@ -214,6 +214,7 @@ func TestDetectTraps(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crawls a trapped web")
 	}
+	t.Parallel()
 	const evidence = 3
 	srv := testWeb(t, simweb.Options{Seed: 21, Sites: 40, Pages: 2000, Traps: 2})
 	web := srv.Web()
@@ -472,6 +473,7 @@ func TestDetectNoFalsePositives(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crawls a web")
 	}
+	t.Parallel()
 	srv := testWeb(t, simweb.Options{Seed: 22, Sites: 30, Pages: 1500})
 	web := srv.Web()
 	cfg := crawlConfig(srv.SeedURLs(3))
@@ -499,6 +501,7 @@ func TestKill9ResumeDecisions(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a child process")
 	}
+	t.Parallel()
 	srv := testWeb(t, simweb.Options{Seed: 21, Sites: 40, Pages: 2000, Traps: 2})
 	web := srv.Web()
 	seeds := srv.SeedURLs(3)

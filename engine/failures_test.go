@@ -154,6 +154,7 @@ func TestFailuresRetried(t *testing.T) {
 // each, its seeds still queued for the next run; one with a seed that
 // answers goes on.
 func TestAllSeedsFailed(t *testing.T) {
+	t.Parallel()
 	srv := testWeb(t, simweb.Options{Seed: 5, Sites: 10, Pages: 400})
 	cache, err := dns.NewCache(dns.Config{Servers: []string{srv.DNSAddr()}})
 	if err != nil {

@@ -102,6 +102,7 @@ func queryFloat(t *testing.T, db *sql.DB, q string, args ...any) float64 {
 // engine's own estimate ending at the share of the pages it could fetch,
 // and the ranks of every URL in SQLite.
 func TestCoverageOfAFinishedCrawl(t *testing.T) {
+	t.Parallel()
 	srv, cfg := coverageWeb(t)
 	web := srv.Web()
 	cfg.RankEveryPages = 25
