@@ -74,7 +74,7 @@ func TestSimMatchesRealCrawl(t *testing.T) {
 	for _, strategy := range []string{"length", "depth"} {
 		for _, c := range []int{1, 3} {
 			t.Run(fmt.Sprintf("%s/c=%d", strategy, c), func(t *testing.T) {
-				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 				defer cancel()
 				db, err := storage.Open(filepath.Join(t.TempDir(), "crawl.db"), storage.Options{})
 				if err != nil {

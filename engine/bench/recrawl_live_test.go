@@ -26,7 +26,7 @@ func TestRecrawlLiveSmall(t *testing.T) {
 		t.Fatal(err)
 	}
 	o.OpenStore = openTestStore
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var log bytes.Buffer
 	runs, err := RecrawlLive(ctx, o, &log)

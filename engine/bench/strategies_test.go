@@ -131,7 +131,7 @@ func TestStrategiesRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	o.OpenStore = openTestStore
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var log bytes.Buffer
 	res, err := Strategies(ctx, o, &log)
