@@ -15,21 +15,13 @@ import (
 	"time"
 
 	"lidi/engine/simweb"
+	"lidi/engine/simweb/simwebtest"
 	"lidi/storage"
 )
 
+// startWeb serves the small web the command-line tests crawl.
 func startWeb(t *testing.T) *simweb.Server {
-	t.Helper()
-	web, err := simweb.Generate(simweb.Options{Seed: 2, Sites: 8, Pages: 300})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := simweb.Start(context.Background(), web, simweb.ServerConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	return srv
+	return simwebtest.Start(t, simweb.Options{Seed: 2, Sites: 8, Pages: 300})
 }
 
 func writeConfig(t *testing.T, dir string, srv *simweb.Server, extra string) string {

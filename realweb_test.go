@@ -13,20 +13,13 @@ import (
 	"time"
 
 	"lidi/engine/simweb"
+	"lidi/engine/simweb/simwebtest"
 )
 
 // startTLSWeb serves a small HTTPS simweb and writes its CA to dir/certs.
 func startTLSWeb(t *testing.T, dir string) *simweb.Server {
 	t.Helper()
-	web, err := simweb.Generate(simweb.Options{Seed: 3, Sites: 8, Pages: 240, TLS: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := simweb.Start(context.Background(), web, simweb.ServerConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
+	srv := simwebtest.Start(t, simweb.Options{Seed: 3, Sites: 8, Pages: 240, TLS: true})
 	os.MkdirAll(filepath.Join(dir, "certs"), 0o755)
 	if err := os.WriteFile(filepath.Join(dir, "certs", "ca.pem"), srv.CA(), 0o644); err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 
 	"lidi/engine"
 	"lidi/engine/simweb"
+	"lidi/engine/simweb/simwebtest"
 	"lidi/storage"
 )
 
@@ -69,7 +70,7 @@ func (d *resumer) Dispatch(ctx context.Context, l *engine.Lease, report func(eng
 // the store held already (its result stored before the kill) is not
 // counted again. The crawl ends with every page stored once.
 func TestALeaseOfAnEarlierRunIsTakenOver(t *testing.T) {
-	srv := testWeb(t, simweb.Options{Seed: 5, Sites: 6, Pages: 200})
+	srv := simwebtest.Start(t, simweb.Options{Seed: 5, Sites: 6, Pages: 200})
 	cfg := crawlConfig(srv.SeedURLs(2))
 	ref := filepath.Join(t.TempDir(), "local.db")
 	runCrawl(t, cfg, srv.DNSAddr(), ref)
@@ -175,7 +176,7 @@ func (r *recaller) Recall(halt bool) {
 
 // A pause and a stop recall remote leases; a resumption lets them go on.
 func TestPauseAndStopRecallRemoteLeases(t *testing.T) {
-	srv := testWeb(t, simweb.Options{Seed: 5, Sites: 2, Pages: 20})
+	srv := simwebtest.Start(t, simweb.Options{Seed: 5, Sites: 2, Pages: 20})
 	eng, release := openEngine(t, crawlConfig(srv.SeedURLs(1)), srv.DNSAddr(), filepath.Join(t.TempDir(), "crawl.db"))
 	defer release()
 	d := &recaller{LocalDispatcher: engine.LocalDispatcher{Robot: eng.Robot()}}

@@ -13,23 +13,9 @@ import (
 	"lidi/engine"
 	"lidi/engine/dns"
 	"lidi/engine/simweb"
+	"lidi/engine/simweb/simwebtest"
 	"lidi/storage"
 )
-
-// testWeb starts a synthetic web on loopback for one test.
-func testWeb(t *testing.T, opt simweb.Options) *simweb.Server {
-	t.Helper()
-	web, err := simweb.Generate(opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := simweb.Start(context.Background(), web, simweb.ServerConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	return srv
-}
 
 // crawlConfig is a polite configuration scaled down for tests.
 func crawlConfig(seeds []string) engine.Config {
@@ -133,7 +119,7 @@ func fetchedURLs(t *testing.T, path string) map[string]bool {
 // crawler's own account.
 func TestPolitenessWitnessed(t *testing.T) {
 	t.Parallel()
-	srv := testWeb(t, simweb.Options{Seed: 7, Sites: 25, Pages: 1200})
+	srv := simwebtest.Start(t, simweb.Options{Seed: 7, Sites: 25, Pages: 1200})
 	cfg := crawlConfig(srv.SeedURLs(3))
 	st := runCrawl(t, cfg, srv.DNSAddr(), filepath.Join(t.TempDir(), "crawl.db"))
 	w := srv.Witness()
@@ -189,7 +175,7 @@ func TestPolitenessWitnessed(t *testing.T) {
 // With politeness at its defaults but for w, the Length strategy and the
 // Depth strategy reach the same pages.
 func TestStrategiesReachTheSamePages(t *testing.T) {
-	srv := testWeb(t, simweb.Options{Seed: 3, Sites: 12, Pages: 500})
+	srv := simwebtest.Start(t, simweb.Options{Seed: 3, Sites: 12, Pages: 500})
 	var sets []map[string]bool
 	for _, strategy := range []string{"length", "depth"} {
 		cfg := crawlConfig(srv.SeedURLs(2))
@@ -210,7 +196,7 @@ func TestStrategiesReachTheSamePages(t *testing.T) {
 }
 
 func TestMaxPagesAndResumeAfterLimit(t *testing.T) {
-	srv := testWeb(t, simweb.Options{Seed: 5, Sites: 10, Pages: 400})
+	srv := simwebtest.Start(t, simweb.Options{Seed: 5, Sites: 10, Pages: 400})
 	path := filepath.Join(t.TempDir(), "crawl.db")
 	cfg := crawlConfig(srv.SeedURLs(2))
 	cfg.Delay, cfg.MaxDelay = 0, 0

@@ -17,6 +17,7 @@ import (
 	"lidi/engine/bench"
 	"lidi/engine/dedup"
 	"lidi/engine/simweb"
+	"lidi/engine/simweb/simwebtest"
 )
 
 // fetchRow is a fetched URL as the store keeps it.
@@ -216,7 +217,7 @@ func TestDetectTraps(t *testing.T) {
 	}
 	t.Parallel()
 	const evidence = 3
-	srv := testWeb(t, simweb.Options{Seed: 21, Sites: 40, Pages: 2000, Traps: 2})
+	srv := simwebtest.Start(t, simweb.Options{Seed: 21, Sites: 40, Pages: 2000, Traps: 2})
 	web := srv.Web()
 	cfg := crawlConfig(srv.SeedURLs(3))
 	cfg.Delay, cfg.MaxDelay = 0, 0
@@ -474,7 +475,7 @@ func TestDetectNoFalsePositives(t *testing.T) {
 		t.Skip("crawls a web")
 	}
 	t.Parallel()
-	srv := testWeb(t, simweb.Options{Seed: 22, Sites: 30, Pages: 1500})
+	srv := simwebtest.Start(t, simweb.Options{Seed: 22, Sites: 30, Pages: 1500})
 	web := srv.Web()
 	cfg := crawlConfig(srv.SeedURLs(3))
 	cfg.Delay, cfg.MaxDelay = 0, 0
@@ -502,7 +503,7 @@ func TestKill9ResumeDecisions(t *testing.T) {
 		t.Skip("starts a child process")
 	}
 	t.Parallel()
-	srv := testWeb(t, simweb.Options{Seed: 21, Sites: 40, Pages: 2000, Traps: 2})
+	srv := simwebtest.Start(t, simweb.Options{Seed: 21, Sites: 40, Pages: 2000, Traps: 2})
 	web := srv.Web()
 	seeds := srv.SeedURLs(3)
 	path := filepath.Join(t.TempDir(), "crawl.db")

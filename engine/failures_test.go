@@ -15,6 +15,7 @@ import (
 	"lidi/engine"
 	"lidi/engine/dns"
 	"lidi/engine/simweb"
+	"lidi/engine/simweb/simwebtest"
 	"lidi/storage"
 )
 
@@ -79,7 +80,7 @@ func runWith(t *testing.T, cfg engine.Config, resolver engine.Resolver, path str
 func TestFailuresRetried(t *testing.T) {
 	t.Parallel()
 	// A web big enough for the retries to come due before its end.
-	srv := testWeb(t, simweb.Options{Seed: 5, Sites: 10, Pages: 1500})
+	srv := simwebtest.Start(t, simweb.Options{Seed: 5, Sites: 10, Pages: 1500})
 	seeds := srv.SeedURLs(3)
 	hostOf := func(u string) string { return strings.Split(strings.Split(u, "://")[1], ":")[0] }
 	flaky, dead := hostOf(seeds[1]), hostOf(seeds[2])
@@ -155,7 +156,7 @@ func TestFailuresRetried(t *testing.T) {
 // answers goes on.
 func TestAllSeedsFailed(t *testing.T) {
 	t.Parallel()
-	srv := testWeb(t, simweb.Options{Seed: 5, Sites: 10, Pages: 400})
+	srv := simwebtest.Start(t, simweb.Options{Seed: 5, Sites: 10, Pages: 400})
 	cache, err := dns.NewCache(dns.Config{Servers: []string{srv.DNSAddr()}})
 	if err != nil {
 		t.Fatal(err)
@@ -208,7 +209,7 @@ func TestAllSeedsFailed(t *testing.T) {
 // Every run says why it ended, in Stats and in the events table, which
 // holds start, pause, resume, stop and done.
 func TestEndReasons(t *testing.T) {
-	srv := testWeb(t, simweb.Options{Seed: 5, Sites: 10, Pages: 400})
+	srv := simwebtest.Start(t, simweb.Options{Seed: 5, Sites: 10, Pages: 400})
 	path := filepath.Join(t.TempDir(), "crawl.db")
 	cfg := crawlConfig(srv.SeedURLs(2))
 	eng, release := openEngine(t, cfg, srv.DNSAddr(), path)
@@ -258,7 +259,7 @@ func TestCleanStop(t *testing.T) {
 	t.Parallel()
 	// Each answer takes 100 ms, so pages are in flight when the stop
 	// comes; w = 2 s, so most visits are waiting then.
-	srv := testWeb(t, simweb.Options{Seed: 5, Sites: 10, Pages: 200, LatencyMedian: 100 * time.Millisecond, LatencySigma: -1})
+	srv := simwebtest.Start(t, simweb.Options{Seed: 5, Sites: 10, Pages: 200, LatencyMedian: 100 * time.Millisecond, LatencySigma: -1})
 	path := filepath.Join(t.TempDir(), "crawl.db")
 	cfg := crawlConfig(srv.SeedURLs(3))
 	cfg.Delay, cfg.MaxDelay = 2*time.Second, 2*time.Second
@@ -303,7 +304,7 @@ func TestCleanStop(t *testing.T) {
 // Near limits.max_pages the pages left are shared among the robots: r
 // visits still run at once, and the limit is met exactly.
 func TestMaxPagesKeepsRobotsBusy(t *testing.T) {
-	srv := testWeb(t, simweb.Options{Seed: 5, Sites: 10, Pages: 1500})
+	srv := simwebtest.Start(t, simweb.Options{Seed: 5, Sites: 10, Pages: 1500})
 	path := filepath.Join(t.TempDir(), "crawl.db")
 	// A first run fills the sites' queues far beyond c.
 	cfg := crawlConfig(srv.SeedURLs(4))
@@ -333,7 +334,7 @@ func TestMaxPagesKeepsRobotsBusy(t *testing.T) {
 // visits to a share for robots that have no other site to visit: each
 // visit keeps c pages over one connection.
 func TestMaxPagesOneSiteKeepsVisitsLong(t *testing.T) {
-	srv := testWeb(t, simweb.Options{Seed: 5, Sites: 1, Pages: 300})
+	srv := simwebtest.Start(t, simweb.Options{Seed: 5, Sites: 1, Pages: 300})
 	path := filepath.Join(t.TempDir(), "crawl.db")
 	cfg := crawlConfig(srv.SeedURLs(1))
 	cfg.Delay, cfg.MaxDelay = 0, 0

@@ -8,6 +8,7 @@ import (
 
 	"lidi/engine"
 	"lidi/engine/simweb"
+	"lidi/engine/simweb/simwebtest"
 )
 
 // waitFor polls cond until it holds, failing the test after limit.
@@ -28,7 +29,7 @@ func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
 // the SQLite file as it goes: a page the console counted reaches the store
 // while the visit that fetched it is still in flight, paused or not.
 func TestPagesStoredDuringLongVisit(t *testing.T) {
-	srv := testWeb(t, simweb.Options{Seed: 21, Sites: 1, Pages: 1500, ExternalLinks: -1})
+	srv := simwebtest.Start(t, simweb.Options{Seed: 21, Sites: 1, Pages: 1500, ExternalLinks: -1})
 	cfg := crawlConfig(srv.SeedURLs(1))
 	cfg.Scope.SeedHosts = true
 	cfg.Robots = 1

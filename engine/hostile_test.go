@@ -23,6 +23,7 @@ import (
 	"lidi/engine/fetch"
 	"lidi/engine/robots"
 	"lidi/engine/simweb"
+	"lidi/engine/simweb/simwebtest"
 	"lidi/engine/urlnorm"
 	"lidi/storage"
 )
@@ -335,12 +336,7 @@ func TestHostileServers(t *testing.T) {
 		t.Fatal("no site allows " + simweb.HostilePath)
 	}
 	start := func(t *testing.T, kind simweb.HostileKind) *simweb.Server {
-		srv, err := simweb.Start(context.Background(), web, simweb.ServerConfig{Hostile: kind})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { srv.Close() })
-		return srv
+		return simwebtest.Serve(t, web, simweb.ServerConfig{Hostile: kind})
 	}
 	seeds := func(srv *simweb.Server) []string {
 		return append(srv.SeedURLs(2), srv.URL(web.Site(site).HomePage))
@@ -526,7 +522,7 @@ func longestURL(t *testing.T, path string) int {
 // the site (or its address) starts at once, without delays. The server
 // must still never see two requests of one site or address in flight.
 func TestPolitenessAfterAbortedBodies(t *testing.T) {
-	srv := testWeb(t, simweb.Options{Seed: 5, Sites: 12, Pages: 300, Traps: 2})
+	srv := simwebtest.Start(t, simweb.Options{Seed: 5, Sites: 12, Pages: 300, Traps: 2})
 	cfg := hostileConfig(srv.SeedURLs(3))
 	path := filepath.Join(t.TempDir(), "crawl.db")
 	st, _ := crawlHostile(t, cfg, srv.DNSAddr(), path)
@@ -579,7 +575,7 @@ func TestTLSHandshakeStall(t *testing.T) {
 			})
 		}
 	})
-	srv := testWeb(t, hostileWeb)
+	srv := simwebtest.Start(t, hostileWeb)
 	stalled := "https://" + ln.Addr().String() + "/"
 	cfg := hostileConfig(append(srv.SeedURLs(2), stalled))
 	cfg.Fetch.ConnectTimeout = 200 * time.Millisecond

@@ -12,6 +12,7 @@ import (
 	"lidi/engine"
 	"lidi/engine/dns"
 	"lidi/engine/simweb"
+	"lidi/engine/simweb/simwebtest"
 	"lidi/storage"
 )
 
@@ -86,7 +87,7 @@ func (c *offsetClock) Now() time.Time { return time.Now().Add(time.Duration(c.of
 // pages a local one stores, each once, and counts them once.
 func TestLeasesThroughADispatcher(t *testing.T) {
 	t.Parallel()
-	srv := testWeb(t, simweb.Options{Seed: 5, Sites: 10, Pages: 400})
+	srv := simwebtest.Start(t, simweb.Options{Seed: 5, Sites: 10, Pages: 400})
 	cfg := crawlConfig(srv.SeedURLs(2))
 	cfg.Delay, cfg.MaxDelay = 0, 0
 	ref := filepath.Join(t.TempDir(), "local.db")

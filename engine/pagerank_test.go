@@ -16,6 +16,7 @@ import (
 	"lidi/engine/dns"
 	"lidi/engine/frontier"
 	"lidi/engine/simweb"
+	"lidi/engine/simweb/simwebtest"
 	"lidi/storage"
 )
 
@@ -175,7 +176,7 @@ func TestCoverageOfAFinishedCrawl(t *testing.T) {
 // coverageWeb is a small web for coverage tests and a configuration that
 // crawls it fast with its oracle.
 func coverageWeb(t *testing.T) (*simweb.Server, engine.Config) {
-	srv := testWeb(t, simweb.Options{Seed: 11, Sites: 12, Pages: 500})
+	srv := simwebtest.Start(t, simweb.Options{Seed: 11, Sites: 12, Pages: 500})
 	cfg := crawlConfig(srv.SeedURLs(2))
 	cfg.Delay, cfg.MaxDelay = 0, 0
 	cfg.Oracle = srv.Web().Oracle()
@@ -241,7 +242,7 @@ func TestCoverageAfterResume(t *testing.T) {
 }
 
 func TestPageRankOff(t *testing.T) {
-	srv := testWeb(t, simweb.Options{Seed: 2, Sites: 3, Pages: 60})
+	srv := simwebtest.Start(t, simweb.Options{Seed: 2, Sites: 3, Pages: 60})
 	cfg := crawlConfig(srv.SeedURLs(1))
 	cfg.Delay, cfg.MaxDelay = 0, 0
 	cfg.Rank = false
@@ -330,7 +331,7 @@ func replay(t *testing.T, s frontier.Strategy, batches []engine.Batch) (left int
 // Batch, Partial and Optimal crawl a real web to its end, and the engine
 // fetches in the order each strategy asks for.
 func TestRankStrategiesOrder(t *testing.T) {
-	srv := testWeb(t, simweb.Options{Seed: 5, Sites: 1, Pages: 150})
+	srv := simwebtest.Start(t, simweb.Options{Seed: 5, Sites: 1, Pages: 150})
 	web := srv.Web()
 	tests := []struct {
 		name string

@@ -15,6 +15,7 @@ import (
 	"lidi/engine"
 	"lidi/engine/dns"
 	"lidi/engine/simweb"
+	"lidi/engine/simweb/simwebtest"
 	"lidi/storage"
 )
 
@@ -101,7 +102,7 @@ func TestKill9Resume(t *testing.T) {
 }
 
 func testKill9Resume(t *testing.T, long bool) {
-	srv := testWeb(t, simweb.Options{Seed: 11, Sites: 15, Pages: 1500})
+	srv := simwebtest.Start(t, simweb.Options{Seed: 11, Sites: 15, Pages: 1500})
 	seeds := srv.SeedURLs(3)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "crawl.db")

@@ -13,6 +13,7 @@ import (
 	"lidi/engine"
 	"lidi/engine/dns"
 	"lidi/engine/simweb"
+	"lidi/engine/simweb/simwebtest"
 	"lidi/storage"
 )
 
@@ -27,19 +28,8 @@ import (
 // for a fault to land in the middle.
 var faultWeb = simweb.Options{Seed: 21, Sites: 6, Pages: 240}
 
-func startWeb(t *testing.T) *simweb.Server {
-	t.Helper()
-	web, err := simweb.Generate(faultWeb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := simweb.Start(context.Background(), web, simweb.ServerConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	return srv
-}
+// startWeb serves faultWeb for one test.
+func startWeb(t *testing.T) *simweb.Server { return simwebtest.Start(t, faultWeb) }
 
 func faultConfig(srv *simweb.Server) engine.Config {
 	cfg := engine.Defaults()

@@ -11,6 +11,7 @@ import (
 	"lidi/engine"
 	"lidi/engine/dns"
 	"lidi/engine/simweb"
+	"lidi/engine/simweb/simwebtest"
 	"lidi/storage"
 )
 
@@ -33,21 +34,6 @@ func (s *failingStore) Apply(ctx context.Context, b *engine.Batch) error {
 	}
 	s.pages += len(b.Pages)
 	return s.DB.Apply(ctx, b)
-}
-
-// startWeb serves a simweb web for a test.
-func startWeb(t *testing.T, opt simweb.Options) *simweb.Server {
-	t.Helper()
-	web, err := simweb.Generate(opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := simweb.Start(context.Background(), web, simweb.ServerConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	return srv
 }
 
 // testCrawlConfig is a polite crawl of srv scaled down for tests.
@@ -113,7 +99,7 @@ func (c *testCluster) masterCrawl(cfg engine.Config, srv *simweb.Server, path st
 // with every page, and simweb served each page once: nothing was lost and
 // fetched again.
 func TestResultsNotStoredComeAgainToTheNextMaster(t *testing.T) {
-	srv := startWeb(t, simweb.Options{Seed: 3, Sites: 4, Pages: 120})
+	srv := simwebtest.Start(t, simweb.Options{Seed: 3, Sites: 4, Pages: 120})
 	cfg := testCrawlConfig(srv, 2, 10*time.Millisecond)
 	c := newTestCluster(t)
 	c.robotSlave(cfg)

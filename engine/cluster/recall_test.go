@@ -10,6 +10,7 @@ import (
 
 	"lidi/engine"
 	"lidi/engine/simweb"
+	"lidi/engine/simweb/simwebtest"
 )
 
 // A pause recalls the slaves' leases: the master tells them (lidi.control),
@@ -115,7 +116,7 @@ func urlIDs(urls []engine.QueuedURL) []uint64 {
 // again and nothing was fetched. Resumed, the slave goes on (the site
 // waits its delay from the robots.txt request).
 func TestAPausedCrawlGetsItsRemoteLeasesBack(t *testing.T) {
-	srv := startWeb(t, simweb.Options{Seed: 3, Sites: 1, Pages: 5})
+	srv := simwebtest.Start(t, simweb.Options{Seed: 3, Sites: 1, Pages: 5})
 	cfg := testCrawlConfig(srv, 1, 10*time.Minute)
 	c := newTestCluster(t)
 	s := c.robotSlave(cfg)
