@@ -64,7 +64,7 @@ func TestStatsReachTheScreen(t *testing.T) {
 		count(last.Errors)+" errors",
 		fmt.Sprintf("%d of %d busy", last.RobotsBusy, last.Robots), "opic",
 		"1:02:29 elapsed", // Stats.Time - Stats.Started
-		"not measured yet",
+		"no PageRank run yet",
 		"parked after 5 failed visits",
 		"robots.txt answered 503",
 		"waiting: "+count(int64(last.SitesWaiting))+" sites", "for their politeness delay",
@@ -78,18 +78,18 @@ func TestStatsReachTheScreen(t *testing.T) {
 	}
 }
 
-func TestNotMeasuredUntilSet(t *testing.T) {
+func TestPanelsBeforeTheirFirstMeasurement(t *testing.T) {
 	s := crawlSeries(1, engine.StateRunning)
 	c := newFake(s)
 	hs := newHarness(t, c, 120, 40)
-	if n := strings.Count(hs.screen(), "not measured yet"); n != 1 {
-		t.Errorf("%d panels say not measured yet, want 1 (coverage)", n)
+	if n := strings.Count(hs.screen(), "no PageRank run yet"); n != 1 {
+		t.Errorf("%d panels say no PageRank run yet, want 1 (coverage)", n)
 	}
 	mustShow(t, hs, "recrawling is off")
 	c.series = []engine.Stats{measured(s[0])}
 	c.next = 0
 	hs.refresh(1)
-	mustNotShow(t, hs, "not measured yet", "recrawling is off")
+	mustNotShow(t, hs, "no PageRank run yet", "recrawling is off")
 	mustShow(t, hs, "99.9% of PageRank", "124,000 pages", "iir · fresh 82.3%", "g1", "140", "6h", "45m", "3d", "16h", "75%")
 	// Zoomed, the coverage curve gets a labelled scale.
 	for hs.m.focus != coveragePanelID {

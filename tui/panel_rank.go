@@ -9,9 +9,9 @@ import (
 	"lidi/engine"
 )
 
-// notMeasured is what the panels filled by later measurements say until
-// the engine sets their fields.
-const notMeasured = "not measured yet"
+// noRankRun is what the coverage panel says until the engine's first
+// PageRank run fills Stats.Coverage: the state, not a missing feature.
+const noRankRun = "no PageRank run yet"
 
 // coveragePanel shows the PageRank coverage curve: the share of PageRank
 // held by the pages fetched so far, against the number of pages.
@@ -40,7 +40,7 @@ func (p *coveragePanel) view() string {
 	c := p.com
 	cov := c.stats.Coverage
 	if cov == nil {
-		return c.dim(notMeasured) + "\n" + c.dim("share of PageRank in pages fetched")
+		return c.dim(noRankRun) + "\n" + c.dim("share of PageRank in pages fetched")
 	}
 	if len(cov) == 0 {
 		return c.dim("no point yet")

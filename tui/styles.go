@@ -31,7 +31,7 @@ type Styles struct {
 	Label  lipgloss.Style // words around figures
 	Value  lipgloss.Style // figures
 	Column lipgloss.Style // column headings of tables
-	Dim    lipgloss.Style // secondary text, "not measured yet"
+	Dim    lipgloss.Style // secondary text, "no PageRank run yet"
 	Warn   lipgloss.Style // errors, failures
 	Good   lipgloss.Style
 
