@@ -695,10 +695,17 @@ func (c *crawl) finished() EndReason {
 	if c.rc != nil {
 		return EndNone // recrawling goes on until stopped or a limit
 	}
-	if c.resolving == 0 && c.f.Count(frontier.Ready)+c.f.Count(frontier.Waiting)+c.f.Count(frontier.Blocked)+c.f.Count(frontier.Resolving) == 0 {
+	if c.resolving == 0 && c.visitable() == 0 {
 		return EndFrontierEmpty
 	}
 	return EndNone
+}
+
+// visitable is the number of sites with pages pending and no visit in
+// flight: ready, or waiting for their address, their delay or their
+// address's other visit.
+func (c *crawl) visitable() int {
+	return c.f.Count(frontier.Ready) + c.f.Count(frontier.Waiting) + c.f.Count(frontier.Blocked) + c.f.Count(frontier.Resolving)
 }
 
 // end records why the crawl ended, for Stats and the events table.
@@ -735,8 +742,7 @@ func (c *crawl) dispatch(now time.Time) {
 			if left <= 0 {
 				return
 			}
-			visitable := c.f.Count(frontier.Ready) + c.f.Count(frontier.Waiting) + c.f.Count(frontier.Blocked) + c.f.Count(frontier.Resolving)
-			share := max(1, min(e.robots.Load()-int64(c.busy), int64(visitable)))
+			share := max(1, min(e.robots.Load()-int64(c.busy), int64(c.visitable())))
 			budget = min(budget, left, (left+share-1)/share)
 		}
 		fs := c.next(now)
