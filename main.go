@@ -213,7 +213,7 @@ func runHeadless(ctx context.Context, eng *engine.Engine, out io.Writer) error {
 		select {
 		case err := <-done:
 			s := eng.Stats()
-			seen = printEvents(out, s, seen)
+			printEvents(out, s, seen)
 			fmt.Fprintln(out, progressLine(s))
 			if s.EndText != "" {
 				fmt.Fprintf(out, "%s  ended: %s\n", time.Now().Format(time.TimeOnly), s.EndText)

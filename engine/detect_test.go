@@ -122,22 +122,6 @@ func (r crawlRecord) score(web *simweb.Web, reach *simweb.Reach) bench.Score {
 	return bench.ScoreCrawl(web, reach, fs)
 }
 
-// wasted counts the fetches that match and brought no new content.
-func (r crawlRecord) wasted(match func(fetchRow) bool) int {
-	seen := map[uint64]bool{}
-	n := 0
-	for _, f := range r.fetched {
-		isNew := f.status == 200 && f.truth.Genuine && !seen[f.truth.Content]
-		if f.status == 200 && f.truth.Genuine {
-			seen[f.truth.Content] = true
-		}
-		if !isNew && match(f) {
-			n++
-		}
-	}
-	return n
-}
-
 // copies returns how many of the fetches that match carry content fetched
 // before, and the URLs of those that no duplicate record accounts for.
 //

@@ -79,11 +79,8 @@ const columnGap = 1
 // master.
 var slavesSlot = slot{id: slavesPanelID, min: 4, grow: 2}
 
-// layout places the panels in an area of w×h cells whose top-left corner
-// is at (x, y).
-func layout(x, y, w, h int) [numPanels]rect { return layoutFor(x, y, w, h, false) }
-
-// layoutFor is layout, with the slaves panel when clustered.
+// layoutFor places the panels in an area of w×h cells whose top-left
+// corner is at (x, y), with the slaves panel when clustered.
 func layoutFor(x, y, w, h int, clustered bool) [numPanels]rect {
 	cols := narrowColumns
 	if w >= wideLayout {

@@ -271,24 +271,6 @@ func joinPath(segs []string, dir bool) string {
 	return b.String()
 }
 
-// primitiveRoot returns the shortest run whose repetition gives r: a/b/a/b
-// → a/b.
-func primitiveRoot(r []string) []string {
-	for l := 1; l < len(r); l++ {
-		if len(r)%l != 0 {
-			continue
-		}
-		ok := true
-		for i := l; i < len(r) && ok; i++ {
-			ok = r[i] == r[i-l]
-		}
-		if ok {
-			return r[:l]
-		}
-	}
-	return r
-}
-
 // indexNames are file names that serve a directory's index: /docs/ and
 // /docs/index.html are the same place when relating two URLs.
 var indexNames = map[string]bool{
