@@ -100,12 +100,15 @@ type MasterStats struct {
 // Master hands leases to slaves and applies their results. Its methods are
 // safe for concurrent use.
 type Master struct {
-	opt  MasterOptions
-	nc   *nats.Conn
-	js   jetstream.JetStream
-	kv   jetstream.KeyValue
-	reg  *registry
-	subs []*nats.Subscription
+	opt MasterOptions
+	nc  *nats.Conn
+	js  jetstream.JetStream
+	kv  jetstream.KeyValue
+	// leases is the lease stream, looked up once: unbook deletes from
+	// it at every lease's end.
+	leases jetstream.Stream
+	reg    *registry
+	subs   []*nats.Subscription
 
 	mu      sync.Mutex
 	book    map[string]Booked
@@ -157,6 +160,9 @@ func StartMaster(ctx context.Context, opt MasterOptions) (*Master, error) {
 	}
 	if m.kv, err = setUp(ctx, m.js); err != nil {
 		return fail(err)
+	}
+	if m.leases, err = m.js.Stream(ctx, LeaseStream); err != nil {
+		return fail(fmt.Errorf("cluster: stream %s: %w", LeaseStream, err))
 	}
 	tags := map[string]bool{"": true}
 	for _, p := range opt.Pins {
@@ -323,8 +329,8 @@ func (m *Master) Forget(ctx context.Context, id string) {
 // claim on it: once the message is gone no slave can take the lease again.
 func (m *Master) unbook(ctx context.Context, b Booked) {
 	m.kv.Delete(ctx, bookPrefix+kvKey(b.ID))
-	if s, err := m.js.Stream(ctx, LeaseStream); err == nil && b.Seq > 0 {
-		s.DeleteMsg(ctx, b.Seq) // gone already when a slave acknowledged it
+	if b.Seq > 0 {
+		m.leases.DeleteMsg(ctx, b.Seq) // gone already when a slave acknowledged it
 	}
 	m.kv.Purge(ctx, claimKey(b.ID))
 }
