@@ -507,17 +507,23 @@ func (m *Master) PublishSettings(ctx context.Context, settings []byte) error {
 	return nil
 }
 
-// keptEvents is how many of the latest events Events returns.
+// keptEvents is how many of the latest events Events returns (the
+// master's and a slave's).
 const keptEvents = 100
+
+// keepLatest appends e to events, dropping the oldest past keptEvents.
+func keepLatest[E any](events []E, e E) []E {
+	if len(events) == keptEvents {
+		copy(events, events[1:])
+		events = events[:keptEvents-1]
+	}
+	return append(events, e)
+}
 
 // event records a join, leave or expiry and passes it on.
 func (m *Master) event(ev SlaveEvent) {
 	m.mu.Lock()
-	if len(m.events) == keptEvents {
-		copy(m.events, m.events[1:])
-		m.events = m.events[:keptEvents-1]
-	}
-	m.events = append(m.events, ev)
+	m.events = keepLatest(m.events, ev)
 	m.mu.Unlock()
 	if m.opt.OnEvent != nil {
 		m.opt.OnEvent(ev)

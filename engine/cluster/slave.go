@@ -217,11 +217,7 @@ type SlaveLogEntry struct {
 
 func (s *Slave) event(text string) {
 	s.mu.Lock()
-	if len(s.events) == keptEvents {
-		copy(s.events, s.events[1:])
-		s.events = s.events[:keptEvents-1]
-	}
-	s.events = append(s.events, SlaveLogEntry{time.Now(), text})
+	s.events = keepLatest(s.events, SlaveLogEntry{time.Now(), text})
 	s.mu.Unlock()
 	if s.opt.OnEvent != nil {
 		s.opt.OnEvent(text)
