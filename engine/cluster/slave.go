@@ -276,17 +276,20 @@ func (s *Slave) Run(ctx context.Context) error {
 		go func() { defer wg.Done(); s.robot(ctx) }()
 	}
 	wg.Wait()
-	// Last chance to deliver before leaving: bounded, the spool keeps
-	// the rest.
-	flushBy := time.Now().Add(5 * time.Second)
-	for s.spool.Len() > 0 && time.Now().Before(flushBy) && s.nc.IsConnected() {
-		s.deliver(deliverCtx)
-		if s.spool.Len() > 0 {
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
+	// The delivery loop stops first: the last flush below is the only
+	// one publishing the spool, so no part is sent (and counted) twice.
 	stopDeliver()
 	<-deliverDone
+	// Last chance to deliver before leaving: bounded, the spool keeps
+	// the rest.
+	flushCtx, stopFlush := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	for s.spool.Len() > 0 && flushCtx.Err() == nil && s.nc.IsConnected() {
+		s.deliver(flushCtx)
+		if s.spool.Len() > 0 {
+			wait(flushCtx, 100*time.Millisecond)
+		}
+	}
+	stopFlush()
 	stopStatus()
 	s.nc.Publish(byeSubject, []byte(s.opt.ID))
 	s.nc.FlushTimeout(time.Second)
@@ -544,14 +547,15 @@ func (s *Slave) deliver(ctx context.Context) {
 		s.delivered.Add(1)
 		s.mu.Lock()
 		h := s.held[lease]
+		done := false
 		if h != nil {
 			h.parts--
-			if h.parts <= 0 {
+			if done = h.parts <= 0; done {
 				delete(s.held, lease)
 			}
 		}
 		s.mu.Unlock()
-		if h != nil && h.parts <= 0 {
+		if done {
 			// Results stored: the lease is done. A lost ack only
 			// means another slave may redo it; the master applies it
 			// once.
