@@ -107,12 +107,7 @@ func (m *SlaveModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 }
 
 // View draws the console on the alternate screen.
-func (m *SlaveModel) View() tea.View {
-	v := tea.NewView(m.render())
-	v.AltScreen = true
-	v.WindowTitle = "lidi slave"
-	return v
-}
+func (m *SlaveModel) View() tea.View { return altScreen(m.render(), "lidi slave") }
 
 func (m *SlaveModel) render() string {
 	w, h := m.com.width, m.com.height

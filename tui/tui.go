@@ -506,10 +506,14 @@ func (m *Model) resize() {
 }
 
 // View draws the console on the alternate screen.
-func (m *Model) View() tea.View {
-	v := tea.NewView(m.render())
+func (m *Model) View() tea.View { return altScreen(m.render(), "lidi") }
+
+// altScreen is a console's view: content on the alternate screen, the
+// terminal's window titled title.
+func altScreen(content, title string) tea.View {
+	v := tea.NewView(content)
 	v.AltScreen = true
-	v.WindowTitle = "lidi"
+	v.WindowTitle = title
 	return v
 }
 
