@@ -88,8 +88,7 @@ func (m *SlaveModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.com.width, m.com.height = msg.Width, msg.Height
 		m.help.SetWidth(msg.Width)
-		body := max(msg.Height-2, 0)
-		figH := min(slaveFigureLines+1, body)
+		body, figH := m.layout()
 		m.figures.setSize(msg.Width, max(figH-1, 0), false)
 		m.log.setSize(msg.Width, max(body-figH-1, 0), false)
 	case slaveStatsMsg:
@@ -124,14 +123,21 @@ func (m *SlaveModel) render() string {
 	}
 	head := pad(m.styles.Brand.Render(" lidi slave ")+"  "+m.styles.Value.Render(clean(st.ID))+"  "+m.styles.Label.Render("master ")+
 		m.styles.Value.Render(clean(st.Master))+"  "+conn, w)
-	body := max(h-2, 0)
-	figH := min(slaveFigureLines+1, body)
+	body, figH := m.layout()
 	mid := frame(&m.styles, m.figures, w, figH, false)
 	if rest := body - figH; rest > 0 {
 		mid += "\n" + frame(&m.styles, m.log, w, rest, true)
 	}
 	keys := append([]key.Binding{m.keys.Quit}, m.log.helpKeys()...)
 	return cut(head, w) + "\n" + block(mid, w, body) + "\n" + pad(m.help.ShortHelpView(keys), w)
+}
+
+// layout returns the lines between the header and the help line, and
+// how many of them the figures panel takes, title included (the log has
+// the rest).
+func (m *SlaveModel) layout() (body, figH int) {
+	body = max(m.com.height-2, 0)
+	return body, min(slaveFigureLines+1, body)
 }
 
 // slaveFigureLines is the figures panel's height without its title.
