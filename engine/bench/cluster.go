@@ -186,7 +186,7 @@ func (b *clusterBench) run(ctx context.Context, name string, slaves int, f fault
 	masters := 0
 	startMaster := func() (*proc, error) {
 		masters++
-		return startProc(ctx, append(b.cmd("crawl"), "--config", cfgPath, "--headless"), filepath.Join(rdir, fmt.Sprintf("master-%d.log", masters)), func(line string) {
+		return startProc(append(b.cmd("crawl"), "--config", cfgPath, "--headless"), filepath.Join(rdir, fmt.Sprintf("master-%d.log", masters)), func(line string) {
 			masterMu.Lock()
 			defer masterMu.Unlock()
 			if m := pagesRe.FindStringSubmatch(line); m != nil {
@@ -225,7 +225,7 @@ func (b *clusterBench) run(ctx context.Context, name string, slaves int, f fault
 			url = "nats://" + proxy.addr()
 		}
 		id := fmt.Sprintf("s%d", i+1)
-		return startProc(ctx, append(b.cmd("slave"), "--master", url, "--token", clusterTok, "--robots", strconv.Itoa(o.Robots),
+		return startProc(append(b.cmd("slave"), "--master", url, "--token", clusterTok, "--robots", strconv.Itoa(o.Robots),
 			"--id", id, "--spool", filepath.Join(rdir, id+".spool"), "--headless"), filepath.Join(rdir, fmt.Sprintf("%s-%d.log", id, n)), func(line string) {
 			if m := trafficRe.FindStringSubmatch(line); m != nil {
 				masterMu.Lock()
@@ -511,7 +511,7 @@ type proc struct {
 	werr error
 }
 
-func startProc(ctx context.Context, argv []string, logPath string, onLine func(string)) (*proc, error) {
+func startProc(argv []string, logPath string, onLine func(string)) (*proc, error) {
 	log, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
