@@ -58,9 +58,7 @@ func startMaster(ctx context.Context, cfg *config.File, eng *engine.Engine, stdo
 	m, err = cluster.StartMaster(ctx, cluster.MasterOptions{Server: srv, Dial: dial, Pins: pins,
 		Timing: cluster.Timing{Grace: cc.LeaseGrace, Heartbeat: cc.Heartbeat}})
 	if err != nil {
-		if srv != nil {
-			srv.Close()
-		}
+		srv.Close()
 		return nil, stop, err
 	}
 	settings, err := yaml.Marshal(cfg)
@@ -69,9 +67,7 @@ func startMaster(ctx context.Context, cfg *config.File, eng *engine.Engine, stdo
 	}
 	if err != nil {
 		m.Close()
-		if srv != nil {
-			srv.Close()
-		}
+		srv.Close()
 		return nil, stop, err
 	}
 	d := cluster.NewDispatcher(m, cluster.DispatcherOptions{Local: engine.LocalDispatcher{Robot: eng.Robot()},

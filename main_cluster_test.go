@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"path/filepath"
 	"regexp"
@@ -14,6 +15,8 @@ import (
 
 	"lidi/engine"
 	"lidi/engine/cluster"
+	"lidi/engine/simweb"
+	"lidi/engine/simweb/simwebtest"
 	"lidi/storage"
 )
 
@@ -111,5 +114,26 @@ func TestTwoSlavesStoreWhatLocalRobotsStore(t *testing.T) {
 	}
 	if w := srv.Witness().DNS.Queries; master < 0 || w != master {
 		t.Errorf("simweb answered %d DNS queries, the master sent %d: the slaves asked %d", w, master, w-master)
+	}
+}
+
+// A master on an external NATS server (cluster.nats_url, no server of its
+// own) crawls with its own robots and stops cleanly at the end.
+func TestClusterMasterOnAnExternalServer(t *testing.T) {
+	web := simwebtest.Start(t, simweb.Options{Seed: 2, Sites: 1, Pages: 20})
+	dir := t.TempDir()
+	const tok = "external-server-token"
+	ns, err := cluster.StartServer(cluster.ServerOptions{Listen: "127.0.0.1:0", StoreDir: filepath.Join(dir, "nats"), Auth: cluster.Auth{Token: tok}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ns.Close()
+	cfg := writeConfig(t, dir, web, fmt.Sprintf("cluster:\n  nats_url: %s\n  token: %s\n  local_robots: 2\n  heartbeat: 100ms\n", ns.URL(), tok))
+	var out, errOut strings.Builder
+	if code := run([]string{"crawl", "--config", cfg, "--headless"}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errOut.String())
+	}
+	if got := fetchedURLs(t, filepath.Join(dir, "crawl.db")); len(got) == 0 {
+		t.Errorf("the master's own robots fetched nothing\n%s", out.String())
 	}
 }

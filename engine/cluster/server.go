@@ -143,8 +143,12 @@ func StartServer(opt ServerOptions) (*Server, error) {
 // URL is the address clients connect to (nats://host:port).
 func (s *Server) URL() string { return s.url }
 
-// Close stops the server; JetStream's files stay for the next start.
+// Close stops the server; JetStream's files stay for the next start. On a
+// nil *Server (a master on an external NATS server) it does nothing.
 func (s *Server) Close() {
+	if s == nil {
+		return
+	}
 	s.ns.Shutdown()
 	s.ns.WaitForShutdown()
 }
