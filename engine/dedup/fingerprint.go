@@ -125,7 +125,10 @@ func (f *fingerprinter) reset() {
 	f.blk, f.inBlk = f.buf[:0], f.ibuf[:0]
 }
 
-// accum counts the bits of shingle hashes, as shingler does.
+// accum counts the bits of shingle hashes. The counts are kept in eight
+// byte-lane accumulators (eight counters per uint64, one table lookup per
+// 8 bits of a shingle) and flushed to 32-bit counters before a lane can
+// overflow.
 type accum struct {
 	lanes    [8]uint64
 	inLanes  int
@@ -262,7 +265,7 @@ func (f *fingerprinter) sum() Fingerprints {
 	case f.words == 0:
 		return fp
 	case f.words < ShingleWords:
-		f.textOnly.add(fmix64(bits.RotateLeft64(f.t2, 42) ^ bits.RotateLeft64(f.t1, 21)))
+		f.textOnly.add(shingle(f.t2, f.t1, 0))
 	}
 	fp.Text = sumOf(&f.shared, &f.textOnly)
 	fp.Main = fp.Text

@@ -183,49 +183,19 @@ func Hamming(a, b uint64) int { return bits.OnesCount64(a ^ b) }
 func Similarity(a, b uint64) float64 { return 1 - float64(Hamming(a, b))/64 }
 
 // shingler turns a stream of word hashes into the simhash of their
-// shingles. Bit counts are kept in eight byte-lane accumulators (eight
-// counters per uint64, one table lookup per 8 bits of a shingle) and
-// flushed to 32-bit counters before a lane can overflow.
+// shingles, counting their bits in an accum.
 type shingler struct {
-	w1, w2   uint64 // the previous word hash and the one before it
-	words    int
-	lanes    [8]uint64
-	inLanes  int
-	counts   [64]uint32
-	shingles uint32
+	w1, w2 uint64 // the previous word hash and the one before it
+	words  int
+	accum
 }
 
 func (s *shingler) word(h uint64) {
 	s.words++
 	if s.words >= ShingleWords {
-		s.add(fmix64(bits.RotateLeft64(s.w2, 42) ^ bits.RotateLeft64(s.w1, 21) ^ h))
+		s.add(shingle(s.w2, s.w1, h))
 	}
 	s.w2, s.w1 = s.w1, h
-}
-
-func (s *shingler) add(f uint64) {
-	s.lanes[0] += spread[f&0xff]
-	s.lanes[1] += spread[f>>8&0xff]
-	s.lanes[2] += spread[f>>16&0xff]
-	s.lanes[3] += spread[f>>24&0xff]
-	s.lanes[4] += spread[f>>32&0xff]
-	s.lanes[5] += spread[f>>40&0xff]
-	s.lanes[6] += spread[f>>48&0xff]
-	s.lanes[7] += spread[f>>56]
-	s.shingles++
-	if s.inLanes++; s.inLanes == 255 {
-		s.flush()
-	}
-}
-
-func (s *shingler) flush() {
-	for k, l := range s.lanes {
-		for j := range 8 {
-			s.counts[8*k+j] += uint32(l >> (8 * j) & 0xff)
-		}
-	}
-	s.lanes = [8]uint64{}
-	s.inLanes = 0
 }
 
 func (s *shingler) sum() uint64 {
@@ -233,16 +203,10 @@ func (s *shingler) sum() uint64 {
 	case s.words == 0:
 		return 0
 	case s.words < ShingleWords: // one short shingle: rotl(a,42)^rotl(b,21) with a = 0 when there is one word
-		s.add(fmix64(bits.RotateLeft64(s.w2, 42) ^ bits.RotateLeft64(s.w1, 21)))
+		s.add(shingle(s.w2, s.w1, 0))
 	}
-	s.flush()
-	var h uint64
-	for i, c := range s.counts {
-		if 2*c > s.shingles {
-			h |= 1 << i
-		}
-	}
-	return h
+	var none accum
+	return sumOf(&s.accum, &none)
 }
 
 // fmix64 is the MurmurHash3 64-bit finaliser: every input bit affects every
