@@ -165,16 +165,19 @@ func (r *Robot) Run(ctx context.Context, l *Lease, report func(Result)) {
 	// follow waits until the loop has applied the page results up to
 	// Seq upTo, taking the URLs it revoked meanwhile (see leaseFeed).
 	var revoked map[uint64]bool
+	take := func(id uint64) {
+		if revoked == nil {
+			revoked = make(map[uint64]bool)
+		}
+		revoked[id] = true
+	}
 	applied := 0
 	follow := func(upTo int) bool {
 		var tick <-chan time.Time
 		for {
 			select {
 			case id := <-l.feed.revoked:
-				if revoked == nil {
-					revoked = make(map[uint64]bool)
-				}
-				revoked[id] = true
+				take(id)
 				continue
 			default:
 			}
@@ -189,10 +192,7 @@ func (r *Robot) Run(ctx context.Context, l *Lease, report func(Result)) {
 			select {
 			case applied = <-l.feed.applied:
 			case id := <-l.feed.revoked:
-				if revoked == nil {
-					revoked = make(map[uint64]bool)
-				}
-				revoked[id] = true
+				take(id)
 			case <-tick:
 				if halted() {
 					return false
