@@ -2,6 +2,7 @@ package dedup
 
 import (
 	"math"
+	"strconv"
 	"strings"
 
 	"lidi/engine/urlnorm"
@@ -40,7 +41,7 @@ func (k Kind) String() string {
 	case Soft404:
 		return "soft-404"
 	}
-	return "kind(" + itoa(int(k)) + ")"
+	return "kind(" + strconv.Itoa(int(k)) + ")"
 }
 
 // Tests name how a duplicate was found (Decision.Test).

@@ -1,7 +1,7 @@
 package dedup
 
 import (
-	"strconv"
+	"slices"
 	"strings"
 )
 
@@ -238,7 +238,7 @@ func (d *Detector) supportOne(rw *rewriteOf, pair Pair, cu *urlParts, cp uint32)
 			d.candList[c.rule.Origin] = append(d.candList[c.rule.Origin], c)
 		}
 	}
-	if c.active != nil || c.rejected || c.contra > 0 || containsU64(c.copies, pair.Copy) {
+	if c.active != nil || c.rejected || c.contra > 0 || slices.Contains(c.copies, pair.Copy) {
 		return nil
 	}
 	if rw.kind == SwapHost {
@@ -260,21 +260,21 @@ func (d *Detector) supportOne(rw *rewriteOf, pair Pair, cu *urlParts, cp uint32)
 		if rw.kind == DropPathParam {
 			pk = sitePathKeyOfPath(cu, cu.dirPath()+withoutPathParams(cu.file()))
 		}
-		if !containsU64(c.paths, pk) && len(c.paths) < d.evidenceMin {
+		if !slices.Contains(c.paths, pk) && len(c.paths) < d.evidenceMin {
 			c.paths = append(c.paths, pk)
 		}
-		if (rw.kind == DropParam || rw.kind == DropPathParam) && len(c.values) < 2 && !containsString(c.values, rw.value) {
+		if (rw.kind == DropParam || rw.kind == DropPathParam) && len(c.values) < 2 && !slices.Contains(c.values, rw.value) {
 			c.values = append(c.values, strings.Clone(rw.value))
 		}
 	case DropSegments, ReplaceSegments:
-		if ck := newHasher(keyRule).str(rw.context).sum(); len(c.contexts) < 2 && !containsU64(c.contexts, ck) {
+		if ck := newHasher(keyRule).str(rw.context).sum(); len(c.contexts) < 2 && !slices.Contains(c.contexts, ck) {
 			c.contexts = append(c.contexts, ck)
 		}
 	case SwapHost:
 		if cu.dirPath() == "/" && (cu.rest == "" || indexNames[cu.rest]) {
 			c.home = true
 		}
-		if dir := int32(d.recs[cp].dir &^ dupFlag); len(c.dirs) < 2 && !containsI32(c.dirs, dir) {
+		if dir := int32(d.recs[cp].dir &^ dupFlag); len(c.dirs) < 2 && !slices.Contains(c.dirs, dir) {
 			c.dirs = append(c.dirs, dir)
 		}
 	}
@@ -483,7 +483,7 @@ func (d *Detector) tieShape(du, ou *urlParts, pair Pair) *Rule {
 		d.cands[k] = c
 		d.candOrigins[c.rule.Origin]++
 	}
-	if c.active != nil || c.rejected || containsU64(c.copies, pair.Copy) {
+	if c.active != nil || c.rejected || slices.Contains(c.copies, pair.Copy) {
 		return nil
 	}
 	if len(c.copies) < maxEvidenceIDs {
@@ -524,35 +524,6 @@ func (d *Detector) checkRules(p *Page) []Rule {
 	}
 	return []Rule{d.withdraw(by, Pair{Copy: p.ID, Original: d.recs[i].id})}
 }
-
-func containsString(s []string, x string) bool {
-	for _, v := range s {
-		if v == x {
-			return true
-		}
-	}
-	return false
-}
-
-func containsU64(s []uint64, x uint64) bool {
-	for _, v := range s {
-		if v == x {
-			return true
-		}
-	}
-	return false
-}
-
-func containsI32(s []int32, x int32) bool {
-	for _, v := range s {
-		if v == x {
-			return true
-		}
-	}
-	return false
-}
-
-func itoa(i int) string { return strconv.Itoa(i) }
 
 // Unproven reports whether a candidate rewrite that is not yet a rule
 // (supported, never contradicted) covers url, the candidate, and how

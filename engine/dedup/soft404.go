@@ -142,7 +142,7 @@ func (d *Detector) softEvidence(idx uint32, p *Page, u *urlParts) (*Soft404Sig, 
 			group = st.groups[p.Title]
 		}
 		for _, g := range [2]uint32{i, idx} {
-			if !containsU32(group, g) && len(group) < maxEvidenceIDs {
+			if !slices.Contains(group, g) && len(group) < maxEvidenceIDs {
 				group = append(group, g)
 			}
 		}
@@ -357,13 +357,4 @@ func (d *Detector) Soft404s() []Soft404Sig {
 		out[i].Evidence = append([]Pair(nil), s.Evidence...)
 	}
 	return out
-}
-
-func containsU32(s []uint32, x uint32) bool {
-	for _, v := range s {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
