@@ -2,7 +2,6 @@ package engine
 
 import (
 	"net/url"
-	"strings"
 	"time"
 
 	"lidi/engine/fetch"
@@ -318,9 +317,9 @@ func (r *recrawler) channelOf(f *FoundLink) *rchannel {
 	id, ok := r.byKey[f.key]
 	if !ok {
 		// Most links stay on hosts no rule splits, whose channel is the
-		// host: parse the site key once, not every URL.
+		// site key's: parse the key once, not every URL.
 		if u, err := url.Parse(f.key); err == nil && !r.chans.Split(u.Host) {
-			id = recrawl.ChannelID(strings.ToLower(u.Host))
+			id = r.chans.Of(u)
 		}
 		r.byKey[f.key] = id
 	}
