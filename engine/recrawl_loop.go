@@ -404,12 +404,12 @@ func (r *recrawler) noteReassignments(c *crawl, rnow time.Time) {
 	}
 }
 
-// recordGroups writes every group and channel of the Manager as they are
-// now: what a resumed crawl restores.
+// recordGroups writes every group (from rc.stats, which its callers have
+// just taken) and channel of the Manager as they are now: what a resumed
+// crawl restores.
 func (c *crawl) recordGroups(rnow time.Time) {
 	rc := c.rc
-	st := rc.mgr.Stats()
-	for _, g := range st.Groups {
+	for _, g := range rc.stats.Groups {
 		c.batch.Groups = append(c.batch.Groups, GroupRecord{Index: g.Index, Channels: g.Channels, Initial: g.Initial, Interval: g.Interval, Updated: rnow})
 	}
 	for _, s := range rc.mgr.ChannelStates() {
