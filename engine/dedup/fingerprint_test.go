@@ -1,6 +1,13 @@
 package dedup
 
-import "testing"
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
 
 func TestFingerprintTextIsSimhash(t *testing.T) {
 	for i, b := range testBodies(t) {
@@ -111,5 +118,68 @@ func TestFingerprintNoURL(t *testing.T) {
 	}
 	if c := Fingerprint(page("/x.html"), ""); c.NoURL != c.Text {
 		t.Error("without a URL, NoURL is not Text")
+	}
+}
+
+// TestFingerprintGolden pins every field of Fingerprint, not only Text:
+// Main, NoURL and Title are stored on disk too (urls.main_simhash,
+// no_url_simhash, title_hash), so a faster Fingerprint must give them bit
+// for bit. The inputs are the golden pages and generated articles of every
+// length that spell their own URL path, each under its URL
+// (go test -update rewrites the file after a deliberate change).
+func TestFingerprintGolden(t *testing.T) {
+	type input struct {
+		name, url string
+		body      []byte
+	}
+	var inputs []input
+	files, err := filepath.Glob("testdata/golden/*.html")
+	if err != nil || len(files) < 4 {
+		t.Fatalf("golden inputs: %v, %v", files, err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inputs = append(inputs, input{filepath.Base(f), "http://www.site1.test/" + filepath.Base(f), b})
+	}
+	s := newSite("http://www.site1.test", 1)
+	for i := range 28 {
+		path := fmt.Sprintf("/news/%d/story-%d.html", 2020+i%5, i)
+		opt := pageOpt{noTemplate: i%2 == 0}
+		if i%3 == 0 {
+			opt.extra = "The page " + path + " was printed on 12 March 2024"
+		}
+		pg, b := s.article(path, uint64(i), []int{0, 1, 2, 3, 50, 400, 3000}[i%7], opt)
+		inputs = append(inputs, input{fmt.Sprintf("article-%d", i), pg.URL, b})
+	}
+	var buf bytes.Buffer
+	for _, in := range inputs {
+		fp := Fingerprint(in.body, in.url)
+		fmt.Fprintf(&buf, "%s %016x %016x %016x %016x\n", in.name, fp.Text, fp.Main, fp.NoURL, fp.Title)
+	}
+	const golden = "testdata/fingerprint.golden"
+	if *update {
+		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Split(buf.String(), "\n")
+	for i, w := range strings.Split(string(want), "\n") {
+		if i >= len(got) || got[i] != w {
+			g := ""
+			if i < len(got) {
+				g = got[i]
+			}
+			t.Errorf("line %d: got %q, golden %q", i+1, g, w)
+		}
+	}
+	if len(got) != len(strings.Split(string(want), "\n")) {
+		t.Errorf("%d lines, golden has %d", len(got), len(strings.Split(string(want), "\n")))
 	}
 }

@@ -16,7 +16,7 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/simhash.golden")
+var update = flag.Bool("update", false, "rewrite testdata/simhash.golden and testdata/fingerprint.golden")
 
 // refSimhash is a slow, independent statement of the fingerprint: regular
 // expressions strip the markup, hash/fnv hashes the words, and bits are
