@@ -154,6 +154,17 @@ func TestFingerprintGolden(t *testing.T) {
 		pg, b := s.article(path, uint64(i), []int{0, 1, 2, 3, 50, 400, 3000}[i%7], opt)
 		inputs = append(inputs, input{fmt.Sprintf("article-%d", i), pg.URL, b})
 	}
+	// Blocks longer than Fingerprint's buffer of 1,024 words, kept and
+	// in furniture, with a title of 1,100 words.
+	g := newTextGen(99)
+	words := func(n int) string { return strings.Join(g.text(n), " ") }
+	for i, body := range []string{
+		"<p>" + words(2500) + "</p><p>" + words(40) + "</p>",
+		"<nav>" + words(1500) + "</nav><p>" + words(1100) + "</p>" + words(10) + "<div>" + words(1024) + "</div>",
+		"<title>" + words(1100) + "</title><p>" + words(3) + "</p><p>" + words(2049) + "</p>",
+	} {
+		inputs = append(inputs, input{fmt.Sprintf("long-block-%d", i), "http://www.site1.test/long", []byte(body)})
+	}
 	var buf bytes.Buffer
 	for _, in := range inputs {
 		fp := Fingerprint(in.body, in.url)
