@@ -143,22 +143,9 @@ func csa(a, b, c uint64) (hi, lo uint64) {
 // block adds the 16 pending hashes to the digit words, and the 16s they
 // carry out to the lanes.
 func (a *accum) block() {
-	d := &a.pend
-	var twosA, twosB, foursA, foursB, eightsA, eightsB, sixteens uint64
-	twosA, a.ones = csa(a.ones, d[0], d[1])
-	twosB, a.ones = csa(a.ones, d[2], d[3])
-	foursA, a.twos = csa(a.twos, twosA, twosB)
-	twosA, a.ones = csa(a.ones, d[4], d[5])
-	twosB, a.ones = csa(a.ones, d[6], d[7])
-	foursB, a.twos = csa(a.twos, twosA, twosB)
-	eightsA, a.fours = csa(a.fours, foursA, foursB)
-	twosA, a.ones = csa(a.ones, d[8], d[9])
-	twosB, a.ones = csa(a.ones, d[10], d[11])
-	foursA, a.twos = csa(a.twos, twosA, twosB)
-	twosA, a.ones = csa(a.ones, d[12], d[13])
-	twosB, a.ones = csa(a.ones, d[14], d[15])
-	foursB, a.twos = csa(a.twos, twosA, twosB)
-	eightsB, a.fours = csa(a.fours, foursA, foursB)
+	eightsA := a.eight((*[8]uint64)(a.pend[:8]))
+	eightsB := a.eight((*[8]uint64)(a.pend[8:]))
+	var sixteens uint64
 	sixteens, a.eights = csa(a.eights, eightsA, eightsB)
 	a.npend = 0
 	a.shingles += 16
@@ -173,6 +160,20 @@ func (a *accum) block() {
 	if a.inLanes++; a.inLanes == 255 {
 		a.flushLanes()
 	}
+}
+
+// eight adds 8 hashes to the 1s, 2s and 4s digit words and returns the
+// 8s they carry out.
+func (a *accum) eight(d *[8]uint64) (eights uint64) {
+	twosA, ones := csa(a.ones, d[0], d[1])
+	twosB, ones := csa(ones, d[2], d[3])
+	foursA, twos := csa(a.twos, twosA, twosB)
+	twosA, ones = csa(ones, d[4], d[5])
+	twosB, a.ones = csa(ones, d[6], d[7])
+	var foursB uint64
+	foursB, a.twos = csa(twos, twosA, twosB)
+	eights, a.fours = csa(a.fours, foursA, foursB)
+	return eights
 }
 
 func (a *accum) flushLanes() {
