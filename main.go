@@ -262,13 +262,14 @@ func demoCmd(fs *flag.FlagSet) runFunc {
 	sites := fs.Int("sites", 200, "sites in the synthetic web")
 	pages := fs.Int("pages", 4000, "pages in the synthetic web")
 	seed := fs.Int64("seed", 1, "the synthetic web's seed")
+	traps := fs.Int("traps", 2, "sites per kind of crawler trap (mirrors, session ids, soft 404s, …) in the synthetic web, for duplicate detection to find; 0 for none")
 	dbPath := fs.String("db", "", "the demo crawl's SQLite `file` (default lidi-demo-FLAGS.db, named after the flags below; run the demo again to continue it)")
 	headless := fs.Bool("headless", false, "no console: print a progress line every few seconds")
 	strategy := fs.String("strategy", "length", "the crawl's strategy: length, depth, batch, partial or optimal")
 	policy := fs.String("recrawl", "iir", "the recrawl policy: fixed, iir, icr, optimal, adaptive, or off")
 	scale := fs.Float64("time-scale", 120, "the changing web's clock runs `N` times as fast as real time")
 	return func(ctx context.Context, out output) error {
-		flags := demoFlags{{"sites", strconv.Itoa(*sites)}, {"pages", strconv.Itoa(*pages)}, {"seed", strconv.FormatInt(*seed, 10)},
+		flags := demoFlags{{"sites", strconv.Itoa(*sites)}, {"pages", strconv.Itoa(*pages)}, {"seed", strconv.FormatInt(*seed, 10)}, {"traps", strconv.Itoa(*traps)},
 			{"strategy", *strategy}, {"recrawl", *policy}, {"time-scale", strconv.FormatFloat(*scale, 'g', -1, 64)}}
 		if *dbPath == "" {
 			*dbPath = flags.fileName()
@@ -277,7 +278,7 @@ func demoCmd(fs *flag.FlagSet) runFunc {
 		if err != nil {
 			return err
 		}
-		web, err := simweb.Generate(simweb.Options{Seed: *seed, Sites: *sites, Pages: *pages, Change: simweb.ChangeOptions{Enabled: true}})
+		web, err := simweb.Generate(simweb.Options{Seed: *seed, Sites: *sites, Pages: *pages, Traps: *traps, Change: simweb.ChangeOptions{Enabled: true}})
 		if err != nil {
 			return err
 		}
