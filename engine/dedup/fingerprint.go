@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // Fingerprints are what the detector compares pages by, computed in one
@@ -79,19 +80,21 @@ func Fingerprint(body []byte, url string) Fingerprints {
 	n := len(body)
 	for i := 0; i < n; {
 		c := body[i]
-		if fold[c] != 0 {
+		switch {
+		case isASCIIWord(c):
 			var h uint64
 			h, i = wordAt(body, i)
 			f.word(h)
-			continue
-		}
-		switch c {
-		case '<':
+		case c == '<':
 			i = f.markup(body, i)
-		case '&':
-			i = skipReference(body, i)
-		default:
+		case fold[c] != foldChar:
 			i++
+		default:
+			h, next, ok := charWord(body, i)
+			if ok {
+				f.word(h)
+			}
+			i = next
 		}
 	}
 	f.endBlock()
@@ -541,12 +544,16 @@ func (f *fingerprinter) urlWords(url string) {
 	}
 	b := []byte(url) // does not escape: no copy
 	for i := 0; i < len(b) && f.nurl < len(f.url); {
-		if fold[b[i]] == 0 {
-			i++
+		if c := b[i]; !isASCIIWord(c) && c < utf8.RuneSelf {
+			i++ // no reference in a URL: '&' separates parameters
 			continue
 		}
-		f.url[f.nurl], i = wordAt(b, i)
-		f.nurl++
+		h, next, ok := charWord(b, i)
+		if ok {
+			f.url[f.nurl] = h
+			f.nurl++
+		}
+		i = next
 	}
 }
 

@@ -194,3 +194,91 @@ func TestFingerprintGolden(t *testing.T) {
 		t.Errorf("%d lines, golden has %d", len(got), len(strings.Split(string(want), "\n")))
 	}
 }
+
+// TestFingerprintRealMirror reads real pages: entries of the Jargon File as
+// www.catb.org serves them (ISO-8859-1) and as the HTTrack mirror of them
+// on milosophical.me does (UTF-8, HTTrack's comments, rewritten links).
+// Every pair must be a near-duplicate on both the whole text and the main
+// text; entries of one site must stay apart.
+func TestFingerprintRealMirror(t *testing.T) {
+	const dir = "testdata/realweb/jargon"
+	var paths []string
+	err := filepath.WalkDir(filepath.Join(dir, "catb"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && filepath.Ext(p) == ".html" {
+			rel, _ := filepath.Rel(filepath.Join(dir, "catb"), p)
+			paths = append(paths, filepath.ToSlash(rel))
+		}
+		return err
+	})
+	if err != nil || len(paths) < 20 {
+		t.Fatalf("%d pages: %v", len(paths), err)
+	}
+	var originals []Fingerprints
+	for _, p := range paths {
+		a, errA := os.ReadFile(filepath.Join(dir, "catb", p))
+		b, errB := os.ReadFile(filepath.Join(dir, "milosophical", p))
+		if errA != nil || errB != nil {
+			t.Fatal(errA, errB)
+		}
+		if bytes.Equal(a, b) {
+			t.Fatalf("%s: the copies are byte-equal", p)
+		}
+		fa := Fingerprint(a, "http://www.catb.org/jargon/html/"+p)
+		fb := Fingerprint(b, "http://milosophical.me/jargon/html/"+p)
+		if d := Hamming(fa.Text, fb.Text); d > DefaultMaxHamming {
+			t.Errorf("%s: whole texts %d bits apart", p, d)
+		}
+		if d := Hamming(fa.Main, fb.Main); d > DefaultMaxHamming {
+			t.Errorf("%s: main texts %d bits apart", p, d)
+		}
+		originals = append(originals, fa)
+	}
+	for i := range originals {
+		for j := range i {
+			if d := Hamming(originals[i].Text, originals[j].Text); d <= 2*DefaultMaxHamming {
+				t.Errorf("%s and %s: different entries %d bits apart", paths[i], paths[j], d)
+			}
+		}
+	}
+}
+
+// One text spelled in other encodings, with character references and with
+// typographic characters for ASCII ones, has one fingerprint; a letter
+// changed changes it.
+func TestSimhashEncodings(t *testing.T) {
+	const text = "Le café de la gare ouvre à six heures, dit-il; «voilà» l’été et l’œuvre complète."
+	latin1 := func(s string) []byte { // ISO-8859-1 / Windows-1252 bytes of s
+		var b []byte
+		for _, r := range s {
+			switch r {
+			case '’':
+				b = append(b, 0x92)
+			case 'œ':
+				b = append(b, 0x9c)
+			default:
+				b = append(b, byte(r))
+			}
+		}
+		return b
+	}
+	base := Simhash([]byte("<p>" + text + "</p>"))
+	for _, tt := range []struct {
+		name string
+		body []byte
+		same bool
+	}{
+		{"Windows-1252", append(append([]byte("<p>"), latin1(text)...), "</p>"...), true},
+		{"named references", []byte("<p>Le caf&eacute; de la gare ouvre &agrave; six heures, dit-il; &laquo;voil&agrave;&raquo; l&rsquo;&eacute;t&eacute; et l&rsquo;&oelig;uvre compl&egrave;te.</p>"), true},
+		{"numeric references", []byte("<p>Le caf&#233; de la gare ouvre &#xE0; six heures, dit-il; &#171;voil&#224;&#187; l&#8217;&#233;t&#233; et l&#146;&#339;uvre compl&#232;te.</p>"), true},
+		{"ASCII punctuation and no-break spaces", []byte("<p>Le café de la gare ouvre à\u00a0six heures, dit-il ; \"voilà\" l'été et l'œuvre complète.</p>"), true},
+		{"upper case", []byte("<p>" + strings.ToUpper(text) + "</p>"), true},
+		{"a letter changed", []byte("<p>" + strings.Replace(text, "café", "cafè", 1) + "</p>"), false},
+	} {
+		if got := Simhash(tt.body); (got == base) != tt.same {
+			t.Errorf("%s: Simhash %016x, %016x for UTF-8: want equal %v", tt.name, got, base, tt.same)
+		}
+		if got, want := Simhash(tt.body), refSimhash(tt.body); got != want {
+			t.Errorf("%s: Simhash %016x, reference %016x", tt.name, got, want)
+		}
+	}
+}

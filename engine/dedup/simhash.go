@@ -43,47 +43,6 @@ const (
 	ShingleWords = 3
 )
 
-// fold maps a byte to its lower-case form when the byte belongs to a word
-// (ASCII letters and digits, and every byte of a multi-byte UTF-8
-// character, so non-Latin letters form words too), and to 0 otherwise.
-// A digit also has foldDigit set, so that OR-ing a word's entries tells
-// whether it holds one without a branch per byte.
-var fold = func() (t [256]uint16) {
-	for c := 1; c < 256; c++ {
-		switch {
-		case '0' <= c && c <= '9':
-			t[c] = uint16(c) | foldDigit
-		case 'a' <= c && c <= 'z', c >= 0x80:
-			t[c] = uint16(c)
-		case 'A' <= c && c <= 'Z':
-			t[c] = uint16(c) + 'a' - 'A'
-		}
-	}
-	return t
-}()
-
-const foldDigit = 0x100
-
-// wordAt returns the hash of the word starting at b[i] (fold[b[i]] != 0)
-// and the index past it: FNV-1a 64 over its folded bytes, or dateToken
-// for a word with a digit or a month or weekday name.
-func wordAt(b []byte, i int) (uint64, int) {
-	h := uint64(fnvOffset64)
-	var all uint16
-	for ; i < len(b); i++ {
-		v := fold[b[i]]
-		if v == 0 {
-			break
-		}
-		all |= v
-		h = (h ^ uint64(v&0xff)) * fnvPrime64
-	}
-	if all&foldDigit != 0 || isDateWord(h) {
-		h = dateToken
-	}
-	return h, i
-}
-
 // spread[b] has byte j set to bit j of b: adding spread[x>>8k&0xff] to a
 // uint64 counts 8 bits of x at once, one counter per byte lane.
 var spread = func() (t [256]uint64) {
@@ -99,9 +58,10 @@ var spread = func() (t [256]uint64) {
 
 // Simhash returns the 64-bit simhash of the visible text of an HTML (or
 // plain text) body, over shingles of ShingleWords words. Markup is skipped
-// ("<...>", comments, and the content of script and style elements);
-// character references ("&amp;", "&#39;") separate words; a word is a run of
-// ASCII letters and digits (and non-ASCII bytes), compared without case.
+// ("<...>", comments, and the content of script and style elements); a
+// word is a run of letters, marks and digits, compared without case, in
+// whatever encoding or character reference they are spelled (see wordAt),
+// and every other character separates words.
 // Attribute values, link targets included, are not text, so the same page
 // served under another host or with other session ids in its links keeps
 // its fingerprint.
@@ -117,19 +77,21 @@ func Simhash(body []byte) uint64 {
 	n := len(body)
 	for i := 0; i < n; {
 		c := body[i]
-		if fold[c] != 0 {
+		switch {
+		case isASCIIWord(c):
 			var h uint64
 			h, i = wordAt(body, i)
 			s.word(h)
-			continue
-		}
-		switch c {
-		case '<':
+		case c == '<':
 			i = skipMarkup(body, i)
-		case '&':
-			i = skipReference(body, i)
-		default:
+		case fold[c] != foldChar:
 			i++
+		default:
+			h, next, ok := charWord(body, i)
+			if ok {
+				s.word(h)
+			}
+			i = next
 		}
 	}
 	return s.sum()
@@ -304,28 +266,6 @@ func skipRawText(body []byte, i int, name string) int {
 			return len(body)
 		}
 	}
-}
-
-// skipReference returns the index past the character reference starting
-// with the '&' at body[i] ("&amp;", "&#39;", "&#x27;"), or i+1 if none
-// starts there. A reference separates words, as most of them are
-// punctuation.
-func skipReference(body []byte, i int) int {
-	end := min(len(body), i+33)
-	for j := i + 1; j < end; j++ {
-		c := body[j]
-		switch {
-		case c == ';':
-			if j > i+1 {
-				return j + 1
-			}
-			return i + 1
-		case c == '#' || 'a' <= c|0x20 && c|0x20 <= 'z' || '0' <= c && c <= '9':
-		default:
-			return i + 1
-		}
-	}
-	return i + 1
 }
 
 func hasPrefixFold(b []byte, lower string) bool {

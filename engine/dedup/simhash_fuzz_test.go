@@ -6,8 +6,8 @@ import (
 )
 
 // FuzzSimhash checks the fingerprint on arbitrary bodies: it never panics,
-// is a pure function of the bytes, is 0 for a body with no word byte at
-// all, and no markup or reference can make two copies of a text differ.
+// is a pure function of the bytes, is 0 for a body with no byte that can
+// belong to a word, and no markup or reference can make two copies of a text differ.
 // The seeds are in testdata/fuzz/FuzzSimhash; `go test -fuzz FuzzSimhash`
 // explores further.
 func FuzzSimhash(f *testing.F) {
@@ -17,6 +17,8 @@ func FuzzSimhash(f *testing.F) {
 		if again := Simhash(bytes.Clone(body)); again != h {
 			t.Fatalf("Simhash(%q) = %016x, then %016x", body, h, again)
 		}
+		// Only an ASCII letter or digit, a non-ASCII byte or a character
+		// reference can be part of a word.
 		words := false
 		for _, c := range body {
 			words = words || fold[c] != 0

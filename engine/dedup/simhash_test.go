@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"hash/fnv"
+	"html"
 	"math/bits"
 	"os"
 	"path/filepath"
@@ -14,13 +15,16 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/simhash.golden and testdata/fingerprint.golden")
 
 // refSimhash is a slow, independent statement of the fingerprint: regular
-// expressions strip the markup, hash/fnv hashes the words, and bits are
-// counted one by one.
+// expressions strip the markup and find character references, html
+// decodes them, the text is read as UTF-8 with Windows-1252 for bytes that
+// are not, hash/fnv hashes the words, and bits are counted one by one.
 func refSimhash(body []byte) uint64 {
 	s := string(body)
 	for _, re := range []*regexp.Regexp{
@@ -28,12 +32,36 @@ func refSimhash(body []byte) uint64 {
 		regexp.MustCompile(`(?is)<style\b.*?</style\s*>`),
 		regexp.MustCompile(`(?s)<!--.*?-->`),
 		regexp.MustCompile(`<[a-zA-Z/!?][^>]*>`),
-		regexp.MustCompile(`&#?[a-zA-Z0-9]+;`),
 	} {
 		s = re.ReplaceAllString(s, " ")
 	}
-	words := strings.FieldsFunc(s, func(r rune) bool {
-		return r < 0x80 && !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9')
+	// References: numeric ones are characters; named ones only when they
+	// name a letter of ISO-8859-1 (U+00C0 to U+00FF) or Windows-1252.
+	s = regexp.MustCompile(`&#?[a-zA-Z0-9]+;`).ReplaceAllStringFunc(s, func(ref string) string {
+		c := html.UnescapeString(ref)
+		r, n := utf8.DecodeRuneInString(c)
+		if c == ref || n != len(c) {
+			return " "
+		}
+		if ref[1] != '#' && !(unicode.IsLetter(r) && (r >= 0xc0 && r <= 0xff || strings.ContainsRune("ŠŒŽšœžŸƒ", r))) {
+			return " "
+		}
+		return c
+	})
+	var text []rune
+	const cp1252 = "€\uFFFD‚ƒ„…†‡ˆ‰Š‹Œ\uFFFDŽ\uFFFD\uFFFD‘’“”•–—˜™š›œ\uFFFDžŸ"
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			if r = rune(s[i]); r < 0xa0 {
+				r = []rune(cp1252)[r-0x80]
+			}
+		}
+		text = append(text, r)
+		i += n
+	}
+	words := strings.FieldsFunc(string(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsMark(r)
 	})
 	hashes := make([]uint64, len(words))
 	dates := map[string]bool{}
@@ -41,8 +69,8 @@ func refSimhash(body []byte) uint64 {
 		dates[w] = true
 	}
 	for i, w := range words {
-		w = asciiLower(w)
-		if dates[w] || strings.ContainsAny(w, "0123456789") {
+		w = strings.Map(unicode.ToLower, w)
+		if dates[w] || strings.IndexFunc(w, unicode.IsDigit) >= 0 {
 			w = "#" // dates and numbers are one word
 		}
 		h := fnv.New64a()
@@ -77,18 +105,6 @@ func refSimhash(body []byte) uint64 {
 		}
 	}
 	return out
-}
-
-// asciiLower lower-cases ASCII letters only: Simhash leaves other bytes
-// as they are.
-func asciiLower(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
 }
 
 // testBodies returns pages of every length (with and without a template),
