@@ -133,44 +133,54 @@ func (c *crawl) probe(run *leaseRun, url string, m *PageResult, hold bool, now t
 	c.f.Found(&s.Site, 0, probePriority, now)
 	c.cut(run)
 	if hold {
-		if c.held == nil {
-			c.held = make(map[uint64]*PageResult)
-		}
-		c.held[f.id] = m
+		c.hold(f.id, m)
 	}
 	return nil
+}
+
+// hold keeps the links of page m until probe id is answered (see
+// release).
+func (c *crawl) hold(probe uint64, m *PageResult) {
+	if c.held == nil {
+		c.held = make(map[uint64][]*PageResult)
+	}
+	c.held[probe] = append(c.held[probe], m)
 }
 
 // linksHeld reports whether the links of page id wait for a probe's
 // answer.
 func (c *crawl) linksHeld(id uint64) bool {
-	for _, m := range c.held {
-		if m.Record.URL == id {
-			return true
+	for _, ms := range c.held {
+		for _, m := range ms {
+			if m.Record.URL == id {
+				return true
+			}
 		}
 	}
 	return false
 }
 
-// release settles the page whose links waited for probe id, once the
+// release settles the pages whose links waited for probe id, once the
 // soft-404 signature is decided: a soft 404 under it is recorded as one
 // and its links are not followed; otherwise they are followed now.
 func (c *crawl) release(probe uint64, now time.Time) {
-	m, ok := c.held[probe]
+	ms, ok := c.held[probe]
 	if !ok {
 		return
 	}
 	delete(c.held, probe)
-	rec := &m.Record
-	if of, dist, soft := c.e.det.Soft404Match(dedup.Page{URL: m.URL, Simhash: rec.Simhash, NoURL: rec.NoURLSimhash, Title: rec.TitleHash}); soft {
-		c.dup.Soft404++
-		c.batch.Dups = append(c.batch.Dups, DupRecord{URL: rec.URL, Of: of, Kind: dedup.Soft404.String(), Test: dedup.TestSoft404, Similarity: 1 - float64(dist)/64, Time: now})
-		c.skipped["duplicate"] += int64(len(m.Links))
-		c.left(rec.URL, nil)
-		c.pageLinks(rec.URL, m.URL, nil)
-		return
+	for _, m := range ms {
+		rec := &m.Record
+		if of, dist, soft := c.e.det.Soft404Match(dedup.Page{URL: m.URL, Simhash: rec.Simhash, NoURL: rec.NoURLSimhash, Title: rec.TitleHash}); soft {
+			c.dup.Soft404++
+			c.batch.Dups = append(c.batch.Dups, DupRecord{URL: rec.URL, Of: of, Kind: dedup.Soft404.String(), Test: dedup.TestSoft404, Similarity: 1 - float64(dist)/64, Time: now})
+			c.skipped["duplicate"] += int64(len(m.Links))
+			c.left(rec.URL, nil)
+			c.pageLinks(rec.URL, m.URL, nil)
+			continue
+		}
+		c.followLinks(m, now)
 	}
-	c.followLinks(m, now)
 }
 
 // probeUnanswered tells duplicate detection that URL id will not be

@@ -125,7 +125,7 @@ type crawl struct {
 	// withdrawn, and pages whose links wait for a probe's answer, by
 	// the probe's URL id (see detect.go).
 	ruleSkips map[*dedup.Rule][]ruleSkip
-	held      map[uint64]*PageResult
+	held      map[uint64][]*PageResult
 
 	adopted string // the start event's note on leases of an earlier run taken over (adopt.go)
 }
@@ -1224,6 +1224,9 @@ func (c *crawl) observe(run *leaseRun, m *PageResult, now time.Time) bool {
 			// completed it.
 			d.Kind, d.Test, d.Of, d.Similarity = dedup.Soft404, dedup.TestSoft404, sig.Of, 1-float64(dedup.Hamming(rec.NoURLSimhash, sig.Simhash))/64
 		}
+	}
+	if d.Await != "" && d.Kind == dedup.Unique {
+		c.hold(dedup.ID(d.Await), m)
 	}
 	if len(d.Learned) > 0 || len(d.Withdrawn) > 0 || d.Soft404 != nil {
 		c.dupCounts()

@@ -129,6 +129,12 @@ type Decision struct {
 	// and pass the answer, whatever its status, to Probed (see
 	// ProbeURL).
 	Probe string
+	// Await, when not "", is the URL of a probe asked for and not yet
+	// answered whose answer decides whether this page (Unique until
+	// then) is its host's soft 404: it matches the signature pending the
+	// answer. The crawler should follow its links only once the answer
+	// is in and the page is not a soft 404 (Soft404Match).
+	Await string
 }
 
 // Stats is a snapshot of a Detector's counters.
@@ -411,9 +417,16 @@ func (d *Detector) Observe(p Page) Decision {
 		}
 	}
 	sig, probe := d.softEvidence(idx, &p, &u)
+	if !probe && sig == nil && dec.Kind == Unique {
+		probe = d.softEcho(idx, &p, &u)
+		if !probe {
+			dec.Await = d.softAwait(&p, &u)
+		}
+	}
 	if probe {
 		dec.Probe = ProbeURL(p.URL)
 		d.probes[ID(dec.Probe)] = u.origin()
+		d.soft[u.origin()].probeURL = dec.Probe
 	}
 	if sig != nil {
 		dec.Soft404 = sig

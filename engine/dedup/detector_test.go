@@ -313,10 +313,13 @@ func TestRuleWithdrawnAndContradicted(t *testing.T) {
 // Soft 404s are recognised from evidence, checked by a probe: the
 // second not-found page under an unrelated name asks for the probe, whose
 // answer decides.
+// A soft-404 host whose not-found page does not say which URL was asked
+// for: two unrelated URLs that give one page are the evidence, and the
+// probe checks it.
 func TestSoft404Recognised(t *testing.T) {
 	w := newWeb("http://old.example", 41)
 	notFound := func(path string) fetch {
-		words := strings.Fields("Sorry, the page " + path + " was not found on this server. It may have moved. Try the search box or go back to the home page.")
+		words := strings.Fields("Sorry, the page you asked for was not found on this server. It may have moved. Try the search box or go back to the home page.")
 		return fetch{url: w.s.origin + path, body: w.s.render(path, "Page not found", words, pageOpt{})}
 	}
 	tests := []struct {
@@ -379,6 +382,108 @@ func TestSoft404Recognised(t *testing.T) {
 				t.Errorf("%d rules learned from soft 404s", n)
 			}
 		})
+	}
+}
+
+// A not-found page that says which URL was asked for (as many do) is
+// reason enough to probe its host at once: the page's links wait for the
+// answer (they are the suggestions of a not-found page), and so do those
+// of the pages like it fetched meanwhile. Only the probe's answer decides:
+// a page that quotes its own path (a breadcrumb) on a host that answers
+// real 404s loses nothing, and an unanswered probe leaves no signature.
+func TestSoft404Echo(t *testing.T) {
+	w := newWeb("https://shop.example.org", 43)
+	oops := func(path string) fetch {
+		words := strings.Fields("We looked everywhere but " + path + " could not be located. Browse our departments or contact support.")
+		return fetch{url: w.s.origin + path, body: w.s.render(path, "Oops", words, pageOpt{})}
+	}
+	// A genuine page whose trail spells its path: /kb/setup/first-steps.
+	trail := func(path string, n uint64) fetch {
+		_, body := w.s.article(path, 900+n, 240, pageOpt{extra: "You are in kb setup first steps"})
+		return fetch{url: w.s.origin + path, body: body}
+	}
+	answer := func(u string, status int) Page {
+		if status != 200 {
+			p := pageOf(u, []byte("<html><title>Not Found</title>no such page</html>"))
+			p.Status = status
+			return p
+		}
+		return pageOf(u, oops(u[len(w.s.origin):]).body)
+	}
+	tests := []struct {
+		name   string
+		status int  // the probe's answer; 0: never answered
+		soft   bool // the pages held for the answer are soft 404s
+		later  bool // a third not-found page is one (without an answer, the evidence decides)
+	}{
+		{"probe answers the not-found page", 200, true, true},
+		{"probe answers 404", 404, false, false},
+		{"probe answers 503", 503, false, true},
+		{"probe never answered", 0, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := New(Config{})
+			crawl(d, []fetch{w.page("/", 1, pageOpt{}), w.page("/aisle/7/lamps.php", 2, pageOpt{})})
+			first := d.Observe(pageOf(oops("/aisle/7/brass-lamp-2011.php").url, oops("/aisle/7/brass-lamp-2011.php").body))
+			if first.Kind != Unique || first.Probe == "" || !strings.HasPrefix(first.Probe, w.s.origin+"/aisle/7/") {
+				t.Fatalf("first not-found page: %+v, want a probe in its directory and no verdict yet", first)
+			}
+			second := d.Observe(pageOf(oops("/clearance-winter.php").url, oops("/clearance-winter.php").body))
+			if second.Kind != Unique || second.Probe != "" || second.Await != first.Probe {
+				t.Fatalf("not-found page fetched before the answer: %+v, want it to await %s", second, first.Probe)
+			}
+			if dec := d.Observe(pageOf(w.page("/aisle/9/rugs.php", 3, pageOpt{}).url, w.page("/aisle/9/rugs.php", 3, pageOpt{}).body)); dec.Await != "" || dec.Kind != Unique {
+				t.Errorf("a genuine page while the probe is out: %+v", dec)
+			}
+			if tt.status == 0 {
+				if sig := d.ProbeUnanswered(ID(first.Probe)); sig != nil {
+					t.Errorf("unanswered probe put %+v in force on one page's word", sig)
+				}
+			} else {
+				dec := d.Probed(answer(first.Probe, tt.status))
+				if dec.Soft404Withdrawn != nil {
+					t.Errorf("the probe withdrew %+v, but nothing was in force", dec.Soft404Withdrawn)
+				}
+				if tt.soft && (dec.Kind != Soft404 || dec.Soft404 == nil || dec.Soft404.Of != ID(oops("/aisle/7/brass-lamp-2011.php").url)) {
+					t.Errorf("probe answered the not-found page: %+v", dec)
+				}
+			}
+			for _, f := range []fetch{oops("/aisle/7/brass-lamp-2011.php"), oops("/clearance-winter.php")} {
+				if _, _, soft := d.Soft404Match(pageOf(f.url, f.body)); soft != tt.soft {
+					t.Errorf("%s held for the answer: soft 404 %v, want %v", f.url, soft, tt.soft)
+				}
+			}
+			if dec := d.Observe(pageOf(oops("/gift/cards/").url, oops("/gift/cards/").body)); (dec.Kind == Soft404) != tt.later || dec.Await != "" || dec.Probe != "" {
+				t.Errorf("a not-found page after the answer: %+v", dec)
+			}
+			if dec := d.Observe(pageOf(trail("/kb/setup/first-steps", 1).url, trail("/kb/setup/first-steps", 1).body)); dec.Kind != Unique || dec.Probe != "" || dec.Await != "" {
+				t.Errorf("a genuine page that spells its path, host probed: %+v", dec)
+			}
+		})
+	}
+
+	// A genuine page that spells its path on a host not probed yet asks
+	// for the probe; a real 404 answers it and its links are followed.
+	d := New(Config{})
+	f := trail("/kb/setup/first-steps", 1)
+	dec := d.Observe(pageOf(f.url, f.body))
+	if dec.Kind != Unique || dec.Probe == "" {
+		t.Fatalf("a page that spells its path: %+v, want a probe", dec)
+	}
+	if d.Probed(answer(dec.Probe, 404)); d.Stats().Soft404Host != 0 {
+		t.Error("a host that answers real 404s has a soft-404 signature")
+	}
+	if _, _, soft := d.Soft404Match(pageOf(f.url, f.body)); soft {
+		t.Error("the page that spelled its path is a soft 404")
+	}
+	// Paths of one or two words turn up in texts by chance: no probe.
+	d = New(Config{})
+	for i, p := range []string{"/about", "/steps.html"} {
+		_, body := w.s.article(p, 950+uint64(i), 240, pageOpt{extra: "about our steps html"})
+		if dec := d.Observe(pageOf(w.s.origin+p, body)); dec.Probe != "" {
+			t.Errorf("%s: a probe asked for a short path found in the text", p)
+		}
 	}
 }
 

@@ -65,8 +65,12 @@ type soft404State struct {
 	// pending is the signature the evidence made, until the probe
 	// answers; sig is the one in force.
 	pending *Soft404Sig
+	echo    bool // pending is one page that spelled its own URL: only the probe can confirm it
 	probe   bool // the probe was asked for
-	honest  bool // the probe answered a real not-found: no soft 404s here
+	// probeURL is the probe asked for, until it is answered or known
+	// unanswered.
+	probeURL string
+	honest   bool // the probe answered a real not-found: no soft 404s here
 }
 
 // softMatch reports whether page p is its origin's soft-404 page.
@@ -174,9 +178,75 @@ func (d *Detector) softEvidence(idx uint32, p *Page, u *urlParts) (*Soft404Sig, 
 	return sig.clone(), false
 }
 
+// A page that spells out its own URL path is the first sign of a soft 404
+// that one page can give: a not-found page commonly says which URL was not
+// found ("Sorry, the page /a/b.html does not exist"), while a genuine page
+// rarely has the words of its whole path in a row in its text. Such a
+// page is not enough to decide (a page may quote its path in a
+// breadcrumb), but it is enough to ask the probe at once, rather than
+// after a second not-found page, and to hold the page's links until the
+// answer: the links a not-found page suggests are most of what a soft-404
+// host costs. Only the probe's answer can confirm it; an unanswered probe
+// leaves no signature (see ProbeUnanswered).
+
+// echoMinWords is the fewest words a URL path must have for a page that
+// spells it to count as echoing it: one or two words (/about/,
+// /news.html) turn up in texts by chance.
+const echoMinWords = 3
+
+// echoes reports whether page p spells its own URL path in its text (its
+// NoURL simhash, the text without that run of words, differs from its
+// Simhash), a path of at least echoMinWords words.
+func echoes(p *Page, u *urlParts) bool {
+	if p.NoURL == p.Simhash || p.Title == 0 || p.Simhash == 0 {
+		return false
+	}
+	path := u.dirPath() + u.file()
+	n := 0
+	for i := 0; i < len(path); i++ {
+		if fold[path[i]] != 0 && (i == 0 || fold[path[i-1]] == 0) {
+			n++
+		}
+	}
+	return n >= echoMinWords
+}
+
+// softEcho asks for the probe of the origin of page idx when the page
+// echoes its URL (see echoes) and the origin has not been probed: the
+// page is then the signature pending the probe's answer.
+func (d *Detector) softEcho(idx uint32, p *Page, u *urlParts) bool {
+	if d.evidenceMin == 0 || !echoes(p, u) {
+		return false
+	}
+	st := d.soft[u.origin()]
+	if st != nil && (st.probe || st.honest || st.sig != nil || st.pending != nil) {
+		return false
+	}
+	if st == nil {
+		st = &soft404State{}
+		d.soft[strings.Clone(u.origin())] = st
+	}
+	st.probe, st.echo = true, true
+	st.pending = &Soft404Sig{Origin: strings.Clone(u.origin()), Title: p.Title, Simhash: p.NoURL, Of: p.ID, OfURL: d.urlOf(idx)}
+	return true
+}
+
+// softAwait returns the probe whose answer decides page p: the one asked
+// for on p's origin and not answered yet, when p matches the signature
+// pending that answer. Until the answer, such a page is probably one
+// more not-found page, whose links (the suggestions such pages offer are
+// often more missing URLs) are better held than followed.
+func (d *Detector) softAwait(p *Page, u *urlParts) string {
+	st := d.soft[u.origin()]
+	if st == nil || st.pending == nil || st.probeURL == "" || p.Title != st.pending.Title || Hamming(p.NoURL, st.pending.Simhash) > Soft404MaxHamming {
+		return ""
+	}
+	return st.probeURL
+}
+
 // setSoft404 puts sig in force on its origin.
 func (d *Detector) setSoft404(st *soft404State, sig *Soft404Sig) {
-	st.sig, st.pending = sig, nil
+	st.sig, st.pending, st.echo = sig, nil, false
 	d.softSigs = append(d.softSigs, sig)
 	d.stats.Soft404Host++
 }
@@ -238,13 +308,16 @@ func (d *Detector) Probed(p Page) Decision {
 		st = &soft404State{}
 		d.soft[strings.Clone(origin)] = st
 	}
-	st.probe = true
+	st.probe, st.probeURL = true, ""
 	delete(d.probes, p.ID)
 	d.stats.Probes++
 	dec := Decision{Kind: Skipped}
 	refute := func() {
 		old := st.pending
-		st.pending = nil
+		if st.echo {
+			old = nil // one page that spelled its URL: nothing was claimed
+		}
+		st.pending, st.echo = nil, false
 		if old == nil && st.sig != nil {
 			old = st.sig
 			st.sig = nil
@@ -266,7 +339,12 @@ func (d *Detector) Probed(p Page) Decision {
 		refute()
 		return dec
 	case p.Status < 200 || p.Status >= 300 || p.Digest == 0:
-		// No answer to go by: the evidence decides.
+		// No answer to go by: the evidence decides; a page that spelled
+		// its URL is no evidence on its own.
+		if st.echo {
+			st.pending, st.echo = nil, false
+			return dec
+		}
 		if sig := st.pending; sig != nil {
 			sig.Probe, sig.ProbeStatus = p.ID, p.Status
 			d.setSoft404(st, sig)
@@ -317,7 +395,15 @@ func (d *Detector) ProbeUnanswered(id uint64) *Soft404Sig {
 	}
 	delete(d.probes, id)
 	st := d.soft[origin]
+	if st != nil {
+		st.probeURL = ""
+	}
 	if st == nil || st.pending == nil {
+		return nil
+	}
+	if st.echo {
+		// A page that spelled its URL is no evidence on its own.
+		st.pending, st.echo = nil, false
 		return nil
 	}
 	sig := st.pending
