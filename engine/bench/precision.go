@@ -93,7 +93,8 @@ type Score struct {
 	Precision float64 // Unique / Pages
 	Recall    float64 // Recalled / Reachable
 	// ByTrap counts pages retrieved and unique ones by the trap their URL
-	// belongs to (Truth.Trap; TrapNone for ordinary pages).
+	// belongs to (Truth.Trap; TrapNone for ordinary pages), and wasted
+	// ones by the trap that made them a copy (see TrapCount.Wasted).
 	ByTrap map[simweb.TrapKind]TrapCount
 	// Missed counts the reachable contents not fetched, by the trap kind
 	// that made them (the top byte of Truth.Content; TrapNone for base
@@ -102,30 +103,48 @@ type Score struct {
 }
 
 // TrapCount is one row of Score.ByTrap.
-type TrapCount struct{ Pages, Unique int }
+type TrapCount struct {
+	Pages, Unique int
+	// Wasted counts the pages retrieved that brought no new content, by
+	// the trap that made them a copy: their URL's, or, for an ordinary
+	// URL whose content was first fetched through a trap's URL (a host
+	// mirror's other name, a tracking variant), that trap's: the crawl
+	// met the copy first, and the ordinary page paid for it.
+	Wasted int
+}
 
 // ScoreCrawl scores the pages a crawl retrieved, in any order, against the
 // web's truth and the content reachable from the crawl's seeds.
 func ScoreCrawl(web *simweb.Web, reach *simweb.Reach, fetched []Fetch) Score {
 	sc := Score{Pages: len(fetched), Reachable: reach.Unique, ByTrap: make(map[simweb.TrapKind]TrapCount)}
-	seen := make(map[uint64]bool)
+	first := make(map[uint64]simweb.TrapKind) // contents fetched, by the trap of their first URL
 	for _, f := range fetched {
 		t := web.Truth(f.URL)
 		row := sc.ByTrap[t.Trap]
 		row.Pages++
-		if f.Status == 200 && t.Genuine && t.Content != 0 && !seen[t.Content] {
-			seen[t.Content] = true
+		firstTrap, seen := first[t.Content]
+		if f.Status == 200 && t.Genuine && t.Content != 0 && !seen {
+			first[t.Content] = t.Trap
 			sc.Unique++
 			row.Unique++
 			if reach.Contains(t.Content) {
 				sc.Recalled++
 			}
+			sc.ByTrap[t.Trap] = row
+			continue
 		}
 		sc.ByTrap[t.Trap] = row
+		blame := t.Trap
+		if blame == simweb.TrapNone && seen {
+			blame = firstTrap
+		}
+		w := sc.ByTrap[blame]
+		w.Wasted++
+		sc.ByTrap[blame] = w
 	}
 	sc.Missed = make(map[simweb.TrapKind]int)
 	for c := range reach.All() {
-		if !seen[c] {
+		if _, ok := first[c]; !ok {
 			sc.Missed[contentKind(c)]++
 		}
 	}
@@ -370,7 +389,9 @@ func writeRuleTable(out io.Writer, rules map[simweb.TrapKind]RuleCount) {
 	tw.Flush()
 }
 
-// writeTrapTable writes the pages retrieved and the unique ones by trap.
+// writeTrapTable writes the pages retrieved and the unique ones by the
+// trap of their URL, and the wasted ones by the trap that made them a copy
+// (TrapCount.Wasted).
 func writeTrapTable(out io.Writer, sc Score) {
 	var kinds []simweb.TrapKind
 	for k := range sc.ByTrap {
@@ -386,7 +407,7 @@ func writeTrapTable(out io.Writer, sc Score) {
 	fmt.Fprintln(tw, "  trap\tretrieved\tunique\twasted\treachable missed\t")
 	for _, k := range kinds {
 		r := sc.ByTrap[k]
-		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\t\n", k, r.Pages, r.Unique, r.Pages-r.Unique, sc.Missed[k])
+		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\t\n", k, r.Pages, r.Unique, r.Wasted, sc.Missed[k])
 	}
 	tw.Flush()
 }

@@ -16,6 +16,8 @@ import (
 
 // ScoreCrawl counts a content once, at its first 200 answer, whatever URL
 // carries it; junk and non-200 answers are retrieved pages without content.
+// A page wasted is charged to the trap that made it a copy, even when the
+// copy's URL is the ordinary one, fetched after the trap's.
 func TestScoreCrawl(t *testing.T) {
 	web, err := simweb.Generate(simweb.Options{Seed: 3, Sites: 4, Pages: 40, Traps: 1})
 	if err != nil {
@@ -24,11 +26,11 @@ func TestScoreCrawl(t *testing.T) {
 	seeds := web.Seeds(1)
 	reach := web.ReachableUnique(seeds)
 	home := web.URL(seeds[0])
-	var alias, soft404 string
+	var alias, aliased, soft404 string
 	for _, in := range web.Traps() {
 		switch in.Kind {
 		case simweb.TrapHostMirror:
-			alias = in.URL
+			alias, aliased = in.URL, in.Original
 		case simweb.TrapSoft404:
 			soft404 = in.URL
 		}
@@ -44,17 +46,31 @@ func TestScoreCrawl(t *testing.T) {
 		{URL: soft404, Status: 200},                // junk
 		{URL: alias, Status: 200},                  // the alias's content, unique unless it is the home page's
 		{URL: alias, Status: 500},                  // an error
+		{URL: aliased, Status: 200},                // the alias's content again, under its ordinary URL
 	}
 	wantUnique := 2
 	if aliasContent == web.Truth(home).Content {
 		wantUnique = 1
 	}
 	sc := bench.ScoreCrawl(web, reach, fetched)
-	if sc.Pages != 6 || sc.Unique != wantUnique {
-		t.Fatalf("pages %d unique %d, want 6 and %d", sc.Pages, sc.Unique, wantUnique)
+	if sc.Pages != 7 || sc.Unique != wantUnique {
+		t.Fatalf("pages %d unique %d, want 7 and %d", sc.Pages, sc.Unique, wantUnique)
 	}
-	if want := float64(wantUnique) / 6; sc.Precision != want {
+	if want := float64(wantUnique) / 7; sc.Precision != want {
 		t.Errorf("precision %v, want %v", sc.Precision, want)
+	}
+	wasted := 0
+	for _, r := range sc.ByTrap {
+		wasted += r.Wasted
+	}
+	if wasted != sc.Pages-sc.Unique {
+		t.Errorf("%d pages wasted by trap, %d in all", wasted, sc.Pages-sc.Unique)
+	}
+	// The alias's error and the ordinary URL fetched after the alias (or,
+	// when the alias is the home page's twin, the alias itself) are the
+	// host mirror's waste.
+	if got := sc.ByTrap[simweb.TrapHostMirror]; got.Wasted != 2 || got.Pages != 2 {
+		t.Errorf("host mirror: %+v, want 2 pages retrieved and 2 wasted", got)
 	}
 	if sc.Reachable != reach.Unique || sc.Recall != float64(sc.Recalled)/float64(reach.Unique) {
 		t.Errorf("recall %v (%d of %d), reach %d", sc.Recall, sc.Recalled, sc.Reachable, reach.Unique)
