@@ -191,6 +191,32 @@ func TestRulesLearnedFromEvidence(t *testing.T) {
 			},
 		},
 		{
+			name: "a directory of a host that mirrors another host's directory",
+			pages: func() []fetch {
+				w := newWeb("https://www.gnu.example", 19)
+				own := newWeb("http://people.example", 20)
+				var fs []fetch
+				for i, p := range []string{"/", "/~ann/", "/~bob/notes.html", "/~bob/cv.html"} {
+					fs = append(fs, own.page(p, uint64(i), pageOpt{}))
+				}
+				files := []string{"intro.html", "ch1/a.html", "ch2/b.html", "ch3/c.html"}
+				for i, f := range files {
+					fs = append(fs, w.page("/software/manual/"+f, uint64(i), pageOpt{}))
+				}
+				for i, f := range files {
+					o := w.page("/software/manual/"+f, uint64(i), pageOpt{})
+					fs = append(fs, fetch{url: "http://people.example/mirrors/gnu-manual/" + f, body: o.body})
+				}
+				return fs
+			},
+			rule: Rule{Kind: SwapHost, From: "/mirrors/gnu-manual/"},
+			canon: []canon{
+				{"http://people.example/mirrors/gnu-manual/ch9/z.html?v=2", "https://www.gnu.example/software/manual/ch9/z.html?v=2"},
+				{"http://people.example/~ann/new.html", "http://people.example/~ann/new.html"},
+				{"http://people.example/mirrors/other/x.html", "http://people.example/mirrors/other/x.html"},
+			},
+		},
+		{
 			name: "a loop through a link to the directory itself",
 			pages: func() []fetch {
 				w := newWeb("http://wiki.example", 17)

@@ -97,8 +97,8 @@ func (d *Detector) alignments(a, b *urlParts, fn func(c *rewriteOf)) {
 				fn(&rewriteOf{kind: DropParamValue, origin: a.origin(), name: name, value: vb, sole: n == 1})
 			}
 		})
-	case !sameOrigin && samePath && qa == qb:
-		fn(&rewriteOf{kind: SwapHost, origin: a.origin(), to: b.origin(), sole: true})
+	case !sameOrigin && qa == qb && sameFile(a.file(), b.file()):
+		d.alignHosts(a, b, fn)
 	case sameOrigin && qa == qb && a.dirPath() == b.dirPath() && pathParams(a.file()) != pathParams(b.file()) &&
 		sameFile(withoutPathParams(a.file()), withoutPathParams(b.file())):
 		// The same file with other path parameters: compared as a query.
@@ -173,6 +173,49 @@ func (d *Detector) alignPaths(a, b *urlParts, fn func(c *rewriteOf)) {
 	}
 }
 
+// alignHosts relates the same file on two hosts: the whole host swapped
+// for the other when the paths are equal, and one directory of the copy's
+// host for the other host's at each of the first maxHostLevels levels of
+// the directories the two paths end with alike. A host may mirror another
+// whole, or hold a mirror in one directory ("/mirrors/gnu/" of one host
+// is "/doc/" of another) beside pages of its own: which level is the
+// mirror is left to the evidence (see ready).
+func (d *Detector) alignHosts(a, b *urlParts, fn func(c *rewriteOf)) {
+	sa := segments(d.segs[0][:0], a.dirPath())
+	sb := segments(d.segs[1][:0], b.dirPath())
+	d.segs[0], d.segs[1] = sa, sb
+	s := 0
+	for s < len(sa) && s < len(sb) && sa[len(sa)-1-s] == sb[len(sb)-1-s] {
+		s++
+	}
+	pa, pb := len(sa)-s, len(sb)-s // segments before the common end
+	if pa == 0 && pb == 0 {
+		fn(&rewriteOf{kind: SwapHost, origin: a.origin(), to: b.origin(), sole: true})
+	}
+	da, db := a.dirPath(), b.dirPath()
+	for k := 0; k <= min(s, maxHostLevels); k++ {
+		if k == 0 && pa == 0 && pb == 0 {
+			continue // the whole host
+		}
+		from := da[:segmentOffset(da, pa+k)]
+		to := db[:segmentOffset(db, pb+k)]
+		fn(&rewriteOf{kind: SwapHost, origin: a.origin(), from: from, to: b.origin() + to, sole: true})
+	}
+}
+
+// maxHostLevels bounds the directories a pair of pages on two hosts
+// relates, so that a pair makes at most maxHostLevels+1 candidates.
+const maxHostLevels = 3
+
+// reversed returns the host swap the other way: b's directory for a's.
+func (c *rewriteOf) reversed() rewriteOf {
+	if c.from == "" {
+		return rewriteOf{kind: SwapHost, origin: c.to, to: c.origin, sole: c.sole}
+	}
+	oe := originEnd(c.to)
+	return rewriteOf{kind: SwapHost, origin: c.to[:oe], from: c.to[oe:], to: c.origin + c.from, sole: c.sole}
+}
+
 // segmentOffset returns where segment i of path begins, or len(path).
 func segmentOffset(path string, i int) int {
 	if start, ok := segmentStart(path, i); ok {
@@ -207,7 +250,7 @@ func (d *Detector) support(dup, orig uint32, du *urlParts) []Rule {
 			learned = append(learned, *r)
 		}
 		if rw.kind == SwapHost {
-			back := rewriteOf{kind: SwapHost, origin: ou.origin(), to: du.origin(), sole: true}
+			back := rw.reversed()
 			if r := d.supportOne(&back, Pair{Copy: pair.Original, Original: pair.Copy}, &ou, orig); r != nil {
 				learned = append(learned, *r)
 			}
@@ -242,7 +285,7 @@ func (d *Detector) supportOne(rw *rewriteOf, pair Pair, cu *urlParts, cp uint32)
 		return nil
 	}
 	if rw.kind == SwapHost {
-		back := rewriteOf{kind: SwapHost, origin: rw.to, to: rw.origin}
+		back := rw.reversed()
 		if b := d.cands[back.key()]; b != nil && b.active != nil {
 			return nil // the other way is the rule
 		}
@@ -271,7 +314,7 @@ func (d *Detector) supportOne(rw *rewriteOf, pair Pair, cu *urlParts, cp uint32)
 			c.contexts = append(c.contexts, ck)
 		}
 	case SwapHost:
-		if cu.dirPath() == "/" && (cu.rest == "" || indexNames[cu.rest]) {
+		if cu.dirPath() == hostDir(rw.from) && (cu.rest == "" || indexNames[cu.rest]) {
 			c.home = true
 		}
 		if dir := int32(d.recs[cp].dir &^ dupFlag); len(c.dirs) < 2 && !slices.Contains(c.dirs, dir) {
@@ -282,6 +325,15 @@ func (d *Detector) supportOne(rw *rewriteOf, pair Pair, cu *urlParts, cp uint32)
 		return nil
 	}
 	return d.activate(c, pair)
+}
+
+// hostDir is the directory a host swap covers: its From, or the whole
+// host.
+func hostDir(from string) string {
+	if from == "" {
+		return "/"
+	}
+	return from
 }
 
 // maxCandidates bounds the candidates kept; past it no new one is made.
@@ -313,14 +365,16 @@ func (d *Detector) ready(c *candidate) bool {
 		}
 		return true
 	case SwapHost:
-		// A host is a mirror when its home page is among the copies, or
-		// the copies span two directories and outnumber its unique pages
-		// two to one: sites that merely share a few pages (legal notices)
-		// keep their own home page and their own content.
+		// A host (or one directory of it) is a mirror when its home page
+		// is among the copies, or the copies span two directories and
+		// outnumber its unique pages two to one: sites that merely share
+		// a few pages (legal notices) keep their own home page and their
+		// own content. A host whose mirror is one of its directories is
+		// not a mirror as a whole, but that directory is.
 		if c.home {
 			return true
 		}
-		u, dp := d.dirCounts(r.Origin + "/")
+		u, dp := d.dirCounts(r.Origin + hostDir(r.From))
 		return len(c.dirs) >= 2 && dp >= 2*u
 	}
 	return false
@@ -361,12 +415,12 @@ func (d *Detector) addRule(r *Rule) {
 		or = &originRules{}
 		d.origins[r.Origin] = or
 	}
-	switch r.Kind {
-	case SwapHost:
+	switch {
+	case r.Kind == SwapHost && r.From == "":
 		or.host = r
-	case DropParam, DropParamValue, SortParams:
+	case r.Kind == DropParam, r.Kind == DropParamValue, r.Kind == SortParams:
 		or.params = append(or.params, r)
-	case NumberPattern:
+	case r.Kind == NumberPattern:
 		if or.shapes == nil {
 			or.shapes = make(map[uint64]*Rule)
 		}
@@ -383,14 +437,14 @@ func (d *Detector) removeRule(r *Rule) {
 	if or == nil {
 		return
 	}
-	switch r.Kind {
-	case SwapHost:
+	switch {
+	case r.Kind == SwapHost && r.From == "":
 		if or.host == r {
 			or.host = nil
 		}
-	case DropParam, DropParamValue, SortParams:
+	case r.Kind == DropParam, r.Kind == DropParamValue, r.Kind == SortParams:
 		or.params = removePtr(or.params, r)
-	case NumberPattern:
+	case r.Kind == NumberPattern:
 		u := splitURL(r.From)
 		if or.shapes[shapeKey(&u)] == r {
 			delete(or.shapes, shapeKey(&u))

@@ -33,7 +33,10 @@ const (
 	// ("/print/" → "/", "/docs-copy/" → "/docs/"), or a loop when To is an
 	// ancestor of From ("/a/b/b/" → "/a/b/").
 	SwapPrefix
-	// SwapHost replaces the origin with To: the host mirrors another.
+	// SwapHost replaces the origin with To: the host mirrors another. With
+	// a path prefix From ("/mirrors/gnu/"), only that directory of the
+	// host mirrors another host's directory, To ("http://gnu.test/doc/"):
+	// the rest of the host is its own.
 	SwapHost
 	// NumberPattern covers the URLs of the pattern From, with '#' for any
 	// run of digits, that give the same page (an endless calendar). It has
@@ -98,7 +101,8 @@ type Rule struct {
 	Index int
 	// From and To are, by kind: the runs of segments ("print", "a/b");
 	// the path prefixes ("/docs-copy/", "/docs/"); the other origin (To of
-	// SwapHost); the pattern ("http://x.test/cal/#/#/", From of
+	// SwapHost), or the directory From and the other origin's directory To
+	// (a SwapHost of one directory); the pattern ("http://x.test/cal/#/#/", From of
 	// NumberPattern).
 	From, To string
 	// Support lists the first pairs that showed the rewrite keeps the
@@ -150,6 +154,9 @@ func (r *Rule) String() string {
 		what = r.From + " → " + r.To
 	case SwapHost:
 		what = "host → " + r.To
+		if r.From != "" {
+			what = r.From + " → " + r.To
+		}
 	case NumberPattern:
 		return r.From + " (numbers alike)"
 	case DropPathParam:
@@ -209,7 +216,13 @@ func (r *Rule) Rewrite(url string) (string, bool) {
 		}
 		return withQuery(url[:oe]+r.To+path[len(r.From):], query), true
 	case SwapHost:
-		return r.To + url[oe:], true
+		if r.From == "" {
+			return r.To + url[oe:], true
+		}
+		if !strings.HasPrefix(path, r.From) {
+			return "", false
+		}
+		return withQuery(r.To+path[len(r.From):], query), true
 	case NumberPattern:
 		if shapePattern(url) == r.From {
 			return "", true
