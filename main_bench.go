@@ -44,6 +44,18 @@ func benchPrecisionCmd(fs *flag.FlagSet) runFunc {
 	}
 }
 
+// benchMirrorCmd is `lidi bench mirror`: a real host holding a mirror of
+// another real site in one directory, crawled with and without duplicate
+// detection.
+func benchMirrorCmd(fs *flag.FlagSet) runFunc {
+	opt := bench.MirrorOptions{OpenStore: openBenchStore}
+	opt.RegisterFlags(fs)
+	return func(ctx context.Context, out output) error {
+		_, err := bench.Mirror(ctx, opt, out.stdout)
+		return err
+	}
+}
+
 // benchStrategiesCmd is `lidi bench strategies`: Castillo's chapter 6
 // reproduced on simweb (Figures 6.5, 6.6 and 6.13, Table 6.1).
 func benchStrategiesCmd(fs *flag.FlagSet) runFunc {

@@ -1,0 +1,284 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"lidi/engine"
+	"lidi/engine/dedup"
+	"lidi/engine/dns"
+)
+
+// MirrorOptions sets up `lidi bench mirror`. The zero value is not usable:
+// OpenStore must be set (main.go wires it) and Realweb name the folder of
+// real sites, as RegisterFlags does.
+type MirrorOptions struct {
+	// Realweb is the folder of real sites copied from public repositories
+	// (../shared/realweb/sites in the project's workspace): it must hold
+	// catb.org-jargon and sinewalker.github.io.
+	Realweb          string
+	Robots           int
+	PagesPerVisit    int
+	Limit            time.Duration // longest time one run may take
+	Dir              string        // where the crawl databases go ("": a temporary directory)
+	OpenStore        func(path string) (engine.Store, io.Closer, error)
+	ProgressInterval time.Duration
+}
+
+// RegisterFlags adds the benchmark's flags to fs, with their defaults.
+func (o *MirrorOptions) RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.Realweb, "realweb", "../shared/realweb/sites", "folder holding the real sites catb.org-jargon and sinewalker.github.io")
+	fs.IntVar(&o.Robots, "robots", 8, "r: sites visited at once")
+	fs.IntVar(&o.PagesPerVisit, "c", 100, "pages per keep-alive connection")
+	fs.DurationVar(&o.Limit, "limit", 5*time.Minute, "longest time one run may take")
+	fs.StringVar(&o.Dir, "dir", "", "directory for the crawl databases (default: a temporary one, removed after)")
+	fs.DurationVar(&o.ProgressInterval, "progress", 5*time.Second, "progress line interval")
+}
+
+// The two real sites: the Jargon File as www.catb.org serves it, and the
+// blog milosophical.me, which holds an HTTrack mirror of it (re-encoded,
+// with HTTrack's comments) under /jargon/html/ beside pages of its own.
+const (
+	mirrorOriginal = "www.catb.org"
+	mirrorHost     = "milosophical.me"
+	mirrorDir      = "/jargon/html/"
+)
+
+// MirrorRun is one crawl of the two sites.
+type MirrorRun struct {
+	Detect bool
+	// CopiesFetched counts the pages of the mirror directory fetched that
+	// are copies of the original's (same relative path); Copies is how
+	// many the mirror holds.
+	CopiesFetched, Copies int
+	// OriginalFetched counts www.catb.org pages fetched; OwnFetched the
+	// mirror host's pages outside the mirror directory.
+	OriginalFetched, OwnFetched int
+	Rules                       []dedup.Rule
+	Dup                         engine.DupStats
+	Elapsed                     time.Duration
+	Stopped                     bool
+}
+
+// Mirror crawls a real host that keeps a mirror of another real site in
+// one of its directories, with and without duplicate detection, over
+// loopback: what the mirror costs, and what detection saves without losing
+// the host's own pages.
+func Mirror(ctx context.Context, o MirrorOptions, out io.Writer) ([]MirrorRun, error) {
+	orig := filepath.Join(o.Realweb, "catb.org-jargon")
+	host := filepath.Join(o.Realweb, "sinewalker.github.io")
+	for _, d := range []string{orig, host} {
+		if st, err := os.Stat(d); err != nil || !st.IsDir() {
+			return nil, fmt.Errorf("bench: mirror needs the real site %s (see -realweb): %v", d, err)
+		}
+	}
+	copies, err := mirrorCopies(filepath.Join(orig, "html"), filepath.Join(host, strings.Trim(mirrorDir, "/")))
+	if err != nil {
+		return nil, err
+	}
+	dir, cleanup, err := benchDir(o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	srv, port, err := serveSites(map[string]http.Handler{
+		mirrorOriginal: http.StripPrefix("/jargon", http.FileServer(noListing{http.Dir(orig)})),
+		mirrorHost:     http.FileServer(noListing{http.Dir(host)}),
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer srv.Close()
+	hosts := filepath.Join(dir, "hosts")
+	if err := os.WriteFile(hosts, []byte("127.0.0.1 "+mirrorOriginal+" "+mirrorHost+"\n"), 0o644); err != nil {
+		return nil, err
+	}
+	origin := func(h string) string { return "http://" + h + ":" + strconv.Itoa(port) }
+	fmt.Fprintf(out, "bench mirror: %s (the Jargon File, %d pages in %s) and %s (a blog holding an HTTrack mirror of it in %s), served from %s on 127.0.0.1:%d; r=%d c=%d w=0\n",
+		mirrorOriginal, len(copies), "/jargon/html/", mirrorHost, mirrorDir, o.Realweb, port, o.Robots, o.PagesPerVisit)
+
+	var runs []MirrorRun
+	for _, detect := range []bool{true, false} {
+		cfg := benchConfig([]string{origin(mirrorOriginal) + "/jargon/html/", origin(mirrorHost) + "/"}, o.Robots, o.PagesPerVisit)
+		cfg.Detect = detect
+		// Only the two origins on this port: the pages' absolute links
+		// name the real sites' port 80, which is not theirs here.
+		cfg.Scope.Include = []string{"^" + regexp.QuoteMeta(origin(mirrorOriginal)) + "/", "^" + regexp.QuoteMeta(origin(mirrorHost)) + "/"}
+		fmt.Fprintf(out, "\nrun detection=%v\n", detect)
+		run, err := mirrorRun(ctx, o, cfg, hosts, filepath.Join(dir, fmt.Sprintf("mirror-detect-%v.db", detect)), out)
+		if err != nil {
+			return nil, err
+		}
+		run.Detect = detect
+		run.Copies = len(copies)
+		seen := map[string]bool{}
+		for _, f := range run.fetched {
+			if f.Status < 200 || f.Status >= 300 || seen[f.URL] {
+				continue
+			}
+			seen[f.URL] = true
+			switch {
+			case strings.HasPrefix(f.URL, origin(mirrorOriginal)+"/"):
+				run.OriginalFetched++
+			case strings.HasPrefix(f.URL, origin(mirrorHost)+mirrorDir) && copies[strings.TrimPrefix(f.URL, origin(mirrorHost)+mirrorDir)]:
+				run.CopiesFetched++
+			case strings.HasPrefix(f.URL, origin(mirrorHost)+"/"):
+				run.OwnFetched++
+			}
+		}
+		runs = append(runs, run.MirrorRun)
+		for _, r := range run.Rules {
+			fmt.Fprintf(out, "  rule %s (supported by %d pairs, covered %d URLs)\n", r.String(), r.Supports, r.Covered)
+		}
+	}
+
+	fmt.Fprintln(out)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "detection\tcatb pages\tmirror copies fetched\tof\tmilosophical own pages\trules\tnear\texact\ttime\t")
+	for _, r := range runs {
+		fmt.Fprintf(tw, "%v\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s%s\t\n", r.Detect, r.OriginalFetched, r.CopiesFetched, r.Copies, r.OwnFetched,
+			len(r.Rules), r.Dup.Near, r.Dup.Exact, r.Elapsed.Round(100*time.Millisecond), stoppedNote(r.Stopped))
+	}
+	tw.Flush()
+	on, off := runs[0], runs[1]
+	ownRecall := 1.0
+	if off.OwnFetched > 0 {
+		ownRecall = float64(on.OwnFetched) / float64(off.OwnFetched)
+	}
+	fmt.Fprintf(out, "mirror_copies=%d copies_fetched=%d copies_fetched_without_detection=%d own_pages=%d own_recall=%.4f rules=%d\n",
+		on.Copies, on.CopiesFetched, off.CopiesFetched, off.OwnFetched, ownRecall, len(on.Rules))
+	return runs, nil
+}
+
+type mirrorRunResult struct {
+	MirrorRun
+	fetched []Fetch
+}
+
+func mirrorRun(ctx context.Context, o MirrorOptions, cfg engine.Config, hosts, path string, out io.Writer) (mirrorRunResult, error) {
+	var res mirrorRunResult
+	store, closer, err := o.OpenStore(path)
+	if err != nil {
+		return res, err
+	}
+	defer closer.Close()
+	rec := &recorder{Store: store, urls: make(map[uint64]string)}
+	// Every name in scope is in the hosts file; a name that is not is
+	// asked of a loopback port where no server answers.
+	resolver, err := dns.NewCache(dns.Config{Servers: []string{"127.0.0.1:9"}, HostsFile: hosts, Timeout: 200 * time.Millisecond})
+	if err != nil {
+		return res, err
+	}
+	defer resolver.Close()
+	eng, err := engine.New(cfg, rec, resolver, nil)
+	if err != nil {
+		return res, err
+	}
+	deadline := time.Now().Add(o.Limit)
+	elapsed, err := runEngine(ctx, eng, out, o.ProgressInterval, func(engine.Stats) bool {
+		if time.Now().After(deadline) {
+			res.Stopped = true
+			return true
+		}
+		return false
+	})
+	if err != nil {
+		return res, err
+	}
+	if ctx.Err() != nil {
+		return res, ctx.Err()
+	}
+	s := eng.Stats()
+	res.Elapsed, res.Dup = elapsed, s.Dup
+	res.fetched = rec.fetched()
+	res.Rules = eng.Rules()
+	return res, nil
+}
+
+// mirrorCopies returns the relative paths of the HTML pages found in both
+// the original's directory and the mirror's.
+func mirrorCopies(orig, mirror string) (map[string]bool, error) {
+	out := map[string]bool{}
+	err := filepath.WalkDir(orig, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Ext(p) != ".html" {
+			return err
+		}
+		rel, err := filepath.Rel(orig, p)
+		if err != nil {
+			return err
+		}
+		if _, err := os.Stat(filepath.Join(mirror, rel)); err == nil {
+			out[filepath.ToSlash(rel)] = true
+		}
+		return nil
+	})
+	if err == nil && len(out) == 0 {
+		err = fmt.Errorf("bench: no page of %s is in %s", orig, mirror)
+	}
+	return out, err
+}
+
+// serveSites serves each host's handler on one loopback port, chosen by
+// the Host header; other hosts get 404.
+func serveSites(sites map[string]http.Handler) (*http.Server, int, error) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		return nil, 0, err
+	}
+	srv := &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			host, _, err := net.SplitHostPort(r.Host)
+			if err != nil {
+				host = r.Host
+			}
+			h, ok := sites[strings.ToLower(host)]
+			if !ok {
+				http.NotFound(w, r)
+				return
+			}
+			h.ServeHTTP(w, r)
+		}),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			fmt.Fprintln(os.Stderr, "bench: mirror server:", err)
+		}
+	}()
+	return srv, ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// noListing serves files, and a directory only through its index.html: a
+// generated listing would link pages the real site never linked.
+type noListing struct{ fs http.FileSystem }
+
+func (n noListing) Open(name string) (http.File, error) {
+	f, err := n.fs.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil || !st.IsDir() {
+		return f, err
+	}
+	idx, err := n.fs.Open(strings.TrimSuffix(name, "/") + "/index.html")
+	if err != nil {
+		f.Close()
+		return nil, fs.ErrNotExist
+	}
+	idx.Close()
+	return f, nil
+}
