@@ -1,0 +1,118 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestMirror runs the benchmark on a miniature of the real sites: 25
+// entries of the Jargon File as www.catb.org serves them and as the HTTrack
+// mirror on milosophical.me does (engine/dedup's testdata), the original
+// given an index linking them, and the blog three pages of its own, one
+// a reading list of its copies. With
+// detection, the directory rule is learned and most copies are never
+// fetched; without it, every copy is; the blog's own pages are kept.
+func TestMirror(t *testing.T) {
+	src := filepath.Join("..", "dedup", "testdata", "realweb", "jargon")
+	root := t.TempDir()
+	orig := filepath.Join(root, "catb.org-jargon", "html")
+	blog := filepath.Join(root, "sinewalker.github.io")
+	mirror := filepath.Join(blog, "jargon", "html")
+	var entries []string
+	err := filepath.WalkDir(filepath.Join(src, "catb"), func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(filepath.Join(src, "catb"), p)
+		entries = append(entries, filepath.ToSlash(rel))
+		for from, to := range map[string]string{"catb": orig, "milosophical": mirror} {
+			b, err := os.ReadFile(filepath.Join(src, from, rel))
+			if err != nil {
+				return err
+			}
+			if err := os.MkdirAll(filepath.Dir(filepath.Join(to, rel)), 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(to, rel), b, 0o644); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil || len(entries) < 20 {
+		t.Fatalf("%d entries: %v", len(entries), err)
+	}
+	var index strings.Builder
+	index.WriteString("<html><head><title>The Jargon File</title></head><body><h1>Glossary</h1><ul>")
+	for _, e := range entries {
+		fmt.Fprintf(&index, "<li><a href=\"%s\">%s</a></li>", e, strings.TrimSuffix(filepath.Base(e), ".html"))
+	}
+	index.WriteString("</ul></body></html>")
+	write := func(path, body string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(orig, "index.html"), index.String())
+	// The blog links the entries of its copy from a reading list, not
+	// through the copy's index (which would be a duplicate, and its
+	// links not followed).
+	write(filepath.Join(blog, "index.html"), `<html><head><title>Milosophical Me</title></head><body><p>Notes on hacking, Linux and the
+		Jargon File, which this site keeps a copy of; see the <a href="/blog/reading.html">reading list</a> and a <a href="/blog/first.html">first post</a>.</p></body></html>`)
+	write(filepath.Join(blog, "blog", "reading.html"), strings.ReplaceAll(index.String(), `href="`, `href="/jargon/html/`))
+	write(filepath.Join(blog, "blog", "first.html"), `<html><head><title>A first post</title></head><body><p>This blog starts today with
+		a post about keeping notes in plain text files under version control, one file a day, and a script that builds the site.</p></body></html>`)
+
+	o := MirrorOptions{Realweb: root, Robots: 4, PagesPerVisit: 100, Limit: 3 * time.Minute, OpenStore: openTestStore, ProgressInterval: time.Minute}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	runs, err := Mirror(ctx, o, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	on, off := runs[0], runs[1]
+	if !on.Detect || off.Detect || on.Copies != len(entries) {
+		t.Fatalf("runs %+v, %+v", on, off)
+	}
+	if on.Stopped || off.Stopped {
+		t.Fatal("a run reached its time limit")
+	}
+	if off.CopiesFetched != len(entries) || off.OriginalFetched < len(entries) {
+		t.Errorf("without detection: %d copies and %d original pages fetched, want %d each", off.CopiesFetched, off.OriginalFetched, len(entries))
+	}
+	// One rule, that sends the copy's entries to the original's and
+	// leaves the blog's own pages alone (the fixture's /jargon/ holds
+	// only the copy, so either directory level is right).
+	if len(on.Rules) != 1 {
+		t.Fatalf("rules %v, want one", on.Rules)
+	}
+	r := on.Rules[0]
+	origin := r.Origin[:strings.LastIndexByte(r.Origin, ':')]
+	port := r.Origin[len(origin):]
+	copyURL := origin + port + "/jargon/html/" + entries[0]
+	if got, ok := r.Rewrite(copyURL); !ok || got != "http://www.catb.org"+port+"/jargon/html/"+entries[0] {
+		t.Errorf("rule %v rewrites %s to %q, %v", r.String(), copyURL, got, ok)
+	}
+	if got, ok := r.Rewrite(origin + port + "/blog/first.html"); ok {
+		t.Errorf("rule %v rewrites the blog's own page to %q", r.String(), got)
+	}
+	// The rule needs 3 copies, and the robots may hold a few more in
+	// flight when it is learned.
+	t.Logf("with detection, %d of %d copies fetched; without, %d", on.CopiesFetched, on.Copies, off.CopiesFetched)
+	if on.CopiesFetched > 8 {
+		t.Errorf("with detection, %d of %d copies fetched", on.CopiesFetched, len(entries))
+	}
+	if on.OwnFetched != off.OwnFetched || on.OwnFetched != 3 {
+		t.Errorf("the blog's own pages: %d with detection, %d without", on.OwnFetched, off.OwnFetched)
+	}
+}
