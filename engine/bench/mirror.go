@@ -169,42 +169,16 @@ type mirrorRunResult struct {
 }
 
 func mirrorRun(ctx context.Context, o MirrorOptions, cfg engine.Config, hosts, path string, out io.Writer) (mirrorRunResult, error) {
-	var res mirrorRunResult
-	store, closer, err := o.OpenStore(path)
-	if err != nil {
-		return res, err
-	}
-	defer closer.Close()
-	rec := &recorder{Store: store, urls: make(map[uint64]string)}
 	// Every name in scope is in the hosts file; a name that is not is
 	// asked of a loopback port where no server answers.
-	resolver, err := dns.NewCache(dns.Config{Servers: []string{"127.0.0.1:9"}, HostsFile: hosts, Timeout: 200 * time.Millisecond})
+	dnsCfg := dns.Config{Servers: []string{"127.0.0.1:9"}, HostsFile: hosts, Timeout: 200 * time.Millisecond}
+	c, err := runRecorded(ctx, cfg, o.OpenStore, path, dnsCfg, o.Limit, o.ProgressInterval, out)
 	if err != nil {
-		return res, err
+		return mirrorRunResult{}, err
 	}
-	defer resolver.Close()
-	eng, err := engine.New(cfg, rec, resolver, nil)
-	if err != nil {
-		return res, err
-	}
-	deadline := time.Now().Add(o.Limit)
-	elapsed, err := runEngine(ctx, eng, out, o.ProgressInterval, func(engine.Stats) bool {
-		if time.Now().After(deadline) {
-			res.Stopped = true
-			return true
-		}
-		return false
-	})
-	if err != nil {
-		return res, err
-	}
-	if ctx.Err() != nil {
-		return res, ctx.Err()
-	}
-	s := eng.Stats()
-	res.Elapsed, res.Dup = elapsed, s.Dup
-	res.fetched = rec.fetched()
-	res.Rules = eng.Rules()
+	var res mirrorRunResult
+	res.Elapsed, res.Stopped, res.Dup, res.Rules = c.Elapsed, c.Stopped, c.Stats.Dup, c.Rules
+	res.fetched = c.fetched
 	return res, nil
 }
 

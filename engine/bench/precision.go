@@ -298,44 +298,15 @@ type precisionRunResult struct {
 
 func precisionRun(ctx context.Context, o PrecisionOptions, cfg engine.Config, dnsAddr, path string, out io.Writer) (precisionRunResult, error) {
 	var res precisionRunResult
-	store, closer, err := o.OpenStore(path)
+	c, err := runRecorded(ctx, cfg, o.OpenStore, path, dns.Config{Servers: []string{dnsAddr}}, o.Limit, o.ProgressInterval, out)
 	if err != nil {
 		return res, err
 	}
-	defer closer.Close()
-	rec := &recorder{Store: store, urls: make(map[uint64]string)}
-	resolver, err := dns.NewCache(dns.Config{Servers: []string{dnsAddr}})
-	if err != nil {
-		return res, err
+	res.Elapsed, res.Stopped, res.Dup = c.Elapsed, c.Stopped, c.Stats.Dup
+	if c.Stats.Pages > 0 {
+		res.DetectPerPage = c.Stats.Dup.Time / time.Duration(c.Stats.Pages)
 	}
-	defer resolver.Close()
-	eng, err := engine.New(cfg, rec, resolver, nil)
-	if err != nil {
-		return res, err
-	}
-	deadline := time.Now().Add(o.Limit)
-	elapsed, err := runEngine(ctx, eng, out, o.ProgressInterval, func(engine.Stats) bool {
-		if time.Now().After(deadline) {
-			res.Stopped = true
-			return true
-		}
-		return false
-	})
-	if err != nil {
-		return res, err
-	}
-	if ctx.Err() != nil {
-		return res, ctx.Err()
-	}
-	s := eng.Stats()
-	res.Elapsed = elapsed
-	res.Dup = s.Dup
-	if s.Pages > 0 {
-		res.DetectPerPage = s.Dup.Time / time.Duration(s.Pages)
-	}
-	res.fetched = rec.fetched()
-	res.rules = eng.Rules()
-	res.urls = rec.urls
+	res.fetched, res.rules, res.urls = c.fetched, c.Rules, c.urls
 	return res, nil
 }
 
