@@ -80,6 +80,34 @@ func TestFingerprintFurniture(t *testing.T) {
 	}
 }
 
+// BenchmarkFingerprintScripts fingerprints 20 KiB pages of text in other
+// alphabets, whose letters take the character path (two and three UTF-8
+// bytes a letter).
+func BenchmarkFingerprintScripts(b *testing.B) {
+	for _, tt := range []struct{ name, words string }{
+		{"cyrillic", "Москва столица России крупнейший город страны политический экономический культурный научный центр находится на реке"},
+		{"greek", "Η Αθήνα είναι η πρωτεύουσα και η μεγαλύτερη πόλη της Ελλάδας με μακρά ιστορία στον πολιτισμό"},
+		{"chinese", "北京 是 中华人民共和国 的 首都 也是 全国 的 政治 文化 中心 和 国际 交往 中心 之一"},
+	} {
+		b.Run(tt.name, func(b *testing.B) {
+			words := strings.Fields(tt.words)
+			var sb strings.Builder
+			sb.WriteString("<html><head><title>" + words[0] + "</title></head><body><p>")
+			for i := 0; sb.Len() < 20<<10; i++ {
+				if i%40 == 39 {
+					sb.WriteString("</p>\n<p>")
+				}
+				sb.WriteString(words[(i*7)%len(words)] + " ")
+			}
+			body := []byte(sb.String() + "</p></body></html>")
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				Fingerprint(body, "http://x.test/a/b.html")
+			}
+		})
+	}
+}
+
 func BenchmarkFingerprint(b *testing.B) {
 	body := benchPage(b)
 	b.SetBytes(int64(len(body)))

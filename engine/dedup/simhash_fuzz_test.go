@@ -37,3 +37,19 @@ func FuzzSimhash(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSimhashMatchesReference checks the word reading against refSimhash's
+// independent statement of it on text without markup: any bytes (UTF-8 or
+// not, overlong forms, surrogates) and character references of up to 30
+// bytes.
+func FuzzSimhashMatchesReference(f *testing.F) {
+	f.Add([]byte("caf\xe9 \xd0\x9c\xd0\xbe\xd1\x81\xd0\xba\xd0\xb2\xd0\xb0 \xe5\x8c\x97\xe4\xba\xac &eacute;&#233;&#x2019; x\xc2\xa0y"))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if bytes.IndexByte(body, '<') >= 0 || len(body) > 30 {
+			return
+		}
+		if got, want := Simhash(body), refSimhash(body); got != want {
+			t.Fatalf("Simhash(%q) = %016x, reference %016x", body, got, want)
+		}
+	})
+}

@@ -3,6 +3,7 @@ package dedup
 import (
 	"html"
 	"slices"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -60,11 +61,12 @@ func isASCIIWord(c byte) bool { return int16(fold[c]) > 0 }
 
 // wordAt returns the hash of the word starting at b[i] and the index past
 // it: FNV-1a 64 over its lower-cased UTF-8 bytes, or dateToken for a word
-// with a digit or a month or weekday name. b[i] must start a word: an
-// ASCII letter or digit, or a character (charAt) that is a word rune.
+// with a digit or a month or weekday name. When b[i] starts no word (a
+// character that separates words), it returns i.
 func wordAt(b []byte, i int) (uint64, int) {
 	h := uint64(fnvOffset64)
 	var all uint16
+word:
 	for {
 		var v uint16
 		for ; i < len(b); i++ {
@@ -77,17 +79,63 @@ func wordAt(b []byte, i int) (uint64, int) {
 		if v != foldChar || i == len(b) {
 			break
 		}
+		// A run of two-byte characters (Latin with accents, Greek,
+		// Cyrillic, Hebrew, Arabic…), decoded here.
+		start := i
+		cls := bmpClasses()
+		for i+1 < len(b) {
+			c := b[i]
+			if c < 0xc2 || c >= 0xe0 || b[i+1]&0xc0 != 0x80 {
+				break
+			}
+			e := cls[rune(c&0x1f)<<6|rune(b[i+1]&0x3f)]
+			if e&classWord == 0 {
+				break word
+			}
+			if e&classDigit != 0 {
+				all |= foldDigit
+			}
+			if lr := rune(e & classRune); lr >= utf8.RuneSelf && lr < 0x800 {
+				h = (h ^ uint64(0xc0|lr>>6)) * fnvPrime64
+				h = (h ^ uint64(0x80|lr&0x3f)) * fnvPrime64
+			} else {
+				h = hashRune(h, lr)
+			}
+			i += 2
+		}
+		if i != start {
+			continue
+		}
+		// A three-byte character (CJK, kana, Hangul, Indic…), decoded
+		// here unless it could be a surrogate or an overlong form.
+		if c := b[i]; (0xe1 <= c && c <= 0xec || c == 0xee || c == 0xef) && i+2 < len(b) && b[i+1]&0xc0 == 0x80 && b[i+2]&0xc0 == 0x80 {
+			r := rune(c&0x0f)<<12 | rune(b[i+1]&0x3f)<<6 | rune(b[i+2]&0x3f)
+			e := cls[r]
+			if e&classWord == 0 {
+				break
+			}
+			if e&classDigit != 0 {
+				all |= foldDigit
+			}
+			if lr := rune(e & classRune); lr == r {
+				h = (h ^ uint64(c)) * fnvPrime64 // no case: its own bytes
+				h = (h ^ uint64(b[i+1])) * fnvPrime64
+				h = (h ^ uint64(b[i+2])) * fnvPrime64
+			} else {
+				h = hashRune(h, lr)
+			}
+			i += 3
+			continue
+		}
 		r, n := charAt(b, i)
-		if !isWordRune(r) {
+		e := classOf(r)
+		if e&classWord == 0 {
 			break
 		}
-		if unicode.IsDigit(r) {
+		if e&classDigit != 0 {
 			all |= foldDigit
 		}
-		var enc [utf8.UTFMax]byte
-		for _, c := range utf8.AppendRune(enc[:0], unicode.ToLower(r)) {
-			h = (h ^ uint64(c)) * fnvPrime64
-		}
+		h = hashRune(h, rune(e&classRune))
 		i += n
 	}
 	if all&foldDigit != 0 || isDateWord(h) {
@@ -96,19 +144,68 @@ func wordAt(b []byte, i int) (uint64, int) {
 	return h, i
 }
 
+// hashRune continues FNV-1a hash h over the UTF-8 bytes of r.
+func hashRune(h uint64, r rune) uint64 {
+	switch {
+	case r < utf8.RuneSelf:
+		return (h ^ uint64(r)) * fnvPrime64
+	case r < 0x800:
+		h = (h ^ uint64(0xc0|r>>6)) * fnvPrime64
+		return (h ^ uint64(0x80|r&0x3f)) * fnvPrime64
+	}
+	var enc [utf8.UTFMax]byte
+	for _, c := range utf8.AppendRune(enc[:0], r) {
+		h = (h ^ uint64(c)) * fnvPrime64
+	}
+	return h
+}
+
 // charWord reads the character at b[i], a byte from 0x80 or '&': the word
 // it starts, or only past it when it separates words (ok false).
 func charWord(b []byte, i int) (h uint64, next int, ok bool) {
-	r, n := charAt(b, i)
-	if !isWordRune(r) {
-		return 0, i + n, false
+	if h, next = wordAt(b, i); next > i {
+		return h, next, true
 	}
-	h, next = wordAt(b, i)
-	return h, next, true
+	_, n := charAt(b, i)
+	return 0, i + n, false
 }
 
-func isWordRune(r rune) bool {
-	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)
+// A character's class: classWord for a letter, mark or digit, classDigit
+// for a digit, and in classRune its lower case.
+const (
+	classWord  = 1 << 30
+	classDigit = 1 << 29
+	classRune  = 1<<21 - 1
+)
+
+// classOf returns the class of r: for the Basic Multilingual Plane (every
+// living script), from a table built on first use (256 KiB, a few
+// milliseconds), since the unicode package's searches cost more than the
+// rest of a character's reading.
+func classOf(r rune) uint32 {
+	if r < 0x10000 {
+		return bmpClasses()[r]
+	}
+	return classify(r)
+}
+
+var bmpClasses = sync.OnceValue(func() *[0x10000]uint32 {
+	t := new([0x10000]uint32)
+	for r := range rune(len(t)) {
+		t[r] = classify(r)
+	}
+	return t
+})
+
+func classify(r rune) uint32 {
+	if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsMark(r) {
+		return 0
+	}
+	c := classWord | uint32(unicode.ToLower(r))
+	if unicode.IsDigit(r) {
+		c |= classDigit
+	}
+	return c
 }
 
 // charAt decodes the character at b[i], a byte from 0x80 or '&': its rune
@@ -147,7 +244,7 @@ func referenceAt(b []byte, i int) (rune, int) {
 		c := b[j]
 		switch {
 		case c == ';':
-			if j == i+1 {
+			if j == i+1 || j == i+2 && b[i+1] == '#' {
 				return '&', 1
 			}
 			if b[i+1] == '#' {
@@ -157,7 +254,7 @@ func referenceAt(b []byte, i int) (rune, int) {
 				return r, j + 1 - i
 			}
 			return ' ', j + 1 - i
-		case c == '#' || 'a' <= c|0x20 && c|0x20 <= 'z' || '0' <= c && c <= '9':
+		case c == '#' && j == i+1 || 'a' <= c|0x20 && c|0x20 <= 'z' || '0' <= c && c <= '9':
 		default:
 			return '&', 1
 		}
@@ -172,7 +269,7 @@ func numericReference(d []byte) rune {
 	if len(d) > 0 && d[0]|0x20 == 'x' {
 		base, d = 16, d[1:]
 	}
-	if len(d) == 0 || len(d) > 7 {
+	if len(d) == 0 {
 		return utf8.RuneError
 	}
 	var r rune
@@ -186,7 +283,7 @@ func numericReference(d []byte) rune {
 		default:
 			return utf8.RuneError
 		}
-		r = r*base + v
+		r = min(r*base+v, utf8.MaxRune+1) // past it, it stays invalid
 	}
 	if r >= 0x80 && r < 0xa0 {
 		return windows1252[r-0x80] // as browsers read them
