@@ -191,6 +191,7 @@ type Detector struct {
 
 	byOrigin map[string][]uint32 // stored pages by origin
 	reps     map[uint64]rep      // by canonical URL id: the first page a rule rewrites to it
+	missing  map[uint64]struct{} // URL ids that answered 404 or 410 (see NotFound)
 
 	soft     map[string]*soft404State // by origin
 	softSigs []*Soft404Sig
@@ -456,6 +457,9 @@ func (d *Detector) newDigest(p *Page) bool {
 // have without the restart. Rules that the replay recreates are not
 // duplicated.
 func (d *Detector) Restore(p Page) {
+	if p.Status == 404 || p.Status == 410 { // not found, gone
+		d.NotFound(p.ID)
+	}
 	if IsProbe(p.URL) {
 		d.Probed(p)
 		return

@@ -345,6 +345,11 @@ const maxRewrites = 16
 // Canonical does not allocate for a URL no rule covers.
 func (d *Detector) Canonical(url string) (canon string, by *Rule, covered bool) {
 	canon, by, covered = d.rewrite(url)
+	if covered && canon != "" && len(d.missing) > 0 {
+		if _, ok := d.missing[ID(canon)]; ok {
+			return url, nil, false // see NotFound
+		}
+	}
 	if canon == "" || len(d.reps) == 0 {
 		return canon, by, covered
 	}
@@ -359,6 +364,27 @@ func (d *Detector) Canonical(url string) (canon string, by *Rule, covered bool) 
 		return u, by, true
 	}
 	return canon, by, covered
+}
+
+// NotFound records that the URL with id answered that it does not exist
+// (404 or 410). A rule that rewrites a URL to it would lose that URL's
+// page, if it has one: a mirror often holds pages its original no longer
+// has (another version of a manual, a page since removed). So from then
+// on Canonical covers no URL whose canonical URL is this one, and a
+// crawler that skipped such a URL before should fetch it after all.
+// Restore calls it for the pages it is given with these statuses.
+func (d *Detector) NotFound(id uint64) {
+	if d.missing == nil {
+		d.missing = make(map[uint64]struct{})
+	}
+	d.missing[id] = struct{}{}
+}
+
+// Observed reports whether a page with URL id was observed (answered 2xx
+// and was given to Observe or Restore).
+func (d *Detector) Observed(id uint64) bool {
+	_, ok := d.byID[id]
+	return ok
 }
 
 // rep is the first page observed whose URL a rule rewrites to a canonical

@@ -1,0 +1,55 @@
+package dedup
+
+import "testing"
+
+// A mirror holds a page its original does not: once the canonical URL a
+// rule gives it answers 404, the rule no longer covers the mirror's URL,
+// and only that one; a restart that restores the 404 keeps it so.
+func TestNotFoundCanonicalUncovers(t *testing.T) {
+	orig := newWeb("http://docs.example", 21)
+	var fs []fetch
+	files := []string{"intro.html", "a/one.html", "b/two.html", "c/three.html"}
+	for i, f := range files {
+		fs = append(fs, orig.page("/manual/"+f, uint64(i), pageOpt{}))
+	}
+	for i, f := range files {
+		fs = append(fs, fetch{url: "http://mirror.example/pub/manual/" + f, body: orig.page("/manual/"+f, uint64(i), pageOpt{}).body})
+	}
+	d := New(Config{})
+	if rules := learned(crawl(d, fs)); len(rules) == 0 {
+		t.Fatal("no rule learned")
+	}
+	only := "http://mirror.example/pub/manual/d/only-here.html"
+	other := "http://mirror.example/pub/manual/d/also.html"
+	for _, u := range []string{only, other} {
+		if _, _, covered := d.Canonical(u); !covered {
+			t.Fatalf("%s not covered by the rule", u)
+		}
+	}
+	canon, _, _ := d.Canonical(only)
+	d.NotFound(ID(canon))
+	if got, by, covered := d.Canonical(only); covered || got != only || by != nil {
+		t.Errorf("after its canonical URL answered 404, Canonical(%s) = %q, %v, %v; want itself, uncovered", only, got, by, covered)
+	}
+	if _, _, covered := d.Canonical(other); !covered {
+		t.Errorf("%s is no longer covered", other)
+	}
+
+	// The same after a restart, from the pages the store kept.
+	r := New(Config{})
+	for _, f := range fs {
+		r.Restore(pageOf(f.url, f.body))
+	}
+	nf := pageOf(canon, []byte("<title>Not Found</title><p>The requested URL was not found on this server.</p>"))
+	nf.Status = 404
+	r.Restore(nf)
+	for _, rule := range d.AllRules() {
+		r.RestoreRule(rule)
+	}
+	if _, _, covered := r.Canonical(only); covered {
+		t.Errorf("after a restart, %s is covered again", only)
+	}
+	if _, _, covered := r.Canonical(other); !covered {
+		t.Errorf("after a restart, %s is not covered", other)
+	}
+}
