@@ -7,13 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"lidi/engine"
 	"lidi/engine/dns"
 	"lidi/engine/simweb"
-	"lidi/engine/simweb/simwebtest"
 	"lidi/storage"
 )
 
@@ -28,8 +28,35 @@ import (
 // for a fault to land in the middle.
 var faultWeb = simweb.Options{Seed: 21, Sites: 6, Pages: 240}
 
-// startWeb serves faultWeb for one test.
-func startWeb(t *testing.T) *simweb.Server { return simwebtest.Start(t, faultWeb) }
+// shared is faultWeb served once for every fault test, and what an
+// uninterrupted crawl of it fetches: the first test that needs them builds
+// them, the others only read them (each crawls into files of its own).
+var shared struct {
+	once sync.Once
+	srv  *simweb.Server
+	full map[string]int64
+}
+
+// sharedWeb returns the server of faultWeb and what an uninterrupted crawl
+// of it fetches. The server outlives the test: the process's end stops it.
+func sharedWeb(t *testing.T) (*simweb.Server, map[string]int64) {
+	t.Helper()
+	shared.once.Do(func() {
+		web, err := simweb.Generate(faultWeb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv, err := simweb.Start(context.Background(), web, simweb.ServerConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		shared.full, shared.srv = fullCrawl(t, srv), srv
+	})
+	if shared.srv == nil {
+		t.Fatal("the shared web or its uninterrupted crawl failed (see the first fault test)")
+	}
+	return shared.srv, shared.full
+}
 
 func faultConfig(srv *simweb.Server) engine.Config {
 	cfg := engine.Defaults()
@@ -169,8 +196,8 @@ func fullCrawl(t *testing.T, srv *simweb.Server) map[string]int64 {
 // The file system fills up: SQLite's max_page_count stands for a full
 // disk (SQLITE_FULL either way), which needs no privileges.
 func TestFaultDiskFull(t *testing.T) {
-	srv := startWeb(t)
-	full := fullCrawl(t, srv)
+	t.Parallel()
+	srv, full := sharedWeb(t)
 	path := filepath.Join(t.TempDir(), "crawl.db")
 	err := crawlOnce(t, srv, faultConfig(srv), path, storage.Options{MaxSize: 400 << 10}, nil)
 	checkFault(t, err, storage.ErrDiskFull, path)
@@ -182,8 +209,8 @@ func TestFaultDiskFull(t *testing.T) {
 // The file becomes read-only between two runs: the second does not start
 // (storage.Open says so); after the fix the third finishes the crawl.
 func TestFaultReadOnlyFile(t *testing.T) {
-	srv := startWeb(t)
-	full := fullCrawl(t, srv)
+	t.Parallel()
+	srv, full := sharedWeb(t)
 	path := filepath.Join(t.TempDir(), "crawl.db")
 	cfg := faultConfig(srv)
 	cfg.MaxPages = 60
@@ -206,8 +233,8 @@ func TestFaultReadOnlyFile(t *testing.T) {
 // up to that write) beside it, and stops; with the copy moved back, the
 // next run finishes the crawl.
 func TestFaultFileRemoved(t *testing.T) {
-	srv := startWeb(t)
-	full := fullCrawl(t, srv)
+	t.Parallel()
+	srv, full := sharedWeb(t)
 	path := filepath.Join(t.TempDir(), "crawl.db")
 	removed := make(chan struct{})
 	err := crawlOnce(t, srv, faultConfig(srv), path, storage.Options{}, func(eng *engine.Engine) {

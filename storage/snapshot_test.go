@@ -70,6 +70,7 @@ func checkCopy(t *testing.T, path string) Stats {
 }
 
 func TestSnapshotWhileWriting(t *testing.T) {
+	t.Parallel() // writes for seconds to a file of its own
 	db := openTest(t)
 	ctx := context.Background()
 	// Some data before, so the copy is never empty.
@@ -128,6 +129,7 @@ func TestSnapshotWhileWriting(t *testing.T) {
 }
 
 func TestExport(t *testing.T) {
+	t.Parallel() // writes for seconds to a file of its own
 	db := openTest(t)
 	ctx := context.Background()
 	stop := make(chan struct{})
