@@ -70,7 +70,8 @@ func (d *resumer) Dispatch(ctx context.Context, l *engine.Lease, report func(eng
 // the store held already (its result stored before the kill) is not
 // counted again. The crawl ends with every page stored once.
 func TestALeaseOfAnEarlierRunIsTakenOver(t *testing.T) {
-	srv := simwebtest.Start(t, simweb.Options{Seed: 5, Sites: 6, Pages: 200})
+	t.Parallel()
+	srv := simwebtest.Start(t, simweb.Options{Seed: 5, Sites: 6, Pages: 200, PageSizeMedian: smallPages})
 	cfg := crawlConfig(srv.SeedURLs(2))
 	ref := filepath.Join(t.TempDir(), "local.db")
 	runCrawl(t, cfg, srv.DNSAddr(), ref)

@@ -29,7 +29,8 @@ func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
 // the SQLite file as it goes: a page the console counted reaches the store
 // while the visit that fetched it is still in flight, paused or not.
 func TestPagesStoredDuringLongVisit(t *testing.T) {
-	srv := simwebtest.Start(t, simweb.Options{Seed: 21, Sites: 1, Pages: 1500, ExternalLinks: -1})
+	t.Parallel()
+	srv := simwebtest.Start(t, simweb.Options{Seed: 21, Sites: 1, Pages: 1500, ExternalLinks: -1, PageSizeMedian: smallPages})
 	cfg := crawlConfig(srv.SeedURLs(1))
 	cfg.Scope.SeedHosts = true
 	cfg.Robots = 1
@@ -61,11 +62,11 @@ func TestPagesStoredDuringLongVisit(t *testing.T) {
 	long := func(phase string) {
 		var v engine.VisitStats
 		var counted int64
-		waitFor(t, 20*time.Second, phase+": a visit fetching 40 pages", func() bool {
+		waitFor(t, 2*time.Minute, phase+": a visit fetching 40 pages", func() bool {
 			v, counted = visit()
 			return v.Pages >= 40
 		})
-		waitFor(t, 10*time.Second, phase+": the pages counted in the store", func() bool {
+		waitFor(t, 2*time.Minute, phase+": the pages counted in the store", func() bool {
 			return int64(countFetched(path)) >= counted
 		})
 		if now, _ := visit(); !now.Started.Equal(v.Started) {
@@ -75,7 +76,7 @@ func TestPagesStoredDuringLongVisit(t *testing.T) {
 	}
 	long("running")
 	eng.Pause()
-	waitFor(t, 10*time.Second, "paused: every page counted in the store", func() bool {
+	waitFor(t, 2*time.Minute, "paused: every page counted in the store", func() bool {
 		st := eng.Stats()
 		return st.RobotsBusy == 0 && int64(countFetched(path)) == st.Pages
 	})

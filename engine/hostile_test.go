@@ -110,6 +110,7 @@ func (h *hostileSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // URLs, a robots.txt of garbage, an endless body, a server that stalls, a
 // redirect loop and an endless redirect chain, binary bodies.
 func TestHostileServer(t *testing.T) {
+	t.Parallel()
 	site := &hostileSite{requests: map[string]int{}}
 	ts := httptest.NewServer(site)
 	defer ts.Close()
@@ -189,7 +190,7 @@ func TestHostileServer(t *testing.T) {
 }
 
 // hostileWeb is the small synthetic web every hostile-server test crawls.
-var hostileWeb = simweb.Options{Seed: 11, Sites: 4, Pages: 80, ExternalLinks: 0.2}
+var hostileWeb = simweb.Options{Seed: 11, Sites: 4, Pages: 80, ExternalLinks: 0.2, PageSizeMedian: smallPages}
 
 // hostileConfig is crawlConfig without delays (so that any overlap of two
 // requests shows). Its timeouts leave room for a loaded machine (a 10 MiB
@@ -318,6 +319,9 @@ func readRow(t *testing.T, path, url string) (pageRow, bool) {
 // answer fetches, memory stays bounded, and simweb's witness never sees two
 // requests of one site (or one address) in flight at once, nor two
 // connections open.
+//
+// The test is not parallel, and the kinds whose heap is checked run alone
+// (the others, parallel, wait for them): the heap is the process's.
 func TestHostileServers(t *testing.T) {
 	web, err := simweb.Generate(hostileWeb)
 	if err != nil {
@@ -434,8 +438,13 @@ func TestHostileServers(t *testing.T) {
 		{simweb.HostileDNSServFail, wantDNSFailure},
 		{simweb.HostileDNSSilent, wantDNSFailure},
 	}
+	// The kinds whose check reads the heap.
+	heapChecked := map[simweb.HostileKind]bool{simweb.HostileGzipBomb: true, simweb.HostileManyLinks: true}
 	for _, tt := range tests {
 		t.Run(tt.kind.String(), func(t *testing.T) {
+			if !heapChecked[tt.kind] {
+				t.Parallel()
+			}
 			srv := start(t, tt.kind)
 			hostile := srv.HostileURL(site)
 			cfg := hostileConfig(append(seeds(srv), hostile))
@@ -522,7 +531,8 @@ func longestURL(t *testing.T, path string) int {
 // the site (or its address) starts at once, without delays. The server
 // must still never see two requests of one site or address in flight.
 func TestPolitenessAfterAbortedBodies(t *testing.T) {
-	srv := simwebtest.Start(t, simweb.Options{Seed: 5, Sites: 12, Pages: 300, Traps: 2})
+	t.Parallel()
+	srv := simwebtest.Start(t, simweb.Options{Seed: 5, Sites: 12, Pages: 300, Traps: 2, PageSizeMedian: smallPages})
 	cfg := hostileConfig(srv.SeedURLs(3))
 	path := filepath.Join(t.TempDir(), "crawl.db")
 	st, _ := crawlHostile(t, cfg, srv.DNSAddr(), path)
@@ -546,6 +556,7 @@ func TestPolitenessAfterAbortedBodies(t *testing.T) {
 // the other sites goes on; the stalled server never has two connections
 // open at once.
 func TestTLSHandshakeStall(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

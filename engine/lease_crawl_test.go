@@ -87,7 +87,7 @@ func (c *offsetClock) Now() time.Time { return time.Now().Add(time.Duration(c.of
 // pages a local one stores, each once, and counts them once.
 func TestLeasesThroughADispatcher(t *testing.T) {
 	t.Parallel()
-	srv := simwebtest.Start(t, simweb.Options{Seed: 5, Sites: 10, Pages: 400})
+	srv := simwebtest.Start(t, simweb.Options{Seed: 5, Sites: 10, Pages: 400, PageSizeMedian: smallPages})
 	cfg := crawlConfig(srv.SeedURLs(2))
 	cfg.Delay, cfg.MaxDelay = 0, 0
 	ref := filepath.Join(t.TempDir(), "local.db")
@@ -100,6 +100,7 @@ func TestLeasesThroughADispatcher(t *testing.T) {
 			name = "lost-lease"
 		}
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // each its own file, robot and clock
 			path := filepath.Join(t.TempDir(), "remote.db")
 			db, err := storage.Open(path, storage.Options{})
 			if err != nil {
@@ -127,7 +128,7 @@ func TestLeasesThroughADispatcher(t *testing.T) {
 			done := make(chan error, 1)
 			go func() { done <- eng.Run(ctx) }()
 			if drop {
-				waitFor(t, 30*time.Second, "a lease lost", func() bool {
+				waitFor(t, 2*time.Minute, "a lease lost", func() bool {
 					d.mu.Lock()
 					defer d.mu.Unlock()
 					return d.dropped != nil

@@ -176,7 +176,7 @@ func TestCoverageOfAFinishedCrawl(t *testing.T) {
 // coverageWeb is a small web for coverage tests and a configuration that
 // crawls it fast with its oracle.
 func coverageWeb(t *testing.T) (*simweb.Server, engine.Config) {
-	srv := simwebtest.Start(t, simweb.Options{Seed: 11, Sites: 12, Pages: 500})
+	srv := simwebtest.Start(t, simweb.Options{Seed: 11, Sites: 12, Pages: 500, PageSizeMedian: smallPages})
 	cfg := crawlConfig(srv.SeedURLs(2))
 	cfg.Delay, cfg.MaxDelay = 0, 0
 	cfg.Oracle = srv.Web().Oracle()
@@ -221,6 +221,7 @@ func trueCoverage(t *testing.T, db *sql.DB, web *simweb.Web) float64 {
 // A crawl resumed from its store computes PageRank over the pages of its
 // earlier runs too.
 func TestCoverageAfterResume(t *testing.T) {
+	t.Parallel()
 	srv, cfg := coverageWeb(t)
 	web := srv.Web()
 	cfg.RankEveryPages = 50
@@ -242,6 +243,7 @@ func TestCoverageAfterResume(t *testing.T) {
 }
 
 func TestPageRankOff(t *testing.T) {
+	t.Parallel()
 	srv := simwebtest.Start(t, simweb.Options{Seed: 2, Sites: 3, Pages: 60})
 	cfg := crawlConfig(srv.SeedURLs(1))
 	cfg.Delay, cfg.MaxDelay = 0, 0
@@ -331,7 +333,8 @@ func replay(t *testing.T, s frontier.Strategy, batches []engine.Batch) (left int
 // Batch, Partial and Optimal crawl a real web to its end, and the engine
 // fetches in the order each strategy asks for.
 func TestRankStrategiesOrder(t *testing.T) {
-	srv := simwebtest.Start(t, simweb.Options{Seed: 5, Sites: 1, Pages: 150})
+	t.Parallel()
+	srv := simwebtest.Start(t, simweb.Options{Seed: 5, Sites: 1, Pages: 150, PageSizeMedian: smallPages})
 	web := srv.Web()
 	tests := []struct {
 		name string
@@ -345,26 +348,37 @@ func TestRankStrategiesOrder(t *testing.T) {
 		}},
 		{"length", func() frontier.Strategy { return frontier.Length{} }},
 	}
+	var mu sync.Mutex
 	fetched := map[string]int64{}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			cfg := crawlConfig(srv.SeedURLs(1))
-			cfg.Strategy = tt.name
-			cfg.Robots, cfg.PagesPerVisit = 1, 1
-			cfg.Delay, cfg.MaxDelay = 0, 0
-			cfg.RankBatch = 20
-			cfg.Detect = false
-			cfg.Oracle = web.Oracle()
-			st, _, rec := crawlWith(t, srv, cfg)
-			for _, ev := range st.Events {
-				if ev.Kind == "strategy" {
-					t.Errorf("event: %s", ev.Text)
+	// The strategies' crawls at once: one robot and one page a visit
+	// each, they wait on the loop far more than they compute.
+	t.Run("strategies", func(t *testing.T) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				t.Parallel()
+				cfg := crawlConfig(srv.SeedURLs(1))
+				cfg.Strategy = tt.name
+				cfg.Robots, cfg.PagesPerVisit = 1, 1
+				cfg.Delay, cfg.MaxDelay = 0, 0
+				cfg.RankBatch = 20
+				cfg.Detect = false
+				cfg.Oracle = web.Oracle()
+				st, _, rec := crawlWith(t, srv, cfg)
+				for _, ev := range st.Events {
+					if ev.Kind == "strategy" {
+						t.Errorf("event: %s", ev.Text)
+					}
 				}
-			}
-			left := replay(t, tt.make(), rec.batches)
-			t.Logf("%d pages fetched, %d left the queue in the strategy's order", st.Pages, left)
-			fetched[tt.name] = st.Pages
-		})
+				left := replay(t, tt.make(), rec.batches)
+				t.Logf("%d pages fetched, %d left the queue in the strategy's order", st.Pages, left)
+				mu.Lock()
+				fetched[tt.name] = st.Pages
+				mu.Unlock()
+			})
+		}
+	})
+	if len(fetched) != len(tests) {
+		t.Fatalf("%d of %d strategies' crawls finished", len(fetched), len(tests))
 	}
 	for name, n := range fetched {
 		if n != fetched["length"] {

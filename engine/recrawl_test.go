@@ -17,12 +17,19 @@ import (
 // minutes, its clock 240 times as fast as real time.
 func changingWeb(t *testing.T) *simweb.Server {
 	t.Helper()
+	return changingWebClock(t, nil)
+}
+
+// changingWebClock is changingWeb with its virtual clock run from now (nil:
+// time.Now).
+func changingWebClock(t *testing.T, now func() time.Time) *simweb.Server {
+	t.Helper()
 	web, err := simweb.Generate(simweb.Options{Seed: 9, Sites: 4, Pages: 40, Change: simweb.ChangeOptions{Enabled: true,
 		Intervals: [simweb.MaxChangeGroups]time.Duration{3 * time.Minute, 6 * time.Minute, 12 * time.Minute}, Stamped: 0.3}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := simweb.Start(context.Background(), web, simweb.ServerConfig{TimeScale: 240})
+	srv, err := simweb.Start(context.Background(), web, simweb.ServerConfig{TimeScale: 240, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,6 +189,7 @@ func checkHistory(t *testing.T, srv *simweb.Server, rows []historyRow) (recrawls
 // history got a version the ground truth says was current, and every
 // recrawl's verdict (304, same bytes, same text, changed) agrees with it.
 func TestRecrawlMatchesGroundTruth(t *testing.T) {
+	t.Parallel()
 	srv := changingWeb(t)
 	path := filepath.Join(t.TempDir(), "crawl.db")
 	cfg := recrawlConfig(srv, 300)
@@ -214,19 +222,23 @@ func TestRecrawlMatchesGroundTruth(t *testing.T) {
 // and the URLs queued again for a recrawl when it stopped are recrawled
 // (conditionally, with their copies) after it resumed.
 func TestRecrawlResumeKeepsHistory(t *testing.T) {
+	t.Parallel()
 	srv := changingWeb(t)
 	path := filepath.Join(t.TempDir(), "crawl.db")
-	cfg := recrawlConfig(srv, 150)
+	// The web's 40 pages and some of their recrawls, then as many
+	// recrawls again after the restart.
+	const stop, end = 150, 280
+	cfg := recrawlConfig(srv, stop)
 	runCrawl(t, cfg, srv.DNSAddr(), path)
 	first := history(t, path)
-	if len(first) != 150 {
-		t.Fatalf("%d fetches in the history after the first run, want 150", len(first))
+	if len(first) != stop {
+		t.Fatalf("%d fetches in the history after the first run, want %d", len(first), stop)
 	}
-	cfg.MaxPages = 400
+	cfg.MaxPages = end
 	st := runCrawl(t, cfg, srv.DNSAddr(), path)
 	rows := history(t, path)
-	if len(rows) != 400 || st.Pages != 400 {
-		t.Fatalf("%d fetches in the history, %d counted, after the second run; want 400", len(rows), st.Pages)
+	if len(rows) != end || st.Pages != end {
+		t.Fatalf("%d fetches in the history, %d counted, after the second run; want %d", len(rows), st.Pages, end)
 	}
 	for i, r := range first {
 		if rows[i] != r {
@@ -244,7 +256,7 @@ func TestRecrawlResumeKeepsHistory(t *testing.T) {
 		}
 		return out
 	}
-	before, after := hosts(rows[:150]), hosts(rows[150:])
+	before, after := hosts(rows[:stop]), hosts(rows[stop:])
 	for h := range before {
 		if !after[h] {
 			t.Errorf("%s recrawled before the resume, not after (%d sites after)", h, len(after))
@@ -257,14 +269,21 @@ func TestRecrawlResumeKeepsHistory(t *testing.T) {
 // loads by that clock (engine.RecrawlClockAt): their freshness against the
 // ground truth is the truth's, not "fetched just now".
 func TestRecrawlResumeDatesCopies(t *testing.T) {
-	srv := changingWeb(t)
+	t.Parallel()
+	// The web and the engine share a clock that the test moves on, rather
+	// than wait for the web's half hour (7.5 s).
+	clock := &offsetClock{}
+	srv := changingWebClock(t, clock.Now)
 	path := filepath.Join(t.TempDir(), "crawl.db")
 	cfg := recrawlConfig(srv, 150)
-	runCrawl(t, cfg, srv.DNSAddr(), path)
+	runCrawlClock(t, cfg, srv.DNSAddr(), path, clock)
 	// Half an hour of the web's time later, most pages have changed.
 	end := srv.Clock().Offset()
-	waitFor(t, 2*time.Minute, "30 virtual minutes", func() bool { return srv.Clock().Offset() > end+30*time.Minute })
-	st := runCrawl(t, cfg, srv.DNSAddr(), path) // at the limit: loads, measures and ends
+	clock.offset.Add(int64(time.Duration(float64(30*time.Minute) / srv.Clock().Scale)))
+	if now := srv.Clock().Offset(); now <= end+30*time.Minute {
+		t.Fatalf("the web's clock moved from %s to %s, want half an hour", end, now)
+	}
+	st := runCrawlClock(t, cfg, srv.DNSAddr(), path, clock) // at the limit: loads, measures and ends
 	if st.Recrawl == nil || st.Recrawl.Copies == 0 || !st.Recrawl.FreshnessExact {
 		t.Fatalf("recrawl stats after the resume: %+v", st.Recrawl)
 	}
