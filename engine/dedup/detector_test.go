@@ -56,7 +56,9 @@ func TestRulesLearnedFromEvidence(t *testing.T) {
 		name  string
 		pages func() []fetch
 		rule  Rule // Kind, Name, Value, Index, From, To that must be learned
-		canon []canon
+		// within, when not 0, is the most pairs the rule may take.
+		within int
+		canon  []canon
 	}{
 		{
 			name: "session id under an unknown name",
@@ -75,6 +77,28 @@ func TestRulesLearnedFromEvidence(t *testing.T) {
 				{"http://shop.example:8081/new.php?zq=77aa&item=3", "http://shop.example:8081/new.php?item=3"},
 				{"http://shop.example:8081/new.php?item=3", "http://shop.example:8081/new.php?item=3"},
 				{"http://other.example/new.php?zq=77aa", "http://other.example/new.php?zq=77aa"},
+			},
+		},
+		{
+			// The crawl meets the tracked links first: in every pair the
+			// copy is the page's own URL, and the values are the
+			// originals'.
+			name: "a tracking parameter met before the pages' own URLs",
+			pages: func() []fetch {
+				w := newWeb("https://mag.example", 19)
+				var fs []fetch
+				for i, p := range []string{"/issues/12/", "/columns/letters.asp", "/", "/subscribe.asp"} {
+					from := []string{"rss", "mail", "home", "rss"}[i]
+					fs = append(fs, w.page(p+"?came_from="+from, uint64(i), pageOpt{linkQuery: "?came_from=" + from}))
+					fs = append(fs, w.page(p, uint64(i), pageOpt{}))
+				}
+				return fs
+			},
+			rule:   Rule{Kind: DropParam, Name: "came_from"},
+			within: DefaultMirrorEvidence,
+			canon: []canon{
+				{"https://mag.example/issues/13/?came_from=web", "https://mag.example/issues/13/"},
+				{"https://mag.example/issues/13/?page=2&came_from=rss", "https://mag.example/issues/13/?page=2"},
 			},
 		},
 		{
@@ -251,6 +275,9 @@ func TestRulesLearnedFromEvidence(t *testing.T) {
 			}
 			if got.Supports < DefaultMirrorEvidence || len(got.Support) != got.Supports {
 				t.Errorf("rule %v has %d supports (%d kept)", got, got.Supports, len(got.Support))
+			}
+			if tt.within > 0 && got.Supports > tt.within {
+				t.Errorf("rule %v learned after %d pairs, want at most %d", got, got.Supports, tt.within)
 			}
 			for _, c := range tt.canon {
 				canon, by, covered := d.Canonical(c.url)

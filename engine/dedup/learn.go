@@ -89,7 +89,14 @@ func (d *Detector) alignments(a, b *urlParts, fn func(c *rewriteOf)) {
 		n := 0
 		eachDifference(qa, qb, func(string, string, string) { n++ })
 		eachDifference(qa, qb, func(name, va, vb string) {
-			fn(&rewriteOf{kind: DropParam, origin: a.origin(), name: name, value: va, sole: n == 1})
+			// The value a pair shows is that of the URL that has the
+			// parameter: the copy is as often the URL without it (the
+			// crawl met ?ref=nav before the page's own URL).
+			value := va
+			if va == absent {
+				value = vb
+			}
+			fn(&rewriteOf{kind: DropParam, origin: a.origin(), name: name, value: value, sole: n == 1})
 			switch {
 			case vb == absent && !strings.Contains(va, "&"):
 				fn(&rewriteOf{kind: DropParamValue, origin: a.origin(), name: name, value: va, sole: n == 1})
