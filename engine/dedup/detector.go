@@ -185,6 +185,7 @@ type Detector struct {
 	cands       map[uint64]*candidate
 	candOrigins map[string]int
 	candList    map[string][]*candidate // by origin, host swaps left out (Unproven)
+	hostCands   map[string][]*candidate // host swaps by origin
 	origins     map[string]*originRules
 	all         []*Rule // rules in force, in the order learned
 	withdrawn   []*Rule
@@ -230,6 +231,7 @@ func New(cfg Config) *Detector {
 		cands:       make(map[uint64]*candidate),
 		candOrigins: make(map[string]int),
 		candList:    make(map[string][]*candidate),
+		hostCands:   make(map[string][]*candidate),
 		origins:     make(map[string]*originRules),
 		soft:        make(map[string]*soft404State),
 		probes:      make(map[uint64]string),
@@ -395,6 +397,9 @@ func (d *Detector) Observe(p Page) Decision {
 	}
 
 	idx, stored := d.add(&p, &u, dec.Kind != Unique, s.exact < 0)
+	if stored {
+		dec.Withdrawn = append(dec.Withdrawn, d.checkTwins(idx, &u)...)
+	}
 	switch dec.Kind {
 	case Unique:
 		d.stats.Unique++

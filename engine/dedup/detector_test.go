@@ -289,6 +289,65 @@ func TestRulesLearnedFromEvidence(t *testing.T) {
 	}
 }
 
+// A host swap is learned from pages observed on both hosts: two mirrors
+// crawled at once each hold originals of the other's copies, which count
+// for the swap; a path whose pages differ on the two hosts counts against
+// it, whenever it was observed.
+func TestHostSwapEvidence(t *testing.T) {
+	w := newWeb("https://docs.example.net", 31)
+	mirror := "http://mirror.example.org:8080"
+	own := newWeb(mirror, 32) // the mirror host's own pages, when it is another site
+	at := func(origin string, f fetch) fetch { return fetch{url: origin + f.url[len(w.s.origin):], body: f.body} }
+	page := func(path string, n uint64) fetch { return w.page(path, n, pageOpt{}) }
+	shared := []fetch{page("/legal/privacy.html", 1), page("/legal/terms.html", 2), page("/help/cookies.html", 3)}
+	tests := []struct {
+		name  string
+		pages []fetch
+		swap  bool // a host swap between the two hosts is learned
+	}{
+		{"two mirrors crawled at once", []fetch{
+			page("/guide/a.html", 1), at(mirror, page("/guide/b.html", 2)),
+			page("/api/c.html", 3), at(mirror, page("/api/d.html", 4)),
+			at(mirror, page("/guide/a.html", 1)), page("/guide/b.html", 2),
+			at(mirror, page("/api/c.html", 3)), page("/api/d.html", 4),
+		}, true},
+		{"two sites that share legal pages, the other's home page seen first", []fetch{
+			page("/", 10), page("/guide/a.html", 11), own.page("/", 20, pageOpt{}), shared[0], shared[1], shared[2],
+			at(mirror, shared[0]), at(mirror, shared[1]), at(mirror, shared[2]),
+		}, false},
+		{"two sites that share legal pages, the other's home page seen after the first copy", []fetch{
+			page("/", 10), page("/guide/a.html", 11), shared[0], shared[1], shared[2],
+			at(mirror, shared[0]), own.page("/", 20, pageOpt{}), at(mirror, shared[1]), at(mirror, shared[2]),
+		}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := New(Config{})
+			ds := crawl(d, tt.pages)
+			var swap *Rule
+			for _, r := range learned(ds) {
+				if r.Kind == SwapHost {
+					swap = &r
+				}
+			}
+			if (swap != nil) != tt.swap {
+				t.Fatalf("host swap learned: %v, want %v", swap, tt.swap)
+			}
+			if swap == nil {
+				return
+			}
+			if swap.Supports > DefaultMirrorEvidence {
+				t.Errorf("%v learned after %d pairs, want %d", swap, swap.Supports, DefaultMirrorEvidence)
+			}
+			for _, o := range []string{w.s.origin, mirror} {
+				if got, _, _ := d.Canonical(o + "/api/e.html"); got != swap.To+"/api/e.html" {
+					t.Errorf("Canonical(%s/api/e.html) = %s, want it on %s", o, got, swap.To)
+				}
+			}
+		})
+	}
+}
+
 // Parameters that matter (the page of a listing, the id of an item) are
 // never dropped, however many copies the site also serves.
 func TestParamsThatMatterAreKept(t *testing.T) {

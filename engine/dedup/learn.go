@@ -286,6 +286,9 @@ func (d *Detector) supportOne(rw *rewriteOf, pair Pair, cu *urlParts, cp uint32)
 		d.candOrigins[c.rule.Origin]++
 		if rw.kind != SwapHost {
 			d.candList[c.rule.Origin] = append(d.candList[c.rule.Origin], c)
+		} else {
+			d.hostCands[c.rule.Origin] = append(d.hostCands[c.rule.Origin], c)
+			d.compareTwins(c)
 		}
 	}
 	if c.active != nil || c.rejected || c.contra > 0 || slices.Contains(c.copies, pair.Copy) {
@@ -343,6 +346,65 @@ func hostDir(from string) string {
 	return from
 }
 
+// Two hosts' pages at one path are compared only when they are suspects of
+// one another (the www/bare twins are, by path), so a host swap could
+// gather copies while a path that differs on the two hosts went unseen.
+// Once a swap is a candidate, every page it would rewrite whose twin (the
+// page at the URL it rewrites to) was observed is compared with it: the
+// ones observed before the candidate (compareTwins) and each one observed
+// after (checkTwins). Twins that differ contradict the swap, which would
+// lose one of them.
+
+// maxTwinScan bounds the pages compareTwins reads: a site's first pages
+// (its home page and the pages it links first) are the likeliest to be
+// observed on both hosts.
+const maxTwinScan = 256
+
+// compareTwins compares the pages of new host-swap candidate c's origin
+// observed so far with their twins.
+func (d *Detector) compareTwins(c *candidate) {
+	pages := d.byOrigin[c.rule.Origin]
+	for _, i := range pages[:min(len(pages), maxTwinScan)] {
+		if c.contra > 0 {
+			return
+		}
+		d.checkTwin(i, &c.rule)
+	}
+}
+
+// checkTwins compares stored page idx with its twins under the host-swap
+// candidates of its origin, and returns the rules withdrawn.
+func (d *Detector) checkTwins(idx uint32, u *urlParts) []Rule {
+	var out []Rule
+	for _, c := range d.hostCands[u.origin()] {
+		if c.contra == 0 {
+			out = append(out, d.checkTwin(idx, &c.rule)...)
+		}
+	}
+	return out
+}
+
+// checkTwin compares stored page i with the page observed at the URL host
+// swap r rewrites its URL to, if any.
+func (d *Detector) checkTwin(i uint32, r *Rule) []Rule {
+	u := d.parts(i)
+	twin, ok := r.Rewrite(u.url())
+	if !ok {
+		return nil
+	}
+	j, ok := d.lookupURL(twin)
+	if !ok {
+		return nil
+	}
+	rec := &d.recs[i]
+	p := Page{Digest: rec.digest, Simhash: rec.sim, Main: rec.main}
+	if d.sameContent(&p, j) || d.isSoft404(i) || d.isSoft404(j) {
+		return nil
+	}
+	o := d.parts(j)
+	return d.contradict(&u, &o, rec.id, d.recs[j].id)
+}
+
 // maxCandidates bounds the candidates kept; past it no new one is made.
 const maxCandidates = 1 << 16
 
@@ -373,16 +435,22 @@ func (d *Detector) ready(c *candidate) bool {
 		return true
 	case SwapHost:
 		// A host (or one directory of it) is a mirror when its home page
-		// is among the copies, or the copies span two directories and
-		// outnumber its unique pages two to one: sites that merely share
-		// a few pages (legal notices) keep their own home page and their
-		// own content. A host whose mirror is one of its directories is
-		// not a mirror as a whole, but that directory is.
+		// is among the copies, or its pages with a twin on the other
+		// host span two directories and outnumber its other pages two
+		// to one: sites that merely share a few pages (legal notices)
+		// keep their own home page and their own content. A host whose
+		// mirror is one of its directories is not a mirror as a whole,
+		// but that directory is. A page with a twin is a copy or the
+		// original of a copy (Supports counts both ways): two mirrors
+		// crawled at once each hold originals of the other's copies,
+		// and those are evidence of the mirror, not against it. Twins
+		// that differ contradict the swap (see compareTwins).
 		if c.home {
 			return true
 		}
 		u, dp := d.dirCounts(r.Origin + hostDir(r.From))
-		return len(c.dirs) >= 2 && dp >= 2*u
+		others := max(int(u)+int(dp)-r.Supports, 0)
+		return len(c.dirs) >= 2 && r.Supports >= 2*others
 	}
 	return false
 }
