@@ -121,10 +121,11 @@ type crawl struct {
 
 	rc *recrawler // nil when recrawling is off
 
-	// URLs skipped under each rule in force, queued again if it is
-	// withdrawn, and pages whose links wait for a probe's answer, by
-	// the probe's URL id (see detect.go).
-	ruleSkips map[*dedup.Rule][]ruleSkip
+	// How many URLs of each site are skipped under each rule in force
+	// (by dedup.Rule.ID), queued again if it is withdrawn, and pages
+	// whose links wait for a probe's answer, by the probe's URL id (see
+	// detect.go).
+	ruleSkips map[uint64]map[int64]int64
 	held      map[uint64][]*PageResult
 
 	adopted string // the start event's note on leases of an earlier run taken over (adopt.go)
@@ -268,6 +269,9 @@ func (c *crawl) load(ctx context.Context) error {
 		for _, s := range ss {
 			e.det.RestoreSoft404(s.Sig)
 		}
+		if err := c.restoreDetection(ctx); err != nil {
+			return err
+		}
 		c.dupCounts()
 	}
 	ct, err := e.store.Counters(ctx)
@@ -368,9 +372,9 @@ func (c *crawl) discoverAt(f FoundLink, depth int, parent uint64, recrawl bool, 
 	if covered, canon, by := c.e.canonical(f.URL); covered {
 		// A rule covers it: kept for the record, never queued; its
 		// canonical URL is followed instead.
-		rec.State, rec.SkipReason = URLSkipped, SkipRule
+		rec.State, rec.SkipReason, rec.Rule = URLSkipped, SkipRule, ruleID(by)
 		c.batch.URLs = append(c.batch.URLs, rec)
-		c.ruleSkipped(by, f.id, s, now)
+		c.ruleSkipped(rec.Rule, f.id, s, now)
 		c.left(f.id, nil)
 		if canon != "" {
 			if g, ok := c.e.inScope(canon, depth); ok {
@@ -380,20 +384,20 @@ func (c *crawl) discoverAt(f FoundLink, depth int, parent uint64, recrawl bool, 
 		return false
 	}
 	c.batch.URLs = append(c.batch.URLs, rec)
-	c.enqueued(s, prio, now)
+	c.enqueued(s, 1, prio, now)
 	return true
 }
 
-// enqueued counts a URL queued on site s at prio: in the frontier, and in
+// enqueued counts n URLs queued on site s at prio: in the frontier, and in
 // the lease of s in flight, if any.
-func (c *crawl) enqueued(s *site, prio float64, now time.Time) {
+func (c *crawl) enqueued(s *site, n int64, prio float64, now time.Time) {
 	if p := s.leasing; p != nil {
 		if p.since == 0 || prio < p.sincePrio {
 			p.sincePrio = prio
 		}
-		p.since++
+		p.since += n
 	}
-	c.f.Found(&s.Site, 1, prio, now)
+	c.f.Found(&s.Site, n, prio, now)
 	if s.Place() == frontier.Resolving {
 		// A site of an earlier run with nothing queued then was not looked
 		// up at load; its first new URL needs its address.
@@ -811,12 +815,13 @@ func (c *crawl) onHead(h headReply, now time.Time) {
 		}
 		// Queued before a rule that covers it was learned: its canonical
 		// URL is followed instead.
-		c.batch.Skips = append(c.batch.Skips, Skip{URL: q.ID, Reason: SkipRule})
+		rule := ruleID(by)
+		c.batch.Skips = append(c.batch.Skips, Skip{URL: q.ID, Reason: SkipRule, Rule: rule})
 		if c.rc != nil {
 			c.recrawlDropped(c.batch.Skips[len(c.batch.Skips)-1:])
 		}
 		c.skipped[SkipRule]++
-		c.ruleSkipped(by, q.ID, s, now)
+		c.ruleSkipped(rule, q.ID, s, now)
 		c.left(q.ID, nil)
 		if canon != "" {
 			if f, ok := e.inScope(canon, q.Depth); ok {
@@ -1256,7 +1261,7 @@ func (c *crawl) ruleChanged(r dedup.Rule, now time.Time) {
 	kind, text := EventRule, fmt.Sprintf("rule learned: %s (%d duplicate pairs)", r.String(), r.Supports)
 	if r.Withdrawn {
 		kind, text = EventRuleWithdrawn, fmt.Sprintf("rule withdrawn: %s (a URL it rewrites holds other content)", r.String())
-		c.requeueWithdrawn(now)
+		c.requeueWithdrawn(&r, now)
 	}
 	c.e.event(Event{Time: now, Kind: kind, Text: text})
 }

@@ -226,25 +226,7 @@ func TestRuleLearnedMidLeaseSparesTheLease(t *testing.T) {
 // that taught the rule, is fetched after the rule was learned: it differs
 // from "/z", which withdraws the rule, and "/q?view=full" is fetched.
 func TestWithdrawnRuleRequeuesWhatItSkipped(t *testing.T) {
-	site, base := startTinySite(t, func(uri string) (int, string) {
-		path, query, _ := strings.Cut(uri, "?")
-		switch path {
-		case "/":
-			return 200, htmlPage("Home", prose(1, 80), "/a", "/a?view=full", "/b", "/b?view=full",
-				"/c", "/c?view=full", "/next", "/z", "/z?view=full")
-		case "/next":
-			return 200, htmlPage("Next", prose(2, 80), "/q?view=full", "/q")
-		case "/a", "/b", "/c":
-			return 200, htmlPage(path, prose(uint64(path[1]), 120))
-		case "/z", "/q":
-			seed := uint64(path[1]) << 8
-			if query != "" {
-				seed++ // another page
-			}
-			return 200, htmlPage(uri, prose(seed, 120))
-		}
-		return 404, htmlPage("Not found", "no such page")
-	})
+	site, base := startTinySite(t, withdrawalWeb(func(string) string { return "view=full" }))
 	cfg := tinyConfig([]string{base + "/"}, 1, 20)
 	cfg.Strategy = "depth" // breadth-first: the order above
 	path := filepath.Join(t.TempDir(), "crawl.db")

@@ -145,7 +145,7 @@ func (c *crawl) queueCopy(it *ritem, s *site, now time.Time) {
 	it.queued = true
 	c.nextSeq++
 	c.batch.Requeues = append(c.batch.Requeues, Requeue{URL: it.id, Priority: recrawlPriority, Seq: c.nextSeq})
-	c.enqueued(s, recrawlPriority, now)
+	c.enqueued(s, 1, recrawlPriority, now)
 }
 
 // recrawlPage learns from a page record: a new copy and its links, a

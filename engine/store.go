@@ -35,6 +35,12 @@ type Store interface {
 	// included), oldest first, and Soft404s every soft-404 signature.
 	Rules(ctx context.Context) ([]RuleRecord, error)
 	Soft404s(ctx context.Context) ([]Soft404Record, error)
+	// RuleSkips returns, for each rule and site, how many URLs are
+	// skipped under the rule (URLRecord.Rule, Skip.Rule) and not queued
+	// again since; Held returns the pages whose links wait for a probe's
+	// answer.
+	RuleSkips(ctx context.Context) ([]RuleSkipCount, error)
+	Held(ctx context.Context) ([]HeldLinks, error)
 	// Head returns up to n URLs of site in state URLQueued, ordered by
 	// (Priority, Seq) ascending. next is the Priority of the first queued URL
 	// after those returned, and more reports whether there is one.
@@ -81,6 +87,7 @@ type URLRecord struct {
 	Discovered time.Time
 	State      URLState // URLQueued or URLSkipped
 	SkipReason string   // why it was skipped, when State is URLSkipped
+	Rule       uint64   // the rule that covers it when SkipReason is SkipRule (dedup.Rule.ID); 0 for none
 }
 
 // PageRecord is the outcome of one fetch.
@@ -141,6 +148,31 @@ type DupRecord struct {
 type RuleRecord struct {
 	Rule dedup.Rule
 	Time time.Time // when learned, or withdrawn
+}
+
+// RuleSkipCount is how many URLs of a site are skipped under a rule.
+type RuleSkipCount struct {
+	Rule uint64 // dedup.Rule.ID
+	Site int64
+	URLs int64
+}
+
+// HeldLinks are the links of a fetched page that wait for the answer to
+// a soft-404 probe (see crawl.probe): when it comes they are followed,
+// or not if the page is a soft 404. The store keeps them from the batch
+// that queues the probe to the one that holds its answer, so that a
+// crawl stopped in between (kill -9 included) decides them when it runs
+// again.
+type HeldLinks struct {
+	Probe uint64   // ID of the probe URL
+	Page  uint64   // ID of the page
+	Links []string // the page's links (PageResult.Links), normalised, in page order
+
+	// Filled by Held from the page's record; ignored by Apply.
+	URL                   string
+	Depth                 int
+	Redirect              string
+	Simhash, NoURL, Title uint64
 }
 
 // Soft404Record is a host's soft-404 page as duplicate detection
@@ -206,10 +238,14 @@ type Batch struct {
 	Dups     []DupRecord
 	Rules    []RuleRecord
 	Soft404s []Soft404Record
-	// Unskips are URLs skipped under a rule (SkipRule) since withdrawn,
-	// moved back to URLQueued; URLs in another state or skipped for
-	// another reason are left as they are.
-	Unskips []uint64
+	// UnskipRules are the IDs (dedup.Rule.ID) of rules withdrawn: the
+	// URLs skipped under them (Skip.Rule, URLRecord.Rule) move back to
+	// URLQueued, after the batch's Skips.
+	UnskipRules []uint64
+	// Holds are inserted (matched by Probe), then Releases, probe IDs
+	// whose answer decided the links they held, deleted.
+	Holds    []HeldLinks
+	Releases []uint64
 
 	Priorities []PriorityUpdate // queued URLs re-ordered; URLs no longer queued are left as they are
 	RankRuns   []RankRun        // inserted or replaced (matched by Time)
@@ -229,8 +265,8 @@ type Batch struct {
 
 // Len reports how many records the batch holds.
 func (b *Batch) Len() int {
-	return len(b.Sites) + len(b.URLs) + len(b.Pages) + len(b.Links) + len(b.Skips) + len(b.Unskips) + len(b.Events) +
-		len(b.Dups) + len(b.Rules) + len(b.Soft404s) + len(b.Priorities) + len(b.RankRuns) + len(b.Ranks) +
+	return len(b.Sites) + len(b.URLs) + len(b.Pages) + len(b.Links) + len(b.Skips) + len(b.UnskipRules) + len(b.Events) +
+		len(b.Dups) + len(b.Rules) + len(b.Soft404s) + len(b.Holds) + len(b.Releases) + len(b.Priorities) + len(b.RankRuns) + len(b.Ranks) +
 		len(b.Requeues) + len(b.Channels) + len(b.Groups) + len(b.Reassignments)
 }
 
@@ -240,8 +276,10 @@ func (b *Batch) Reset() {
 	clear(b.Pages)
 	clear(b.Rules)
 	clear(b.Soft404s)
+	clear(b.Holds)
 	b.Sites, b.URLs, b.Pages, b.Links, b.Skips, b.Events = b.Sites[:0], b.URLs[:0], b.Pages[:0], b.Links[:0], b.Skips[:0], b.Events[:0]
-	b.Dups, b.Rules, b.Soft404s, b.Unskips = b.Dups[:0], b.Rules[:0], b.Soft404s[:0], b.Unskips[:0]
+	b.Dups, b.Rules, b.Soft404s, b.UnskipRules = b.Dups[:0], b.Rules[:0], b.Soft404s[:0], b.UnskipRules[:0]
+	b.Holds, b.Releases = b.Holds[:0], b.Releases[:0]
 	b.Priorities, b.RankRuns, b.Ranks = b.Priorities[:0], b.RankRuns[:0], b.Ranks[:0]
 	clear(b.Reassignments)
 	b.Requeues, b.Channels, b.Groups, b.Reassignments = b.Requeues[:0], b.Channels[:0], b.Groups[:0], b.Reassignments[:0]
@@ -257,6 +295,7 @@ const SkipRule = "rule"
 type Skip struct {
 	URL    uint64
 	Reason string // "robots", "rule" (a rewrite rule covers it), ...
+	Rule   uint64 // the rule when Reason is SkipRule (dedup.Rule.ID); 0 for none
 }
 
 // QueuedURL is a URL waiting in a site's queue, as Head returns it.

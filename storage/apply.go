@@ -23,9 +23,9 @@ var chunkSizes = [...]int{64, 32, 16, 8, 4, 2, 1}
 // multiStmt is one INSERT prepared for each of chunkSizes.
 type multiStmt [len(chunkSizes)]*sql.Stmt
 
-const urlCols = 10
+const urlCols = 11
 
-const sqlURLInsert = `INSERT OR IGNORE INTO urls (id, site, url, depth, priority, seq, parent, discovered, state, skip_reason) VALUES `
+const sqlURLInsert = `INSERT OR IGNORE INTO urls (id, site, url, depth, priority, seq, parent, discovered, state, skip_reason, skip_rule) VALUES `
 
 const sqlLinkInsert = `INSERT OR IGNORE INTO links (from_id, to_id) VALUES `
 
@@ -48,11 +48,18 @@ const sqlBodyInsert = `INSERT INTO pages (url_id, body) VALUES (?, ?)`
 
 const sqlBodyDelete = `DELETE FROM pages WHERE url_id = ? RETURNING length(body)`
 
-// sqlSkip drops a queued URL, saying why.
-const sqlSkip = `UPDATE urls SET state = 2, skip_reason = ? WHERE id = ? AND state = 0`
+// sqlSkip drops a queued URL, saying why (and under which rule).
+const sqlSkip = `UPDATE urls SET state = 2, skip_reason = ?, skip_rule = ? WHERE id = ? AND state = 0`
 
-// sqlUnskip queues again a URL skipped under a rule since withdrawn.
-const sqlUnskip = `UPDATE urls SET state = 0, skip_reason = NULL WHERE id = ? AND state = 2 AND skip_reason = '` + engine.SkipRule + `'`
+// sqlUnskip queues again the URLs skipped under a rule since withdrawn
+// (through the index urls_rule_skips).
+const sqlUnskip = `UPDATE urls SET state = 0, skip_reason = NULL, skip_rule = NULL WHERE skip_rule = ? AND state = 2`
+
+// sqlHold keeps the links of a page until a probe answers; sqlRelease
+// lets go of the pages held for a probe.
+const sqlHold = `INSERT OR REPLACE INTO held_links (probe_id, url_id, links) VALUES (?, ?, ?)`
+
+const sqlRelease = `DELETE FROM held_links WHERE probe_id = ?`
 
 const sqlEvent = `INSERT INTO events (time, kind, site, text) VALUES (?, ?, ?, ?)`
 
@@ -60,10 +67,10 @@ const sqlDup = `INSERT OR REPLACE INTO duplicates (url_id, of_id, kind, test, si
 
 // sqlRule records a rule when learned and updates it when withdrawn.
 const sqlRule = `INSERT INTO rules (key, kind, origin, name, value, seg_index, from_part, to_part, supports, support,
-	contradictions, withdrawn, covered, learned, withdrawn_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	contradictions, withdrawn, covered, learned, withdrawn_at, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (key) DO UPDATE SET supports = excluded.supports, support = excluded.support,
 	contradictions = excluded.contradictions, withdrawn = excluded.withdrawn, covered = excluded.covered,
-	withdrawn_at = excluded.withdrawn_at`
+	withdrawn_at = excluded.withdrawn_at, hash = excluded.hash`
 
 // sqlSoft404 records a host's soft-404 page; a probe's answer replaces
 // the row (confirmed, replaced or withdrawn).
@@ -92,7 +99,7 @@ type statements struct {
 	urls, links, ranks                                 multiStmt
 	site, page, body, bodyDelete, skip, event, counter *sql.Stmt
 	dup, rule, soft404, priority, rankRun, unskip      *sql.Stmt
-	head, setMeta                                      *sql.Stmt
+	head, setMeta, hold, release                       *sql.Stmt
 	recrawl                                            recrawlStatements
 	all                                                []*sql.Stmt
 }
@@ -137,6 +144,8 @@ func (s *statements) prepare(ctx context.Context, db *sql.DB) error {
 		{&s.counter, sqlCounter},
 		{&s.head, sqlHead},
 		{&s.setMeta, sqlSetMeta},
+		{&s.hold, sqlHold},
+		{&s.release, sqlRelease},
 	} {
 		if err := prep(p.dst, p.q); err != nil {
 			return err
@@ -307,17 +316,17 @@ func (a *applier) apply(st *statements, b *engine.Batch) error {
 		a.count[cLinks] += n
 	}
 	for _, sk := range b.Skips {
-		n, err := a.exec(st.skip, sk.Reason, int64(sk.URL))
+		n, err := a.exec(st.skip, sk.Reason, nullID(sk.Rule), int64(sk.URL))
 		if err != nil {
 			return fmt.Errorf("skip %016x: %w", sk.URL, err)
 		}
 		a.count[cQueued] -= n
 		a.count[cSkipped] += n
 	}
-	for _, id := range b.Unskips {
+	for _, id := range b.UnskipRules {
 		n, err := a.exec(st.unskip, int64(id))
 		if err != nil {
-			return fmt.Errorf("unskip %016x: %w", id, err)
+			return fmt.Errorf("unskip rule %016x: %w", id, err)
 		}
 		a.count[cQueued] += n
 		a.count[cSkipped] -= n
@@ -336,7 +345,7 @@ func (a *applier) apply(st *statements, b *engine.Batch) error {
 		}
 		if _, err := a.exec(st.rule, r.Key(), r.Kind.String(), r.Origin, nullString(r.Name), nullString(r.Value), r.Index,
 			nullString(r.From), nullString(r.To), r.Supports, formatPairs(r.Support), formatPairs(r.Contradictions),
-			boolInt(r.Withdrawn), r.Covered, learned, withdrawn); err != nil {
+			boolInt(r.Withdrawn), r.Covered, learned, withdrawn, int64(r.ID())); err != nil {
 			return fmt.Errorf("rule %s: %w", r, err)
 		}
 	}
@@ -349,6 +358,17 @@ func (a *applier) apply(st *statements, b *engine.Batch) error {
 		if _, err := a.exec(st.soft404, s.Origin, int64(s.Title), int64(s.Simhash), int64(s.Of), formatPairs(s.Evidence), millis(b.Soft404s[i].Time),
 			probe, status, boolInt(s.Withdrawn)); err != nil {
 			return fmt.Errorf("soft 404 of %s: %w", s.Origin, err)
+		}
+	}
+	for i := range b.Holds {
+		h := &b.Holds[i]
+		if _, err := a.exec(st.hold, int64(h.Probe), int64(h.Page), strings.Join(h.Links, "\n")); err != nil {
+			return fmt.Errorf("links held by %016x: %w", h.Page, err)
+		}
+	}
+	for _, id := range b.Releases {
+		if _, err := a.exec(st.release, int64(id)); err != nil {
+			return fmt.Errorf("links held for probe %016x: %w", id, err)
 		}
 	}
 	for _, p := range b.Priorities {
@@ -414,7 +434,7 @@ func (a *applier) urls(st *statements, urls []engine.URLRecord) error {
 		n, err := a.multi(&st.urls, len(idx), func(args []any, i int) []any {
 			u := &urls[idx[i]]
 			return append(args, int64(u.ID), u.Site, u.URL, int64(u.Depth), u.Priority, u.Seq,
-				nullID(u.Parent), millis(u.Discovered), int64(u.State), nullString(u.SkipReason))
+				nullID(u.Parent), millis(u.Discovered), int64(u.State), nullString(u.SkipReason), nullID(u.Rule))
 		})
 		if err != nil {
 			return fmt.Errorf("urls: %w", err)

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -99,14 +100,102 @@ func TestDedupDecisions(t *testing.T) {
 	if err != nil || sites[0].Pending != 4 {
 		t.Errorf("pending after the rule was learned = %d (%v), want 4", sites[0].Pending, err)
 	}
-	// 5 skipped under the rule and 6 for robots.txt; the rule withdrawn,
-	// both are unskipped, and only 5 is queued again (as are 4, fetched,
-	// and 2, queued: left as they are).
-	apply(t, db, engine.Batch{Skips: []engine.Skip{{URL: 5, Reason: engine.SkipRule}, {URL: 6, Reason: "robots"}}})
-	apply(t, db, engine.Batch{Unskips: []uint64{5, 6, 4, 2}})
-	states("after unskip", map[int64]string{2: "0/", 5: "0/", 6: "2/robots", 4: "1/"})
-	if sites, err := db.Sites(context.Background()); err != nil || sites[0].Pending != 3 {
-		t.Errorf("pending after unskip = %d (%v), want 3", sites[0].Pending, err)
+	// 5 skipped under the rule and 6 for robots.txt, 7 found under the
+	// rule and 8 under another; the rule withdrawn, only what it skipped
+	// (5 and 7) is queued again, in the same batch as 9, skipped under
+	// it just before.
+	other := dedup.Rule{Kind: dedup.DropParam, Origin: "http://s1.test", Name: "sid"}
+	found := func(id uint64, by *dedup.Rule) engine.URLRecord {
+		u := queued(id, 1, 0, int64(id))
+		u.State, u.SkipReason, u.Rule = engine.URLSkipped, engine.SkipRule, by.ID()
+		return u
+	}
+	apply(t, db, engine.Batch{URLs: []engine.URLRecord{found(7, &rule), found(8, &other), queued(9, 1, 0, 9)},
+		Skips: []engine.Skip{{URL: 5, Reason: engine.SkipRule, Rule: rule.ID()}, {URL: 6, Reason: "robots"}}})
+	counts, err := db.RuleSkips(context.Background())
+	want := []engine.RuleSkipCount{{Rule: rule.ID(), Site: 1, URLs: 2}, {Rule: other.ID(), Site: 1, URLs: 1}}
+	slices.SortFunc(counts, func(a, b engine.RuleSkipCount) int { return int(b.URLs - a.URLs) })
+	if err != nil || !slices.Equal(counts, want) {
+		t.Errorf("rule skips = %+v, %v; want %+v", counts, err, want)
+	}
+	// A researcher joins a skip with its rule on rules.hash.
+	if n := queryInt(t, r, "SELECT count(*) FROM urls u JOIN rules r ON r.hash = u.skip_rule WHERE r.key = ?", rule.Key()); n != 2 {
+		t.Errorf("%d URLs joined with the rule that skipped them, want 2", n)
+	}
+	apply(t, db, engine.Batch{Skips: []engine.Skip{{URL: 9, Reason: engine.SkipRule, Rule: rule.ID()}}, UnskipRules: []uint64{rule.ID()}})
+	states("after unskip", map[int64]string{2: "0/", 5: "0/", 6: "2/robots", 4: "1/", 7: "0/", 8: "2/rule", 9: "0/"})
+	if sites, err := db.Sites(context.Background()); err != nil || sites[0].Pending != 5 {
+		t.Errorf("pending after unskip = %d (%v), want 5", sites[0].Pending, err)
+	}
+	if counts, err := db.RuleSkips(context.Background()); err != nil || len(counts) != 1 || counts[0].Rule != other.ID() {
+		t.Errorf("rule skips after unskip = %+v, %v; want only the other rule's", counts, err)
+	}
+	checkConsistent(t, r)
+}
+
+// The links of pages held for a probe's answer are kept until a batch
+// releases them, across a restart, with what the pages' records say.
+func TestHeldLinks(t *testing.T) {
+	db := openTest(t)
+	page := queued(1, 1, 2, 1)
+	page.Depth = 2
+	apply(t, db, engine.Batch{Sites: []engine.SiteRecord{site(1)}, URLs: []engine.URLRecord{page, queued(2, 1, -2, 2), queued(3, 1, -2, 3), queued(4, 1, 1, 4)}})
+	apply(t, db, engine.Batch{
+		Pages: []engine.PageRecord{{URL: 1, Site: 1, Fetched: t0, Status: 200, Digest: 5, Simhash: 6, NoURLSimhash: 7, TitleHash: 1 << 63, Redirect: "http://s1.test/r"},
+			{URL: 4, Site: 1, Fetched: t0, Status: 200, Digest: 8}},
+		Holds: []engine.HeldLinks{{Probe: 2, Page: 1, Links: []string{"http://s1.test/a", "http://s1.test/b?x=1"}}, {Probe: 3, Page: 1}, {Probe: 2, Page: 4}},
+	})
+	path := db.Path()
+	db.Close()
+	db, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	held, err := db.Held(context.Background())
+	want := []engine.HeldLinks{
+		{Probe: 2, Page: 1, Links: []string{"http://s1.test/a", "http://s1.test/b?x=1"}, URL: page.URL, Depth: 2, Redirect: "http://s1.test/r", Simhash: 6, NoURL: 7, Title: 1 << 63},
+		{Probe: 2, Page: 4, URL: queued(4, 1, 1, 4).URL, Depth: 1},
+		{Probe: 3, Page: 1, URL: page.URL, Depth: 2, Redirect: "http://s1.test/r", Simhash: 6, NoURL: 7, Title: 1 << 63},
+	}
+	if err != nil || !reflect.DeepEqual(held, want) {
+		t.Errorf("held = %+v, %v; want %+v", held, err, want)
+	}
+	// The page joins the link graph when its links are decided.
+	graphed := func() int {
+		n := 0
+		if err := db.FetchedLinks(context.Background(), func(uint64, string, []uint64) { n++ }); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := graphed(); n != 0 {
+		t.Errorf("%d pages in the link graph while the page's links are held", n)
+	}
+	apply(t, db, engine.Batch{Releases: []uint64{2, 3}})
+	if held, err := db.Held(context.Background()); err != nil || len(held) != 0 {
+		t.Errorf("held after release = %+v, %v", held, err)
+	}
+	if n := graphed(); n != 2 {
+		t.Errorf("%d pages in the link graph once the links are decided, want 2", n)
+	}
+}
+
+// A file of version 4 gets the rule of each skip and the held links.
+func TestUpgradeFromVersion4(t *testing.T) {
+	db, path := olderFile(t, append(dropVersion5, "PRAGMA user_version = 4")...)
+	rule := dedup.Rule{Kind: dedup.SortParams, Origin: "http://s1.test"}
+	apply(t, db, engine.Batch{Skips: []engine.Skip{{URL: 1, Reason: engine.SkipRule, Rule: rule.ID()}},
+		Holds: []engine.HeldLinks{{Probe: 1, Page: 1, Links: []string{"http://s1.test/a"}}}})
+	r := rawOpen(t, path)
+	if v := queryInt(t, r, "PRAGMA user_version"); v != SchemaVersion {
+		t.Errorf("user_version %d after upgrade", v)
+	}
+	if counts, err := db.RuleSkips(context.Background()); err != nil || len(counts) != 1 || counts[0].URLs != 1 {
+		t.Errorf("rule skips after upgrade = %+v, %v", counts, err)
+	}
+	if held, err := db.Held(context.Background()); err != nil || len(held) != 1 {
+		t.Errorf("held links after upgrade = %+v, %v", held, err)
 	}
 	checkConsistent(t, r)
 }

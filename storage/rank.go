@@ -8,15 +8,16 @@ import (
 
 // FetchedLinks calls fn for every fetched page with its URL and the IDs of
 // the links it had (as stored: each target once), so a resumed crawl
-// rebuilds the graph its PageRank runs on. links is reused between calls.
-// It reads through the read-only pool.
+// rebuilds the graph its PageRank runs on. A page whose links are held for
+// a probe (Held) is left out: the crawl adds it when the probe answers.
+// links is reused between calls. It reads through the read-only pool.
 func (db *DB) FetchedLinks(ctx context.Context, fn func(page uint64, url string, links []uint64)) error {
 	if db.closed.Load() {
 		return ErrClosed
 	}
 	rows, err := db.r.QueryContext(ctx, `SELECT u.id, u.url, l.to_id FROM urls AS u
 	LEFT JOIN links AS l ON l.from_id = u.id
-	WHERE u.state = 1 ORDER BY u.id`)
+	WHERE u.state = 1 AND u.id NOT IN (SELECT url_id FROM held_links) ORDER BY u.id`)
 	if err != nil {
 		return fmt.Errorf("storage: fetched links: %w", err)
 	}

@@ -216,6 +216,67 @@ func (db *DB) Soft404s(ctx context.Context) ([]engine.Soft404Record, error) {
 	return out, rows.Err()
 }
 
+// RuleSkips returns how many URLs of each site are skipped under each
+// rule, read from the index of rule-skipped rows.
+func (db *DB) RuleSkips(ctx context.Context) ([]engine.RuleSkipCount, error) {
+	if db.closed.Load() {
+		return nil, ErrClosed
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT skip_rule, site, count(*) FROM urls
+		WHERE state = 2 AND skip_rule IS NOT NULL GROUP BY skip_rule, site`)
+	if err != nil {
+		return nil, fmt.Errorf("storage: rule skips: %w", err)
+	}
+	defer rows.Close()
+	var out []engine.RuleSkipCount
+	for rows.Next() {
+		var k engine.RuleSkipCount
+		var rule int64
+		if err := rows.Scan(&rule, &k.Site, &k.URLs); err != nil {
+			return nil, fmt.Errorf("storage: rule skips: %w", err)
+		}
+		k.Rule = uint64(rule)
+		out = append(out, k)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("storage: rule skips: %w", err)
+	}
+	return out, nil
+}
+
+// Held returns the pages whose links wait for a probe's answer, with
+// what their records say of them.
+func (db *DB) Held(ctx context.Context) ([]engine.HeldLinks, error) {
+	if db.closed.Load() {
+		return nil, ErrClosed
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT h.probe_id, h.url_id, h.links, u.url, u.depth, coalesce(u.redirect, ''),
+		coalesce(u.simhash, 0), coalesce(u.nourl_simhash, 0), coalesce(u.title_hash, 0)
+		FROM held_links h JOIN urls u ON u.id = h.url_id ORDER BY h.probe_id, h.url_id`)
+	if err != nil {
+		return nil, fmt.Errorf("storage: held links: %w", err)
+	}
+	defer rows.Close()
+	var out []engine.HeldLinks
+	for rows.Next() {
+		var h engine.HeldLinks
+		var probe, page, sim, nourl, title int64
+		var links string
+		if err := rows.Scan(&probe, &page, &links, &h.URL, &h.Depth, &h.Redirect, &sim, &nourl, &title); err != nil {
+			return nil, fmt.Errorf("storage: held links: %w", err)
+		}
+		h.Probe, h.Page, h.Simhash, h.NoURL, h.Title = uint64(probe), uint64(page), uint64(sim), uint64(nourl), uint64(title)
+		if links != "" {
+			h.Links = strings.Split(links, "\n")
+		}
+		out = append(out, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("storage: held links: %w", err)
+	}
+	return out, nil
+}
+
 // Counters returns the crawl's totals: fetches recorded, body bytes
 // received, and fetches that failed or answered with a status of 400 or
 // more.

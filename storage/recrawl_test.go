@@ -11,14 +11,17 @@ import (
 	"lidi/engine/fetch"
 )
 
+// dropVersion5 turns a current file back into a version 4 one.
+var dropVersion5 = []string{"DROP INDEX urls_rule_skips", "ALTER TABLE urls DROP COLUMN skip_rule", "ALTER TABLE rules DROP COLUMN hash", "DROP TABLE held_links"}
+
 // dropVersion3 turns a current file back into a version 2 one.
-var dropVersion3 = []string{"DROP TABLE fetches", "DROP TABLE channels", "DROP TABLE channel_groups",
+var dropVersion3 = append(dropVersion5, "DROP TABLE fetches", "DROP TABLE channels", "DROP TABLE channel_groups",
 	"DROP TABLE reassignments", "ALTER TABLE urls DROP COLUMN etag", "ALTER TABLE urls DROP COLUMN last_modified",
 	// Duplicate detection's rules replaced version 2's mirror labels.
 	"DROP TABLE rules", "DROP TABLE soft404s",
 	"ALTER TABLE urls DROP COLUMN main_simhash", "ALTER TABLE urls DROP COLUMN nourl_simhash", "ALTER TABLE urls DROP COLUMN title_hash",
 	`CREATE TABLE mirrors (id INTEGER PRIMARY KEY, prefix TEXT NOT NULL UNIQUE, of_prefix TEXT NOT NULL, kind TEXT NOT NULL,
-		rule TEXT, evidence TEXT, time INTEGER)`}
+		rule TEXT, evidence TEXT, time INTEGER)`)
 
 // TestUpgradeFromVersion2 opens a file written by lidi at schema version 2
 // (testdata/v2.db: two sites, three URLs, a 200 and a 404 fetched) and

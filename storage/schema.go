@@ -11,7 +11,7 @@ import (
 // SchemaVersion is the schema version this package writes and reads, kept in
 // PRAGMA user_version. A file with a higher version was written by a newer
 // lidi and is refused.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // ApplicationID marks a lidi crawl file in the SQLite header (PRAGMA
 // application_id); it is "lidi" in ASCII.
@@ -65,7 +65,8 @@ var schema = []string{
 		last_modified TEXT,
 		main_simhash  INTEGER,
 		nourl_simhash INTEGER,
-		title_hash    INTEGER
+		title_hash    INTEGER,
+		skip_rule     INTEGER
 	)`,
 	// The frontier: Head reads a site's queue in (priority, seq) order and
 	// Sites counts it. Only queued URLs are indexed, so the index shrinks as
@@ -97,6 +98,9 @@ var schema = []string{
 	rulesTable,
 	soft404sTable,
 	soft404sProbe[0], soft404sProbe[1], soft404sProbe[2],
+	rulesHash,
+	urlsRuleSkips,
+	heldLinksTable,
 	rankRunsTable,
 	pagerankTable,
 	fetchesTable,
@@ -178,12 +182,32 @@ var upgrades = [][]string{
 		rulesTable, soft404sTable, `ALTER TABLE urls ADD COLUMN main_simhash INTEGER`,
 		`ALTER TABLE urls ADD COLUMN nourl_simhash INTEGER`, `ALTER TABLE urls ADD COLUMN title_hash INTEGER`},
 	soft404sProbe[:],
+	{`ALTER TABLE urls ADD COLUMN skip_rule INTEGER`, rulesHash, urlsRuleSkips, heldLinksTable},
 }
 
 // soft404sProbe are the columns of soft404s added by version 4: the probe
 // that confirmed or refuted the soft 404.
 var soft404sProbe = [...]string{`ALTER TABLE soft404s ADD COLUMN probe_id INTEGER`, `ALTER TABLE soft404s ADD COLUMN probe_status INTEGER`,
 	`ALTER TABLE soft404s ADD COLUMN withdrawn INTEGER NOT NULL DEFAULT 0`}
+
+// Version 5: what duplicate detection decided survives a restart. A URL
+// skipped under a rule (skip_reason 'rule') names it in urls.skip_rule
+// (dedup.Rule.ID, a hash of rules.key, kept in rules.hash), so that the
+// rule's withdrawal queues it again whenever it comes; the index holds
+// the rule-skipped rows only, which that UPDATE and the count read at
+// start use. Pages whose links wait for a soft-404 probe's answer keep
+// them in held_links until the answer decides them: links are a page's
+// links in scope, normalised, one a line, in page order.
+const rulesHash = `ALTER TABLE rules ADD COLUMN hash INTEGER`
+
+const urlsRuleSkips = `CREATE INDEX urls_rule_skips ON urls (skip_rule, site) WHERE state = 2 AND skip_rule IS NOT NULL`
+
+const heldLinksTable = `CREATE TABLE held_links (
+		probe_id INTEGER NOT NULL,
+		url_id   INTEGER NOT NULL,
+		links    TEXT NOT NULL,
+		PRIMARY KEY (probe_id, url_id)
+	) WITHOUT ROWID`
 
 // Counter keys in meta. They are updated by Apply in the same transaction
 // as the rows they count, so they always agree with the tables.

@@ -124,6 +124,11 @@ func (r *Rule) Key() string {
 	return r.Kind.String() + " " + r.Origin + " " + r.Name + "=" + r.Value + " " + strconv.Itoa(r.Index) + " " + r.From + " " + r.To
 }
 
+// ID returns a 64-bit hash of Key: how a store names the rule on the URLs
+// skipped under it. It is the hash of URL ids (ID), fixed because it is
+// kept on disk.
+func (r *Rule) ID() uint64 { return ID(r.Key()) }
+
 // Loop reports whether the rule undoes a loop: a path prefix that copies
 // its own ancestor, or a run of segments that repeats the one before it.
 func (r *Rule) Loop() bool {
