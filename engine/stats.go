@@ -159,7 +159,7 @@ type DupStats struct {
 	// Learned counts the rules learned of each kind (withdrawn ones
 	// included), indexed by dedup.RuleKind.
 	Learned [dedup.NumRuleKinds]int64
-	Pruned  int64 // URLs a rule covers, not fetched (when found or when their turn came)
+	Pruned  int64 // URLs a rule in force covers, not fetched (when found or when their turn came), in all runs of the crawl
 	// Requeued counts the URLs queued again because the rule they were
 	// pruned under was withdrawn (no longer in Pruned).
 	Requeued int64
