@@ -93,6 +93,7 @@ func TestPrecisionSmallWeb(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crawls a web twice")
 	}
+	t.Parallel() // checks no timing; its detection time is per thread
 	var o bench.PrecisionOptions
 	o.Sites, o.Pages, o.Traps, o.Seed, o.Seeds = 30, 1200, 1, 5, 3
 	o.FixedDepth = 10

@@ -17,6 +17,7 @@ import (
 )
 
 func TestRecrawlLiveSmall(t *testing.T) {
+	t.Parallel() // 12 s of wall time on its web's clock, mostly waiting
 	var o RecrawlLiveOptions
 	fs := flag.NewFlagSet("recrawl-live", flag.ContinueOnError)
 	o.RegisterFlags(fs)

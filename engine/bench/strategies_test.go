@@ -121,6 +121,7 @@ func TestCurvesCSV(t *testing.T) {
 // TestStrategiesRun runs the whole benchmark on a tiny web, the real crawl
 // included, and checks its results and files.
 func TestStrategiesRun(t *testing.T) {
+	t.Parallel()
 	fs := flag.NewFlagSet("bench strategies", flag.ContinueOnError)
 	var o StrategiesOptions
 	o.RegisterFlags(fs)
