@@ -138,7 +138,7 @@ func fetchedURLs(t *testing.T, path string) map[string]bool {
 // crawler's own account.
 func TestPolitenessWitnessed(t *testing.T) {
 	t.Parallel()
-	srv := simwebtest.Start(t, simweb.Options{Seed: 7, Sites: 25, Pages: 1200, PageSizeMedian: smallPages})
+	srv := simwebtest.Start(t, simweb.Options{Seed: 7, Sites: 25, Pages: 600, PageSizeMedian: smallPages})
 	cfg := crawlConfig(srv.SeedURLs(3))
 	st := runCrawl(t, cfg, srv.DNSAddr(), filepath.Join(t.TempDir(), "crawl.db"))
 	w := srv.Witness()

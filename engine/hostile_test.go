@@ -532,7 +532,7 @@ func longestURL(t *testing.T, path string) int {
 // must still never see two requests of one site or address in flight.
 func TestPolitenessAfterAbortedBodies(t *testing.T) {
 	t.Parallel()
-	srv := simwebtest.Start(t, simweb.Options{Seed: 5, Sites: 12, Pages: 300, Traps: 2, PageSizeMedian: smallPages})
+	srv := simwebtest.Start(t, simweb.Options{Seed: 5, Sites: 12, Pages: 120, Traps: 2, PageSizeMedian: smallPages})
 	cfg := hostileConfig(srv.SeedURLs(3))
 	path := filepath.Join(t.TempDir(), "crawl.db")
 	st, _ := crawlHostile(t, cfg, srv.DNSAddr(), path)
