@@ -256,6 +256,8 @@ type fingerprinter struct {
 	url  [16]uint64            // hashes of the words of the URL's path
 	nurl int
 
+	lastDate bool // the last word read was dateToken
+
 	skip    bool   // in the title or in page furniture: words are not main text
 	bpName  uint64 // packed name of the furniture element being skipped; 0 for none
 	bpDepth int
@@ -264,6 +266,14 @@ type fingerprinter struct {
 }
 
 func (f *fingerprinter) word(h uint64) {
+	if h == dateToken {
+		if f.lastDate {
+			return // a run of numbers and dates is one word
+		}
+		f.lastDate = true
+	} else {
+		f.lastDate = false
+	}
 	if f.nseg == len(f.seg) {
 		f.count(false)
 	}
@@ -549,7 +559,7 @@ func (f *fingerprinter) urlWords(url string) {
 			continue
 		}
 		h, next, ok := charWord(b, i)
-		if ok {
+		if ok && !(h == dateToken && f.nurl > 0 && f.url[f.nurl-1] == dateToken) {
 			f.url[f.nurl] = h
 			f.nurl++
 		}

@@ -172,12 +172,21 @@ func Similarity(a, b uint64) float64 { return 1 - float64(Hamming(a, b))/64 }
 // shingler turns a stream of word hashes into the simhash of their
 // shingles, counting their bits in an accum.
 type shingler struct {
-	w1, w2 uint64 // the previous word hash and the one before it
-	words  int
+	w1, w2   uint64 // the previous word hash and the one before it
+	words    int
+	lastDate bool // the last word was dateToken
 	accum
 }
 
 func (s *shingler) word(h uint64) {
+	if h == dateToken {
+		if s.lastDate {
+			return // a run of numbers and dates is one word
+		}
+		s.lastDate = true
+	} else {
+		s.lastDate = false
+	}
 	s.words++
 	if s.words >= ShingleWords {
 		s.add(shingle(s.w2, s.w1, h))
