@@ -128,6 +128,7 @@ func merge(dst, src *Batch) {
 	dst.Links = append(dst.Links, src.Links...)
 	dst.Skips = append(dst.Skips, src.Skips...)
 	dst.UnskipRules = append(dst.UnskipRules, src.UnskipRules...)
+	dst.Unskips = append(dst.Unskips, src.Unskips...)
 	dst.Events = append(dst.Events, src.Events...)
 	dst.Dups = append(dst.Dups, src.Dups...)
 	dst.Rules = append(dst.Rules, src.Rules...)

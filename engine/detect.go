@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"time"
 
 	"lidi/engine/dedup"
@@ -81,11 +82,55 @@ func ruleID(by *dedup.Rule) uint64 {
 // rules and withdraws none; the loop holds 68 counts instead, and the
 // index takes 58 pages of the file. At 1M URLs the list would be some
 // 280,000 skips, 4.5 MB, read back at each restart for nothing.
-func (c *crawl) ruleSkipped(rule, id uint64, s *site, now time.Time) {
+func (c *crawl) ruleSkipped(rule, id uint64, s *site, canon uint64, now time.Time) {
 	c.dup.Pruned++
 	c.probeUnanswered(id, now)
 	if rule != 0 {
 		c.countRuleSkips(rule, s.ID, 1)
+	}
+	if canon != 0 && !c.e.det.Observed(canon) {
+		// Its canonical URL is not fetched yet: if it turns out not to
+		// exist, this URL is fetched after all (see canonAnswered).
+		if c.awaitCanon == nil {
+			c.awaitCanon = make(map[uint64][]canonSkip)
+		}
+		c.awaitCanon[canon] = append(c.awaitCanon[canon], canonSkip{id: id, site: s, rule: rule})
+	}
+}
+
+// canonSkip is a URL skipped under a rule whose canonical URL is not
+// fetched yet.
+type canonSkip struct {
+	id   uint64
+	site *site
+	rule uint64
+}
+
+// canonAnswered settles the URLs skipped in favour of URL id, which has
+// answered status. When it does not exist (404 or 410), the detector
+// covers no URL that rewrites to it from then on, and the URLs skipped in
+// its favour are queued again, to be fetched for themselves: a mirror
+// often holds pages its original no longer has. Any other answer keeps
+// them skipped. (Kept in memory only: a URL skipped before a restart whose
+// canonical URL answers 404 after it stays skipped.)
+func (c *crawl) canonAnswered(id uint64, status int, now time.Time) {
+	if status != http.StatusNotFound && status != http.StatusGone {
+		if len(c.awaitCanon) > 0 {
+			delete(c.awaitCanon, id)
+		}
+		return
+	}
+	c.e.det.NotFound(id)
+	skips := c.awaitCanon[id]
+	delete(c.awaitCanon, id)
+	for _, sk := range skips {
+		c.batch.Unskips = append(c.batch.Unskips, sk.id)
+		if sk.rule != 0 {
+			c.countRuleSkips(sk.rule, sk.site.ID, -1)
+		}
+		c.dup.Pruned--
+		c.dup.Requeued++
+		c.enqueued(sk.site, 1, 0, now)
 	}
 }
 

@@ -125,8 +125,9 @@ type crawl struct {
 	// (by dedup.Rule.ID), queued again if it is withdrawn, and pages
 	// whose links wait for a probe's answer, by the probe's URL id (see
 	// detect.go).
-	ruleSkips map[uint64]map[int64]int64
-	held      map[uint64][]*PageResult
+	ruleSkips  map[uint64]map[int64]int64
+	awaitCanon map[uint64][]canonSkip // by canonical URL id: URLs skipped in its favour, until it answers (see canonAnswered)
+	held       map[uint64][]*PageResult
 
 	adopted string // the start event's note on leases of an earlier run taken over (adopt.go)
 }
@@ -374,13 +375,15 @@ func (c *crawl) discoverAt(f FoundLink, depth int, parent uint64, recrawl bool, 
 		// canonical URL is followed instead.
 		rec.State, rec.SkipReason, rec.Rule = URLSkipped, SkipRule, ruleID(by)
 		c.batch.URLs = append(c.batch.URLs, rec)
-		c.ruleSkipped(rec.Rule, f.id, s, now)
-		c.left(f.id, nil)
+		var canonID uint64
 		if canon != "" {
 			if g, ok := c.e.inScope(canon, depth); ok {
 				c.discover(g, depth, parent, now)
+				canonID = g.id
 			}
 		}
+		c.ruleSkipped(rec.Rule, f.id, s, canonID, now)
+		c.left(f.id, nil)
 		return false
 	}
 	c.batch.URLs = append(c.batch.URLs, rec)
@@ -821,13 +824,15 @@ func (c *crawl) onHead(h headReply, now time.Time) {
 			c.recrawlDropped(c.batch.Skips[len(c.batch.Skips)-1:])
 		}
 		c.skipped[SkipRule]++
-		c.ruleSkipped(rule, q.ID, s, now)
-		c.left(q.ID, nil)
+		var canonID uint64
 		if canon != "" {
 			if f, ok := e.inScope(canon, q.Depth); ok {
 				c.discover(f, q.Depth, q.ID, now)
+				canonID = f.id
 			}
 		}
+		c.ruleSkipped(rule, q.ID, s, canonID, now)
+		c.left(q.ID, nil)
 	}
 	if deferred > 0 {
 		c.f.Found(&s.Site, int64(deferred), deferPrio, now) // still queued
@@ -1202,6 +1207,9 @@ func (c *crawl) observe(run *leaseRun, m *PageResult, now time.Time) bool {
 	rec := &m.Record
 	if e.det != nil && dedup.IsProbe(m.URL) {
 		return c.probed(m, now)
+	}
+	if e.det != nil {
+		c.canonAnswered(rec.URL, rec.Status, now)
 	}
 	if e.det == nil || rec.Digest == 0 || rec.Status < 200 || rec.Status >= 300 {
 		return true

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -437,4 +438,58 @@ func TestSoft404Probe(t *testing.T) {
 		}
 	}
 	t.Logf("dup stats %+v; soft-404 pages recorded %v; soft404s %+v", st.Dup, recorded, rows)
+}
+
+// A copy of a directory that holds a page its original does not: once the
+// rule that sends the copy's URLs to the original's is learned, the
+// copy's extra page is skipped in favour of a URL that answers 404, and
+// must then be fetched after all (Dup.Requeued), once.
+func TestSkippedForAMissingCanonicalIsFetched(t *testing.T) {
+	docs := []string{"a", "b", "c", "d"}
+	site, base := startTinySite(t, func(uri string) (int, string) {
+		dir, name, _ := strings.Cut(strings.TrimPrefix(uri, "/"), "/")
+		switch {
+		case uri == "/":
+			var links []string
+			for _, d := range docs {
+				links = append(links, "/docs/"+d)
+			}
+			for _, d := range docs {
+				links = append(links, "/copy/"+d)
+			}
+			return 200, htmlPage("Home", prose(1, 80), append(links, "/next")...)
+		case uri == "/next":
+			return 200, htmlPage("Next", prose(2, 80), "/copy/extra")
+		case (dir == "docs" || dir == "copy") && slices.Contains(docs, name):
+			return 200, htmlPage(name, prose(uint64(name[0]), 120))
+		case uri == "/copy/extra":
+			return 200, htmlPage("extra", prose(99, 120))
+		}
+		return 404, htmlPage("Not found", "no such page")
+	})
+	cfg := tinyConfig([]string{base + "/"}, 1, 20)
+	cfg.Strategy = "depth" // breadth-first: /copy/extra after every copy
+	path := filepath.Join(t.TempDir(), "crawl.db")
+	eng, release := openEngine(t, cfg, "127.0.0.1:1", path)
+	defer release()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := eng.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st := eng.Stats()
+	if st.Dup.Rules != 1 {
+		t.Fatalf("%d rules in force, want the one sending /copy/ to /docs/; stats %+v", st.Dup.Rules, st.Dup)
+	}
+	for _, p := range []string{"/copy/extra", "/docs/extra"} {
+		if n := site.count(func(uri string) bool { return uri == p }); n != 1 {
+			t.Errorf("%s fetched %d times, want 1", p, n)
+		}
+	}
+	if why, ok := skipReasons(t, path)[base+"/copy/extra"]; ok {
+		t.Errorf("/copy/extra left skipped (%q)", why)
+	}
+	if st.Dup.Requeued != 1 {
+		t.Errorf("requeued %d, want 1: /copy/extra skipped, then queued again", st.Dup.Requeued)
+	}
 }

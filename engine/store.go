@@ -242,6 +242,10 @@ type Batch struct {
 	// URLs skipped under them (Skip.Rule, URLRecord.Rule) move back to
 	// URLQueued, after the batch's Skips.
 	UnskipRules []uint64
+	// Unskips are URLs skipped under a rule that move back to URLQueued
+	// one by one, after UnskipRules: their canonical URL answered that it
+	// does not exist (see dedup.Detector.NotFound).
+	Unskips []uint64
 	// Holds are inserted (matched by Probe), then Releases, probe IDs
 	// whose answer decided the links they held, deleted.
 	Holds    []HeldLinks
@@ -265,7 +269,7 @@ type Batch struct {
 
 // Len reports how many records the batch holds.
 func (b *Batch) Len() int {
-	return len(b.Sites) + len(b.URLs) + len(b.Pages) + len(b.Links) + len(b.Skips) + len(b.UnskipRules) + len(b.Events) +
+	return len(b.Sites) + len(b.URLs) + len(b.Pages) + len(b.Links) + len(b.Skips) + len(b.UnskipRules) + len(b.Unskips) + len(b.Events) +
 		len(b.Dups) + len(b.Rules) + len(b.Soft404s) + len(b.Holds) + len(b.Releases) + len(b.Priorities) + len(b.RankRuns) + len(b.Ranks) +
 		len(b.Requeues) + len(b.Channels) + len(b.Groups) + len(b.Reassignments)
 }
@@ -278,7 +282,7 @@ func (b *Batch) Reset() {
 	clear(b.Soft404s)
 	clear(b.Holds)
 	b.Sites, b.URLs, b.Pages, b.Links, b.Skips, b.Events = b.Sites[:0], b.URLs[:0], b.Pages[:0], b.Links[:0], b.Skips[:0], b.Events[:0]
-	b.Dups, b.Rules, b.Soft404s, b.UnskipRules = b.Dups[:0], b.Rules[:0], b.Soft404s[:0], b.UnskipRules[:0]
+	b.Dups, b.Rules, b.Soft404s, b.UnskipRules, b.Unskips = b.Dups[:0], b.Rules[:0], b.Soft404s[:0], b.UnskipRules[:0], b.Unskips[:0]
 	b.Holds, b.Releases = b.Holds[:0], b.Releases[:0]
 	b.Priorities, b.RankRuns, b.Ranks = b.Priorities[:0], b.RankRuns[:0], b.Ranks[:0]
 	clear(b.Reassignments)

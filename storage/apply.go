@@ -55,6 +55,9 @@ const sqlSkip = `UPDATE urls SET state = 2, skip_reason = ?, skip_rule = ? WHERE
 // (through the index urls_rule_skips).
 const sqlUnskip = `UPDATE urls SET state = 0, skip_reason = NULL, skip_rule = NULL WHERE skip_rule = ? AND state = 2`
 
+// sqlUnskipURL queues again one URL skipped under a rule.
+const sqlUnskipURL = `UPDATE urls SET state = 0, skip_reason = NULL, skip_rule = NULL WHERE id = ? AND state = 2 AND skip_reason = 'rule'`
+
 // sqlHold keeps the links of a page until a probe answers; sqlRelease
 // lets go of the pages held for a probe.
 const sqlHold = `INSERT OR REPLACE INTO held_links (probe_id, url_id, links) VALUES (?, ?, ?)`
@@ -99,6 +102,7 @@ type statements struct {
 	urls, links, ranks                                 multiStmt
 	site, page, body, bodyDelete, skip, event, counter *sql.Stmt
 	dup, rule, soft404, priority, rankRun, unskip      *sql.Stmt
+	unskipURL                                          *sql.Stmt
 	head, setMeta, hold, release                       *sql.Stmt
 	recrawl                                            recrawlStatements
 	all                                                []*sql.Stmt
@@ -135,6 +139,7 @@ func (s *statements) prepare(ctx context.Context, db *sql.DB) error {
 		{&s.bodyDelete, sqlBodyDelete},
 		{&s.skip, sqlSkip},
 		{&s.unskip, sqlUnskip},
+		{&s.unskipURL, sqlUnskipURL},
 		{&s.event, sqlEvent},
 		{&s.dup, sqlDup},
 		{&s.rule, sqlRule},
@@ -327,6 +332,14 @@ func (a *applier) apply(st *statements, b *engine.Batch) error {
 		n, err := a.exec(st.unskip, int64(id))
 		if err != nil {
 			return fmt.Errorf("unskip rule %016x: %w", id, err)
+		}
+		a.count[cQueued] += n
+		a.count[cSkipped] -= n
+	}
+	for _, id := range b.Unskips {
+		n, err := a.exec(st.unskipURL, int64(id))
+		if err != nil {
+			return fmt.Errorf("unskip %016x: %w", id, err)
 		}
 		a.count[cQueued] += n
 		a.count[cSkipped] -= n

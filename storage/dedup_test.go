@@ -130,6 +130,13 @@ func TestDedupDecisions(t *testing.T) {
 	if counts, err := db.RuleSkips(context.Background()); err != nil || len(counts) != 1 || counts[0].Rule != other.ID() {
 		t.Errorf("rule skips after unskip = %+v, %v; want only the other rule's", counts, err)
 	}
+	// One URL queued again by itself (its canonical URL answered 404):
+	// only a URL skipped under a rule moves, not one robots.txt forbids.
+	apply(t, db, engine.Batch{Unskips: []uint64{8, 6}})
+	states("after the URL's unskip", map[int64]string{6: "2/robots", 8: "0/"})
+	if sites, err := db.Sites(context.Background()); err != nil || sites[0].Pending != 6 {
+		t.Errorf("pending after the URL's unskip = %d (%v), want 6", sites[0].Pending, err)
+	}
 	checkConsistent(t, r)
 }
 

@@ -60,9 +60,9 @@ const (
 // MirrorRun is one crawl of the two sites.
 type MirrorRun struct {
 	Detect bool
-	// CopiesFetched counts the pages of the mirror directory fetched that
-	// are copies of the original's (same relative path); Copies is how
-	// many the mirror holds.
+	// CopiesFetched counts the pages fetched on both sites (same path
+	// under the two directories): one of each pair was wasted, whichever
+	// way detection took the copy. Copies is how many pairs there are.
 	CopiesFetched, Copies int
 	// OriginalFetched counts www.catb.org pages fetched; OwnFetched the
 	// mirror host's pages outside the mirror directory.
@@ -126,16 +126,20 @@ func Mirror(ctx context.Context, o MirrorOptions, out io.Writer) ([]MirrorRun, e
 		run.Copies = len(copies)
 		seen := map[string]bool{}
 		for _, f := range run.fetched {
-			if f.Status < 200 || f.Status >= 300 || seen[f.URL] {
-				continue
+			if f.Status >= 200 && f.Status < 300 {
+				seen[f.URL] = true
 			}
-			seen[f.URL] = true
+		}
+		origDir, copyDir := origin(mirrorOriginal)+"/jargon/html/", origin(mirrorHost)+mirrorDir
+		for u := range seen {
 			switch {
-			case strings.HasPrefix(f.URL, origin(mirrorOriginal)+"/"):
+			case strings.HasPrefix(u, origin(mirrorOriginal)+"/"):
 				run.OriginalFetched++
-			case strings.HasPrefix(f.URL, origin(mirrorHost)+mirrorDir) && copies[strings.TrimPrefix(f.URL, origin(mirrorHost)+mirrorDir)]:
-				run.CopiesFetched++
-			case strings.HasPrefix(f.URL, origin(mirrorHost)+"/"):
+				if rel := strings.TrimPrefix(u, origDir); copies[rel] && seen[copyDir+rel] {
+					run.CopiesFetched++
+				}
+			case strings.HasPrefix(u, copyDir) && copies[strings.TrimPrefix(u, copyDir)]:
+			case strings.HasPrefix(u, origin(mirrorHost)+"/"):
 				run.OwnFetched++
 			}
 		}
@@ -147,7 +151,7 @@ func Mirror(ctx context.Context, o MirrorOptions, out io.Writer) ([]MirrorRun, e
 
 	fmt.Fprintln(out)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "detection\tcatb pages\tmirror copies fetched\tof\tmilosophical own pages\trules\tnear\texact\ttime\t")
+	fmt.Fprintln(tw, "detection\tcatb pages\tfetched on both sites\tof\tmilosophical own pages\trules\tnear\texact\ttime\t")
 	for _, r := range runs {
 		fmt.Fprintf(tw, "%v\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s%s\t\n", r.Detect, r.OriginalFetched, r.CopiesFetched, r.Copies, r.OwnFetched,
 			len(r.Rules), r.Dup.Near, r.Dup.Exact, r.Elapsed.Round(100*time.Millisecond), stoppedNote(r.Stopped))
