@@ -3,6 +3,7 @@ package dedup
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -99,6 +100,40 @@ func TestRulesLearnedFromEvidence(t *testing.T) {
 			canon: []canon{
 				{"https://mag.example/issues/13/?came_from=web", "https://mag.example/issues/13/"},
 				{"https://mag.example/issues/13/?page=2&came_from=rss", "https://mag.example/issues/13/?page=2"},
+			},
+		},
+		{
+			// Once the backup host is known to be the intranet's mirror,
+			// a page of one with a token is a copy of the other's page
+			// without: the token is learned on the site, whichever name
+			// the pages came under.
+			name: "a token on two names of one site",
+			pages: func() []fetch {
+				w := newWeb("https://intranet.example.com", 20)
+				backup := "https://intranet-backup.example.com"
+				at := func(origin string, f fetch) fetch { return fetch{url: origin + f.url[len(w.s.origin):], body: f.body} }
+				var fs []fetch
+				for i, p := range []string{"/", "/a/1.html", "/b/2.html"} {
+					fs = append(fs, w.page(p, uint64(i), pageOpt{}))
+				}
+				for i, p := range []string{"/d/4.html", "/e/5.html", "/f/6.html"} {
+					fs = append(fs, at(backup, w.page(p, uint64(10+i), pageOpt{})))
+				}
+				for i, p := range []string{"/", "/a/1.html", "/b/2.html"} {
+					fs = append(fs, at(backup, w.page(p, uint64(i), pageOpt{})))
+				}
+				for i, p := range []string{"/d/4.html", "/e/5.html", "/f/6.html"} {
+					f := w.page(p, uint64(10+i), pageOpt{}) // the server ignores the token
+					fs = append(fs, fetch{url: f.url + "?tok=" + strconv.Itoa(0xa1+i), body: f.body})
+				}
+				return fs
+			},
+			rule:   Rule{Kind: DropParam, Name: "tok"},
+			within: DefaultMirrorEvidence,
+			canon: []canon{
+				{"https://intranet.example.com/g/7.html?tok=z9", "https://intranet.example.com/g/7.html"},
+				{"https://intranet-backup.example.com/g/7.html?tok=z9", "https://intranet.example.com/g/7.html"},
+				{"https://intranet.example.com/g/7.html?id=3", "https://intranet.example.com/g/7.html?id=3"},
 			},
 		},
 		{

@@ -248,10 +248,25 @@ func segmentEnd(path string, start int) int {
 // visits both hosts at once meets copies on each; so a pair supports the
 // swap of either host for the other, and the first direction that is
 // ready (its host's home page a copy, or its copies many) is the rule.
+//
+// Two hosts that a host swap in force already relates are one site: a pair
+// across them (www.x/a?sid=1 a copy of x/a, x a mirror of www.x) is
+// aligned as if both were on the swap's host, so that what else tells
+// the two URLs apart (the session id) is learned there.
 func (d *Detector) support(dup, orig uint32, du *urlParts) []Rule {
 	ou := d.parts(orig)
 	pair := Pair{Copy: d.recs[dup].id, Original: d.recs[orig].id}
 	var learned []Rule
+	if a, b, ok := d.onSwappedHost(du, &ou); ok {
+		d.alignments(&a, &b, func(rw *rewriteOf) {
+			if rw.kind != SwapHost {
+				if r := d.supportOne(rw, pair, &a, dup); r != nil {
+					learned = append(learned, *r)
+				}
+			}
+		})
+		return learned
+	}
 	d.alignments(du, &ou, func(rw *rewriteOf) {
 		if r := d.supportOne(rw, pair, du, dup); r != nil {
 			learned = append(learned, *r)
@@ -264,6 +279,22 @@ func (d *Detector) support(dup, orig uint32, du *urlParts) []Rule {
 		}
 	})
 	return learned
+}
+
+// onSwappedHost returns URLs a and b moved onto one origin, when a whole-host
+// swap in force rewrites the origin of one to the other's.
+func (d *Detector) onSwappedHost(a, b *urlParts) (urlParts, urlParts, bool) {
+	ao, bo := a.origin(), b.origin()
+	if ao == bo {
+		return urlParts{}, urlParts{}, false
+	}
+	if or := d.origins[bo]; or != nil && or.host != nil && or.host.To == ao {
+		return *a, splitURL(ao + b.url()[b.originEnd:]), true
+	}
+	if or := d.origins[ao]; or != nil && or.host != nil && or.host.To == bo {
+		return splitURL(bo + a.url()[a.originEnd:]), *b, true
+	}
+	return urlParts{}, urlParts{}, false
 }
 
 // supportOne records that pair, whose copy is stored page cp at cu,
@@ -546,7 +577,7 @@ func removePtr(s []*Rule, r *Rule) []*Rule {
 // different content: every candidate relating them is contradicted for
 // good, and an active rule relating them is withdrawn (returned).
 func (d *Detector) contradict(a, b *urlParts, ia, ib uint64) []Rule {
-	if d.candOrigins[a.origin()] == 0 {
+	if d.candOrigins[a.origin()] == 0 && d.candOrigins[b.origin()] == 0 {
 		return nil
 	}
 	var out []Rule
@@ -562,6 +593,11 @@ func (d *Detector) contradict(a, b *urlParts, ia, ib uint64) []Rule {
 		if c.active != nil {
 			out = append(out, d.withdraw(c.active, Pair{Copy: ia, Original: ib}))
 		}
+	}
+	if ma, mb, ok := d.onSwappedHost(a, b); ok {
+		// As support aligns them: on the swap's host.
+		d.alignments(&ma, &mb, note)
+		d.alignments(&mb, &ma, note)
 	}
 	d.alignments(a, b, note)
 	d.alignments(b, a, note)
