@@ -256,7 +256,7 @@ type fingerprinter struct {
 	url  [16]uint64            // hashes of the words of the URL's path
 	nurl int
 
-	lastDate bool // the last word read was dateToken
+	dates dateRun
 
 	skip    bool   // in the title or in page furniture: words are not main text
 	bpName  uint64 // packed name of the furniture element being skipped; 0 for none
@@ -266,13 +266,8 @@ type fingerprinter struct {
 }
 
 func (f *fingerprinter) word(h uint64) {
-	if h == dateToken {
-		if f.lastDate {
-			return // a run of numbers and dates is one word
-		}
-		f.lastDate = true
-	} else {
-		f.lastDate = false
+	if f.dates.continues(h) {
+		return
 	}
 	if f.nseg == len(f.seg) {
 		f.count(false)
@@ -553,13 +548,14 @@ func (f *fingerprinter) urlWords(url string) {
 		url = url[:k]
 	}
 	b := []byte(url) // does not escape: no copy
+	var dates dateRun
 	for i := 0; i < len(b) && f.nurl < len(f.url); {
 		if c := b[i]; !isASCIIWord(c) && c < utf8.RuneSelf {
 			i++ // no reference in a URL: '&' separates parameters
 			continue
 		}
 		h, next, ok := charWord(b, i)
-		if ok && !(h == dateToken && f.nurl > 0 && f.url[f.nurl-1] == dateToken) {
+		if ok && !dates.continues(h) {
 			f.url[f.nurl] = h
 			f.nurl++
 		}

@@ -97,6 +97,22 @@ func Simhash(body []byte) uint64 {
 	return s.sum()
 }
 
+// dateRun makes a run of numbers and dates one word: read one by one, a
+// page full of them (a revision history, an archive's dates) is mostly
+// the shingle "# # #", which then outweighs all its words.
+type dateRun struct{ in bool }
+
+// continues reports whether word h continues a run of dateTokens, and is
+// then left out.
+func (r *dateRun) continues(h uint64) bool {
+	d := h == dateToken
+	if d && r.in {
+		return true
+	}
+	r.in = d
+	return false
+}
+
 // dateToken stands for every word with a digit and every month or weekday
 // name: the FNV-1a hash of "#".
 var dateToken = fnvWord("#")
@@ -172,20 +188,15 @@ func Similarity(a, b uint64) float64 { return 1 - float64(Hamming(a, b))/64 }
 // shingler turns a stream of word hashes into the simhash of their
 // shingles, counting their bits in an accum.
 type shingler struct {
-	w1, w2   uint64 // the previous word hash and the one before it
-	words    int
-	lastDate bool // the last word was dateToken
+	w1, w2 uint64 // the previous word hash and the one before it
+	words  int
+	dates  dateRun
 	accum
 }
 
 func (s *shingler) word(h uint64) {
-	if h == dateToken {
-		if s.lastDate {
-			return // a run of numbers and dates is one word
-		}
-		s.lastDate = true
-	} else {
-		s.lastDate = false
+	if s.dates.continues(h) {
+		return
 	}
 	s.words++
 	if s.words >= ShingleWords {
