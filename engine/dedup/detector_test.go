@@ -32,6 +32,11 @@ func (w *web) page(path string, n uint64, opt pageOpt) fetch {
 	return fetch{url: w.s.origin + path, body: body}
 }
 
+// at is page f of w as another origin serves it.
+func (w *web) at(origin string, f fetch) fetch {
+	return fetch{url: origin + f.url[len(w.s.origin):], body: f.body}
+}
+
 // crawl observes the fetches in order and returns the decisions.
 func crawl(d *Detector, fs []fetch) []Decision {
 	var out []Decision
@@ -111,7 +116,7 @@ func TestRulesLearnedFromEvidence(t *testing.T) {
 			pages: func() []fetch {
 				w := newWeb("https://intranet.example.com", 20)
 				backup := "https://intranet-backup.example.com"
-				at := func(origin string, f fetch) fetch { return fetch{url: origin + f.url[len(w.s.origin):], body: f.body} }
+				at := w.at
 				var fs []fetch
 				for i, p := range []string{"/", "/a/1.html", "/b/2.html"} {
 					fs = append(fs, w.page(p, uint64(i), pageOpt{}))
@@ -332,7 +337,7 @@ func TestHostSwapEvidence(t *testing.T) {
 	w := newWeb("https://docs.example.net", 31)
 	mirror := "http://mirror.example.org:8080"
 	own := newWeb(mirror, 32) // the mirror host's own pages, when it is another site
-	at := func(origin string, f fetch) fetch { return fetch{url: origin + f.url[len(w.s.origin):], body: f.body} }
+	at := w.at
 	page := func(path string, n uint64) fetch { return w.page(path, n, pageOpt{}) }
 	shared := []fetch{page("/legal/privacy.html", 1), page("/legal/terms.html", 2), page("/help/cookies.html", 3)}
 	tests := []struct {
