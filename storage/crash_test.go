@@ -32,9 +32,12 @@ import (
 
 const crashEnv = "LIDI_STORAGE_CRASH_DB"
 
+// A batch holds every kind of record a crawl's does, at about the size
+// of one flush of a small crawl: the kill lands inside such transactions,
+// and every round checks the whole file, which each batch makes bigger.
 const (
-	crashURLs  = 200 // new URLs per batch
-	crashPages = 100 // URLs of the previous batch fetched per batch
+	crashURLs  = 100 // new URLs per batch
+	crashPages = 50  // URLs of the previous batch fetched per batch
 	crashLinks = 10  // links per page
 )
 
