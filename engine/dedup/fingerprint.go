@@ -78,20 +78,23 @@ func Fingerprint(body []byte, url string) Fingerprints {
 	f.reset()
 	f.urlWords(url)
 	n := len(body)
+	var dates dateRun
 	for i := 0; i < n; {
 		c := body[i]
 		switch {
 		case isASCIIWord(c):
 			var h uint64
 			h, i = wordAt(body, i)
-			f.word(h)
+			if !dates.continues(h) {
+				f.word(h)
+			}
 		case c == '<':
 			i = f.markup(body, i)
 		case fold[c] != foldChar:
 			i++
 		default:
 			h, next, ok := charWord(body, i)
-			if ok {
+			if ok && !dates.continues(h) {
 				f.word(h)
 			}
 			i = next
@@ -256,8 +259,6 @@ type fingerprinter struct {
 	url  [16]uint64            // hashes of the words of the URL's path
 	nurl int
 
-	dates dateRun
-
 	skip    bool   // in the title or in page furniture: words are not main text
 	bpName  uint64 // packed name of the furniture element being skipped; 0 for none
 	bpDepth int
@@ -266,9 +267,6 @@ type fingerprinter struct {
 }
 
 func (f *fingerprinter) word(h uint64) {
-	if f.dates.continues(h) {
-		return
-	}
 	if f.nseg == len(f.seg) {
 		f.count(false)
 	}

@@ -376,3 +376,9 @@ func TestSimhashNumberRuns(t *testing.T) {
 		}
 	}
 }
+
+func TestDateToken(t *testing.T) {
+	if dateToken != fnvWord("#") {
+		t.Errorf("dateToken %x, FNV-1a of \"#\" %x", uint64(dateToken), fnvWord("#"))
+	}
+}

@@ -76,7 +76,7 @@ word:
 			all |= v
 			h = (h ^ uint64(v&0xff)) * fnvPrime64
 		}
-		if v != foldChar || i == len(b) {
+		if v != foldChar { // a separator, or the end (v is then the last letter's)
 			break
 		}
 		// A run of two-byte characters (Latin with accents, Greek,
@@ -183,6 +183,17 @@ const (
 // milliseconds), since the unicode package's searches cost more than the
 // rest of a character's reading.
 func classOf(r rune) uint32 {
+	if r < utf8.RuneSelf { // from a reference or a separator: no table built
+		v := fold[r]
+		if int16(v) <= 0 {
+			return 0
+		}
+		c := classWord | uint32(v&0xff)
+		if v&foldDigit != 0 {
+			c |= classDigit
+		}
+		return c
+	}
 	if r < 0x10000 {
 		return bmpClasses()[r]
 	}
