@@ -510,12 +510,12 @@ func TestKill9ResumeDecisions(t *testing.T) {
 		db.QueryRow("SELECT count(*) FROM rules WHERE withdrawn = 0").Scan(&n)
 		return n
 	}
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(3 * time.Minute) // only a hang reaches it: a loaded machine is slow
 	for labelled() < 2 {
 		if time.Now().After(deadline) {
 			child.Process.Kill()
 			child.Wait()
-			t.Fatal("the child crawl learned no two rules in a minute")
+			t.Fatal("the child crawl learned no two rules in 3 minutes")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
