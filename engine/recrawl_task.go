@@ -16,8 +16,8 @@ import (
 //   - a link goes to the task only if one of the task's filters matches it,
 //     within its maximum depth and while it has taken fewer URLs than its
 //     page limit (recrawl.Task.PageLimit, from the expected page count);
-//   - a page that has not changed (a 304, a verdict of unchanged, or a new
-//     page whose digest is in the task's Pageseen) is not expanded anew:
+//   - a page that has not changed (a 304, the same bytes, or a new page
+//     whose digest is in the task's Pageseen) is not expanded anew:
 //     the task follows the links its copy had, to the copies they lead to;
 //   - a changed page's new links within the channel are the pages the
 //     recrawl discovers: queued at once, ahead of the crawl's own;
@@ -226,7 +226,13 @@ func (c *crawl) expand(ch *rchannel, it *ritem, m *PageResult) {
 	rec := &m.Record
 	now := c.e.clock.Now()
 	depth := t.depth[rec.URL] + 1
-	unchanged := it != nil && (rec.Verdict.Known() && !rec.Verdict.Changed() || !rec.Verdict.Known() && t.t.PageSeen.Has(it.digest))
+	// Only the same bytes (a 304, the same digest, or a digest in the
+	// Pageseen) leave the links as they were: a page whose text is the
+	// same within recrawl.threshold (VerdictSameText) has not changed for
+	// the change rates, but may link to new pages (an entry added to a
+	// list whose other words outweigh it).
+	sameBytes := rec.Verdict == fetch.VerdictNotModified || rec.Verdict == fetch.VerdictSameDigest
+	unchanged := it != nil && (sameBytes || !rec.Verdict.Known() && t.t.PageSeen.Has(it.digest))
 	if unchanged {
 		// Its links are those its copy had: the task follows them to the
 		// copies they lead to, and discovers nothing anew.
