@@ -256,7 +256,7 @@ type fingerprinter struct {
 	segRun int // words of the current segment already counted (a full buffer)
 
 	all  [NoURLMaxWords]uint64 // the first words, for NoURL
-	url  [16]uint64            // hashes of the words of the URL's path
+	url  [64]uint64            // hashes of the words of the URL's path (a soft 404 echoes all of it)
 	nurl int
 
 	skip    bool   // in the title or in page furniture: words are not main text

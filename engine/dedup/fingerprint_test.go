@@ -310,3 +310,22 @@ func TestSimhashEncodings(t *testing.T) {
 		}
 	}
 }
+
+// A not-found page that echoes a long path (more words than a short
+// buffer would hold) has one NoURL simhash whatever the path.
+func TestFingerprintNoURLLongPath(t *testing.T) {
+	page := func(path string) []byte {
+		return []byte("<title>Not found</title><p>Sorry, the page " + path + " does not exist on this server. Go back to the home page or try the search.</p>")
+	}
+	long := func(w string) string {
+		var b strings.Builder
+		for i := range 20 {
+			fmt.Fprintf(&b, "/%s-section-%c", w, 'a'+i%26)
+		}
+		return b.String() + ".html"
+	}
+	a, b := long("alpha"), long("omega")
+	if fa, fb := Fingerprint(page(a), "http://x.test"+a), Fingerprint(page(b), "http://x.test"+b); fa.NoURL != fb.NoURL {
+		t.Errorf("NoURL %016x and %016x differ for two paths of 60 words", fa.NoURL, fb.NoURL)
+	}
+}
