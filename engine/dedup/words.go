@@ -26,8 +26,9 @@ import (
 // ISO-8859-1 that browsers assume for it), so that a page needs no
 // declared charset to be read the same in both encodings. Numeric
 // character references are decoded, and so are the named ones of the
-// letters of ISO-8859-1 and Windows-1252; any other reference ("&amp;", "&nbsp;", "&mdash;") separates
-// words. ASCII text takes a fast path of one table load a byte.
+// letters of ISO-8859-1 and Windows-1252; any other reference ("&amp;",
+// "&nbsp;", "&mdash;") separates words. ASCII text takes a fast path of
+// one table load a byte.
 
 // fold maps an ASCII byte to its lower-case form when it belongs to a
 // word (letters and digits); a digit also has foldDigit set, so that
