@@ -2,6 +2,7 @@ package dedup
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -487,12 +488,46 @@ func (d *Detector) RestoreRule(r Rule) {
 	if r.Withdrawn {
 		return
 	}
+	// The replay may have learned the same swap the other way round: two
+	// pages fetched within one millisecond come back in either order, and
+	// the copy of a pair is the one observed second. The stored rule is the
+	// one the crawl acted on (its URLs were skipped under it), and the two
+	// together would send URLs back and forth: the replay's gives way.
+	if inv, ok := inverse(&r); ok {
+		for _, o := range slices.Clone(d.all) {
+			if o.Key() == inv.Key() {
+				d.removeRule(o)
+				for _, c := range d.cands {
+					if c.active == o {
+						c.active = nil
+					}
+				}
+				d.stats.Rules--
+				d.stats.RulesByKind[o.Kind]--
+			}
+		}
+	}
 	c := r
 	c.Support = append([]Pair(nil), r.Support...)
 	c.Contradictions = nil
 	d.addRule(&c)
 	d.stats.Rules++
 	d.stats.RulesByKind[c.Kind]++
+}
+
+// inverse returns the swap that undoes r (a prefix or host swap), for
+// the rule that would send r's canonical URLs back to the URLs it
+// rewrites.
+func inverse(r *Rule) (Rule, bool) {
+	switch r.Kind {
+	case SwapPrefix:
+		return Rule{Kind: SwapPrefix, Origin: r.Origin, From: r.To, To: r.From}, true
+	case SwapHost:
+		rw := rewriteOf{kind: SwapHost, origin: r.Origin, from: r.From, to: r.To}
+		back := rw.reversed()
+		return Rule{Kind: SwapHost, Origin: back.origin, From: back.from, To: back.to}, true
+	}
+	return Rule{}, false
 }
 
 func firstPair(ps []Pair) Pair {

@@ -53,3 +53,29 @@ func TestNotFoundCanonicalUncovers(t *testing.T) {
 		t.Errorf("after a restart, %s is not covered", other)
 	}
 }
+
+// A replay that learns a stored swap the other way round (its pages came
+// back in the other order) gives way to the stored rule: the two together
+// would send URLs back and forth.
+func TestRestoreRuleReplacesItsInverse(t *testing.T) {
+	w := newWeb("http://docs.example", 22)
+	var fs []fetch
+	for i, f := range []string{"a.html", "b/b.html", "c/c.html", "d/d.html"} {
+		o := w.page("/manual/"+f, uint64(i), pageOpt{})
+		fs = append(fs, fetch{url: "http://docs.example/copy/" + f, body: o.body}, o) // the copy first
+	}
+	d := New(Config{})
+	replayed := learned(crawl(d, fs))
+	if len(replayed) != 1 || replayed[0].Kind != SwapPrefix || replayed[0].From != "/manual/" {
+		t.Fatalf("replay learned %v, want /manual/ → /copy/", replayed)
+	}
+	stored := Rule{Kind: SwapPrefix, Origin: "http://docs.example", From: "/copy/", To: "/manual/", Supports: 3}
+	d.RestoreRule(stored)
+	rules := d.AllRules()
+	if len(rules) != 1 || rules[0].Key() != stored.Key() || d.Stats().Rules != 1 {
+		t.Fatalf("rules after restore %v (%d in force), want only the stored one", rules, d.Stats().Rules)
+	}
+	if got, _, covered := d.Canonical("http://docs.example/copy/e.html"); !covered || got != "http://docs.example/manual/e.html" {
+		t.Errorf("Canonical = %q, %v", got, covered)
+	}
+}
