@@ -111,8 +111,8 @@ type canonSkip struct {
 // covers no URL that rewrites to it from then on, and the URLs skipped in
 // its favour are queued again, to be fetched for themselves: a mirror
 // often holds pages its original no longer has. Any other answer keeps
-// them skipped. (Kept in memory only: a URL skipped before a restart whose
-// canonical URL answers 404 after it stays skipped.)
+// them skipped. After a restart, restoreDetection finds the skips that
+// still wait.
 func (c *crawl) canonAnswered(id uint64, status int, now time.Time) {
 	if status != http.StatusNotFound && status != http.StatusGone {
 		if len(c.awaitCanon) > 0 {
@@ -332,19 +332,29 @@ func (c *crawl) probed(m *PageResult, now time.Time) bool {
 // restoreDetection takes back what the loop keeps of duplicate
 // detection's decisions from the store, once the detector is restored:
 // how many URLs each rule skipped, by site (they count in Dup.Pruned,
-// as the rules count in Dup.Rules), and the pages whose links wait for a
-// probe. Such a probe is queued still: the batch that queued it held the
+// as the rules count in Dup.Rules), those of them whose canonical URL has
+// not answered yet, and the pages whose links wait for a probe. Such a probe is queued still: the batch that queued it held the
 // page's links, and the one that takes its answer (or skips it) lets
 // them go. So the probe is fetched at its site's next visit, and its
 // answer decides the links as it would have before the restart.
 func (c *crawl) restoreDetection(ctx context.Context) error {
-	counts, err := c.e.store.RuleSkips(ctx)
+	err := c.e.store.RuleSkipped(ctx, func(u RuleSkippedURL) {
+		c.countRuleSkips(u.Rule, u.Site, 1)
+		c.dup.Pruned++
+		// One whose canonical URL is not fetched yet waits for its
+		// answer again (see canonAnswered).
+		canon, _, covered := c.e.det.Canonical(u.URL)
+		if s := c.sites[u.Site]; covered && canon != "" && s != nil {
+			if id := dedup.ID(canon); !c.e.det.Observed(id) {
+				if c.awaitCanon == nil {
+					c.awaitCanon = make(map[uint64][]canonSkip)
+				}
+				c.awaitCanon[id] = append(c.awaitCanon[id], canonSkip{id: u.ID, site: s, rule: u.Rule})
+			}
+		}
+	})
 	if err != nil {
 		return fmt.Errorf("engine: loading rule skips: %w", err)
-	}
-	for _, k := range counts {
-		c.countRuleSkips(k.Rule, k.Site, k.URLs)
-		c.dup.Pruned += k.URLs
 	}
 	held, err := c.e.store.Held(ctx)
 	if err != nil {

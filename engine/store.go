@@ -35,11 +35,10 @@ type Store interface {
 	// included), oldest first, and Soft404s every soft-404 signature.
 	Rules(ctx context.Context) ([]RuleRecord, error)
 	Soft404s(ctx context.Context) ([]Soft404Record, error)
-	// RuleSkips returns, for each rule and site, how many URLs are
-	// skipped under the rule (URLRecord.Rule, Skip.Rule) and not queued
-	// again since; Held returns the pages whose links wait for a probe's
-	// answer.
-	RuleSkips(ctx context.Context) ([]RuleSkipCount, error)
+	// RuleSkipped calls fn for every URL skipped under a rule
+	// (URLRecord.Rule, Skip.Rule) and not queued again since; Held
+	// returns the pages whose links wait for a probe's answer.
+	RuleSkipped(ctx context.Context, fn func(RuleSkippedURL)) error
 	Held(ctx context.Context) ([]HeldLinks, error)
 	// Head returns up to n URLs of site in state URLQueued, ordered by
 	// (Priority, Seq) ascending. next is the Priority of the first queued URL
@@ -150,11 +149,12 @@ type RuleRecord struct {
 	Time time.Time // when learned, or withdrawn
 }
 
-// RuleSkipCount is how many URLs of a site are skipped under a rule.
-type RuleSkipCount struct {
-	Rule uint64 // dedup.Rule.ID
+// RuleSkippedURL is a URL skipped under a rule.
+type RuleSkippedURL struct {
+	ID   uint64
+	URL  string
 	Site int64
-	URLs int64
+	Rule uint64 // dedup.Rule.ID
 }
 
 // HeldLinks are the links of a fetched page that wait for the answer to

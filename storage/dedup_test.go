@@ -112,11 +112,20 @@ func TestDedupDecisions(t *testing.T) {
 	}
 	apply(t, db, engine.Batch{URLs: []engine.URLRecord{found(7, &rule), found(8, &other), queued(9, 1, 0, 9)},
 		Skips: []engine.Skip{{URL: 5, Reason: engine.SkipRule, Rule: rule.ID()}, {URL: 6, Reason: "robots"}}})
-	counts, err := db.RuleSkips(context.Background())
-	want := []engine.RuleSkipCount{{Rule: rule.ID(), Site: 1, URLs: 2}, {Rule: other.ID(), Site: 1, URLs: 1}}
-	slices.SortFunc(counts, func(a, b engine.RuleSkipCount) int { return int(b.URLs - a.URLs) })
-	if err != nil || !slices.Equal(counts, want) {
-		t.Errorf("rule skips = %+v, %v; want %+v", counts, err, want)
+	skipped := func() []engine.RuleSkippedURL {
+		t.Helper()
+		var out []engine.RuleSkippedURL
+		if err := db.RuleSkipped(context.Background(), func(u engine.RuleSkippedURL) { out = append(out, u) }); err != nil {
+			t.Fatal(err)
+		}
+		slices.SortFunc(out, func(a, b engine.RuleSkippedURL) int { return int(a.ID) - int(b.ID) })
+		return out
+	}
+	got := skipped()
+	want := []engine.RuleSkippedURL{{ID: 5, URL: "http://s1.test/copy/p5.html", Site: 1, Rule: rule.ID()},
+		{ID: 7, URL: queued(7, 1, 0, 7).URL, Site: 1, Rule: rule.ID()}, {ID: 8, URL: queued(8, 1, 0, 8).URL, Site: 1, Rule: other.ID()}}
+	if !slices.Equal(got, want) {
+		t.Errorf("rule skips = %+v; want %+v", got, want)
 	}
 	// A researcher joins a skip with its rule on rules.hash.
 	if n := queryInt(t, r, "SELECT count(*) FROM urls u JOIN rules r ON r.hash = u.skip_rule WHERE r.key = ?", rule.Key()); n != 2 {
@@ -127,8 +136,8 @@ func TestDedupDecisions(t *testing.T) {
 	if sites, err := db.Sites(context.Background()); err != nil || sites[0].Pending != 5 {
 		t.Errorf("pending after unskip = %d (%v), want 5", sites[0].Pending, err)
 	}
-	if counts, err := db.RuleSkips(context.Background()); err != nil || len(counts) != 1 || counts[0].Rule != other.ID() {
-		t.Errorf("rule skips after unskip = %+v, %v; want only the other rule's", counts, err)
+	if got := skipped(); len(got) != 1 || got[0].Rule != other.ID() {
+		t.Errorf("rule skips after unskip = %+v; want only the other rule's", got)
 	}
 	// One URL queued again by itself (its canonical URL answered 404):
 	// only a URL skipped under a rule moves, not one robots.txt forbids.
@@ -198,8 +207,9 @@ func TestUpgradeFromVersion4(t *testing.T) {
 	if v := queryInt(t, r, "PRAGMA user_version"); v != SchemaVersion {
 		t.Errorf("user_version %d after upgrade", v)
 	}
-	if counts, err := db.RuleSkips(context.Background()); err != nil || len(counts) != 1 || counts[0].URLs != 1 {
-		t.Errorf("rule skips after upgrade = %+v, %v", counts, err)
+	var skips []engine.RuleSkippedURL
+	if err := db.RuleSkipped(context.Background(), func(u engine.RuleSkippedURL) { skips = append(skips, u) }); err != nil || len(skips) != 1 || skips[0].Rule != rule.ID() {
+		t.Errorf("rule skips after upgrade = %+v, %v", skips, err)
 	}
 	if held, err := db.Held(context.Background()); err != nil || len(held) != 1 {
 		t.Errorf("held links after upgrade = %+v, %v", held, err)

@@ -216,32 +216,31 @@ func (db *DB) Soft404s(ctx context.Context) ([]engine.Soft404Record, error) {
 	return out, rows.Err()
 }
 
-// RuleSkips returns how many URLs of each site are skipped under each
-// rule, read from the index of rule-skipped rows.
-func (db *DB) RuleSkips(ctx context.Context) ([]engine.RuleSkipCount, error) {
+// RuleSkipped calls fn for every URL skipped under a rule, through the
+// partial index of those rows.
+func (db *DB) RuleSkipped(ctx context.Context, fn func(engine.RuleSkippedURL)) error {
 	if db.closed.Load() {
-		return nil, ErrClosed
+		return ErrClosed
 	}
-	rows, err := db.r.QueryContext(ctx, `SELECT skip_rule, site, count(*) FROM urls
-		WHERE state = 2 AND skip_rule IS NOT NULL GROUP BY skip_rule, site`)
+	rows, err := db.r.QueryContext(ctx, `SELECT id, url, site, skip_rule FROM urls
+		WHERE state = 2 AND skip_rule IS NOT NULL`)
 	if err != nil {
-		return nil, fmt.Errorf("storage: rule skips: %w", err)
+		return fmt.Errorf("storage: rule skips: %w", err)
 	}
 	defer rows.Close()
-	var out []engine.RuleSkipCount
 	for rows.Next() {
-		var k engine.RuleSkipCount
-		var rule int64
-		if err := rows.Scan(&rule, &k.Site, &k.URLs); err != nil {
-			return nil, fmt.Errorf("storage: rule skips: %w", err)
+		var u engine.RuleSkippedURL
+		var id, rule int64
+		if err := rows.Scan(&id, &u.URL, &u.Site, &rule); err != nil {
+			return fmt.Errorf("storage: rule skips: %w", err)
 		}
-		k.Rule = uint64(rule)
-		out = append(out, k)
+		u.ID, u.Rule = uint64(id), uint64(rule)
+		fn(u)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("storage: rule skips: %w", err)
+		return fmt.Errorf("storage: rule skips: %w", err)
 	}
-	return out, nil
+	return nil
 }
 
 // Held returns the pages whose links wait for a probe's answer, with
