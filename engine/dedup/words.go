@@ -67,6 +67,7 @@ func isASCIIWord(c byte) bool { return int16(fold[c]) > 0 }
 func wordAt(b []byte, i int) (uint64, int) {
 	h := uint64(fnvOffset64)
 	var all uint16
+	var cls *[0x10000]uint32 // bmpClasses, once needed
 word:
 	for {
 		var v uint16
@@ -83,11 +84,13 @@ word:
 		// A run of two-byte characters (Latin with accents, Greek,
 		// Cyrillic, Hebrew, Arabic…), decoded here.
 		start := i
-		cls := bmpClasses()
 		for i+1 < len(b) {
 			c := b[i]
 			if c < 0xc2 || c >= 0xe0 || b[i+1]&0xc0 != 0x80 {
 				break
+			}
+			if cls == nil {
+				cls = bmpClasses() // only once a page has such a character
 			}
 			e := cls[rune(c&0x1f)<<6|rune(b[i+1]&0x3f)]
 			if e&classWord == 0 {
@@ -111,6 +114,9 @@ word:
 		// here unless it could be a surrogate or an overlong form.
 		if c := b[i]; (0xe1 <= c && c <= 0xec || c == 0xee || c == 0xef) && i+2 < len(b) && b[i+1]&0xc0 == 0x80 && b[i+2]&0xc0 == 0x80 {
 			r := rune(c&0x0f)<<12 | rune(b[i+1]&0x3f)<<6 | rune(b[i+2]&0x3f)
+			if cls == nil {
+				cls = bmpClasses()
+			}
 			e := cls[r]
 			if e&classWord == 0 {
 				break
