@@ -88,14 +88,22 @@ func (c *crawl) ruleSkipped(rule, id uint64, s *site, canon uint64, now time.Tim
 	if rule != 0 {
 		c.countRuleSkips(rule, s.ID, 1)
 	}
-	if canon != 0 && !c.e.det.Observed(canon) {
-		// Its canonical URL is not fetched yet: if it turns out not to
-		// exist, this URL is fetched after all (see canonAnswered).
-		if c.awaitCanon == nil {
-			c.awaitCanon = make(map[uint64][]canonSkip)
-		}
-		c.awaitCanon[canon] = append(c.awaitCanon[canon], canonSkip{id: id, site: s, rule: rule})
+	if canon != 0 {
+		c.awaitCanonical(canon, canonSkip{id: id, site: s, rule: rule})
 	}
+}
+
+// awaitCanonical makes skip wait for the answer of its canonical URL,
+// canon, unless that is fetched already: if it turns out not to exist,
+// the skipped URL is fetched after all (see canonAnswered).
+func (c *crawl) awaitCanonical(canon uint64, skip canonSkip) {
+	if c.e.det.Observed(canon) {
+		return
+	}
+	if c.awaitCanon == nil {
+		c.awaitCanon = make(map[uint64][]canonSkip)
+	}
+	c.awaitCanon[canon] = append(c.awaitCanon[canon], skip)
 }
 
 // canonSkip is a URL skipped under a rule whose canonical URL is not
@@ -341,16 +349,10 @@ func (c *crawl) restoreDetection(ctx context.Context) error {
 	err := c.e.store.RuleSkipped(ctx, func(u RuleSkippedURL) {
 		c.countRuleSkips(u.Rule, u.Site, 1)
 		c.dup.Pruned++
-		// One whose canonical URL is not fetched yet waits for its
-		// answer again (see canonAnswered).
+		// Its canonical URL, computed again with the restored rules.
 		canon, _, covered := c.e.det.Canonical(u.URL)
 		if s := c.sites[u.Site]; covered && canon != "" && s != nil {
-			if id := dedup.ID(canon); !c.e.det.Observed(id) {
-				if c.awaitCanon == nil {
-					c.awaitCanon = make(map[uint64][]canonSkip)
-				}
-				c.awaitCanon[id] = append(c.awaitCanon[id], canonSkip{id: u.ID, site: s, rule: u.Rule})
-			}
+			c.awaitCanonical(dedup.ID(canon), canonSkip{id: u.ID, site: s, rule: u.Rule})
 		}
 	})
 	if err != nil {

@@ -325,31 +325,15 @@ func TestHeldLinksSurviveARestart(t *testing.T) {
 }
 
 // A URL skipped in favour of a canonical URL that has not answered yet
-// waits for that answer across a kill: a directory copy whose extra page
-// /copy/extra is skipped for /docs/extra, and the crawl killed while
-// /docs/extra is asked for. Run again, /docs/extra answers 404 and
-// /copy/extra is fetched, once.
+// waits for that answer across a kill: on dirCopyWeb, /copy/extra is
+// skipped for /docs/extra, and the crawl killed while /docs/extra is
+// asked for. Run again, /docs/extra answers 404 and /copy/extra is
+// fetched, once.
 func TestCanonicalAnswerAfterRestart(t *testing.T) {
-	docs := []string{"a", "b", "c", "d"}
 	missing := newGate("/docs/extra", func(uri string) bool { return uri == "/docs/extra" })
 	site, base := startTinySite(t, func(uri string) (int, string) {
 		missing.pass(uri)
-		dir, name, _ := strings.Cut(strings.TrimPrefix(uri, "/"), "/")
-		switch {
-		case uri == "/":
-			var links []string
-			for _, d := range docs {
-				links = append(links, "/docs/"+d, "/copy/"+d)
-			}
-			return 200, htmlPage("Home", prose(1, 80), append(links, "/next")...)
-		case uri == "/next":
-			return 200, htmlPage("Next", prose(2, 80), "/copy/extra")
-		case (dir == "docs" || dir == "copy") && slices.Contains(docs, name):
-			return 200, htmlPage(name, prose(uint64(name[0]), 120))
-		case uri == "/copy/extra":
-			return 200, htmlPage("extra", prose(99, 120))
-		}
-		return 404, htmlPage("Not found", "no such page")
+		return dirCopyWeb(uri)
 	})
 	cfg := tinyConfig([]string{base + "/"}, 1, 20)
 	cfg.Strategy = "depth" // breadth-first: /copy/extra after every copy

@@ -440,33 +440,38 @@ func TestSoft404Probe(t *testing.T) {
 	t.Logf("dup stats %+v; soft-404 pages recorded %v; soft404s %+v", st.Dup, recorded, rows)
 }
 
-// A copy of a directory that holds a page its original does not: once the
-// rule that sends the copy's URLs to the original's is learned, the
-// copy's extra page is skipped in favour of a URL that answers 404, and
-// must then be fetched after all (Dup.Requeued), once.
-func TestSkippedForAMissingCanonicalIsFetched(t *testing.T) {
+// dirCopyWeb serves a site whose /copy/ copies /docs/ (a, b, c and d,
+// linked from "/") and also holds /copy/extra, which /docs/ does not:
+// "/next" links it, found after every copy in a breadth-first crawl.
+func dirCopyWeb(uri string) (int, string) {
 	docs := []string{"a", "b", "c", "d"}
-	site, base := startTinySite(t, func(uri string) (int, string) {
-		dir, name, _ := strings.Cut(strings.TrimPrefix(uri, "/"), "/")
-		switch {
-		case uri == "/":
-			var links []string
-			for _, d := range docs {
-				links = append(links, "/docs/"+d)
-			}
-			for _, d := range docs {
-				links = append(links, "/copy/"+d)
-			}
-			return 200, htmlPage("Home", prose(1, 80), append(links, "/next")...)
-		case uri == "/next":
-			return 200, htmlPage("Next", prose(2, 80), "/copy/extra")
-		case (dir == "docs" || dir == "copy") && slices.Contains(docs, name):
-			return 200, htmlPage(name, prose(uint64(name[0]), 120))
-		case uri == "/copy/extra":
-			return 200, htmlPage("extra", prose(99, 120))
+	dir, name, _ := strings.Cut(strings.TrimPrefix(uri, "/"), "/")
+	switch {
+	case uri == "/":
+		var links []string
+		for _, d := range docs {
+			links = append(links, "/docs/"+d)
 		}
-		return 404, htmlPage("Not found", "no such page")
-	})
+		for _, d := range docs {
+			links = append(links, "/copy/"+d)
+		}
+		return 200, htmlPage("Home", prose(1, 80), append(links, "/next")...)
+	case uri == "/next":
+		return 200, htmlPage("Next", prose(2, 80), "/copy/extra")
+	case (dir == "docs" || dir == "copy") && slices.Contains(docs, name):
+		return 200, htmlPage(name, prose(uint64(name[0]), 120))
+	case uri == "/copy/extra":
+		return 200, htmlPage("extra", prose(99, 120))
+	}
+	return 404, htmlPage("Not found", "no such page")
+}
+
+// On dirCopyWeb, once the rule that sends the copy's URLs to the
+// original's is learned, /copy/extra is skipped in favour of /docs/extra,
+// which answers 404: it must then be fetched after all (Dup.Requeued),
+// once.
+func TestSkippedForAMissingCanonicalIsFetched(t *testing.T) {
+	site, base := startTinySite(t, dirCopyWeb)
 	cfg := tinyConfig([]string{base + "/"}, 1, 20)
 	cfg.Strategy = "depth" // breadth-first: /copy/extra after every copy
 	path := filepath.Join(t.TempDir(), "crawl.db")

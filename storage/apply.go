@@ -207,6 +207,20 @@ func (a *applier) stmt(s *sql.Stmt) *sql.Stmt {
 	return t
 }
 
+// unskip runs stmt, which moves skipped URLs back to the queue, for each
+// of ids, and counts what moved.
+func (a *applier) unskip(stmt *sql.Stmt, ids []uint64, what string) error {
+	for _, id := range ids {
+		n, err := a.exec(stmt, int64(id))
+		if err != nil {
+			return fmt.Errorf("%s %016x: %w", what, id, err)
+		}
+		a.count[cQueued] += n
+		a.count[cSkipped] -= n
+	}
+	return nil
+}
+
 func (a *applier) exec(s *sql.Stmt, args ...any) (int64, error) {
 	if err := a.ctx.Err(); err != nil {
 		return 0, err
@@ -328,21 +342,13 @@ func (a *applier) apply(st *statements, b *engine.Batch) error {
 		a.count[cQueued] -= n
 		a.count[cSkipped] += n
 	}
-	for _, id := range b.UnskipRules {
-		n, err := a.exec(st.unskip, int64(id))
-		if err != nil {
-			return fmt.Errorf("unskip rule %016x: %w", id, err)
-		}
-		a.count[cQueued] += n
-		a.count[cSkipped] -= n
+	// URLs skipped under a rule go back to the queue: all a withdrawn
+	// rule skipped, then single URLs whose canonical URL does not exist.
+	if err := a.unskip(st.unskip, b.UnskipRules, "unskip rule"); err != nil {
+		return err
 	}
-	for _, id := range b.Unskips {
-		n, err := a.exec(st.unskipURL, int64(id))
-		if err != nil {
-			return fmt.Errorf("unskip %016x: %w", id, err)
-		}
-		a.count[cQueued] += n
-		a.count[cSkipped] -= n
+	if err := a.unskip(st.unskipURL, b.Unskips, "unskip"); err != nil {
+		return err
 	}
 	for i := range b.Dups {
 		d := &b.Dups[i]

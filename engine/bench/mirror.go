@@ -118,19 +118,21 @@ func Mirror(ctx context.Context, o MirrorOptions, out io.Writer) ([]MirrorRun, e
 		// name the real sites' port 80, which is not theirs here.
 		cfg.Scope.Include = []string{"^" + regexp.QuoteMeta(origin(mirrorOriginal)) + "/", "^" + regexp.QuoteMeta(origin(mirrorHost)) + "/"}
 		fmt.Fprintf(out, "\nrun detection=%v\n", detect)
-		run, err := mirrorRun(ctx, o, cfg, hosts, filepath.Join(dir, fmt.Sprintf("mirror-detect-%v.db", detect)), out)
+		// Every name in scope is in the hosts file; a name that is not is
+		// asked of a loopback port where no server answers.
+		dnsCfg := dns.Config{Servers: []string{"127.0.0.1:9"}, HostsFile: hosts, Timeout: 200 * time.Millisecond}
+		c, err := runRecorded(ctx, cfg, o.OpenStore, filepath.Join(dir, fmt.Sprintf("mirror-detect-%v.db", detect)), dnsCfg, o.Limit, o.ProgressInterval, out)
 		if err != nil {
 			return nil, err
 		}
-		run.Detect = detect
-		run.Copies = len(copies)
+		run := MirrorRun{Detect: detect, Copies: len(copies), Rules: c.Rules, Dup: c.Stats.Dup, Elapsed: c.Elapsed, Stopped: c.Stopped}
 		seen := map[string]bool{}
-		for _, f := range run.fetched {
+		for _, f := range c.fetched {
 			if f.Status >= 200 && f.Status < 300 {
 				seen[f.URL] = true
 			}
 		}
-		origDir, copyDir := origin(mirrorOriginal)+"/jargon/html/", origin(mirrorHost)+mirrorDir
+		origDir, copyDir := origin(mirrorOriginal)+mirrorDir, origin(mirrorHost)+mirrorDir
 		for u := range seen {
 			switch {
 			case strings.HasPrefix(u, origin(mirrorOriginal)+"/"):
@@ -143,7 +145,7 @@ func Mirror(ctx context.Context, o MirrorOptions, out io.Writer) ([]MirrorRun, e
 				run.OwnFetched++
 			}
 		}
-		runs = append(runs, run.MirrorRun)
+		runs = append(runs, run)
 		for _, r := range run.Rules {
 			fmt.Fprintf(out, "  rule %s (supported by %d pairs, covered %d URLs)\n", r.String(), r.Supports, r.Covered)
 		}
@@ -165,25 +167,6 @@ func Mirror(ctx context.Context, o MirrorOptions, out io.Writer) ([]MirrorRun, e
 	fmt.Fprintf(out, "mirror_copies=%d copies_fetched=%d copies_fetched_without_detection=%d own_pages=%d own_recall=%.4f rules=%d\n",
 		on.Copies, on.CopiesFetched, off.CopiesFetched, off.OwnFetched, ownRecall, len(on.Rules))
 	return runs, nil
-}
-
-type mirrorRunResult struct {
-	MirrorRun
-	fetched []Fetch
-}
-
-func mirrorRun(ctx context.Context, o MirrorOptions, cfg engine.Config, hosts, path string, out io.Writer) (mirrorRunResult, error) {
-	// Every name in scope is in the hosts file; a name that is not is
-	// asked of a loopback port where no server answers.
-	dnsCfg := dns.Config{Servers: []string{"127.0.0.1:9"}, HostsFile: hosts, Timeout: 200 * time.Millisecond}
-	c, err := runRecorded(ctx, cfg, o.OpenStore, path, dnsCfg, o.Limit, o.ProgressInterval, out)
-	if err != nil {
-		return mirrorRunResult{}, err
-	}
-	var res mirrorRunResult
-	res.Elapsed, res.Stopped, res.Dup, res.Rules = c.Elapsed, c.Stopped, c.Stats.Dup, c.Rules
-	res.fetched = c.fetched
-	return res, nil
 }
 
 // mirrorCopies returns the relative paths of the HTML pages found in both
