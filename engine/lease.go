@@ -103,6 +103,8 @@ type RobotsFile struct {
 	Status  int // HTTP status; -1 unreachable
 	Body    []byte
 	Fetched time.Time
+	Wire    []byte // as PageRecord.Wire
+	IP      string // as PageRecord.IP
 }
 
 // Rules parses the file (a status that is no HTTP status is an unreachable

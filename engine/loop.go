@@ -222,7 +222,7 @@ func (c *crawl) load(ctx context.Context) error {
 		s := &site{Site: frontier.Site{ID: r.ID, Key: r.Key, Host: r.Host, Seq: r.ID, Pending: r.Pending, NextVisit: r.NextVisit, Failures: r.Failures},
 			port: portOf(r.Key), delay: e.cfg.Delay, fetched: r.Fetched, parked: r.Parked}
 		if r.RobotsStatus != 0 && now.Sub(r.RobotsFetched) < e.cfg.RobotsTTL && r.RobotsStatus < 500 && r.RobotsStatus > 0 {
-			s.robots = &RobotsFile{Status: r.RobotsStatus, Body: r.RobotsBody, Fetched: r.RobotsFetched}
+			s.robots = &RobotsFile{Status: r.RobotsStatus, Body: r.RobotsBody, Fetched: r.RobotsFetched, Wire: r.RobotsWire, IP: r.RobotsIP}
 			s.rules = s.robots.Rules()
 			s.delay = c.delayFor(s.rules)
 		}
@@ -429,6 +429,7 @@ func (c *crawl) record(s *site) SiteRecord {
 	}
 	if s.robots != nil {
 		r.RobotsStatus, r.RobotsBody, r.RobotsFetched = s.robots.Status, s.robots.Body, s.robots.Fetched
+		r.RobotsWire, r.RobotsIP = s.robots.Wire, s.robots.IP
 	}
 	return r
 }

@@ -65,6 +65,8 @@ type SiteRecord struct {
 	RobotsStatus  int       // HTTP status of the last robots.txt fetch; 0 never fetched; -1 unreachable
 	RobotsBody    []byte    // body of the last robots.txt fetch (capped)
 	RobotsFetched time.Time // when robots.txt was fetched
+	RobotsWire    []byte    // the robots.txt fetch's request and response head (PageRecord.Wire); nil when not kept
+	RobotsIP      string    // the address that robots.txt came from; "" when not kept
 
 	NextVisit time.Time // the earliest time the site may be visited again
 	Failures  int       // consecutive failed visits
@@ -118,6 +120,13 @@ type PageRecord struct {
 	Verdict      fetch.Verdict
 	ETag         string // the validators the server sent, for the next recrawl
 	LastModified string
+
+	// What a WARC record of the fetch needs (storage.keep_headers): Wire
+	// is the request head as sent followed by the response head as
+	// received (fetch.Wire.Request, then .Head), zlib-compressed; IP the
+	// address connected to. Nil and "" when not kept or not captured.
+	Wire []byte
+	IP   string
 }
 
 // FetchedPage is what duplicate detection keeps of a fetched page.
