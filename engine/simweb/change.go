@@ -32,6 +32,7 @@ const (
 	tagChangePage                       // a page's kind, mean and phase
 	tagChangeETag                       // entity tags
 	tagChangeText                       // the text of a changed page
+	tagChangeNews                       // the text of a news site's articles
 )
 
 // MaxChangeGroups is the most priority groups ChangeOptions describe.
@@ -46,6 +47,9 @@ const (
 	// they were served, so that their bytes differ on every fetch although
 	// their content changes only at change times.
 	DefaultStamped = 0.1
+	// DefaultNewsInterval is the mean time between two articles of a news
+	// site.
+	DefaultNewsInterval = 30 * time.Minute
 )
 
 // Validators says which cache validators a site sends with its pages.
@@ -120,7 +124,20 @@ type ChangeOptions struct {
 	// served (and send no validators, as dynamic pages do). Zero means
 	// DefaultStamped; negative means none.
 	Stamped float64
+	// News is the number of news sites: sites that add pages. A news
+	// site publishes articles (/news/1.html, /news/2.html, ...) at the
+	// times of a Poisson process of mean NewsInterval, and its home page
+	// lists the newest NewsList of them; so the home page changes exactly
+	// when an article appears, and an article exists from then on.
+	News int
+	// NewsInterval is the mean time between two articles of a news site.
+	// Zero means DefaultNewsInterval.
+	NewsInterval time.Duration
 }
+
+// NewsList is how many of its newest articles a news site's home page
+// links to.
+const NewsList = 10
 
 func (o ChangeOptions) withDefaults() ChangeOptions {
 	if !o.Enabled {
@@ -143,6 +160,9 @@ func (o ChangeOptions) withDefaults() ChangeOptions {
 		o.Stamped = DefaultStamped
 	}
 	o.Stamped = max(o.Stamped, 0)
+	if o.NewsInterval == 0 {
+		o.NewsInterval = DefaultNewsInterval
+	}
 	return o
 }
 
@@ -183,6 +203,10 @@ func (o ChangeOptions) validate() error {
 		return bad("spread %v outside [0, 3]", o.Spread)
 	case !(o.NoValidators <= 1 && o.Stamped <= 1):
 		return bad("fractions of sites without validators %v or stamped %v above 1", o.NoValidators, o.Stamped)
+	case o.News < 0:
+		return bad("%d news sites", o.News)
+	case o.NewsInterval < time.Second:
+		return bad("news interval %v under 1s", o.NewsInterval)
 	}
 	return nil
 }
@@ -202,6 +226,7 @@ type channelChange struct {
 	group      uint8
 	validators Validators
 	stamped    bool
+	news       bool
 }
 
 // NewChanges returns the change model for channels of channelPages[c]
@@ -249,6 +274,14 @@ func NewChanges(seed int64, opt ChangeOptions, channelPages []int) (*Changes, er
 			ch.stamped, ch.validators = true, ValidatorsNone
 		}
 		c.channels[i] = ch
+	}
+	if opt.News > len(c.channels) {
+		return nil, fmt.Errorf("%w: %d news sites of %d", ErrChangeOptions, opt.News, len(c.channels))
+	}
+	// The news sites are spread over the ids, which the web lays out in
+	// no order of size or popularity.
+	for j := range opt.News {
+		c.channels[(j+1)*len(c.channels)/(opt.News+1)].news = true
 	}
 	return c, nil
 }
@@ -305,6 +338,9 @@ func (c *Changes) Page(p int) change.Model {
 	if !c.opt.Enabled {
 		return change.Model{}
 	}
+	if c.newsFront(p) {
+		return change.Model{Kind: change.Poisson, Mean: c.opt.NewsInterval}
+	}
 	r := newRNG(c.seed, tagChangePage, c.item(p))
 	m := change.Model{Kind: change.Poisson, Alpha: c.opt.ParetoAlpha, P: c.opt.QuasiProb}
 	switch u := r.float(); {
@@ -345,9 +381,16 @@ func (c *Changes) Stream(p int) *change.Stream {
 // apart from pages'.
 const togetherItem = 1 << 62
 
+// newsItem marks the change items of news sites' home pages, whose changes
+// are their articles.
+const newsItem = 1 << 61
+
 // item is what draws page p's changes: the page, or its channel when the
 // pages of a channel change together.
 func (c *Changes) item(p int) uint64 {
+	if c.newsFront(p) {
+		return newsItem | uint64(p)
+	}
 	if c.opt.Together {
 		return togetherItem | uint64(c.ChannelOf(p))
 	}

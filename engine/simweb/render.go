@@ -246,6 +246,7 @@ func (rd *renderer) render(w *Web, dst []byte, p int32, port int, v view) []byte
 	if w.traps != nil && v != viewPrint && v != viewPrintBare {
 		dst = rd.trapLinks(dst, p, st)
 	}
+	dst = rd.appendNewsList(dst)
 	dst = rd.at.appendStamp(dst)
 	if v == viewPrintBare {
 		return append(dst, "</body>\n</html>\n"...)

@@ -576,6 +576,9 @@ func (s *Server) respond(rw http.ResponseWriter, r *http.Request, site int, host
 	}
 	bp := bodyPool.Get().(*[]byte)
 	defer bodyPool.Put(bp)
+	if status, size, ok := s.serveArticle(rw, r, site, path, bp); ok {
+		return status, size, false
+	}
 	if w.traps != nil {
 		status, size := s.respondTrapped(rw, r, site, host, path, bp)
 		return status, size, false
