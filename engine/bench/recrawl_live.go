@@ -28,14 +28,18 @@ import (
 	"gonum.org/v1/plot/vg"
 )
 
-// RecrawlLiveOptions sets up `lidi bench recrawl-live`: per policy, one
-// real crawl of a changing simweb over loopback, its clock TimeScale times
-// as fast as real time, recrawled by the policy, against recrawl/simulate's
-// run of the same set-up (channels, groups, pages, robots, the time a page
-// takes) in virtual time; their freshness curves are sampled at the same
-// virtual times and compared. The zero value is not usable: RegisterFlags sets the
+// RecrawlLiveOptions sets up `lidi bench recrawl-live`: per web shape and
+// policy, one real crawl of a changing simweb over loopback, its clock
+// TimeScale times as fast as real time, recrawled by the policy. Its
+// freshness is scored against the web's ground truth beside the uniform and
+// the optimal schedules with the same requests; on a web whose sites'
+// pages change together (SARSS's channels), it is also compared with
+// recrawl/simulate's run of the same set-up (channels, groups, pages,
+// robots, the time a page takes), their freshness curves sampled at the
+// same virtual times. The zero value is not usable: RegisterFlags sets the
 // defaults and OpenStore must be set (main.go wires it).
 type RecrawlLiveOptions struct {
+	Shapes       []simweb.ChangeShape // the webs, each crawled by every policy
 	Sites, Pages int
 	Seed         int64
 	TimeScale    float64
@@ -51,11 +55,17 @@ type RecrawlLiveOptions struct {
 
 // RegisterFlags defines the flags and sets the defaults.
 func (o *RecrawlLiveOptions) RegisterFlags(fs *flag.FlagSet) {
+	o.Shapes = []simweb.ChangeShape{simweb.ShapeSARSS}
+	fs.Func("changes", "comma-separated `shapes` of the changing web, each crawled in turn: sarss, pareto, quasi, news, no-validators, stamped or all (default sarss)", func(v string) error {
+		sh, err := simweb.ParseChangeShapes(v)
+		o.Shapes = sh
+		return err
+	})
 	fs.IntVar(&o.Sites, "sites", 40, "sites (channels) of the changing web")
 	fs.IntVar(&o.Pages, "pages", 600, "pages of the changing web")
 	fs.Int64Var(&o.Seed, "seed", 1, "the web's seed")
 	fs.Float64Var(&o.TimeScale, "time-scale", 600, "the web's clock runs `N` times as fast as real time")
-	fs.DurationVar(&o.Duration, "duration", 4*time.Minute, "length of the real crawl, real time")
+	fs.DurationVar(&o.Duration, "duration", 3*time.Minute, "length of the real crawl, real time")
 	fs.IntVar(&o.Robots, "robots", 8, "r: robots, the recrawl capacity")
 	fs.DurationVar(&o.Delay, "delay", 100*time.Millisecond, "w: delay between two requests to a site, real time")
 	o.Policies = []recrawl.PolicyName{recrawl.IIR}
@@ -64,13 +74,15 @@ func (o *RecrawlLiveOptions) RegisterFlags(fs *flag.FlagSet) {
 		o.Policies = ps
 		return err
 	})
-	fs.DurationVar(&o.InitialInterval, "initial-interval", 2*time.Hour, "warm-up probe interval, virtual time")
-	fs.DurationVar(&o.Warmup, "warmup", 12*time.Hour, "warm-up length, virtual time")
+	def := engine.DefaultRecrawl()
+	fs.DurationVar(&o.InitialInterval, "initial-interval", def.InitialInterval, "warm-up probe interval, virtual time")
+	fs.DurationVar(&o.Warmup, "warmup", def.Warmup, "warm-up length, virtual time")
 	fs.StringVar(&o.Out, "out", "", "write recrawl_live.csv and recrawl_live.png (the freshness curves, real and simulated) into `DIR`")
 }
 
 // RecrawlLiveResult is what the comparison of one policy measured.
 type RecrawlLiveResult struct {
+	Shape   simweb.ChangeShape
 	Policy  recrawl.PolicyName
 	Virtual time.Duration // virtual time the real crawl covered after its warm-up
 	// Freshness is the time-average share of channels whose copy is
@@ -86,8 +98,21 @@ type RecrawlLiveResult struct {
 	// and largest absolute difference between the two channel curves.
 	Curve, SimCurve             []FreshPoint
 	CurveMeanDiff, CurveMaxDiff float64
-	Sim                         *simulate.Result
+	Sim                         *simulate.Result // nil when the web's pages do not change together
 	Groups                      []engine.IntervalGroup // the real crawl's at its end
+	// Scores are the crawl's in-link-weighted page freshness, exactly
+	// integrated after the warm-up, beside the uniform and the optimal
+	// schedules' with the same requests.
+	Scores scheduleScores
+	// NewFound is the share of the articles news sites published after
+	// the warm-up that the crawl fetched within one recrawl of their home
+	// page (NaN on a web without news sites), of NewArticles.
+	NewFound    float64
+	NewArticles int
+	// Violations counts politeness and robots.txt violations on simweb's
+	// witness: a host served two requests at once or closer than the
+	// delay, within its Crawl-delay, or a disallowed path.
+	Violations int
 }
 
 // FreshPoint is the real crawl's freshness at one virtual time.
@@ -108,13 +133,18 @@ func RecrawlLive(ctx context.Context, o RecrawlLiveOptions, w io.Writer) ([]*Rec
 	if len(o.Policies) == 0 {
 		return nil, errors.New("bench: recrawl-live: no policy")
 	}
+	if len(o.Shapes) == 0 {
+		o.Shapes = []simweb.ChangeShape{simweb.ShapeSARSS}
+	}
 	var out []*RecrawlLiveResult
-	for _, pol := range o.Policies {
-		res, err := recrawlLive(ctx, o, pol, w)
-		if err != nil {
-			return nil, fmt.Errorf("bench: recrawl-live, policy %s: %w", pol, err)
+	for _, shape := range o.Shapes {
+		for _, pol := range o.Policies {
+			res, err := recrawlLive(ctx, o, shape, pol, w)
+			if err != nil {
+				return nil, fmt.Errorf("bench: recrawl-live, changes %s, policy %s: %w", shape, pol, err)
+			}
+			out = append(out, res)
 		}
-		out = append(out, res)
 	}
 	if o.Out != "" {
 		if err := writeRecrawlLive(o.Out, out); err != nil {
@@ -123,16 +153,19 @@ func RecrawlLive(ctx context.Context, o RecrawlLiveOptions, w io.Writer) ([]*Rec
 		fmt.Fprintf(w, "wrote %s, %s\n", filepath.Join(o.Out, "recrawl_live.csv"), filepath.Join(o.Out, "recrawl_live.png"))
 	}
 	for _, res := range out {
-		fmt.Fprintf(w, "policy=%s freshness=%.3f sim_freshness=%.3f curve_mean_diff=%.3f curve_max_diff=%.3f page_freshness=%.3f recrawls=%d virtual_h=%.1f\n",
-			res.Policy, res.Freshness, res.SimFreshness, res.CurveMeanDiff, res.CurveMaxDiff, res.PageFreshness, res.Recrawls, res.Virtual.Hours())
+		sc := res.Scores
+		fmt.Fprintf(w, "changes=%s policy=%s freshness=%.3f uniform=%.3f optimal=%.3f vs_uniform=%+.3f of_optimal=%.3f requests_per_page_hour=%.3f new_found=%s pages=%d violations=%d channel_freshness=%.3f sim_freshness=%s curve_mean_diff=%s recrawls=%d virtual_h=%.1f\n",
+			res.Shape, res.Policy, sc.Freshness, sc.Uniform, sc.Optimal, sc.Freshness-sc.Uniform, sc.Freshness/sc.Optimal,
+			sc.RequestsPerPageHour, fmtShare(res.NewFound, res.NewArticles), sc.Pages, res.Violations, res.Freshness,
+			fmtNaN(res.SimFreshness), fmtNaN(res.CurveMeanDiff), res.Recrawls, res.Virtual.Hours())
 	}
 	return out, nil
 }
 
 // recrawlLive runs the comparison for policy pol.
-func recrawlLive(ctx context.Context, o RecrawlLiveOptions, pol recrawl.PolicyName, w io.Writer) (*RecrawlLiveResult, error) {
+func recrawlLive(ctx context.Context, o RecrawlLiveOptions, shape simweb.ChangeShape, pol recrawl.PolicyName, w io.Writer) (*RecrawlLiveResult, error) {
 	web, err := simweb.Generate(simweb.Options{Seed: o.Seed, Sites: o.Sites, Pages: o.Pages, ExternalLinks: 0.3,
-		Change: simweb.ChangeOptions{Enabled: true, Together: true}})
+		Change: shape.Options()})
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +193,7 @@ func recrawlLive(ctx context.Context, o RecrawlLiveOptions, pol recrawl.PolicyNa
 
 	cfg := engine.Defaults()
 	cfg.Seeds = srv.SeedURLs(o.Sites)
-	cfg.Robots, cfg.Delay, cfg.MaxDelay = o.Robots, o.Delay, max(o.Delay, time.Second)
+	cfg.Robots, cfg.Delay, cfg.MaxDelay = o.Robots, o.Delay, max(o.Delay, cfg.MaxDelay) // Crawl-delay honoured, as the witness checks
 	cfg.PerAddress, cfg.Rank, cfg.Detect, cfg.KeepBodies = false, false, false, false
 	cfg.Recrawl.Enabled = true
 	cfg.Recrawl.Options.Policy = pol
@@ -171,8 +204,8 @@ func recrawlLive(ctx context.Context, o RecrawlLiveOptions, pol recrawl.PolicyNa
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(w, "recrawl-live: %d sites, %d pages, clock ×%g, %v real (%v virtual), r=%d, w=%v, policy %s\n",
-		o.Sites, o.Pages, o.TimeScale, o.Duration, time.Duration(float64(o.Duration)*o.TimeScale), o.Robots, o.Delay, pol)
+	fmt.Fprintf(w, "recrawl-live: changes %s, %d sites, %d pages, clock ×%g, %v real (%v virtual), r=%d, w=%v, policy %s\n",
+		shape, o.Sites, o.Pages, o.TimeScale, o.Duration, time.Duration(float64(o.Duration)*o.TimeScale), o.Robots, o.Delay, pol)
 	runCtx, cancel := context.WithTimeout(ctx, o.Duration)
 	defer cancel()
 	if err := eng.Run(runCtx); err != nil && !errors.Is(err, engine.ErrStopped) {
@@ -184,9 +217,23 @@ func recrawlLive(ctx context.Context, o RecrawlLiveOptions, pol recrawl.PolicyNa
 	if end <= warmEnd {
 		return nil, fmt.Errorf("bench: recrawl-live: the run ended at %v of virtual time, before the warm-up's end at %v: give it a longer --duration", end, warmEnd)
 	}
-	res := &RecrawlLiveResult{Policy: pol, Virtual: end - warmEnd, Groups: st.Intervals}
+	res := &RecrawlLiveResult{Shape: shape, Policy: pol, Virtual: end - warmEnd, Groups: st.Intervals,
+		SimFreshness: math.NaN(), CurveMeanDiff: math.NaN(), CurveMaxDiff: math.NaN()}
 	res.Curve, res.Freshness, res.PageFreshness, res.Recrawls, res.PageTime = rec.freshness(web, warmEnd, end)
 	res.PageTime += time.Duration(float64(o.Delay) * o.TimeScale) // the robot waits w after each page
+	copies, articles, requests := rec.copies(web, warmEnd, end)
+	maxDelay := cfg.MaxDelay
+	res.Scores = scoreSchedules(scheduleInput{web: web, from: warmEnd, to: end, fetches: copies, requests: requests,
+		gap: func(site int) time.Duration {
+			return time.Duration(float64(min(max(o.Delay, web.Site(site).CrawlDelay), maxDelay)) * o.TimeScale)
+		}})
+	res.NewFound, res.NewArticles = newFound(web, copies, articles, warmEnd, end)
+	res.Violations = witnessViolations(srv.Witness(), o.Delay)
+	if !web.Changes().Options().Together {
+		// The simulation knows channels that change together only.
+		printRecrawlLive(w, res)
+		return res, nil
+	}
 
 	// The simulation of the same set-up: the web's channels in its groups,
 	// its pages, r robots, and the time a page took in the real crawl.
@@ -245,8 +292,18 @@ func (res *RecrawlLiveResult) compareCurves() {
 }
 
 func printRecrawlLive(w io.Writer, res *RecrawlLiveResult) {
-	fmt.Fprintf(w, "policy %s, after the warm-up, %v of virtual time: %d recrawl fetches, a page took %v of virtual time\n",
-		res.Policy, res.Virtual.Round(time.Minute), res.Recrawls, res.PageTime.Round(time.Second))
+	sc := res.Scores
+	fmt.Fprintf(w, "changes %s, policy %s, after the warm-up, %v of virtual time: %d recrawl fetches, a page took %v of virtual time\n",
+		res.Shape, res.Policy, res.Virtual.Round(time.Minute), res.Recrawls, res.PageTime.Round(time.Second))
+	fmt.Fprintf(w, "page freshness (weighted by in-links) over %d pages at %.3f requests per page per hour: lidi %.3f, uniform %.3f, optimal %.3f (lidi − uniform %+.3f, lidi/optimal %.3f)\n",
+		sc.Pages, sc.RequestsPerPageHour, sc.Freshness, sc.Uniform, sc.Optimal, sc.Freshness-sc.Uniform, sc.Freshness/sc.Optimal)
+	if res.NewArticles > 0 {
+		fmt.Fprintf(w, "news: %.0f%% of %d new articles found within one recrawl of their home page\n", 100*res.NewFound, res.NewArticles)
+	}
+	fmt.Fprintf(w, "witness: %d politeness or robots.txt violations\n", res.Violations)
+	if res.Sim == nil {
+		return
+	}
 	fmt.Fprintf(w, "%-14s %10s %10s\n", "", "real", "simulated")
 	fmt.Fprintf(w, "%-14s %10.3f %10.3f\n", "freshness", res.Freshness, res.SimFreshness)
 	fmt.Fprintf(w, "%-14s %10.3f %10s\n", "page freshness", res.PageFreshness, "")
@@ -277,7 +334,7 @@ func writeRecrawlLive(dir string, runs []*RecrawlLiveResult) error {
 		return err
 	}
 	var b strings.Builder
-	b.WriteString("policy,virtual_h,channel_freshness,page_freshness,sim_channel_freshness\n")
+	b.WriteString("changes,policy,virtual_h,channel_freshness,page_freshness,sim_channel_freshness\n")
 	for _, res := range runs {
 		sim := map[time.Duration]float64{}
 		for _, p := range res.SimCurve {
@@ -288,7 +345,7 @@ func writeRecrawlLive(dir string, runs []*RecrawlLiveResult) error {
 			if f, ok := sim[p.At]; ok {
 				s = strconv.FormatFloat(f, 'f', 4, 64)
 			}
-			b.WriteString(string(res.Policy) + "," + strconv.FormatFloat(p.At.Hours(), 'f', 3, 64) + "," +
+			b.WriteString(string(res.Shape) + "," + string(res.Policy) + "," + strconv.FormatFloat(p.At.Hours(), 'f', 3, 64) + "," +
 				strconv.FormatFloat(p.Channels, 'f', 4, 64) + "," + strconv.FormatFloat(p.Pages, 'f', 4, 64) + "," + s + "\n")
 		}
 	}
@@ -312,7 +369,7 @@ func plotRecrawlLive(w io.Writer, runs []*RecrawlLiveResult) error {
 	row := make([]*plot.Plot, 0, len(runs))
 	for _, res := range runs {
 		p := plot.New()
-		p.Title.Text = fmt.Sprintf("%s: mean |diff| %.3f", res.Policy, res.CurveMeanDiff)
+		p.Title.Text = fmt.Sprintf("%s, %s: mean |diff| %.3f", res.Shape, res.Policy, res.CurveMeanDiff)
 		p.X.Label.Text = "virtual hours after the warm-up"
 		p.Y.Label.Text = "freshness"
 		p.Y.Min, p.Y.Max = 0, 1
@@ -449,4 +506,107 @@ func (f *fetchRecorder) freshness(web *simweb.Web, from, to time.Duration) (curv
 		pageTime = f.took / time.Duration(len(f.fetches))
 	}
 	return curve, chans, pages, f.recrawls, pageTime
+}
+
+// copies returns the virtual times of the crawl's copies of each page of
+// the web (by page id, sorted), the first fetch of each news article (by
+// site, then article number), and the requests whose answer left a copy
+// within (from, to].
+func (f *fetchRecorder) copies(web *simweb.Web, from, to time.Duration) (pages map[int][]time.Duration, articles map[[2]int]time.Duration, requests int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	pages, articles = map[int][]time.Duration{}, map[[2]int]time.Duration{}
+	for _, fe := range f.fetches {
+		raw, ok := f.urls[fe.url]
+		if !ok {
+			continue
+		}
+		if fe.at > from && fe.at <= to {
+			requests++
+		}
+		if site, k, ok := web.Article(raw); ok {
+			key := [2]int{site, k}
+			if t, seen := articles[key]; !seen || fe.at < t {
+				articles[key] = fe.at
+			}
+			continue
+		}
+		if t := web.Truth(raw); t.Status == 200 && t.Page >= 0 {
+			pages[t.Page] = append(pages[t.Page], fe.at)
+		}
+	}
+	for _, ts := range pages {
+		slices.Sort(ts)
+	}
+	return pages, articles, requests
+}
+
+// newFound is the share of the articles news sites published within
+// (from, to] that the crawl fetched within one recrawl of their home page:
+// by the home page's second fetch after the article appeared (the first
+// could list it; a recrawl that fetches what its pages link finds it
+// then), or by the window's end when there was no second. Articles
+// published after the home page's last fetch are not counted: nothing
+// could have found them yet. NaN when no article counts.
+func newFound(web *simweb.Web, pages map[int][]time.Duration, articles map[[2]int]time.Duration, from, to time.Duration) (float64, int) {
+	ch := web.Changes()
+	found, total := 0, 0
+	for site := range ch.Channels() {
+		if !ch.News(site) {
+			continue
+		}
+		front := pages[web.Site(site).HomePage]
+		for i, pub := range ch.Articles(site, to) {
+			if pub <= from {
+				continue
+			}
+			j := sort.Search(len(front), func(j int) bool { return front[j] >= pub })
+			if j == len(front) {
+				continue
+			}
+			by := to
+			if j+1 < len(front) {
+				by = front[j+1]
+			}
+			total++
+			if t, ok := articles[[2]int{site, i + 1}]; ok && t <= by {
+				found++
+			}
+		}
+	}
+	if total == 0 {
+		return math.NaN(), 0
+	}
+	return float64(found) / float64(total), total
+}
+
+// witnessViolations counts what simweb's witness saw against politeness and
+// robots.txt: per host, two requests at once, two closer than nine tenths
+// of the delay, requests within the robots.txt Crawl-delay, and requests
+// for disallowed paths.
+func witnessViolations(wit simweb.WitnessSnapshot, delay time.Duration) int {
+	n := 0
+	for _, h := range wit.Hosts {
+		if h.MaxInFlight > 1 || h.Requests >= 2 && h.MinGap >= 0 && h.MinGap < delay*9/10 {
+			n++
+		}
+		n += int(h.WithinCrawlDelay + h.Disallowed)
+	}
+	return n
+}
+
+// fmtNaN formats a figure with three decimals, or "-" for NaN.
+func fmtNaN(x float64) string {
+	if math.IsNaN(x) {
+		return "-"
+	}
+	return strconv.FormatFloat(x, 'f', 3, 64)
+}
+
+// fmtShare formats a share of n things, or "-" when there were none.
+func fmtShare(x float64, n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmtNaN(x)
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"lidi/engine"
+	"lidi/engine/simweb"
 	"lidi/storage"
 )
 
@@ -38,7 +39,17 @@ func TestRecrawlLiveSmall(t *testing.T) {
 	if res.Recrawls == 0 || len(res.Curve) < 10 {
 		t.Fatalf("%d recrawls, %d curve points\n%s", res.Recrawls, len(res.Curve), log.String())
 	}
-	for _, f := range []float64{res.Freshness, res.SimFreshness, res.PageFreshness} {
+	sc := res.Scores
+	if sc.Pages == 0 || sc.RequestsPerPageHour <= 0 {
+		t.Fatalf("scores %+v\n%s", sc, log.String())
+	}
+	if sc.Optimal < sc.Uniform-0.02 {
+		t.Errorf("the optimal schedule (%.3f) loses to the uniform one (%.3f)", sc.Optimal, sc.Uniform)
+	}
+	if res.Violations != 0 {
+		t.Errorf("%d politeness or robots.txt violations on the witness", res.Violations)
+	}
+	for _, f := range []float64{res.Freshness, res.SimFreshness, res.PageFreshness, sc.Freshness, sc.Uniform, sc.Optimal} {
 		if !(f > 0 && f <= 1) {
 			t.Errorf("freshness %v outside (0, 1]\n%s", f, log.String())
 		}
@@ -64,7 +75,8 @@ func TestRecrawlLiveSmall(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(log.String()), "\n")
 	last := lines[len(lines)-1]
-	if !strings.HasPrefix(last, "policy=iir freshness=") || !strings.Contains(last, " sim_freshness=") {
+	if !strings.HasPrefix(last, "changes=sarss policy=iir freshness=") || !strings.Contains(last, " sim_freshness=") ||
+		!strings.Contains(last, " uniform=") || !strings.Contains(last, " optimal=") || !strings.Contains(last, " requests_per_page_hour=") {
 		t.Errorf("last line %q is not the key=value line", last)
 	}
 	if !strings.Contains(last, " curve_mean_diff=") {
@@ -74,6 +86,62 @@ func TestRecrawlLiveSmall(t *testing.T) {
 		if st, err := os.Stat(filepath.Join(out, name)); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+}
+
+func TestNewFound(t *testing.T) {
+	web, err := simweb.Generate(simweb.Options{Seed: 3, Sites: 8, Pages: 80, Change: simweb.ShapeNews.Options()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := web.Changes()
+	site := -1
+	for c := range ch.Channels() {
+		if ch.News(c) {
+			site = c
+			break
+		}
+	}
+	const from, to = 10 * time.Hour, 40 * time.Hour
+	pub := ch.Articles(site, to)
+	var inWindow []int // article numbers published in the window
+	for i, at := range pub {
+		if at > from {
+			inWindow = append(inWindow, i+1)
+		}
+	}
+	if len(inWindow) < 4 {
+		t.Fatalf("%d articles in the window", len(inWindow))
+	}
+	// The home page fetched hourly; the first article found in time, the
+	// second too late, the third never; the rest in time.
+	var front []time.Duration
+	for at := from; at <= to-time.Hour; at += time.Hour {
+		front = append(front, at)
+	}
+	home := web.Site(site).HomePage
+	pages := map[int][]time.Duration{home: front}
+	articles := map[[2]int]time.Duration{}
+	counted, want := 0, 0
+	for n, k := range inWindow {
+		p := pub[k-1]
+		if p > front[len(front)-1] {
+			continue // published after the last fetch: not counted
+		}
+		counted++
+		next := (p/time.Hour + 1) * time.Hour // the first fetch after it
+		switch n {
+		case 1:
+			articles[[2]int{site, k}] = next + 2*time.Hour
+		case 2:
+		default:
+			articles[[2]int{site, k}] = next + time.Minute
+			want++
+		}
+	}
+	got, n := newFound(web, pages, articles, from, to)
+	if n != counted || math.Abs(got-float64(want)/float64(counted)) > 1e-9 {
+		t.Errorf("newFound = %v of %d, want %v of %d", got, n, float64(want)/float64(counted), counted)
 	}
 }
 

@@ -1,0 +1,282 @@
+package bench
+
+import (
+	"container/heap"
+	"math"
+	"slices"
+	"sort"
+	"time"
+
+	"lidi/engine/simweb"
+)
+
+// The measuring stick of `lidi bench recrawl-live`: what a schedule any
+// user could write (every page revisited at the same rate), and the
+// Wolf/Cho-optimal one, would have reached with the requests the crawl
+// made, each site no faster than its politeness allows, scored exactly
+// against the web's ground truth as the crawl's own copies are.
+
+// refPhases is how many phases of its schedule a reference page is scored
+// at: the mean over them stands for a schedule started at a random time.
+const refPhases = 4
+
+// scheduleInput is what the references need of a crawl and its web.
+type scheduleInput struct {
+	web      *simweb.Web
+	from, to time.Duration // the window scored, virtual time
+	// fetches are the crawl's copies of each page (by web page id), their
+	// virtual times sorted; the pages scored are those with a copy by from.
+	fetches  map[int][]time.Duration
+	requests int // the crawl's requests within the window
+	// gap is the shortest virtual time between two requests to a site.
+	gap func(site int) time.Duration
+}
+
+// scheduleScores are the three freshness figures of one crawl, each the
+// time-average over the window of the in-link-weighted share of pages
+// whose copy is current.
+type scheduleScores struct {
+	Pages                      int
+	Freshness, Uniform, Optimal float64
+	// RequestsPerPageHour is the crawl's request rate per scored page.
+	RequestsPerPageHour float64
+}
+
+// refPage is one scored page.
+type refPage struct {
+	page, site int
+	weight     float64
+	rate       float64         // true changes per second
+	changes    []time.Duration // ground truth up to the window's end
+	fetches    []time.Duration
+}
+
+// scoreSchedules scores the crawl, the uniform schedule and the optimal one.
+func scoreSchedules(in scheduleInput) scheduleScores {
+	web, ch := in.web, in.web.Changes()
+	inlinks := inLinks(web)
+	var pages []refPage
+	for p, ts := range in.fetches {
+		if len(ts) == 0 || ts[0] > in.from {
+			continue
+		}
+		pages = append(pages, refPage{page: p, site: ch.ChannelOf(p), weight: float64(max(1, inlinks[p])),
+			rate: ch.Rate(p), changes: streamUntil(ch, p, in.to), fetches: ts})
+	}
+	slices.SortFunc(pages, func(a, b refPage) int { return a.page - b.page })
+	sc := scheduleScores{Pages: len(pages)}
+	d := in.to - in.from
+	if len(pages) == 0 || d <= 0 {
+		return sc
+	}
+	sc.RequestsPerPageHour = float64(in.requests) / float64(len(pages)) / d.Hours()
+	caps := siteCaps(pages, d, in.gap)
+	var wsum, lidi, uni, opt float64
+	uniform := uniformCrawls(pages, caps, float64(in.requests))
+	optimal := optimalCrawls(pages, caps, in.requests, d)
+	for i, pg := range pages {
+		wsum += pg.weight
+		lidi += pg.weight * freshShare(pg.changes, pg.fetches, in.from, in.to)
+		uni += pg.weight * scheduleFresh(pg.changes, uniform[i], in.from, in.to)
+		opt += pg.weight * scheduleFresh(pg.changes, float64(optimal[i]), in.from, in.to)
+	}
+	sc.Freshness, sc.Uniform, sc.Optimal = lidi/wsum, uni/wsum, opt/wsum
+	return sc
+}
+
+// inLinks counts each page's in-links in the web's graph.
+func inLinks(web *simweb.Web) []int {
+	g := web.Graph()
+	in := make([]int, web.NumPages())
+	for p := range in {
+		for _, q := range g.Out(int32(p)) {
+			in[q]++
+		}
+	}
+	return in
+}
+
+// streamUntil returns page p's change times up to until.
+func streamUntil(ch *simweb.Changes, p int, until time.Duration) []time.Duration {
+	s := ch.Stream(p)
+	if s == nil {
+		return nil
+	}
+	return s.Until(until)
+}
+
+// siteCaps returns, per site of the scored pages, the most requests its
+// politeness allows within a window of d.
+func siteCaps(pages []refPage, d time.Duration, gap func(int) time.Duration) map[int]int {
+	caps := map[int]int{}
+	for _, pg := range pages {
+		if _, ok := caps[pg.site]; !ok {
+			caps[pg.site] = int(d / max(gap(pg.site), time.Nanosecond))
+		}
+	}
+	return caps
+}
+
+// uniformCrawls spreads requests evenly over the pages: every page the
+// same number of crawls in the window, except on sites whose politeness
+// cannot take that many, whose share goes to the others (water-filling).
+func uniformCrawls(pages []refPage, caps map[int]int, requests float64) []float64 {
+	n := map[int]int{}
+	for _, pg := range pages {
+		n[pg.site]++
+	}
+	perPage := map[int]float64{} // capped sites' rate per page
+	left, free := requests, len(pages)
+	for changed := true; changed && free > 0; {
+		changed = false
+		x := left / float64(free)
+		for s, c := range caps {
+			if _, done := perPage[s]; done || float64(c) >= x*float64(n[s]) {
+				continue
+			}
+			perPage[s] = float64(c) / float64(n[s])
+			left -= float64(c)
+			free -= n[s]
+			changed = true
+		}
+	}
+	x := 0.0
+	if free > 0 {
+		x = left / float64(free)
+	}
+	out := make([]float64, len(pages))
+	for i, pg := range pages {
+		if r, ok := perPage[pg.site]; ok {
+			out[i] = r
+		} else {
+			out[i] = x
+		}
+	}
+	return out
+}
+
+// optimalCrawls is Wolf et al.'s and Cho and Garcia-Molina's allocation
+// with the pages' true rates: the crawls of each page in the window that
+// maximise Σ w·F(λ, x), F the freshness of a Poisson page crawled x times
+// at equal intervals, with Σ x = requests and each site within its cap.
+// F is concave in x, and the caps partition the pages, so the greedy
+// choice of the largest marginal gain is optimal.
+func optimalCrawls(pages []refPage, caps map[int]int, requests int, d time.Duration) []int {
+	x := make([]int, len(pages))
+	used := map[int]int{}
+	gain := func(i int) float64 {
+		pg := pages[i]
+		return pg.weight * (poissonFresh(pg.rate, d, float64(x[i]+1)) - poissonFresh(pg.rate, d, float64(x[i])))
+	}
+	h := &refHeap{}
+	for i := range pages {
+		h.items = append(h.items, refGain{i, gain(i)})
+	}
+	heap.Init(h)
+	for spent := 0; spent < requests && h.Len() > 0; {
+		top := heap.Pop(h).(refGain)
+		s := pages[top.i].site
+		if used[s] >= caps[s] {
+			continue // the site is full: its pages get no more
+		}
+		x[top.i]++
+		used[s]++
+		spent++
+		heap.Push(h, refGain{top.i, gain(top.i)})
+	}
+	return x
+}
+
+// poissonFresh is the time-average freshness of a Poisson page of rate λ
+// (per second) crawled x times at equal intervals over d: (1 − e^(−λI))/(λI)
+// with I = d/x; 0 for no crawl, 1 for a page that never changes.
+func poissonFresh(rate float64, d time.Duration, x float64) float64 {
+	if x <= 0 {
+		return 0
+	}
+	u := rate * d.Seconds() / x
+	if u <= 0 {
+		return 1
+	}
+	return -math.Expm1(-u) / u
+}
+
+type refGain struct {
+	i    int
+	gain float64
+}
+
+type refHeap struct{ items []refGain }
+
+func (h refHeap) Len() int { return len(h.items) }
+func (h refHeap) Less(i, j int) bool {
+	if h.items[i].gain != h.items[j].gain {
+		return h.items[i].gain > h.items[j].gain
+	}
+	return h.items[i].i < h.items[j].i
+}
+func (h refHeap) Swap(i, j int) { h.items[i], h.items[j] = h.items[j], h.items[i] }
+func (h *refHeap) Push(x any)   { h.items = append(h.items, x.(refGain)) }
+func (h *refHeap) Pop() any {
+	x := h.items[len(h.items)-1]
+	h.items = h.items[:len(h.items)-1]
+	return x
+}
+
+// scheduleFresh is the share of [from, to] a copy crawled x times in the
+// window at equal intervals is current, given the page's change times,
+// averaged over refPhases phases of the schedule. The schedule runs on
+// before and after the window, so its first copy in the window is one
+// crawled an interval earlier; a page crawled no time keeps a copy one
+// window old.
+func scheduleFresh(changes []time.Duration, x float64, from, to time.Duration) float64 {
+	d := to - from
+	if x <= 0 {
+		return freshShare(changes, []time.Duration{from - d}, from, to)
+	}
+	interval := time.Duration(float64(d) / x)
+	if interval <= 0 {
+		return 1
+	}
+	var sum float64
+	var ts []time.Duration
+	for ph := range refPhases {
+		ts = ts[:0]
+		first := from - interval + time.Duration((float64(ph)+0.5)/refPhases*float64(interval))
+		for t := first; t <= to; t += interval {
+			ts = append(ts, t)
+		}
+		sum += freshShare(changes, ts, from, to)
+	}
+	return sum / refPhases
+}
+
+// freshShare is the share of [from, to] during which the latest of the
+// copies fetched at the sorted times ts is current, given the page's
+// sorted change times; before its first copy a page counts as stale.
+func freshShare(changes, ts []time.Duration, from, to time.Duration) float64 {
+	if to <= from {
+		return 0
+	}
+	var fresh time.Duration
+	for i, t := range ts {
+		end := to
+		if i+1 < len(ts) {
+			end = min(ts[i+1], to)
+		}
+		start := max(t, from)
+		if end <= start {
+			continue
+		}
+		// The copy is current until the first change after its fetch.
+		j := sort.Search(len(changes), func(j int) bool { return changes[j] > t })
+		until := end
+		if j < len(changes) {
+			until = min(until, changes[j])
+		}
+		if until > start {
+			fresh += until - start
+		}
+	}
+	return float64(fresh) / float64(to-from)
+}

@@ -1,0 +1,105 @@
+package bench
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"lidi/engine/recrawl/change"
+)
+
+func TestFreshShare(t *testing.T) {
+	h := time.Hour
+	for _, tc := range []struct {
+		name        string
+		changes, ts []time.Duration
+		want        float64
+	}{
+		{"never changes", nil, []time.Duration{-h}, 1},
+		{"no copy", nil, nil, 0},
+		{"copy in the middle", nil, []time.Duration{5 * h}, 0.5},
+		{"stale from the change", []time.Duration{2 * h}, []time.Duration{-h}, 0.2},
+		{"refetched after the change", []time.Duration{2 * h}, []time.Duration{-h, 4 * h}, 0.8},
+		{"change before the copy", []time.Duration{-2 * h}, []time.Duration{-h}, 1},
+		{"two changes, one fetch between", []time.Duration{h, 3 * h}, []time.Duration{0, 2 * h}, 0.2},
+	} {
+		if got := freshShare(tc.changes, tc.ts, 0, 10*h); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// A Poisson page crawled at equal intervals is fresh, on average over
+// pages and phases, as the formula says.
+func TestScheduleFreshMatchesFormula(t *testing.T) {
+	const d = 200 * time.Hour
+	m := change.Model{Kind: change.Poisson, Mean: 2 * time.Hour}
+	for _, x := range []float64{20, 100, 400} {
+		var sum float64
+		const items = 300
+		for i := range items {
+			sum += scheduleFresh(m.Times(1, uint64(i), d), x, 0, d)
+		}
+		want := poissonFresh(m.Rate(), d, x)
+		if got := sum / items; math.Abs(got-want) > 0.01 {
+			t.Errorf("%v crawls: mean freshness %.4f, formula %.4f", x, got, want)
+		}
+	}
+}
+
+func TestUniformCrawlsWaterFills(t *testing.T) {
+	// Site 0 (2 pages) can take 3 requests; the 9 others go to site 1's
+	// 3 pages.
+	pages := []refPage{{site: 0}, {site: 0}, {site: 1}, {site: 1}, {site: 1}}
+	got := uniformCrawls(pages, map[int]int{0: 3, 1: 100}, 12)
+	want := []float64{1.5, 1.5, 3, 3, 3}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-9 {
+			t.Fatalf("crawls %v, want %v", got, want)
+		}
+	}
+}
+
+// The greedy allocation is the best of every allocation of a small case,
+// within the sites' caps.
+func TestOptimalCrawlsBruteForce(t *testing.T) {
+	const d = 10 * time.Hour
+	pages := []refPage{
+		{site: 0, weight: 1, rate: 1 / 3600.},
+		{site: 0, weight: 3, rate: 1 / 600.}, // changes too fast to be worth much
+		{site: 1, weight: 2, rate: 1 / 7200.},
+		{site: 1, weight: 1, rate: 0},
+	}
+	caps := map[int]int{0: 4, 1: 9}
+	const requests = 9
+	value := func(x []int) float64 {
+		var v float64
+		for i, pg := range pages {
+			v += pg.weight * poissonFresh(pg.rate, d, float64(x[i]))
+		}
+		return v
+	}
+	got := optimalCrawls(pages, caps, requests, d)
+	best := -1.0
+	var x [4]int
+	var search func(i, left int)
+	search = func(i, left int) {
+		if i == len(pages) {
+			if x[0]+x[1] <= caps[0] && x[2]+x[3] <= caps[1] {
+				best = max(best, value(x[:]))
+			}
+			return
+		}
+		for k := 0; k <= left; k++ {
+			x[i] = k
+			search(i+1, left-k)
+		}
+	}
+	search(0, requests)
+	if v := value(got); math.Abs(v-best) > 1e-9 {
+		t.Errorf("greedy %v scores %.6f, the best %.6f", got, v, best)
+	}
+	if got[0]+got[1] > caps[0] {
+		t.Errorf("site 0 got %d crawls, cap %d", got[0]+got[1], caps[0])
+	}
+}
