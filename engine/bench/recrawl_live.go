@@ -98,7 +98,7 @@ type RecrawlLiveResult struct {
 	// and largest absolute difference between the two channel curves.
 	Curve, SimCurve             []FreshPoint
 	CurveMeanDiff, CurveMaxDiff float64
-	Sim                         *simulate.Result // nil when the web's pages do not change together
+	Sim                         *simulate.Result       // nil when the web's pages do not change together
 	Groups                      []engine.IntervalGroup // the real crawl's at its end
 	// Scores are the crawl's in-link-weighted page freshness, exactly
 	// integrated after the warm-up, beside the uniform and the optimal

@@ -36,7 +36,7 @@ type scheduleInput struct {
 // time-average over the window of the in-link-weighted share of pages
 // whose copy is current.
 type scheduleScores struct {
-	Pages                      int
+	Pages                       int
 	Freshness, Uniform, Optimal float64
 	// RequestsPerPageHour is the crawl's request rate per scored page.
 	RequestsPerPageHour float64
