@@ -98,44 +98,54 @@ func PageRankLists(n int, lists func(yield func(from int32, to []int32) bool), o
 	if bad != nil {
 		return Result{}, bad
 	}
-	rank, err := opt.start(n)
+	// A node's score is base + acc[v]: acc holds the shares pushed along
+	// links, base the teleport share plus the dangling nodes' mass spread
+	// evenly. One pass over the nodes per iteration then takes the
+	// residual, the dangling mass for the next iteration and clears the
+	// array the next push fills.
+	acc, err := opt.start(n)
 	if err != nil {
 		return Result{}, err
 	}
 	next := make([]float64, n)
+	base, dangling := 0.0, 0.0
+	for v, k := range deg {
+		if k == 0 {
+			dangling += acc[v]
+		}
+	}
 	var res float64
 	iter := 0
 	for iter < maxIter {
-		dangling := 0.0
-		for v, k := range deg {
-			if k == 0 {
-				dangling += rank[v]
-			}
-		}
-		base := (1-d)/float64(n) + d*dangling/float64(n)
-		for v := range next {
-			next[v] = base
-		}
+		nextBase := (1-d)/float64(n) + d*dangling/float64(n)
 		lists(func(from int32, to []int32) bool {
 			if len(to) > 0 {
-				share := d * rank[from] / float64(deg[from])
+				share := d * (base + acc[from]) / float64(deg[from])
 				for _, t := range to {
 					next[t] += share
 				}
 			}
 			return true
 		})
-		res = 0
-		for v, x := range next {
-			res += math.Abs(x - rank[v])
+		res, dangling = 0, 0
+		for v, k := range deg {
+			x := nextBase + next[v]
+			res += math.Abs(x - (base + acc[v]))
+			if k == 0 {
+				dangling += x
+			}
+			acc[v] = 0
 		}
-		rank, next = next, rank
+		acc, next, base = next, acc, nextBase
 		iter++
 		if res < tol {
 			break
 		}
 	}
-	return result(rank, iter, res, tol)
+	for v := range acc {
+		acc[v] += base
+	}
+	return result(acc, iter, res, tol)
 }
 
 // result normalises the last iterate (rounding drifts its sum) and reports
