@@ -1,0 +1,320 @@
+// Package seen is the crawl's set of URLs seen, kept mostly on disk: a map
+// from a URL's 64-bit ID to an int32 (the URL's node in the link graph)
+// that answers as a Go map would, in a few bytes of memory per URL.
+//
+// The newest entries are in memory. When they reach Options.Recent, they
+// are handed to a background goroutine that sorts them into a run on disk;
+// runs of similar size are merged in the background, so there are about
+// log2(n/Recent) of them, as in Mercator's disk-based URL set, IRLbot's
+// DRUM and BUbiNG's sieve. For each run memory holds a Bloom filter (10
+// bits an entry) and the first ID of each 1 KiB block, about 1.3 bytes an
+// entry in all; a look-up the filters do not rule out reads one block. A
+// small cache keeps the entries last read from disk, which a crawl asks
+// for again and again (a site's navigation links).
+//
+// Runs are a cache of what the crawl's store holds, not a second record of
+// it: Open empties the directory, and the crawl adds its URLs again from
+// the store (after a kill -9 too).
+package seen
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+)
+
+// ErrClosed is returned by a Set used after Close.
+var ErrClosed = errors.New("seen: set closed")
+
+// Options tunes a Set. The zero value keeps DefaultRecent entries in memory
+// and spills to a new temporary directory.
+type Options struct {
+	// Dir is where runs are written; Open creates it and removes the runs
+	// an earlier Set left there. Empty: a new directory under os.TempDir,
+	// removed by Close.
+	Dir string
+	// Recent is how many entries are kept in memory before they are
+	// written out as a run (0: DefaultRecent). While a run is being
+	// written, the entries that follow stay in memory, however many.
+	Recent int
+	// CacheEntries is the size of the cache of entries read from disk,
+	// rounded up to a power of two (0: DefaultCacheEntries). Each costs
+	// 16 bytes.
+	CacheEntries int
+}
+
+// Defaults for the zero Options.
+const (
+	// DefaultRecent entries cost about 12 MiB as a Go map: a small part
+	// of a crawl's memory, and a run every 262,144 new URLs.
+	DefaultRecent       = 1 << 18
+	DefaultCacheEntries = 1 << 16
+)
+
+// Set is a map from URL IDs to int32 values, spilled to disk.
+//
+// A Set is used by one goroutine (its methods are not safe for concurrent
+// use); it runs one background goroutine of its own, which never holds the
+// caller for more than the few microseconds of a hand-over. Use Open to
+// make one; the zero Set is not usable.
+type Set struct {
+	dir     string
+	tempDir bool
+	recent  map[uint64]int32
+	max     int
+	// frozen is the last recent map, being written as a run by the
+	// worker: read-only, read by both until the run is installed.
+	frozen map[uint64]int32
+	runs   []*run // on disk, newest first
+	cache  []cacheSlot
+	onDisk int // entries in runs
+
+	work    chan map[uint64]int32 // to the worker: a map to write as a run
+	mu      sync.Mutex            // guards pub
+	pub     published             // the worker's latest state, for the caller
+	changed chan struct{}         // a token when pub changed
+	stop    chan struct{}
+	done    chan struct{}
+	err     error // sticky: the set is unusable
+
+	stats Stats
+}
+
+// published is what the worker hands the caller: the runs now, those
+// retired since the last hand-over (for the caller to close) and whether
+// the frozen map is now a run.
+type published struct {
+	runs    []*run
+	retired []*run
+	flushed bool
+	err     error
+
+	flushes, merges int64
+}
+
+// Stats describes a Set's work.
+type Stats struct {
+	Entries   int           // entries in the set
+	Runs      int           // runs on disk
+	Recent    int           // entries in memory, not yet in a run
+	Lookups   int64         // Get calls
+	DiskReads int64         // blocks read from disk (look-ups the filters and the cache did not answer)
+	CacheHits int64         // look-ups answered by the cache of disk entries
+	Flushes   int64         // runs written from memory
+	Merges    int64         // merges done
+	MaxPause  time.Duration // the longest a Get or Add took that read disk, froze its map or took over the worker's results
+	SlowCalls int64         // calls that took over a millisecond
+	Bytes     int64         // memory held, estimated
+	DiskBytes int64         // bytes in runs on disk
+}
+
+type cacheSlot struct {
+	id  uint64
+	val int32
+	ok  bool
+}
+
+// Open returns an empty Set that spills to opt.Dir.
+func Open(opt Options) (*Set, error) {
+	s := &Set{dir: opt.Dir, max: opt.Recent}
+	if s.max <= 0 {
+		s.max = DefaultRecent
+	}
+	ce := opt.CacheEntries
+	if ce <= 0 {
+		ce = DefaultCacheEntries
+	}
+	size := 1
+	for size < ce {
+		size <<= 1
+	}
+	s.cache = make([]cacheSlot, size)
+	if s.dir == "" {
+		d, err := os.MkdirTemp("", "lidi-seen-")
+		if err != nil {
+			return nil, fmt.Errorf("seen: %w", err)
+		}
+		s.dir, s.tempDir = d, true
+	} else {
+		if err := os.MkdirAll(s.dir, 0o755); err != nil {
+			return nil, fmt.Errorf("seen: %w", err)
+		}
+		old, err := filepath.Glob(filepath.Join(s.dir, "*"+runExt))
+		if err != nil {
+			return nil, fmt.Errorf("seen: %w", err)
+		}
+		for _, f := range old {
+			if err := os.Remove(f); err != nil {
+				return nil, fmt.Errorf("seen: removing an earlier run: %w", err)
+			}
+		}
+	}
+	s.recent = make(map[uint64]int32)
+	s.work = make(chan map[uint64]int32, 1)
+	s.changed = make(chan struct{}, 1)
+	s.stop = make(chan struct{})
+	s.done = make(chan struct{})
+	w := &worker{s: s, dir: s.dir}
+	go w.run()
+	return s, nil
+}
+
+// Get returns the value of id and whether id is in the set.
+func (s *Set) Get(id uint64) (int32, bool, error) {
+	if s.err != nil {
+		return 0, false, s.err
+	}
+	s.stats.Lookups++
+	if v, ok := s.recent[id]; ok {
+		return v, true, nil
+	}
+	if v, ok := s.frozen[id]; ok {
+		return v, true, nil
+	}
+	if len(s.runs) == 0 {
+		return 0, false, nil
+	}
+	slot := &s.cache[mix(id)&uint64(len(s.cache)-1)]
+	if slot.ok && slot.id == id {
+		s.stats.CacheHits++
+		return slot.val, true, nil
+	}
+	start := time.Now()
+	defer s.pause(start)
+	for _, r := range s.runs {
+		if !r.bloom.has(id) {
+			continue
+		}
+		s.stats.DiskReads++
+		v, ok, err := r.get(id)
+		if err != nil {
+			s.err = err
+			return 0, false, err
+		}
+		if ok {
+			*slot = cacheSlot{id: id, val: v, ok: true}
+			return v, true, nil
+		}
+	}
+	return 0, false, nil
+}
+
+// Add sets the value of id, as a map assignment does: a later Get returns
+// val.
+func (s *Set) Add(id uint64, val int32) error {
+	if s.err != nil {
+		return s.err
+	}
+	s.recent[id] = val
+	if slot := &s.cache[mix(id)&uint64(len(s.cache)-1)]; slot.ok && slot.id == id {
+		slot.val = val
+	}
+	select {
+	case <-s.changed:
+		s.install()
+	default:
+	}
+	if len(s.recent) >= s.max && s.frozen == nil && s.err == nil {
+		// The worker is idle or merging: the map goes to it, and a new
+		// one starts. A send never waits: the worker takes the next map
+		// only once the last is installed, and the channel holds one.
+		start := time.Now()
+		s.frozen, s.recent = s.recent, make(map[uint64]int32)
+		s.work <- s.frozen
+		s.pause(start)
+	}
+	return s.err
+}
+
+// install takes over what the worker published.
+func (s *Set) install() {
+	start := time.Now()
+	defer s.pause(start)
+	s.mu.Lock()
+	p := s.pub
+	s.pub.retired, s.pub.flushed = nil, false
+	s.mu.Unlock()
+	if p.err != nil {
+		s.err = p.err
+		return
+	}
+	s.runs = p.runs
+	s.onDisk = 0
+	for _, r := range s.runs {
+		s.onDisk += r.n
+	}
+	s.stats.Flushes, s.stats.Merges = p.flushes, p.merges
+	if p.flushed {
+		s.frozen = nil
+	}
+	for _, r := range p.retired {
+		r.f.Close() // the worker has removed its file; reads ended with this hand-over
+	}
+}
+
+// pause records how long a call that did more than touch memory took.
+func (s *Set) pause(start time.Time) {
+	d := time.Since(start)
+	s.stats.MaxPause = max(s.stats.MaxPause, d)
+	if d > time.Millisecond {
+		s.stats.SlowCalls++
+	}
+}
+
+// Len returns the number of entries. An ID added again once its entry is
+// on disk counts twice until a merge meets both entries.
+func (s *Set) Len() int { return s.onDisk + len(s.recent) + len(s.frozen) }
+
+// Stats returns the set's figures.
+func (s *Set) Stats() Stats {
+	st := s.stats
+	st.Entries, st.Runs, st.Recent = s.Len(), len(s.runs), len(s.recent)+len(s.frozen)
+	// A Go map costs about 40 bytes an entry of 12 at its usual load.
+	st.Bytes = int64(len(s.recent)+len(s.frozen))*40 + int64(len(s.cache))*16
+	for _, r := range s.runs {
+		st.Bytes += int64(len(r.bloom))*8 + int64(len(r.index))*8
+		st.DiskBytes += int64(r.n) * entrySize
+	}
+	return st
+}
+
+// Close stops the worker, closes the runs and removes their files (and the
+// directory, when Open made it). The Set answers ErrClosed afterwards.
+func (s *Set) Close() error {
+	if s.err == ErrClosed {
+		return nil
+	}
+	close(s.stop)
+	<-s.done
+	s.mu.Lock()
+	p := s.pub
+	s.mu.Unlock()
+	var errs []error
+	for _, r := range slices.Concat(s.runs, p.runs, p.retired) {
+		if r.f != nil {
+			r.f.Close()
+			os.Remove(r.f.Name())
+		}
+	}
+	if s.tempDir {
+		errs = append(errs, os.RemoveAll(s.dir))
+	}
+	s.err = ErrClosed
+	s.recent, s.frozen, s.runs = nil, nil, nil
+	return errors.Join(errs...)
+}
+
+// mix scrambles an ID (splitmix64's finaliser), so that IDs that are not
+// uniform hashes still spread over the cache and the filters.
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}

@@ -1,0 +1,193 @@
+package seen
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"lidi/engine/urlnorm"
+)
+
+// randomURL returns a URL of a crawl-like shape: many sites, paths and
+// queries.
+func randomURL(rng *rand.Rand) string {
+	return fmt.Sprintf("http://s%d.example/%s/%d?p=%x", rng.IntN(5000), []string{"a", "news", "item", "tag"}[rng.IntN(4)], rng.IntN(1_000_000), rng.Uint32())
+}
+
+// TestMatchesMap runs a million random URLs through a Set and a Go map
+// side by side, a small Recent forcing hundreds of runs and merges while
+// it runs, and checks that every answer is the map's: looking up URLs
+// added (in memory, being written, on disk), URLs never added, and URLs
+// added again with another value.
+func TestMatchesMap(t *testing.T) {
+	const urls = 1_000_000
+	s, err := Open(Options{Dir: t.TempDir(), Recent: 5000, CacheEntries: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rng := rand.New(rand.NewPCG(1, 2))
+	want := make(map[uint64]int32, urls)
+	var ids []uint64
+	check := func(id uint64) {
+		t.Helper()
+		v, ok, err := s.Get(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wv, wok := want[id]
+		if ok != wok || v != wv {
+			t.Fatalf("Get(%x) = %d, %v; the map says %d, %v", id, v, ok, wv, wok)
+		}
+	}
+	for i := range urls {
+		id := urlnorm.Fingerprint(randomURL(rng))
+		check(id) // almost always absent: a URL found for the first time
+		val := int32(i)
+		if len(ids) > 0 && rng.IntN(100) == 0 {
+			id = ids[rng.IntN(len(ids))] // added again: the new value wins
+			val = -val
+		}
+		if _, ok := want[id]; !ok {
+			ids = append(ids, id)
+		}
+		if err := s.Add(id, val); err != nil {
+			t.Fatal(err)
+		}
+		want[id] = val
+		// Links to URLs seen: recent ones (a site's pages) and any.
+		check(ids[len(ids)-1-rng.IntN(min(len(ids), 300))])
+		check(ids[rng.IntN(len(ids))])
+	}
+	for _, id := range ids {
+		check(id)
+	}
+	st := s.Stats()
+	t.Logf("%+v", st)
+	if st.Flushes < 100 || st.Merges < 50 || st.Runs < 2 || st.DiskReads == 0 {
+		t.Errorf("the test did not exercise the disk: %+v", st)
+	}
+}
+
+// TestLen checks Len as entries go to disk and are merged.
+func TestLen(t *testing.T) {
+	s, err := Open(Options{Dir: t.TempDir(), Recent: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := range 10_000 {
+		if s.Len() != i {
+			t.Fatalf("Len = %d after %d adds", s.Len(), i)
+		}
+		s.Add(uint64(i)*0x9e3779b97f4a7c15, int32(i))
+	}
+}
+
+// TestRebuildAfterKill abandons a Set as a killed process would (runs on
+// disk, never closed), then opens its directory again: the old runs are
+// removed, and the set the crawl rebuilds from its store answers as the
+// first did.
+func TestRebuildAfterKill(t *testing.T) {
+	dir := t.TempDir()
+	killed, err := Open(Options{Dir: dir, Recent: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := make([]uint64, 0, 20_000) // what the crawl's store holds, in order
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range 20_000 {
+		id := rng.Uint64()
+		store = append(store, id)
+		killed.Add(id, int32(i))
+	}
+	// Wait for runs on disk, as a crawl killed a while after starting has.
+	for {
+		if m, _ := filepath.Glob(filepath.Join(dir, "*"+runExt)); len(m) > 0 {
+			break
+		}
+		killed.Add(rng.Uint64()|1<<63, -1) // a URL the store never recorded
+	}
+	s, err := Open(Options{Dir: dir, Recent: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Len() != 0 {
+		t.Fatalf("reopened set holds %d entries, want 0", s.Len())
+	}
+	for i, id := range store {
+		s.Add(id, int32(i))
+	}
+	for i, id := range store {
+		if v, ok, err := s.Get(id); err != nil || !ok || v != int32(i) {
+			t.Fatalf("Get(%x) = %d, %v, %v; want %d", id, v, ok, err, i)
+		}
+	}
+	if _, ok, _ := s.Get(store[0] ^ 1); ok {
+		t.Errorf("an ID never added is found")
+	}
+}
+
+// TestErrors covers a directory that cannot be made and use after Close.
+func TestErrors(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(Options{Dir: filepath.Join(file, "sub")}); err == nil {
+		t.Errorf("Open under a file: no error")
+	}
+	s, err := Open(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := s.dir
+	for i := range 3 * DefaultRecent {
+		s.Add(uint64(i), 0)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the temporary directory is left: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if _, _, err := s.Get(1); !errors.Is(err, ErrClosed) {
+		t.Errorf("Get after Close: %v, want ErrClosed", err)
+	}
+	if err := s.Add(1, 1); !errors.Is(err, ErrClosed) {
+		t.Errorf("Add after Close: %v, want ErrClosed", err)
+	}
+}
+
+// TestBloom checks the filter never forgets an entry and rules out most
+// IDs it was not given.
+func TestBloom(t *testing.T) {
+	const n = 100_000
+	b := newBloom(n)
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range n {
+		b.add(rng.Uint64())
+	}
+	rng = rand.New(rand.NewPCG(5, 6))
+	for range n {
+		if !b.has(rng.Uint64()) {
+			t.Fatal("an ID added is not in the filter")
+		}
+	}
+	fp := 0
+	for range n {
+		if b.has(rng.Uint64()) {
+			fp++
+		}
+	}
+	if rate := float64(fp) / n; rate > 0.03 {
+		t.Errorf("false positives %.3f, want at most 0.03", rate)
+	}
+}

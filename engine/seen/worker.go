@@ -1,0 +1,144 @@
+package seen
+
+import (
+	"cmp"
+	"os"
+	"slices"
+)
+
+// worker writes the maps a Set freezes as runs and merges runs, on its own
+// goroutine. It owns the list of runs; the Set's caller takes each new list
+// over at its next Add (install).
+type worker struct {
+	s       *Set
+	dir     string
+	runs    []*run // newest first
+	seq     int    // the last run file's number
+	flushes int64
+	merges  int64
+}
+
+func (w *worker) run() {
+	defer close(w.s.done)
+	for {
+		select {
+		case <-w.s.stop:
+			return
+		case m := <-w.s.work:
+			r, err := w.flush(m)
+			if err != nil {
+				w.publish(false, nil, err)
+				return
+			}
+			w.runs = append([]*run{r}, w.runs...)
+			w.flushes++
+			w.publish(true, nil, nil)
+			if err := w.merge(); err != nil {
+				w.publish(false, nil, err)
+				return
+			}
+		}
+	}
+}
+
+// flush writes m as a run.
+func (w *worker) flush(m map[uint64]int32) (*run, error) {
+	type entry struct {
+		id  uint64
+		val int32
+	}
+	es := make([]entry, 0, len(m))
+	for id, v := range m {
+		es = append(es, entry{id, v})
+	}
+	slices.SortFunc(es, func(a, b entry) int { return cmp.Compare(a.id, b.id) })
+	w.seq++
+	rw, err := newRunWriter(w.dir, w.seq, len(es))
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range es {
+		if err := rw.add(e.id, e.val); err != nil {
+			rw.abort()
+			return nil, err
+		}
+	}
+	return rw.finish()
+}
+
+// merge merges the two newest runs while the newer holds at least half as
+// many entries as the older: the runs' sizes then grow geometrically, so
+// there are about log2(n/Recent) of them and each entry is rewritten as
+// often. It stops early when the Set is closing.
+func (w *worker) merge() error {
+	for len(w.runs) >= 2 && w.runs[0].n*2 >= w.runs[1].n {
+		select {
+		case <-w.s.stop:
+			return nil
+		default:
+		}
+		newer, older := w.runs[0], w.runs[1]
+		r, err := w.mergeTwo(newer, older)
+		if err != nil {
+			return err
+		}
+		w.runs = append([]*run{r}, w.runs[2:]...)
+		os.Remove(newer.f.Name()) // the open files stay readable until the caller closes them
+		os.Remove(older.f.Name())
+		w.merges++
+		w.publish(false, []*run{newer, older}, nil)
+	}
+	return nil
+}
+
+// mergeTwo merges two runs; for an ID in both, the newer's value wins, as
+// the newer assignment does in a map.
+func (w *worker) mergeTwo(newer, older *run) (*run, error) {
+	w.seq++
+	rw, err := newRunWriter(w.dir, w.seq, newer.n+older.n)
+	if err != nil {
+		return nil, err
+	}
+	a, b := newRunReader(newer), newRunReader(older)
+	for a.ok || b.ok {
+		switch {
+		case a.ok && (!b.ok || a.id <= b.id):
+			if b.ok && a.id == b.id {
+				b.next()
+			}
+			err = rw.add(a.id, a.val)
+			a.next()
+		default:
+			err = rw.add(b.id, b.val)
+			b.next()
+		}
+		if err != nil {
+			rw.abort()
+			return nil, err
+		}
+	}
+	if err := cmp.Or(a.err, b.err); err != nil {
+		rw.abort()
+		return nil, err
+	}
+	return rw.finish()
+}
+
+// publish hands the current runs to the caller, with the runs retired since
+// the last hand-over and whether the frozen map is now a run.
+func (w *worker) publish(flushed bool, retired []*run, err error) {
+	s := w.s
+	s.mu.Lock()
+	s.pub.runs = slices.Clone(w.runs)
+	s.pub.retired = append(s.pub.retired, retired...)
+	s.pub.flushed = s.pub.flushed || flushed
+	s.pub.flushes, s.pub.merges = w.flushes, w.merges
+	if err != nil {
+		s.pub.err = err
+	}
+	s.mu.Unlock()
+	select {
+	case s.changed <- struct{}{}:
+	default:
+	}
+}
