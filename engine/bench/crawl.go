@@ -41,7 +41,7 @@ type CrawlOptions struct {
 	SimwebCommand    []string // argv that serves simweb, e.g. {"/path/lidi", "simweb"}
 	ProgressInterval time.Duration
 	CPUProfile       string // write a CPU profile of the crawl here
-	MemProfile       string // write a heap profile at the end here
+	MemProfile       string // write a heap profile of the running crawl here (the last of one a progress interval)
 	// Window is how many pages the first and the last rates are taken
 	// over (pages_per_s_first, pages_per_s_last); at most half the pages
 	// fetched, so that the two never overlap.
@@ -64,7 +64,7 @@ func (o *CrawlOptions) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.Dir, "dir", "", "directory for the crawl database (default: a temporary one, removed after)")
 	fs.DurationVar(&o.ProgressInterval, "progress", 5*time.Second, "progress line interval")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the crawl to this file")
-	fs.StringVar(&o.MemProfile, "memprofile", "", "write a heap profile at the end of the crawl to this file")
+	fs.StringVar(&o.MemProfile, "memprofile", "", "write a heap profile of the crawl to this file (rewritten at every progress line, so it shows the crawl near its end)")
 	fs.Int64Var(&o.Window, "window", 100000, "pages the first and last rates are measured over (at most half the pages fetched)")
 }
 
@@ -193,19 +193,23 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 	cpu0 := cpuTime()
 	var tr trace
 	tr.sample(eng.Stats().Pages)
+	var memErr error
+	lastProfile := time.Now()
 	elapsed, runErr := runEngine(ctx, eng, out, o.ProgressInterval, func(s engine.Stats) bool {
 		tr.sample(s.Pages)
-		return o.UntilDiscovered > 0 && s.Discovered >= o.UntilDiscovered
+		enough := o.UntilDiscovered > 0 && s.Discovered >= o.UntilDiscovered
+		if o.MemProfile != "" && memErr == nil && (enough || time.Since(lastProfile) >= o.ProgressInterval) {
+			// While the crawl runs, its structures are live: a profile
+			// taken after Run returned would show little of them.
+			memErr = writeHeapProfile(o.MemProfile)
+			lastProfile = time.Now()
+		}
+		return enough
 	})
 	cpu := cpuTime() - cpu0
 	tr.sample(eng.Stats().Pages)
-	if o.MemProfile != "" {
-		f, err := os.Create(o.MemProfile)
-		if err != nil {
-			return err
-		}
-		pprof.WriteHeapProfile(f)
-		f.Close()
+	if memErr != nil {
+		return memErr
 	}
 	if runErr != nil {
 		return runErr
@@ -243,6 +247,19 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 	fmt.Fprintf(out, "pages=%d pages_per_s=%.0f peak_rss_mb=%.0f dns_queries_per_host=%.3f discovered=%d cpu_s_per_1000_first=%.3f cpu_s_per_1000_last=%.3f bytes_per_url=%.0f pages_per_s_first=%.0f pages_per_s_last=%.0f cpu_s_per_1000=%.3f\n",
 		s.Pages, pps, rss, perHost, s.Discovered, first.cpuPer1000(), last.cpuPer1000(), perURL, first.pagesPerSec(), last.pagesPerSec(), cpuPer1000)
 	return nil
+}
+
+// writeHeapProfile writes the heap profile to path, replacing what was there.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // benchDir returns dir, or a new temporary directory if dir is empty, and
