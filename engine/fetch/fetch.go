@@ -114,12 +114,15 @@ type Session struct {
 
 	mu   sync.Mutex
 	last *politeConn // the connection opened last; the next waits for its close
+
+	addr netip.Addr // where every connection goes (see Open)
+	port int
 }
 
 // Open starts a session to the site whose pages are fetched from addr (the
 // site's resolved address) and port.
 func (f *Fetcher) Open(addr netip.Addr, port int) *Session {
-	s := &Session{f: f}
+	s := &Session{f: f, addr: addr, port: port}
 	target := netip.AddrPortFrom(addr, uint16(port)).String()
 	dialer := &net.Dialer{Timeout: f.cfg.ConnectTimeout, KeepAlive: 30 * time.Second}
 	dial := dialer.DialContext

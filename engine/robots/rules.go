@@ -13,6 +13,12 @@ import (
 // so is the line the cut falls into. A fetcher may stop reading there.
 const MaxBodySize = 500 << 10
 
+// MaxRedirects is the number of consecutive redirects followed to reach a
+// robots.txt (RFC 9309 section 2.3.1.2 asks for at least five, across
+// authorities); a chain that needs more, or loops, reaches no file and is
+// read as [KindUnavailable], as the RFC says.
+const MaxRedirects = 5
+
 // MaxCrawlDelay bounds what [Rules.CrawlDelay] reports, so that a hostile
 // or mistyped value cannot overflow the engine's schedule arithmetic.
 const MaxCrawlDelay = 24 * time.Hour
@@ -199,8 +205,11 @@ func beats(ru, best *rule) bool {
 //
 //   - 2xx: the body is parsed; at most MaxBodySize octets are read, lines
 //     that make no sense are skipped, and the file is never rejected;
-//   - 3xx (redirects not followed to the end) and 4xx other than 429:
-//     there is no robots.txt, everything is allowed;
+//   - 3xx and 4xx other than 429: there is no robots.txt, everything is
+//     allowed. A fetcher follows up to MaxRedirects redirects (301, 302,
+//     303, 307, 308) and passes the last answer; a 3xx reaches
+//     FromResponse only for a chain longer than that, a loop, a redirect
+//     to no fetchable URL, or a 3xx that names no target;
 //   - 5xx and 429: everything is disallowed, [Kind.Temporary] is true;
 //   - any other status: treated like an unreachable host.
 //
