@@ -260,24 +260,27 @@ func (e *Error) Unwrap() error { return e.Err }
 // the body failed before its end (then the partial body is returned with the
 // error).
 func (s *Session) Get(ctx context.Context, url string) (*Response, error) {
-	return s.get(ctx, url, Validators{}, s.f.cfg.MaxBodySize)
+	return s.get(ctx, url, Validators{}, s.f.cfg.MaxBodySize, nil)
 }
 
 // GetIf is Get made conditional on the validators of a stored copy (see
 // Validators): a server that finds the copy current answers 304 Not
 // Modified without a body.
 func (s *Session) GetIf(ctx context.Context, url string, v Validators) (*Response, error) {
-	return s.get(ctx, url, v, s.f.cfg.MaxBodySize)
+	return s.get(ctx, url, v, s.f.cfg.MaxBodySize, nil)
 }
 
 // GetLimit is Get keeping at most limit bytes of the body (and at most
 // Config.MaxBodySize), for files that have a smaller cap of their own, such
 // as robots.txt.
 func (s *Session) GetLimit(ctx context.Context, url string, limit int64) (*Response, error) {
-	return s.get(ctx, url, Validators{}, min(limit, s.f.cfg.MaxBodySize))
+	return s.get(ctx, url, Validators{}, min(limit, s.f.cfg.MaxBodySize), nil)
 }
 
-func (s *Session) get(ctx context.Context, url string, v Validators, limit int64) (*Response, error) {
+// get fetches url. With consume set, a 2xx body is handed to it as a
+// stream of at most limit bytes instead of being read into Response.Body
+// (Truncated then says that consume stopped before the body's end).
+func (s *Session) get(ctx context.Context, url string, v Validators, limit int64, consume func(io.Reader) error) (*Response, error) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, s.f.cfg.BodyTimeout)
 	defer cancel()
@@ -316,6 +319,24 @@ func (s *Session) get(ctx context.Context, url string, v Validators, limit int64
 	if ra := resp.Header.Get("Retry-After"); ra != "" {
 		r.RetryAfter = parseRetryAfter(ra, time.Now())
 	}
+	if consume != nil && r.Status >= 200 && r.Status <= 299 {
+		body := &countReader{r: io.LimitReader(resp.Body, limit)}
+		err = consume(body)
+		r.TypeCheck = declaredType(r.ContentType)
+		r.Duration = time.Since(start)
+		r.Truncated = body.n >= limit
+		if err != nil || body.err != io.EOF || r.Truncated {
+			// Not read to its end (consume stopped, or the limit did):
+			// the connection cannot be reused. Nothing more is read, so
+			// a server stalling after the file holds nobody.
+			s.tr.CloseIdleConnections()
+		}
+		var fe *Error
+		if err != nil && !errors.As(err, &fe) && body.err != nil && body.err != io.EOF {
+			return r, &Error{URL: url, Kind: classify(body.err), Err: body.err}
+		}
+		return r, err
+	}
 	if s.f.cfg.CheckType {
 		r.Body, r.Truncated, r.TypeCheck, err = readChecked(&s.buf, resp.Body, limit, resp.ContentLength, r.ContentType)
 	} else {
@@ -332,6 +353,22 @@ func (s *Session) get(ctx context.Context, url string, v Validators, limit int64
 		s.tr.CloseIdleConnections()
 	}
 	return r, nil
+}
+
+// countReader counts what it passes and keeps its source's last error.
+type countReader struct {
+	r   io.Reader
+	n   int64
+	err error
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	k, err := c.r.Read(p)
+	c.n += int64(k)
+	if err != nil {
+		c.err = err
+	}
+	return k, err
 }
 
 // readLimited reads at most max bytes of body; truncated reports that more

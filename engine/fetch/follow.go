@@ -3,6 +3,7 @@ package fetch
 import (
 	"context"
 	"errors"
+	"io"
 	"net/netip"
 	"net/url"
 	"strconv"
@@ -96,6 +97,13 @@ type Follow struct {
 	// may wait (politeness: one request at a time, a delay apart); an
 	// error ends the chain with it (ChainFailed).
 	Pace func(ctx context.Context) error
+	// Body, if set, reads the final answer's body when its status is 2xx,
+	// as a stream of at most Limit bytes (a sitemap of 50 MB is not held
+	// in memory), with the URL it comes from; Response.Body is then
+	// empty. Its error is GetFollow's, with ChainAnswered: the chain
+	// ended, the file did not suit. A failure of the connection under it
+	// is returned as an *Error instead.
+	Body func(url string, body io.Reader) error
 }
 
 // Chain is what [Session.GetFollow] did. Hops holds every request in order;
@@ -153,15 +161,24 @@ func (s *Session) GetFollow(ctx context.Context, rawURL string, fl Follow) (*Cha
 			}
 		}
 		seen[chainKey(cur)] = true
-		resp, err := sess.get(ctx, cur.String(), Validators{}, limit)
+		var consume func(io.Reader) error
+		if fl.Body != nil {
+			at := cur.String()
+			consume = func(r io.Reader) error { return fl.Body(at, r) }
+		}
+		resp, err := sess.get(ctx, cur.String(), Validators{}, limit, consume)
 		hop := Hop{URL: cur.String()}
 		if resp != nil {
 			hop.Status = resp.Status
 		}
 		c.Hops, c.Response = append(c.Hops, hop), resp
-		if err != nil {
+		var fe *Error
+		if err != nil && (resp == nil || errors.As(err, &fe)) {
 			c.End = ChainFailed
 			return c, err
+		}
+		if err != nil {
+			return c, err // Body's
 		}
 		if !IsRedirect(resp.Status) || resp.Location == "" {
 			return c, nil
