@@ -92,6 +92,8 @@ func dispatch(args []string, out output) error {
 		case "-h", "-help", "--help":
 			printOverview(out.stdout)
 			return nil
+		case "-version", "--version":
+			args = append([]string{"version"}, args[1:]...)
 		}
 	}
 	cmd, rest, err := findCommand(args)

@@ -53,6 +53,8 @@ zlib-compressed. A slave needs no config file, resolves no name and keeps no
 crawl database: its results wait in a small spool file until the master has
 them, so a slave cut off from its master, or killed and started again with
 the same --id, delivers them later. Two slaves on one machine need two ids.`},
+	{name: "version", setup: versionCmd,
+		summary: "print lidi's version: the module version and the commit it was built from (also lidi --version)"},
 	{name: "export", synopsis: "--db FILE --out FILE", setup: exportCmd,
 		summary: "write a consistent snapshot of a crawl, even while it runs"},
 	{name: "bench crawl", synopsis: "[flags]", setup: benchCrawlCmd,
@@ -94,6 +96,10 @@ func crawlCmd(fs *flag.FlagSet) runFunc {
 			return &usageError{overview: true,
 				msg: fmt.Sprintf("no %s here: copy lidi's config.yaml and set its seeds and scope, or name one with --config FILE", *path)}
 		}
+		var bad *engine.ConfigError
+		if errors.As(err, &bad) && bad.Key == "seeds" && !flagSet(fs, "config") {
+			return fmt.Errorf("%w\n(lidi demo crawls a synthetic web with no config)", err)
+		}
 		if err != nil {
 			return err
 		}
@@ -117,21 +123,26 @@ func crawl(ctx context.Context, cfg *config.File, wire func(*engine.Config), hea
 	if !headless && !(term.IsTerminal(os.Stdin.Fd()) && term.IsTerminal(os.Stdout.Fd())) {
 		return errors.New("the console needs a terminal and this is not one: add --headless for progress lines instead")
 	}
+	// Everything the config can get wrong fails here, before the database
+	// and its lock are created.
+	ec := cfg.Engine()
+	if wire != nil {
+		wire(&ec)
+	}
+	if err := ec.Validate(); err != nil {
+		return err
+	}
+	resolver, err := dns.NewCache(cfg.DNSConfig())
+	if err != nil {
+		return err
+	}
+	defer resolver.Close()
 	setHeapLimit(cfg.Memory.HeapLimitMB)
 	db, err := storage.Open(cfg.Storage.Path, storage.Options{MaxSize: cfg.Storage.MaxSize})
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	resolver, err := dns.NewCache(cfg.DNSConfig())
-	if err != nil {
-		return fmt.Errorf("config: dns.servers: %w", err)
-	}
-	defer resolver.Close()
-	ec := cfg.Engine()
-	if wire != nil {
-		wire(&ec)
-	}
 	eng, err := engine.New(ec, db, resolver, nil)
 	if err != nil {
 		return err
@@ -293,6 +304,7 @@ func demoCmd(fs *flag.FlagSet) runFunc {
 		defer srv.Close()
 		cfg := config.Default()
 		cfg.Seeds = srv.SeedURLs(5)
+		cfg.Scope.AllowedDomains = []string{"test"} // simweb's hosts
 		cfg.DNS.Servers = []string{srv.DNSAddr()}
 		cfg.Robots = 16
 		cfg.Politeness.Delay = 200 * time.Millisecond

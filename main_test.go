@@ -28,6 +28,8 @@ func writeConfig(t *testing.T, dir string, srv *simweb.Server, extra string) str
 	t.Helper()
 	path := filepath.Join(dir, "config.yaml")
 	body := fmt.Sprintf(`seeds: [%q]
+scope:
+  allowed_domains: [test] # simweb's hosts are under .test
 robots: 4
 politeness:
   delay: 0s
@@ -117,7 +119,7 @@ func TestStartErrors(t *testing.T) {
 	dir := t.TempDir()
 
 	bad := filepath.Join(dir, "bad.yaml")
-	os.WriteFile(bad, []byte("seeds: [http://a.test/]\npoliteness:\n  pages_per_connection: 0\n"), 0o644)
+	os.WriteFile(bad, []byte("seeds: [http://a.test/]\nscope: {anywhere: true}\npoliteness:\n  pages_per_connection: 0\n"), 0o644)
 	var out, errOut bytes.Buffer
 	if code := run([]string{"--config", bad}, &out, &errOut); code == 0 || !strings.Contains(errOut.String(), "politeness.pages_per_connection") {
 		t.Errorf("bad config: exit %d, %q", code, errOut.String())
@@ -210,6 +212,8 @@ func TestIPLiteralSeedsNeedNoDNS(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "ip.yaml")
 	os.WriteFile(cfg, []byte(fmt.Sprintf(`seeds: [%q]
+scope:
+  allowed_hosts: [127.0.0.1]
 politeness:
   delay: 0s
   max_delay: 0s
@@ -226,5 +230,61 @@ storage:
 	}
 	if !strings.Contains(out.String(), "done pages=3 ") || !strings.Contains(out.String(), "dns_queries=0") {
 		t.Errorf("want 3 pages and no DNS query:\n%s", out.String())
+	}
+}
+
+// Bare lidi in the checkout reads the shipped config.yaml, which names no
+// seed: it refuses to start, says what to write, and creates nothing.
+func TestBareLidiRefuses(t *testing.T) {
+	if _, err := os.Stat("config.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	_, dbErr := os.Stat("crawl.db")
+	var out, errOut bytes.Buffer
+	code := run(nil, &out, &errOut)
+	msg := errOut.String()
+	if code != 1 || !strings.Contains(msg, "config.yaml:") || !strings.Contains(msg, "seeds: [https://") || !strings.Contains(msg, "scope: {allowed_domains:") || !strings.Contains(msg, "lidi demo") {
+		t.Errorf("bare lidi: exit %d, stderr %q; want a refusal that says to write seeds and a scope", code, msg)
+	}
+	if _, err := os.Stat("crawl.db"); dbErr != nil && err == nil {
+		t.Error("bare lidi created crawl.db")
+	}
+}
+
+// A config that cannot run fails before any file is made: no database and
+// no lock are left behind, and a database in a missing directory is named
+// as such.
+func TestFailingConfigLeavesNoFiles(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml, want string
+	}{
+		{"bad seed", "seeds: [example.org]\nscope: {anywhere: true}\n", `config.yaml:1: seeds[0]: "example.org"`},
+		{"no scope", "seeds: [http://a.test/]\n", "config.yaml: scope: none: write the hosts"},
+		{"bad scope", "seeds: [http://a.test/]\nscope: {anywhere: true, exclude: ['(']}\n", "config.yaml:2: scope: bad exclude pattern"},
+		{"negative dns", "seeds: [http://a.test/]\nscope: {anywhere: true}\ndns: {min_ttl: -1s}\n", "config.yaml:3: dns.min_ttl: must not be negative"},
+		{"missing directory", "seeds: [http://a.test/]\nscope: {anywhere: true}\nstorage: {path: data/crawl.db}\n", "config.yaml:3: storage.path: the directory "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := filepath.Join(dir, "config.yaml")
+			if err := os.WriteFile(cfg, []byte(tc.yaml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var out, errOut bytes.Buffer
+			if code := run([]string{"crawl", "--config", cfg, "--headless"}, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), tc.want) {
+				t.Errorf("exit %d, stderr %q; want %q", code, errOut.String(), tc.want)
+			}
+			if strings.Contains(errOut.String(), ".lock") || strings.Count(errOut.String(), "config:") != 1 {
+				t.Errorf("stderr %q names the lock or repeats its prefix", errOut.String())
+			}
+			entries, _ := os.ReadDir(dir)
+			if len(entries) != 1 {
+				var names []string
+				for _, e := range entries {
+					names = append(names, e.Name())
+				}
+				t.Errorf("files left: %v", names)
+			}
+		})
 	}
 }

@@ -46,6 +46,8 @@ func TestHTTPSThroughProxy(t *testing.T) {
 	body := fmt.Sprintf(`seeds: [%q, %q]
 user_agent: "lidi/0.1 (+https://lab.example/crawl; crawl@lab.example)"
 robots: 4
+scope:
+  allowed_domains: [test] # simweb's hosts
 politeness:
   delay: 0s
   max_delay: 0s
@@ -161,6 +163,8 @@ func proxiedCrawl(t *testing.T, fetchYAML string, env ...string) {
 	cfg := filepath.Join(dir, "site.yaml")
 	body := fmt.Sprintf(`seeds: [%q, %q]
 robots: 4
+scope:
+  allowed_domains: [test] # simweb's hosts
 politeness:
   delay: 0s
   max_delay: 0s

@@ -118,13 +118,34 @@ func Defaults() Config {
 	}
 }
 
-// ConfigError is a configuration value that cannot be used.
+// ConfigError is a configuration value that cannot be used. Its message
+// names where the value is ("config: site.yaml:12: politeness.delay: ...")
+// and says what to write instead.
 type ConfigError struct {
-	Key string // the config.yaml key
-	Err error
+	File string // the config file read, if any
+	Line int    // the line of the file the key is on; 0: not known (the key was not written)
+	Key  string // the config.yaml key: "politeness.delay", "cluster.pins[0].tag"; "" for a file that is not YAML
+	Err  error
 }
 
-func (e *ConfigError) Error() string { return fmt.Sprintf("config: %s: %v", e.Key, e.Err) }
+func (e *ConfigError) Error() string {
+	var b strings.Builder
+	b.WriteString("config: ")
+	switch {
+	case e.File != "" && e.Line > 0:
+		fmt.Fprintf(&b, "%s:%d: ", e.File, e.Line)
+	case e.File != "":
+		b.WriteString(e.File + ": ")
+	case e.Line > 0:
+		fmt.Fprintf(&b, "line %d: ", e.Line)
+	}
+	if e.Key != "" {
+		b.WriteString(e.Key + ": ")
+	}
+	b.WriteString(e.Err.Error())
+	return b.String()
+}
+
 func (e *ConfigError) Unwrap() error { return e.Err }
 
 // Validate reports the first value that cannot be used, naming its key.
@@ -134,7 +155,8 @@ func (c *Config) Validate() error {
 	}
 	switch {
 	case len(c.Seeds) == 0:
-		return &ConfigError{Key: "seeds", Err: errors.New("at least one seed URL is needed")}
+		return &ConfigError{Key: "seeds", Err: errors.New("no seed URL: write the URLs the crawl starts from, such as seeds: [https://www.example.org/], " +
+			"and the scope it keeps to, such as scope: {allowed_domains: [example.org]}")}
 	case c.Robots < 1:
 		return bad("robots", "must be at least 1, got %d", c.Robots)
 	case c.Delay < 0:
@@ -186,5 +208,24 @@ func (c *Config) Validate() error {
 	case c.MaxRedirects < 0:
 		return bad("fetch.max_redirects", "must not be negative, got %d", c.MaxRedirects)
 	}
+	if err := c.validateScope(); err != nil {
+		return err
+	}
 	return c.Recrawl.validate()
+}
+
+// validateScope checks the seeds and the scope as the robot reads them.
+func (c *Config) validateScope() error {
+	for i, s := range c.Seeds {
+		if _, err := c.Normalizer.Normalize(s); err != nil {
+			return &ConfigError{Key: fmt.Sprintf("seeds[%d]", i), Err: fmt.Errorf("%q: %s: write an absolute http or https URL such as https://www.example.org/",
+				s, strings.TrimPrefix(err.Error(), "urlnorm: "))}
+		}
+	}
+	sc := c.Scope
+	sc.Seeds, sc.Normalizer = c.Seeds, &c.Normalizer
+	if _, err := scope.New(sc); err != nil {
+		return &ConfigError{Key: "scope", Err: errors.New(strings.TrimPrefix(err.Error(), "scope: "))}
+	}
+	return nil
 }

@@ -346,6 +346,7 @@ func (h *chaosHarness) writeConfig(name string) (string, error) {
 	o := h.o
 	cfg := config.Default()
 	cfg.Seeds = h.srv.SeedURLs(o.Seeds)
+	cfg.Scope.AllowedDomains = []string{"test"} // simweb's hosts
 	cfg.Robots = o.Robots
 	cfg.Politeness.Delay = o.Delay
 	cfg.Politeness.MaxDelay = o.Delay // simweb's Crawl-delays would make the crawl last hours

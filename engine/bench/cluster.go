@@ -332,6 +332,8 @@ func (b *clusterBench) config(dir string, port int, clustered bool) string {
 	o := b.o
 	seeds := b.srv.SeedURLs(5)
 	c := fmt.Sprintf(`seeds: [%s]
+scope:
+  allowed_domains: [test] # simweb's hosts
 robots: %d
 politeness:
   delay: %s

@@ -5,11 +5,10 @@
 package config
 
 import (
-	"bytes"
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/netip"
@@ -18,8 +17,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-
-	"go.yaml.in/yaml/v3"
 
 	"lidi/engine"
 	"lidi/engine/cluster"
@@ -53,6 +50,7 @@ type File struct {
 		Include        []string `yaml:"include"`
 		Exclude        []string `yaml:"exclude"`
 		MaxDepth       int      `yaml:"max_depth"`
+		Anywhere       bool     `yaml:"anywhere"`
 	} `yaml:"scope"`
 
 	URLs struct {
@@ -219,94 +217,80 @@ func Default() *File {
 	return f
 }
 
-// Load reads path over the defaults and checks the result. Relative file
-// names in it (storage.path, fetch.ca_file, dns.hosts_file) are relative to
-// the directory of path, wherever lidi runs.
+// Load reads path over the defaults and checks the result, and that the
+// directory of storage.path exists: it opens no file but path. Relative
+// file names in it (storage.path, fetch.ca_file, dns.hosts_file) are
+// relative to the directory of path, wherever lidi runs. Its errors are
+// *engine.ConfigError naming the file, the line and the key.
 func Load(path string) (*File, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	f, err := parse(data, filepath.Dir(path))
+	f, lines, err := read(data, filepath.Dir(path))
+	if err == nil {
+		err = f.Check()
+	}
+	if err == nil {
+		err = f.checkStorageDir()
+	}
 	if err != nil {
-		return nil, fmt.Errorf("config: %s: %w", path, errors.Unwrap(err))
+		return nil, locate(err, path, lines)
 	}
 	return f, nil
 }
 
 // Parse reads a config.yaml body over the defaults and checks the result.
 // Relative file names in it are relative to the working directory.
-func Parse(data []byte) (*File, error) { return parse(data, "") }
+func Parse(data []byte) (*File, error) {
+	f, lines, err := read(data, "")
+	if err == nil {
+		err = f.Check()
+	}
+	if err != nil {
+		return nil, locate(err, "", lines)
+	}
+	return f, nil
+}
 
-func parse(data []byte, dir string) (*File, error) {
+// read decodes data over the defaults, unchecked, with file names made
+// relative to dir, and returns the line of each key written.
+func read(data []byte, dir string) (*File, map[string]int, error) {
 	f := Default()
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(f); err != nil && err != io.EOF { // io.EOF: an empty file
-		return nil, fmt.Errorf("config: %w", keyError(err, data))
+	lines, err := decode(data, f)
+	if err != nil {
+		return nil, nil, err
 	}
 	for _, p := range []*string{&f.Storage.Path, &f.Fetch.CAFile, &f.DNS.HostsFile} {
 		if *p != "" && !filepath.IsAbs(*p) {
 			*p = filepath.Join(dir, *p)
 		}
 	}
-	if err := f.Check(); err != nil {
-		return nil, fmt.Errorf("config: %w", err)
-	}
-	return f, nil
+	return f, lines, nil
 }
 
-// keyError rewrites yaml's messages to name config.yaml's keys: "line 3:
-// cannot unmarshal !!str `soon` into time.Duration" becomes "line 3:
-// politeness.delay: cannot unmarshal ...".
-func keyError(err error, data []byte) error {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	msg = strings.ReplaceAll(msg, "unmarshal errors:\n  ", "")
-	if i := strings.Index(msg, " in type "); i >= 0 && strings.Contains(msg, "not found") {
-		msg = msg[:i] + " (unknown key)"
+// checkStorageDir reports a storage.path whose directory is missing, before
+// anything tries to create the database (or its lock) there.
+func (f *File) checkStorageDir() error {
+	dir := filepath.Dir(f.Storage.Path)
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return &engine.ConfigError{Key: "storage.path", Err: fmt.Errorf("the directory %s does not exist: create it (mkdir -p %s) or write another path", dir, dir)}
+	case err != nil:
+		return &engine.ConfigError{Key: "storage.path", Err: err}
+	case !st.IsDir():
+		return &engine.ConfigError{Key: "storage.path", Err: fmt.Errorf("%s is not a directory", dir)}
 	}
-	msg = strings.ReplaceAll(msg, "field ", "key ")
-	var root yaml.Node
-	var line int
-	if _, scanErr := fmt.Sscanf(msg, "line %d:", &line); scanErr == nil && yaml.Unmarshal(data, &root) == nil {
-		if key := keyAt(&root, line, ""); key != "" {
-			prefix := fmt.Sprintf("line %d:", line)
-			msg = prefix + " " + key + ":" + strings.TrimPrefix(msg, prefix)
-		}
-	}
-	return errors.New(msg)
-}
-
-// keyAt returns the dotted path of the key whose value is on line.
-func keyAt(n *yaml.Node, line int, path string) string {
-	switch n.Kind {
-	case yaml.DocumentNode:
-		for _, c := range n.Content {
-			if k := keyAt(c, line, path); k != "" {
-				return k
-			}
-		}
-	case yaml.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			p := k.Value
-			if path != "" {
-				p = path + "." + k.Value
-			}
-			if sub := keyAt(v, line, p); sub != "" {
-				return sub
-			}
-			if k.Line == line || v.Line == line {
-				return p
-			}
-		}
-	}
-	return ""
+	return nil
 }
 
 // Check validates what the engine does not: storage, DNS servers, the
 // console. The engine's own keys are checked by Engine().Validate.
 func (f *File) Check() error {
+	if err := f.checkScope(); err != nil {
+		return err
+	}
 	if f.Storage.Path == "" {
 		return &engine.ConfigError{Key: "storage.path", Err: errors.New("must not be empty")}
 	}
@@ -317,6 +301,17 @@ func (f *File) Check() error {
 		if _, _, err := net.SplitHostPort(s); err != nil {
 			return &engine.ConfigError{Key: "dns.servers", Err: fmt.Errorf("%q is not host:port", s)}
 		}
+	}
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{{"dns.min_ttl", f.DNS.MinTTL}, {"dns.max_ttl", f.DNS.MaxTTL}, {"dns.negative_ttl", f.DNS.NegativeTTL}, {"dns.timeout", f.DNS.Timeout}} {
+		if d.v < 0 {
+			return &engine.ConfigError{Key: d.key, Err: fmt.Errorf("must not be negative, got %s", d.v)}
+		}
+	}
+	if f.DNS.MinTTL > f.DNS.MaxTTL {
+		return &engine.ConfigError{Key: "dns.max_ttl", Err: fmt.Errorf("must be at least dns.min_ttl (%s), got %s", f.DNS.MinTTL, f.DNS.MaxTTL)}
 	}
 	if f.Console.Refresh <= 0 {
 		return &engine.ConfigError{Key: "console.refresh", Err: fmt.Errorf("must be positive, got %s", f.Console.Refresh)}
@@ -341,6 +336,24 @@ func (f *File) Check() error {
 	}
 	ec := f.Engine()
 	return ec.Validate()
+}
+
+// checkScope refuses a crawl with seeds but no scope, which would follow
+// links to every host: the whole web is crawled only when scope.anywhere
+// asks for it.
+func (f *File) checkScope() error {
+	s := &f.Scope
+	scoped := len(s.AllowedHosts) > 0 || len(s.AllowedDomains) > 0 || len(s.Include) > 0
+	switch {
+	case len(f.Seeds) == 0:
+		return nil // the engine's check says what to write
+	case s.Anywhere && scoped:
+		return &engine.ConfigError{Key: "scope.anywhere", Err: errors.New("true follows links to every host: leave it out, or leave out allowed_hosts, allowed_domains and include")}
+	case !s.Anywhere && !scoped:
+		return &engine.ConfigError{Key: "scope", Err: errors.New("none: write the hosts the crawl keeps to, such as scope: {allowed_domains: [example.org]} " +
+			"(or allowed_hosts, or include patterns), or scope: {anywhere: true} to follow links to every host on the web")}
+	}
+	return nil
 }
 
 // Clustered reports whether the crawl is a cluster's master.

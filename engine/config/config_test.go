@@ -19,23 +19,65 @@ import (
 	"lidi/engine"
 )
 
-// The documented config.yaml must give exactly the defaults (but for its
-// example seed): it is the reference users read.
+// The documented config.yaml must give exactly the defaults: it is the
+// reference users read. It names no seed, so that lidi run in the checkout
+// crawls nothing until told what to crawl.
 func TestDocumentedConfigIsTheDefaults(t *testing.T) {
-	f, err := Load("../../config.yaml")
+	data, err := os.ReadFile("../../config.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Default()
-	want.Seeds = f.Seeds
-	want.Storage.Path = filepath.Join("../..", want.Storage.Path) // relative to the file
+	f, _, err := read(data, "")
+	if err != nil {
+		t.Fatal(err)
+	}
 	emptyToNil(reflect.ValueOf(f).Elem())
-	if !reflect.DeepEqual(f, want) {
+	if want := Default(); !reflect.DeepEqual(f, want) {
 		t.Errorf("config.yaml differs from the defaults:\n got %+v\nwant %+v", f, want)
 	}
-	if ec := f.Engine(); ec.Validate() != nil {
-		err := ec.Validate()
-		t.Error(err)
+	// Given seeds and a scope, it is a config the engine takes.
+	_, err = Parse(append(data, "\nseeds: [https://www.example.org/]\n"...))
+	var ce *engine.ConfigError
+	if !errors.As(err, &ce) || ce.Key != "seeds" || ce.Line == 0 {
+		t.Errorf("config.yaml with a second seeds key: %v, want an error naming seeds and its line", err)
+	}
+	withSeed := strings.Replace(string(data), "\nseeds: []\n", "\nseeds: [https://www.example.org/]\n", 1)
+	withScope := strings.Replace(withSeed, "\n  allowed_domains: []\n", "\n  allowed_domains: [example.org]\n", 1)
+	if withScope == withSeed || withSeed == string(data) {
+		t.Fatal("config.yaml lost its seeds: [] or its scope.allowed_domains: [] line")
+	}
+	if _, err := Parse([]byte(withScope)); err != nil {
+		t.Errorf("config.yaml with a seed and a scope: %v", err)
+	}
+}
+
+// Bare lidi in the checkout reads the shipped config.yaml: it must refuse to
+// start, saying to write seeds and a scope; with seeds and no scope it must
+// refuse too; the whole web only when scope.anywhere says so.
+func TestNoSurpriseCrawl(t *testing.T) {
+	_, err := Load("../../config.yaml")
+	var ce *engine.ConfigError
+	if !errors.As(err, &ce) || ce.Key != "seeds" || !strings.Contains(err.Error(), "seeds: [https://") || !strings.Contains(err.Error(), "scope") {
+		t.Errorf("the shipped config.yaml: %v, want a refusal that says to write seeds and a scope", err)
+	}
+	for _, tc := range []struct {
+		yaml, key string // key "": accepted
+	}{
+		{"seeds: [https://a.test/]\n", "scope"},
+		{"seeds: [https://a.test/]\nscope: {max_depth: 3, exclude: [x]}\n", "scope"},
+		{"seeds: [https://a.test/]\nscope: {anywhere: true}\n", ""},
+		{"seeds: [https://a.test/]\nscope: {allowed_hosts: [a.test]}\n", ""},
+		{"seeds: [https://a.test/]\nscope: {allowed_domains: [a.test]}\n", ""},
+		{"seeds: [https://a.test/]\nscope: {include: ['^https://a\\.test/']}\n", ""},
+		{"seeds: [https://a.test/]\nscope: {anywhere: true, allowed_domains: [a.test]}\n", "scope.anywhere"},
+	} {
+		_, err := Parse([]byte(tc.yaml))
+		switch {
+		case tc.key == "" && err != nil:
+			t.Errorf("%q: %v", tc.yaml, err)
+		case tc.key != "" && (!errors.As(err, &ce) || ce.Key != tc.key):
+			t.Errorf("%q: %v, want an error naming %s", tc.yaml, err, tc.key)
+		}
 	}
 }
 
@@ -60,40 +102,40 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		key  string
 	}{
 		{"robots: 10\n", "seeds"},
-		{"seeds: [http://a.test/]\nrobots: 0\n", "robots"},
-		{"seeds: [http://a.test/]\npoliteness:\n  delay: -1s\n", "politeness.delay"},
-		{"seeds: [http://a.test/]\npoliteness:\n  delay: soon\n", "politeness.delay"},
-		{"seeds: [http://a.test/]\npoliteness:\n  pages_per_connection: 0\n", "politeness.pages_per_connection"},
-		{"seeds: [http://a.test/]\npolitenes:\n  delay: 1s\n", "politenes"},
-		{"seeds: [http://a.test/]\npoliteness:\n  dealy: 1s\n", "dealy"},
-		{"seeds: [http://a.test/]\ndns:\n  servers: [127.0.0.1]\n", "dns.servers"},
-		{"seeds: [http://a.test/]\nrobots_txt:\n  ttl: 48h\n", "robots_txt.ttl"},
-		{"seeds: [http://a.test/]\nstorage:\n  path: \"\"\n", "storage.path"},
-		{"seeds: [http://a.test/]\nrobots: [1, 2]\n", "robots"},
-		{"seeds: [http://a.test/]\nmemory:\n  heap_limit_mb: -1\n", "memory.heap_limit_mb"},
-		{"seeds: [http://a.test/]\npagerank:\n  every_pages: 0\n", "pagerank.every_pages"},
-		{"seeds: [http://a.test/]\npagerank:\n  every: -1s\n", "pagerank.every"},
-		{"seeds: [http://a.test/]\npagerank:\n  store_every: -1m\n", "pagerank.store_every"},
-		{"seeds: [http://a.test/]\npagerank:\n  batch_pages: 0\n", "pagerank.batch_pages"},
-		{"seeds: [http://a.test/]\npagerank:\n  evry: 1s\n", "evry"},
-		{"seeds: [http://a.test/]\nstrategy: optimal\n", "strategy"},
-		{"seeds: [http://a.test/]\nstrategy: pagerank\n", "strategy"},
-		{"seeds: [http://a.test/]\nrecrawl:\n  enabled: true\n  policy: often\n", "recrawl.policy"},
-		{"seeds: [http://a.test/]\nrecrawl:\n  enabled: true\n  initial_interval: 0s\n", "recrawl.initial_interval"},
-		{"seeds: [http://a.test/]\nrecrawl:\n  enabled: true\n  channels: [{host: a.test, prefixes: [news]}]\n", "recrawl.channels"},
-		{"seeds: [http://a.test/]\nrecrawl:\n  enabled: true\n  encourage: 2\n", "recrawl.encourage"},
+		{"seeds: [http://a.test/]\nscope: {anywhere: true}\nrobots: 0\n", "robots"},
+		{"seeds: [http://a.test/]\nscope: {anywhere: true}\npoliteness:\n  delay: -1s\n", "politeness.delay"},
+		{"seeds: [http://a.test/]\nscope: {anywhere: true}\npoliteness:\n  delay: soon\n", "politeness.delay"},
+		{"seeds: [http://a.test/]\nscope: {anywhere: true}\npoliteness:\n  pages_per_connection: 0\n", "politeness.pages_per_connection"},
+		{"seeds: [http://a.test/]\nscope: {anywhere: true}\npolitenes:\n  delay: 1s\n", "politenes"},
+		{"seeds: [http://a.test/]\nscope: {anywhere: true}\npoliteness:\n  dealy: 1s\n", "dealy"},
+		{"seeds: [http://a.test/]\nscope: {anywhere: true}\ndns:\n  servers: [127.0.0.1]\n", "dns.servers"},
+		{"seeds: [http://a.test/]\nscope: {anywhere: true}\nrobots_txt:\n  ttl: 48h\n", "robots_txt.ttl"},
+		{"seeds: [http://a.test/]\nscope: {anywhere: true}\nstorage:\n  path: \"\"\n", "storage.path"},
+		{"seeds: [http://a.test/]\nscope: {anywhere: true}\nrobots: [1, 2]\n", "robots"},
+		{"seeds: [http://a.test/]\nscope: {anywhere: true}\nmemory:\n  heap_limit_mb: -1\n", "memory.heap_limit_mb"},
+		{"seeds: [http://a.test/]\nscope: {anywhere: true}\npagerank:\n  every_pages: 0\n", "pagerank.every_pages"},
+		{"seeds: [http://a.test/]\nscope: {anywhere: true}\npagerank:\n  every: -1s\n", "pagerank.every"},
+		{"seeds: [http://a.test/]\nscope: {anywhere: true}\npagerank:\n  store_every: -1m\n", "pagerank.store_every"},
+		{"seeds: [http://a.test/]\nscope: {anywhere: true}\npagerank:\n  batch_pages: 0\n", "pagerank.batch_pages"},
+		{"seeds: [http://a.test/]\nscope: {anywhere: true}\npagerank:\n  evry: 1s\n", "evry"},
+		{"seeds: [http://a.test/]\nscope: {anywhere: true}\nstrategy: optimal\n", "strategy"},
+		{"seeds: [http://a.test/]\nscope: {anywhere: true}\nstrategy: pagerank\n", "strategy"},
+		{"seeds: [http://a.test/]\nscope: {anywhere: true}\nrecrawl:\n  enabled: true\n  policy: often\n", "recrawl.policy"},
+		{"seeds: [http://a.test/]\nscope: {anywhere: true}\nrecrawl:\n  enabled: true\n  initial_interval: 0s\n", "recrawl.initial_interval"},
+		{"seeds: [http://a.test/]\nscope: {anywhere: true}\nrecrawl:\n  enabled: true\n  channels: [{host: a.test, prefixes: [news]}]\n", "recrawl.channels"},
+		{"seeds: [http://a.test/]\nscope: {anywhere: true}\nrecrawl:\n  enabled: true\n  encourage: 2\n", "recrawl.encourage"},
 		{"seeds: [http://a.test/\n", "line"},
-		{"seeds: [http://a.test/]\ncluster:\n  listen: 4222\n", "cluster.listen"},
-		{"seeds: [http://a.test/]\ncluster:\n  listen: :4222\n  nats_url: nats://x:4222\n", "cluster.nats_url"},
-		{"seeds: [http://a.test/]\ncluster:\n  listen: :4222\n  token: t\n  nkey: UABC\n", "cluster.nkey"},
-		{"seeds: [http://a.test/]\ncluster:\n  listen: :4222\n  nkey: SABC\n", "cluster.nkey"},
-		{"seeds: [http://a.test/]\ncluster:\n  nats_url: nats://x:4222\n  nkey: UABC\n", "cluster.nkey_seed"},
-		{"seeds: [http://a.test/]\ncluster:\n  listen: :4222\n  tls_cert: c.pem\n", "cluster.tls_key"},
-		{"seeds: [http://a.test/]\ncluster:\n  local_robots: -1\n", "cluster.local_robots"},
-		{"seeds: [http://a.test/]\ncluster:\n  heartbeat: 0s\n", "cluster.heartbeat"},
-		{"seeds: [http://a.test/]\ncluster:\n  pins: [{suffix: .fr, tag: 'e u'}]\n", "cluster.pins[0].tag"},
-		{"seeds: [http://a.test/]\ncluster:\n  pins: [{addresses: 10.0.0.0, tag: lan}]\n", "cluster.pins[0].addresses"},
-		{"seeds: [http://a.test/]\ncluster:\n  pins: [{tag: lan}]\n", "cluster.pins[0]"},
+		{"seeds: [http://a.test/]\nscope: {anywhere: true}\ncluster:\n  listen: 4222\n", "cluster.listen"},
+		{"seeds: [http://a.test/]\nscope: {anywhere: true}\ncluster:\n  listen: :4222\n  nats_url: nats://x:4222\n", "cluster.nats_url"},
+		{"seeds: [http://a.test/]\nscope: {anywhere: true}\ncluster:\n  listen: :4222\n  token: t\n  nkey: UABC\n", "cluster.nkey"},
+		{"seeds: [http://a.test/]\nscope: {anywhere: true}\ncluster:\n  listen: :4222\n  nkey: SABC\n", "cluster.nkey"},
+		{"seeds: [http://a.test/]\nscope: {anywhere: true}\ncluster:\n  nats_url: nats://x:4222\n  nkey: UABC\n", "cluster.nkey_seed"},
+		{"seeds: [http://a.test/]\nscope: {anywhere: true}\ncluster:\n  listen: :4222\n  tls_cert: c.pem\n", "cluster.tls_key"},
+		{"seeds: [http://a.test/]\nscope: {anywhere: true}\ncluster:\n  local_robots: -1\n", "cluster.local_robots"},
+		{"seeds: [http://a.test/]\nscope: {anywhere: true}\ncluster:\n  heartbeat: 0s\n", "cluster.heartbeat"},
+		{"seeds: [http://a.test/]\nscope: {anywhere: true}\ncluster:\n  pins: [{suffix: .fr, tag: 'e u'}]\n", "cluster.pins[0].tag"},
+		{"seeds: [http://a.test/]\nscope: {anywhere: true}\ncluster:\n  pins: [{addresses: 10.0.0.0, tag: lan}]\n", "cluster.pins[0].addresses"},
+		{"seeds: [http://a.test/]\nscope: {anywhere: true}\ncluster:\n  pins: [{tag: lan}]\n", "cluster.pins[0]"},
 	}
 	for _, tt := range tests {
 		_, err := Parse([]byte(tt.yaml))
@@ -108,7 +150,7 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 }
 
 func TestConfigErrorIsTyped(t *testing.T) {
-	_, err := Parse([]byte("seeds: [http://a.test/]\nrobots: -3\n"))
+	_, err := Parse([]byte("seeds: [http://a.test/]\nscope: {anywhere: true}\nrobots: -3\n"))
 	var ce *engine.ConfigError
 	if !errors.As(err, &ce) || ce.Key != "robots" {
 		t.Fatalf("err = %v, want a ConfigError for robots", err)
@@ -118,7 +160,7 @@ func TestConfigErrorIsTyped(t *testing.T) {
 func TestOverrides(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "c.yaml")
-	body := "seeds: [http://a.test/]\nrobots: 8\npoliteness:\n  delay: 250ms\n  pages_per_connection: 10\nlimits:\n  max_pages: 500\nstorage:\n  path: x.db\ndns:\n  servers: [\"127.0.0.1:5353\"]\n"
+	body := "seeds: [http://a.test/]\nscope: {anywhere: true}\nrobots: 8\npoliteness:\n  delay: 250ms\n  pages_per_connection: 10\nlimits:\n  max_pages: 500\nstorage:\n  path: x.db\ndns:\n  servers: [\"127.0.0.1:5353\"]\n"
 	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -147,6 +189,7 @@ func TestRelativePaths(t *testing.T) {
 	dir := t.TempDir()
 	ca := filepath.Join(dir, "certs", "ca.pem")
 	os.MkdirAll(filepath.Dir(ca), 0o755)
+	os.MkdirAll(filepath.Join(dir, "data"), 0o755)
 	if err := os.WriteFile(ca, selfSignedPEM(t), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +201,7 @@ func TestRelativePaths(t *testing.T) {
 		{"/var/tmp/abs.db", "/var/tmp/abs.db"},
 	} {
 		path := filepath.Join(dir, "site.yaml")
-		body := "seeds: [https://a.test/]\nstorage:\n  path: " + tc.storage + "\nfetch:\n  ca_file: certs/ca.pem\ndns:\n  hosts_file: hosts\n"
+		body := "seeds: [https://a.test/]\nscope: {anywhere: true}\nstorage:\n  path: " + tc.storage + "\nfetch:\n  ca_file: certs/ca.pem\ndns:\n  hosts_file: hosts\n"
 		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -193,7 +236,7 @@ func TestNetworkKeys(t *testing.T) {
 		{"fetch:\n  ca_file: " + filepath.Join(dir, "missing.pem") + "\n", "fetch.ca_file"},
 		{"fetch:\n  ca_file: " + notPEM + "\n", "fetch.ca_file"},
 	} {
-		f, err := Parse([]byte("seeds: [https://a.test/]\n" + tc.yaml))
+		f, err := Parse([]byte("seeds: [https://a.test/]\nscope: {anywhere: true}\n" + tc.yaml))
 		var ce *engine.ConfigError
 		switch {
 		case tc.key == "" && err != nil:
@@ -220,4 +263,43 @@ func selfSignedPEM(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}
+
+// A bad value's error names the file, the line and the key, says what to
+// write, and carries no package's prefix but its own.
+func TestErrorsSayWhatToWrite(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "site.yaml")
+	const head = "seeds: [https://www.example.org/]\nscope:\n  allowed_domains: [example.org]\n"
+	for _, tc := range []struct {
+		yaml, want string // want: the message after "config: PATH:"
+	}{
+		{"politeness:\n  delay: 5\n", `5: politeness.delay: write a duration such as 5s or 200ms (got "5", a number without a unit)`},
+		{"politeness:\n  delay: soon\n", `5: politeness.delay: write a duration such as 5s or 200ms (got "soon")`},
+		{"politeness:\n  delay:\n", `5: politeness.delay: write a duration such as 5s or 200ms (got nothing)`},
+		{"robots: many\n", `4: robots: write a whole number such as 10 (got "many")`},
+		{"dedup:\n  enabled: maybe\n", `5: dedup.enabled: write true or false (got "maybe")`},
+		{"recrawl:\n  rate_cap: high\n", `5: recrawl.rate_cap: write a number such as 0.5 (got "high")`},
+		{"dns:\n  servers: 127.0.0.1:53\n", `5: dns.servers: write a list such as [a, b], or one item per line after "- " (got "127.0.0.1:53")`},
+		{"politeness: 5s\n", `4: politeness: write its keys on the lines below it, indented: delay, max_delay, pages_per_connection, one_per_address (got "5s")`},
+		{"politeness:\n  dealy: 5s\n", `5: politeness.dealy: unknown key: the keys of politeness are delay, max_delay, pages_per_connection, one_per_address`},
+		{"robots: 4\nrobots: 5\n", `5: robots: written twice (first on line 4): keep one`},
+		{"cluster:\n  pins:\n    - {suffix: .fr, tga: eu}\n", `6: cluster.pins[0].tga: unknown key: the keys of cluster.pins[0] are suffix, addresses, tag`},
+		{"robots: 0\n", `4: robots: must be at least 1, got 0`},
+		{"seeds: [example.org]\n", `4: seeds[0]: "example.org": relative reference without a base URL: write an absolute http or https URL such as https://www.example.org/`},
+		{"storage:\n  path: nowhere/crawl.db\n", `5: storage.path: the directory ` + filepath.Join(dir, "nowhere") + ` does not exist: create it (mkdir -p ` + filepath.Join(dir, "nowhere") + `) or write another path`},
+		{"politeness:\n\tdelay: 5s\n", `5: not YAML: found character that cannot start any token`},
+	} {
+		body := head + tc.yaml
+		if strings.HasPrefix(tc.yaml, "seeds:") {
+			body = strings.Replace(head, "seeds: [https://www.example.org/]\n", "robots: 4\n", 1) + tc.yaml
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(path)
+		if want := "config: " + path + ":" + tc.want; err == nil || err.Error() != want {
+			t.Errorf("%q:\n got %v\nwant %s", tc.yaml, err, want)
+		}
+	}
 }
