@@ -22,6 +22,8 @@ import (
 
 	"lidi/engine/config"
 	"lidi/engine/dns"
+	"lidi/engine/frontier"
+	"lidi/engine/recrawl"
 	"lidi/engine/sim"
 	"lidi/engine/simweb"
 	"lidi/storage"
@@ -278,7 +280,7 @@ func demoCmd(fs *flag.FlagSet) runFunc {
 	traps := fs.Int("traps", 2, "sites per kind of crawler trap (mirrors, session ids, soft 404s, …) in the synthetic web, for duplicate detection to find; 0 for none")
 	dbPath := fs.String("db", "", "the demo crawl's SQLite `file` (default lidi-demo-FLAGS.db, named after the flags below; run the demo again to continue it)")
 	headless := fs.Bool("headless", false, "no console: print a progress line every few seconds")
-	strategy := fs.String("strategy", "length", "the crawl's strategy: length, depth, batch, partial or optimal")
+	strategy := fs.String("strategy", "length", "the crawl's `strategy`, one of:\n"+frontier.StrategyUsage())
 	policy := fs.String("recrawl", "iir", "the recrawl policy: fixed, iir, icr, optimal, adaptive, or off")
 	scale := fs.Float64("time-scale", 120, "the changing web's clock runs `N` times as fast as real time")
 	return func(ctx context.Context, out output) error {
@@ -286,6 +288,19 @@ func demoCmd(fs *flag.FlagSet) runFunc {
 			{"strategy", *strategy}, {"recrawl", *policy}, {"time-scale", strconv.FormatFloat(*scale, 'g', -1, 64)}}
 		if *dbPath == "" {
 			*dbPath = flags.fileName()
+		}
+		// The demo's database is made below: what can be wrong with the
+		// flags is found before.
+		if _, ok := frontier.LookupStrategy(*strategy); !ok {
+			return &usageError{msg: fmt.Sprintf("unknown strategy %q: write one of %s", *strategy, strings.Join(frontier.StrategyNames(), ", "))}
+		}
+		if _, err := recrawl.ParsePolicyName(*policy); err != nil && *policy != "off" {
+			return &usageError{msg: err.Error()}
+		}
+		cfg := config.Default()
+		cfg.Storage.Path = *dbPath
+		if err := cfg.CheckStorageDir(); err != nil {
+			return err
 		}
 		epoch, err := flags.claim(ctx, *dbPath, time.Now())
 		if err != nil {
@@ -302,14 +317,12 @@ func demoCmd(fs *flag.FlagSet) runFunc {
 			return err
 		}
 		defer srv.Close()
-		cfg := config.Default()
 		cfg.Seeds = srv.SeedURLs(5)
 		cfg.Scope.AllowedDomains = []string{"test"} // simweb's hosts
 		cfg.DNS.Servers = []string{srv.DNSAddr()}
 		cfg.Robots = 16
 		cfg.Politeness.Delay = 200 * time.Millisecond
 		cfg.Politeness.PagesPerConnection = 20
-		cfg.Storage.Path = *dbPath
 		// A coverage point every 100 pages of the demo's few thousand, and
 		// the synthetic web's true PageRank for the oracle's curve.
 		cfg.PageRank.EveryPages = 100

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"lidi/engine/fetch"
+	"lidi/engine/frontier"
 	"lidi/engine/scope"
 	"lidi/engine/urlnorm"
 )
@@ -17,7 +18,7 @@ type Config struct {
 	Seeds     []string // seeds
 	UserAgent string   // user_agent
 
-	Strategy      string        // strategy: "length", "depth", "batch", "partial" or "optimal" (needs Oracle)
+	Strategy      string        // strategy: a name of frontier's registry (frontier.Strategies); "optimal" needs Oracle
 	Robots        int           // robots (r): sites visited at once
 	Delay         time.Duration // politeness.delay (w): between two requests to one site
 	MaxDelay      time.Duration // politeness.max_delay: cap on robots.txt Crawl-delay
@@ -201,12 +202,14 @@ func (c *Config) Validate() error {
 		return bad("pagerank.store_every", "must not be negative, got %s", c.RankStoreEvery)
 	case c.RankBatch < 1:
 		return bad("pagerank.batch_pages", "must be at least 1, got %d", c.RankBatch)
-	case !knownStrategy(c.Strategy):
-		return bad("strategy", "unknown strategy %q (known: %s)", c.Strategy, strings.Join(strategyNames(), ", "))
-	case strings.EqualFold(c.Strategy, "optimal") && c.Oracle == nil:
-		return &ConfigError{Key: "strategy", Err: errNoOracle}
 	case c.MaxRedirects < 0:
 		return bad("fetch.max_redirects", "must not be negative, got %d", c.MaxRedirects)
+	}
+	switch s, ok := frontier.LookupStrategy(c.Strategy); {
+	case !ok:
+		return bad("strategy", "unknown strategy %q: write one of %s", c.Strategy, strings.Join(frontier.StrategyNames(), ", "))
+	case s.NeedsOracle && c.Oracle == nil:
+		return &ConfigError{Key: "strategy", Err: errNoOracle}
 	}
 	if err := c.validateScope(); err != nil {
 		return err

@@ -413,22 +413,14 @@ var errNoOracle = errors.New(`"optimal" orders pages by their true PageRank and 
 // newStrategy makes the strategy cfg names; the PageRank-based ones take
 // their K or their oracle from cfg.
 func newStrategy(cfg Config) (frontier.Strategy, error) {
-	switch strings.ToLower(cfg.Strategy) {
-	case "optimal":
-		o := cfg.Oracle
-		if o == nil {
-			return nil, errNoOracle
-		}
-		return frontier.NewOptimal(func(p frontier.PageInfo) float64 {
+	opt := frontier.StrategyOptions{K: cfg.RankBatch}
+	if o := cfg.Oracle; o != nil {
+		opt.Oracle = func(p frontier.PageInfo) float64 {
 			pr, _ := o.PageRank(p.URL)
 			return pr
-		}), nil
-	case "batch":
-		return frontier.NewBatch(cfg.RankBatch), nil
-	case "partial":
-		return frontier.NewPartial(cfg.RankBatch), nil
+		}
 	}
-	return frontier.NewStrategy(cfg.Strategy)
+	return frontier.NewStrategy(cfg.Strategy, opt)
 }
 
 // strategyNames lists the strategies config.yaml may name.

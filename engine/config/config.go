@@ -232,7 +232,7 @@ func Load(path string) (*File, error) {
 		err = f.Check()
 	}
 	if err == nil {
-		err = f.checkStorageDir()
+		err = f.CheckStorageDir()
 	}
 	if err != nil {
 		return nil, locate(err, path, lines)
@@ -269,9 +269,9 @@ func read(data []byte, dir string) (*File, map[string]int, error) {
 	return f, lines, nil
 }
 
-// checkStorageDir reports a storage.path whose directory is missing, before
-// anything tries to create the database (or its lock) there.
-func (f *File) checkStorageDir() error {
+// CheckStorageDir reports a storage.path whose directory is missing, before
+// anything tries to create the database (or its lock) there. Load calls it.
+func (f *File) CheckStorageDir() error {
 	dir := filepath.Dir(f.Storage.Path)
 	st, err := os.Stat(dir)
 	switch {

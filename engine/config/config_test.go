@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"lidi/engine"
+	"lidi/engine/frontier"
 )
 
 // The documented config.yaml must give exactly the defaults: it is the
@@ -30,6 +31,11 @@ func TestDocumentedConfigIsTheDefaults(t *testing.T) {
 	f, _, err := read(data, "")
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, name := range frontier.StrategyNames() {
+		if !strings.Contains(string(data), `"`+name+`"`) {
+			t.Errorf("config.yaml does not describe the strategy %q", name)
+		}
 	}
 	emptyToNil(reflect.ValueOf(f).Elem())
 	if want := Default(); !reflect.DeepEqual(f, want) {

@@ -1,8 +1,10 @@
 package frontier
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 )
@@ -164,14 +166,35 @@ func TestCountsStayConsistent(t *testing.T) {
 	}
 }
 
+// Every strategy of the registry is made by its name, in any case, with
+// the options it reads; an unknown name and optimal without an oracle are
+// refused.
 func TestNewStrategy(t *testing.T) {
-	for _, name := range []string{"length", "Depth"} {
-		if _, err := NewStrategy(name); err != nil {
-			t.Error(err)
+	oracle := func(PageInfo) float64 { return 0.5 }
+	for _, info := range Strategies() {
+		for _, name := range []string{info.Name, strings.ToUpper(info.Name)} {
+			s, err := NewStrategy(name, StrategyOptions{K: 7, Oracle: oracle})
+			if err != nil || s.Name() != info.Name {
+				t.Fatalf("NewStrategy(%q) = %v, %v", name, s, err)
+			}
+			if k, ok := s.(interface{ K() int }); ok != info.UsesK || ok && k.K() != 7 {
+				t.Errorf("%s: UsesK %v, but the strategy made reads K: %v", info.Name, info.UsesK, ok)
+			}
+			if _, err := NewStrategy(name, StrategyOptions{}); (err != nil) != info.NeedsOracle {
+				t.Errorf("%s without an oracle: %v (NeedsOracle %v)", info.Name, err, info.NeedsOracle)
+			} else if err != nil && !errors.Is(err, ErrNoOracle) {
+				t.Errorf("%s without an oracle: %v, want ErrNoOracle", info.Name, err)
+			}
+		}
+		if !strings.Contains(StrategyUsage()+"\n", "  "+info.Name+": "+info.Summary+"\n") {
+			t.Errorf("StrategyUsage lacks %s", info.Name)
 		}
 	}
-	if _, err := NewStrategy("random"); err == nil {
-		t.Error("unknown strategy accepted")
+	if _, err := NewStrategy("random", StrategyOptions{}); err == nil || !strings.Contains(err.Error(), strings.Join(StrategyNames(), ", ")) {
+		t.Errorf("unknown strategy: %v, want an error listing the known ones", err)
+	}
+	if s, _ := NewStrategy("batch", StrategyOptions{}); s.(*Batch).K() != DefaultK {
+		t.Error("K < 1 does not mean DefaultK")
 	}
 }
 

@@ -16,19 +16,14 @@ import (
 // top of both heaps of Figure 6.4.
 
 // DefaultK is the number of fetched pages between two PageRank
-// recomputations of the "batch" and "partial" strategies when they are
-// made by name: the smallest K of the chapter (1/350 of its 3.5 M pages).
+// recomputations of the "batch" and "partial" strategies when
+// StrategyOptions.K is not set: the smallest K of the chapter (1/350 of its 3.5 M pages).
 const DefaultK = 10_000
 
 // DefaultRankTolerance is the L1 residual at which Batch and Partial stop
 // their PageRank iterations when Options.Tolerance is zero: an ordering
 // needs far less precision than simweb's oracle (1e-9).
 const DefaultRankTolerance = 1e-6
-
-func init() {
-	Register("batch", func() Strategy { return NewBatch(DefaultK) })
-	Register("partial", func() Strategy { return NewPartial(DefaultK) })
-}
 
 // siteByHead orders sites by their best queued page, ties by discovery.
 func siteByHead(a, b *Site) bool {

@@ -167,7 +167,7 @@ func TestPartialTemporaryScores(t *testing.T) {
 
 func TestRankStrategiesByName(t *testing.T) {
 	for _, name := range []string{"batch", "partial"} {
-		s, err := NewStrategy(name)
+		s, err := NewStrategy(name, StrategyOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

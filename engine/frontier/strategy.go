@@ -1,8 +1,9 @@
 package frontier
 
 import (
+	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -59,29 +60,93 @@ func (Depth) SiteLess(a, b *Site) bool {
 	return a.Seq < b.Seq
 }
 
-var strategies = map[string]func() Strategy{
-	"length": func() Strategy { return Length{} },
-	"depth":  func() Strategy { return Depth{} },
+// StrategyOptions are what a strategy is made with besides its name. The
+// zero value makes every strategy but "optimal", which needs Oracle.
+type StrategyOptions struct {
+	// K is the number of pages fetched between two PageRank runs of
+	// "batch" and "partial" (pagerank.batch_pages); below 1, DefaultK.
+	K int
+	// Oracle returns a page's true PageRank, for "optimal" (lidi demo and
+	// lidi sim know their synthetic web's); nil: none.
+	Oracle func(PageInfo) float64
 }
 
-// Register makes a strategy available by name to NewStrategy. It is meant to
-// be called from init functions and is not safe for concurrent use.
-func Register(name string, make func() Strategy) { strategies[name] = make }
+// A StrategyInfo is one strategy of the registry: its name, what it does
+// and the options it reads.
+type StrategyInfo struct {
+	Name        string // as config.yaml's strategy, lidi demo and lidi sim write it
+	Summary     string // what it fetches first, for usage texts
+	UsesK       bool   // reads StrategyOptions.K
+	NeedsOracle bool   // needs StrategyOptions.Oracle
+	make        func(StrategyOptions) Strategy
+}
 
-// NewStrategy returns the strategy named in config.yaml.
-func NewStrategy(name string) (Strategy, error) {
-	if make, ok := strategies[strings.ToLower(name)]; ok {
-		return make(), nil
+// strategies is the registry: every strategy lidi has, in the order usage
+// texts list them.
+var strategies = []StrategyInfo{
+	{Name: "length", Summary: "Castillo's Length: the sites with the most pages pending first, pages inside a site by depth",
+		make: func(StrategyOptions) Strategy { return Length{} }},
+	{Name: "depth", Summary: "breadth-first: the shallowest page queued first",
+		make: func(StrategyOptions) Strategy { return Depth{} }},
+	{Name: "batch", Summary: "every K pages, PageRank of the graph known so far orders the next K", UsesK: true,
+		make: func(o StrategyOptions) Strategy { return NewBatch(o.k()) }},
+	{Name: "partial", Summary: "PageRank every K pages; in between a new page scores the rank its fetched parents pass on", UsesK: true,
+		make: func(o StrategyOptions) Strategy { return NewPartial(o.k()) }},
+	{Name: "optimal", Summary: "the true PageRank first: needs an oracle that knows it (lidi demo's and lidi sim's synthetic web)", NeedsOracle: true,
+		make: func(o StrategyOptions) Strategy { return NewOptimal(o.Oracle) }},
+}
+
+func (o StrategyOptions) k() int {
+	if o.K < 1 {
+		return DefaultK
 	}
-	return nil, fmt.Errorf("frontier: unknown strategy %q (known: %s)", name, strings.Join(StrategyNames(), ", "))
+	return o.K
 }
 
-// StrategyNames lists the registered strategies, sorted.
+// ErrNoOracle is NewStrategy's error for a strategy that needs an oracle
+// made without one.
+var ErrNoOracle = errors.New("frontier: the strategy orders pages by their true PageRank and needs an oracle that knows it; none was given")
+
+// LookupStrategy finds a strategy by name, in any case.
+func LookupStrategy(name string) (StrategyInfo, bool) {
+	for _, s := range strategies {
+		if strings.EqualFold(s.Name, name) {
+			return s, true
+		}
+	}
+	return StrategyInfo{}, false
+}
+
+// NewStrategy makes the strategy named name with o.
+func NewStrategy(name string, o StrategyOptions) (Strategy, error) {
+	s, ok := LookupStrategy(name)
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("frontier: unknown strategy %q (known: %s)", name, strings.Join(StrategyNames(), ", "))
+	case s.NeedsOracle && o.Oracle == nil:
+		return nil, ErrNoOracle
+	}
+	return s.make(o), nil
+}
+
+// Strategies lists the registry, in the order usage texts list it.
+func Strategies() []StrategyInfo { return slices.Clone(strategies) }
+
+// StrategyNames lists the strategies' names, in the registry's order.
 func StrategyNames() []string {
-	names := make([]string, 0, len(strategies))
-	for n := range strategies {
-		names = append(names, n)
+	names := make([]string, len(strategies))
+	for i, s := range strategies {
+		names[i] = s.Name
 	}
-	sort.Strings(names)
 	return names
+}
+
+// StrategyUsage describes every strategy, one line each ("  length: ..."),
+// for a command's usage.
+func StrategyUsage() string {
+	lines := make([]string, len(strategies))
+	for i, s := range strategies {
+		lines[i] = "  " + s.Name + ": " + s.Summary
+	}
+	return strings.Join(lines, "\n")
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -28,34 +27,14 @@ func Oracle(w *Web) func(frontier.PageInfo) float64 {
 	}
 }
 
-// StrategyNames lists the strategies NewStrategy makes.
-func StrategyNames() []string {
-	names := frontier.StrategyNames()
-	for _, n := range names {
-		if n == "optimal" {
-			return names
-		}
-	}
-	return append(names, "optimal")
-}
-
-// NewStrategy returns a fresh strategy by name for a crawl of w: "optimal"
-// asks w's oracle; "batch" and "partial" recompute PageRank every k pages
-// (k < 1 means one 70th of w's pages, the chapter's middle K); other names
-// go to frontier.NewStrategy.
+// NewStrategy returns a fresh strategy by name for a crawl of w, with w's
+// oracle for "optimal" and a PageRank run every k pages for "batch" and
+// "partial" (k < 1 means one 70th of w's pages, the chapter's middle K).
 func NewStrategy(name string, w *Web, k int) (frontier.Strategy, error) {
 	if k < 1 {
 		k = max(1, w.NumPages()/70)
 	}
-	switch strings.ToLower(name) {
-	case "optimal":
-		return frontier.NewOptimal(Oracle(w)), nil
-	case "batch":
-		return frontier.NewBatch(k), nil
-	case "partial":
-		return frontier.NewPartial(k), nil
-	}
-	return frontier.NewStrategy(name)
+	return frontier.NewStrategy(name, frontier.StrategyOptions{K: k, Oracle: Oracle(w)})
 }
 
 // WriteCSV writes one line per page fetched: its rank in the crawl, page
@@ -108,7 +87,7 @@ func CommandFlags(fs *flag.FlagSet) func(ctx context.Context, stdout io.Writer) 
 	seeds := fs.Int("seeds", 10, "start from the home pages of this many most popular sites")
 	latency := fs.Duration("latency", 250*time.Millisecond, "median site latency (with --graph: every site's)")
 	siteBW := fs.Int64("site-bandwidth", 50_000, "median site bandwidth in `bytes/s` (with --graph: every site's; 0 = unlimited)")
-	strategy := fs.String("strategy", "length", "ordering strategy: "+strings.Join(StrategyNames(), ", "))
+	strategy := fs.String("strategy", "length", "the ordering `strategy`, one of:\n"+frontier.StrategyUsage())
 	k := fs.Int("k", 0, "pages between PageRank recomputations for batch and partial (0: pages/70)")
 	var opt Options
 	fs.DurationVar(&opt.Delay, "w", 15*time.Second, "politeness delay between requests to one site")
@@ -120,8 +99,8 @@ func CommandFlags(fs *flag.FlagSet) func(ctx context.Context, stdout io.Writer) 
 	return func(ctx context.Context, stdout io.Writer) error {
 		// A misspelt strategy is refused before the web is generated,
 		// which takes tens of seconds at the default size.
-		if !slices.Contains(StrategyNames(), strings.ToLower(*strategy)) {
-			return fmt.Errorf("sim: unknown strategy %q (have %s)", *strategy, strings.Join(StrategyNames(), ", "))
+		if _, ok := frontier.LookupStrategy(*strategy); !ok {
+			return fmt.Errorf("sim: unknown strategy %q (have %s)", *strategy, strings.Join(frontier.StrategyNames(), ", "))
 		}
 		var w *Web
 		var err error
