@@ -6,15 +6,15 @@ import (
 	"io"
 	"os"
 
-	"lidi/engine"
 	"lidi/engine/bench"
 	"lidi/engine/config"
+	"lidi/engine/record"
 	"lidi/storage"
 )
 
 // openBenchStore opens a benchmark's crawl database: the same SQLite store
 // a real crawl uses.
-func openBenchStore(path string) (engine.Store, io.Closer, error) {
+func openBenchStore(path string) (record.Store, io.Closer, error) {
 	db, err := storage.Open(path, storage.Options{})
 	return db, db, err
 }

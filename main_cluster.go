@@ -14,6 +14,7 @@ import (
 	"lidi/engine"
 	"lidi/engine/cluster"
 	"lidi/engine/config"
+	"lidi/engine/visit"
 	"lidi/tui"
 )
 
@@ -70,7 +71,7 @@ func startMaster(ctx context.Context, cfg *config.File, eng *engine.Engine, stdo
 		srv.Close()
 		return nil, stop, err
 	}
-	d := cluster.NewDispatcher(m, cluster.DispatcherOptions{Local: engine.LocalDispatcher{Robot: eng.Robot()},
+	d := cluster.NewDispatcher(m, cluster.DispatcherOptions{Local: visit.LocalDispatcher{Robot: eng.Robot()},
 		LocalRobots: cc.LocalRobots, SetRobots: eng.SetRobots})
 	eng.SetDispatcher(d)
 	url := cc.NATSURL
@@ -148,7 +149,7 @@ func slaveWork(settings []byte, halt func() bool) (cluster.Work, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := engine.NewRobot(cfg.Engine(), nil)
+	r, err := visit.NewRobot(cfg.Engine().Robot(), nil)
 	if err != nil {
 		return nil, err
 	}

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"lidi/engine"
 	"lidi/engine/cluster"
+	"lidi/engine/record"
 	"lidi/engine/simweb"
 	"lidi/engine/simweb/simwebtest"
 	"lidi/storage"
@@ -29,7 +29,7 @@ func fetchedURLs(t *testing.T, path string) []string {
 	}
 	defer db.Close()
 	var urls []string
-	if err := db.Fingerprints(context.Background(), func(p engine.FetchedPage) { urls = append(urls, p.Addr) }); err != nil {
+	if err := db.Fingerprints(context.Background(), func(p record.FetchedPage) { urls = append(urls, p.Addr) }); err != nil {
 		t.Fatal(err)
 	}
 	slices.Sort(urls)

@@ -3,6 +3,9 @@ package engine
 import (
 	"context"
 	"fmt"
+
+	"lidi/engine/record"
+	"lidi/engine/visit"
 )
 
 // Leases that outlive a run, and results a run does not apply.
@@ -18,12 +21,12 @@ const adoptHead = 10000
 // already, before the earlier run ended) are not applied again. It runs
 // before the committer starts, so it reads the store itself.
 func (c *crawl) adopt(ctx context.Context) error {
-	r, ok := c.e.dispatch.(Resumer)
+	r, ok := c.e.dispatch.(visit.Resumer)
 	if !ok {
 		return nil
 	}
 	now := c.e.clock.Now()
-	var kept []*Lease
+	var kept []*visit.Lease
 	for _, l := range r.Outstanding() {
 		fs := c.f.Lookup(l.Key)
 		if fs == nil {
@@ -68,7 +71,7 @@ func (c *crawl) adopt(ctx context.Context) error {
 // stillQueued returns those of urls the store holds queued, as it holds
 // them, in the order of urls; complete is false when the site's queue was
 // too long to be read whole (a URL not found may be queued still).
-func (c *crawl) stillQueued(ctx context.Context, s *site, urls []QueuedURL) (_ []QueuedURL, complete bool, _ error) {
+func (c *crawl) stillQueued(ctx context.Context, s *site, urls []record.QueuedURL) (_ []record.QueuedURL, complete bool, _ error) {
 	if len(urls) == 0 || s.Pending == 0 {
 		return nil, true, nil
 	}
@@ -76,11 +79,11 @@ func (c *crawl) stillQueued(ctx context.Context, s *site, urls []QueuedURL) (_ [
 	if err != nil {
 		return nil, false, err
 	}
-	queued := make(map[uint64]QueuedURL, len(head))
+	queued := make(map[uint64]record.QueuedURL, len(head))
 	for _, q := range head {
 		queued[q.ID] = q
 	}
-	var out []QueuedURL
+	var out []record.QueuedURL
 	for _, q := range urls {
 		if cur, ok := queued[q.ID]; ok {
 			out = append(out, cur)
@@ -92,7 +95,7 @@ func (c *crawl) stillQueued(ctx context.Context, s *site, urls []QueuedURL) (_ [
 // wants reports whether a page of the lease is to be applied: any page of
 // a lease of this run, and a page of an earlier run's lease whose URL the
 // store still held queued when it was adopted (once).
-func (run *leaseRun) wants(p *PageResult) bool {
+func (run *leaseRun) wants(p *visit.PageResult) bool {
 	if run.want == nil {
 		return true
 	}
@@ -105,7 +108,7 @@ func (run *leaseRun) wants(p *PageResult) bool {
 
 // wanted is the end of an earlier run's lease restricted to the URLs it
 // still holds: what its robot skipped among them, and the rest returned.
-func (run *leaseRun) wanted(end *LeaseEnd) *LeaseEnd {
+func (run *leaseRun) wanted(end *visit.LeaseEnd) *visit.LeaseEnd {
 	if run.want == nil {
 		return end
 	}
@@ -144,7 +147,7 @@ func (c *crawl) dropResults() {
 // recall passes a pause, a stop or a resumption to a dispatcher whose
 // robots Robot.Halt does not reach.
 func (e *Engine) recall(halt bool) {
-	if r, ok := e.dispatch.(Recaller); ok {
+	if r, ok := e.dispatch.(visit.Recaller); ok {
 		r.Recall(halt)
 	}
 }

@@ -13,8 +13,10 @@ import (
 	"time"
 
 	"lidi/engine"
+	"lidi/engine/record"
 	"lidi/engine/simweb"
 	"lidi/engine/simweb/simwebtest"
+	"lidi/engine/visit"
 	"lidi/storage"
 )
 
@@ -22,21 +24,21 @@ import (
 // this run's leases on local robots, noting the sites leased while the
 // earlier lease was still out.
 type resumer struct {
-	engine.LocalDispatcher
-	earlier *engine.Lease // as the earlier run handed it out
+	visit.LocalDispatcher
+	earlier *visit.Lease // as the earlier run handed it out
 
 	mu       sync.Mutex
-	resumed  []*engine.Lease
+	resumed  []*visit.Lease
 	ended    bool
 	overlaps []string // sites leased while the earlier lease was out
 }
 
-func (d *resumer) Outstanding() []*engine.Lease {
+func (d *resumer) Outstanding() []*visit.Lease {
 	l := *d.earlier
-	return []*engine.Lease{&l}
+	return []*visit.Lease{&l}
 }
 
-func (d *resumer) Resume(leases []*engine.Lease, report func(engine.Result)) {
+func (d *resumer) Resume(leases []*visit.Lease, report func(visit.Result)) {
 	d.mu.Lock()
 	d.resumed = leases
 	d.mu.Unlock()
@@ -45,7 +47,7 @@ func (d *resumer) Resume(leases []*engine.Lease, report func(engine.Result)) {
 	}
 	// The slave that had the lease runs it (all of it: it knows nothing
 	// of what the store holds) and delivers its results now.
-	go d.Robot.Run(context.Background(), d.earlier, func(r engine.Result) {
+	go d.Robot.Run(context.Background(), d.earlier, func(r visit.Result) {
 		if r.End != nil {
 			d.mu.Lock()
 			d.ended = true
@@ -55,7 +57,7 @@ func (d *resumer) Resume(leases []*engine.Lease, report func(engine.Result)) {
 	})
 }
 
-func (d *resumer) Dispatch(ctx context.Context, l *engine.Lease, report func(engine.Result)) {
+func (d *resumer) Dispatch(ctx context.Context, l *visit.Lease, report func(visit.Result)) {
 	d.mu.Lock()
 	if !d.ended && (l.Key == d.earlier.Key || l.Addr == d.earlier.Addr) {
 		d.overlaps = append(d.overlaps, l.Key)
@@ -86,7 +88,7 @@ func TestALeaseOfAnEarlierRunIsTakenOver(t *testing.T) {
 	cfg.MaxPages = 0
 	eng, release := openEngine(t, cfg, srv.DNSAddr(), path)
 	defer release()
-	d := &resumer{LocalDispatcher: engine.LocalDispatcher{Robot: eng.Robot()}, earlier: earlier}
+	d := &resumer{LocalDispatcher: visit.LocalDispatcher{Robot: eng.Robot()}, earlier: earlier}
 	eng.SetDispatcher(d)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -121,7 +123,7 @@ func TestALeaseOfAnEarlierRunIsTakenOver(t *testing.T) {
 // earlierLease is a lease of a site of the crawl at path with URLs it
 // holds queued, and first one it fetched already, as an earlier run of the
 // crawl would have handed it out.
-func earlierLease(t *testing.T, path string, cfg engine.Config) *engine.Lease {
+func earlierLease(t *testing.T, path string, cfg engine.Config) *visit.Lease {
 	t.Helper()
 	db, err := storage.Open(path, storage.Options{})
 	if err != nil {
@@ -141,7 +143,7 @@ func earlierLease(t *testing.T, path string, cfg engine.Config) *engine.Lease {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var done engine.QueuedURL
+		var done record.QueuedURL
 		eachRow(t, path, "SELECT id, url FROM urls WHERE state = 1 AND site = "+strconv.FormatInt(s.ID, 10)+" LIMIT 1", func(rows *sql.Rows) error {
 			var id int64
 			err := rows.Scan(&id, &done.URL)
@@ -154,8 +156,8 @@ func earlierLease(t *testing.T, path string, cfg engine.Config) *engine.Lease {
 				t.Fatal(err)
 			}
 		}
-		return &engine.Lease{ID: 7, Site: s.ID, Key: s.Key, Host: s.Host, Addr: netip.MustParseAddr(s.Addr), Port: port,
-			Delay: cfg.Delay, NotBefore: time.Now(), Deadline: time.Now().Add(time.Minute), URLs: append([]engine.QueuedURL{done}, urls...)}
+		return &visit.Lease{ID: 7, Site: s.ID, Key: s.Key, Host: s.Host, Addr: netip.MustParseAddr(s.Addr), Port: port,
+			Delay: cfg.Delay, NotBefore: time.Now(), Deadline: time.Now().Add(time.Minute), URLs: append([]record.QueuedURL{done}, urls...)}
 	}
 	t.Fatal("no site with pages fetched and queued")
 	return nil
@@ -164,7 +166,7 @@ func earlierLease(t *testing.T, path string, cfg engine.Config) *engine.Lease {
 // recaller records what the engine tells a dispatcher whose robots its
 // Halt does not reach.
 type recaller struct {
-	engine.LocalDispatcher
+	visit.LocalDispatcher
 	mu    sync.Mutex
 	calls []bool
 }
@@ -180,7 +182,7 @@ func TestPauseAndStopRecallRemoteLeases(t *testing.T) {
 	srv := simwebtest.Start(t, simweb.Options{Seed: 5, Sites: 2, Pages: 20})
 	eng, release := openEngine(t, crawlConfig(srv.SeedURLs(1)), srv.DNSAddr(), filepath.Join(t.TempDir(), "crawl.db"))
 	defer release()
-	d := &recaller{LocalDispatcher: engine.LocalDispatcher{Robot: eng.Robot()}}
+	d := &recaller{LocalDispatcher: visit.LocalDispatcher{Robot: eng.Robot()}}
 	eng.SetDispatcher(d)
 	eng.Pause()
 	eng.Resume()

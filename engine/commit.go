@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"lidi/engine/record"
 )
 
 // committer is the engine's one writer: it gathers batches from the loop and
@@ -11,7 +13,7 @@ import (
 // requests for a site's queue head after writing everything before them, so
 // a lease holds every URL found before it was asked for.
 type committer struct {
-	store   Store
+	store   record.Store
 	in      chan any // *Batch, headReq, flushReq
 	every   time.Duration
 	records int
@@ -30,7 +32,7 @@ type headReq struct {
 
 type headReply struct {
 	site int64
-	urls []QueuedURL
+	urls []record.QueuedURL
 	next float64
 	more bool
 	err  error
@@ -38,15 +40,33 @@ type headReply struct {
 
 type flushReq chan error
 
-func newCommitter(store Store, every time.Duration, records int) *committer {
+func newCommitter(store record.Store, every time.Duration, records int) *committer {
 	// A short queue: when the store falls behind, the loop waits, robots
 	// wait on the loop, and memory stays bounded.
 	c := &committer{store: store, in: make(chan any, 8), every: every, records: records}
-	c.pool.New = func() any { return new(Batch) }
+	c.pool.New = func() any { return new(pending) }
 	return c
 }
 
-func (c *committer) batch() *Batch { return c.pool.Get().(*Batch) }
+func (c *committer) batch() *pending { return c.pool.Get().(*pending) }
+
+// pending is a batch on its way to the store, with the Result.Committed of
+// the results it holds (and of those dropped since the last batch): told
+// once it is written, or fails to be.
+type pending struct {
+	record.Batch
+	committed []func(error)
+}
+
+// reset empties p, keeping its storage.
+func (p *pending) reset() {
+	p.Batch.Reset()
+	clear(p.committed)
+	p.committed = p.committed[:0]
+}
+
+// empty reports whether p holds nothing to write and no one to tell.
+func (p *pending) empty() bool { return p.Len() == 0 && len(p.committed) == 0 }
 
 // run writes until in is closed, then writes what is left.
 func (c *committer) run(ctx context.Context) {
@@ -61,10 +81,10 @@ func (c *committer) run(ctx context.Context) {
 			// what came before is written already.
 			err := c.Err()
 			tell(acc.committed, err)
-			acc.Reset()
+			acc.reset()
 			return err
 		}
-		err := c.store.Apply(context.WithoutCancel(ctx), acc)
+		err := c.store.Apply(context.WithoutCancel(ctx), &acc.Batch)
 		if err != nil {
 			c.mu.Lock()
 			if c.err == nil {
@@ -73,7 +93,7 @@ func (c *committer) run(ctx context.Context) {
 			c.mu.Unlock()
 		}
 		tell(acc.committed, c.Err())
-		acc.Reset()
+		acc.reset()
 		return c.Err()
 	}
 	for {
@@ -84,9 +104,9 @@ func (c *committer) run(ctx context.Context) {
 				return
 			}
 			switch m := m.(type) {
-			case *Batch:
+			case *pending:
 				merge(acc, m)
-				m.Reset()
+				m.reset()
 				c.pool.Put(m)
 				if acc.Len() >= c.records || acc.Len() == 0 && len(acc.committed) > 0 {
 					apply() // (results dropped: told at once)
@@ -121,27 +141,8 @@ func (c *committer) Err() error {
 	return c.err
 }
 
-func merge(dst, src *Batch) {
-	dst.Sites = append(dst.Sites, src.Sites...)
-	dst.URLs = append(dst.URLs, src.URLs...)
-	dst.Pages = append(dst.Pages, src.Pages...)
-	dst.Links = append(dst.Links, src.Links...)
-	dst.Skips = append(dst.Skips, src.Skips...)
-	dst.UnskipRules = append(dst.UnskipRules, src.UnskipRules...)
-	dst.Unskips = append(dst.Unskips, src.Unskips...)
-	dst.Events = append(dst.Events, src.Events...)
-	dst.Dups = append(dst.Dups, src.Dups...)
-	dst.Rules = append(dst.Rules, src.Rules...)
-	dst.Soft404s = append(dst.Soft404s, src.Soft404s...)
-	dst.Holds = append(dst.Holds, src.Holds...)
-	dst.Releases = append(dst.Releases, src.Releases...)
-	dst.Priorities = append(dst.Priorities, src.Priorities...)
-	dst.RankRuns = append(dst.RankRuns, src.RankRuns...)
-	dst.Ranks = append(dst.Ranks, src.Ranks...)
-	dst.Requeues = append(dst.Requeues, src.Requeues...)
-	dst.Channels = append(dst.Channels, src.Channels...)
-	dst.Groups = append(dst.Groups, src.Groups...)
-	dst.Reassignments = append(dst.Reassignments, src.Reassignments...)
+func merge(dst, src *pending) {
+	dst.Append(&src.Batch)
 	dst.committed = append(dst.committed, src.committed...)
 }
 

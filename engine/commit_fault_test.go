@@ -5,17 +5,19 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"lidi/engine/record"
 )
 
 // failingStore fails its first Apply and counts them all.
 type failingStore struct {
-	Store
+	record.Store
 	applied int
 }
 
 var errFull = errors.New("disk full")
 
-func (s *failingStore) Apply(ctx context.Context, b *Batch) error {
+func (s *failingStore) Apply(ctx context.Context, b *record.Batch) error {
 	s.applied++
 	if s.applied == 1 {
 		return errFull
@@ -33,7 +35,7 @@ func TestCommitterStopsWritingAfterAFailure(t *testing.T) {
 	go func() { c.run(context.Background()); close(done) }()
 	for i := range 3 {
 		b := c.batch()
-		b.Events = append(b.Events, Event{Kind: "test"})
+		b.Events = append(b.Events, record.Event{Kind: "test"})
 		c.in <- b
 		if err := c.flush(); !errors.Is(err, errFull) {
 			t.Fatalf("flush %d: %v, want the first write's error", i, err)
@@ -69,7 +71,7 @@ func TestCommittedFollowsTheWrite(t *testing.T) {
 			go func() { c.run(context.Background()); close(done) }()
 			b := c.batch()
 			for range tt.records {
-				b.Events = append(b.Events, Event{Kind: "test"})
+				b.Events = append(b.Events, record.Event{Kind: "test"})
 			}
 			told := make(chan error, 2)
 			var applied []int
@@ -103,12 +105,12 @@ func TestCommittedFollowsTheWrite(t *testing.T) {
 
 // countingStore counts its writes, and fails them when fail is set.
 type countingStore struct {
-	Store
+	record.Store
 	fail    bool
 	applied int
 }
 
-func (s *countingStore) Apply(ctx context.Context, b *Batch) error {
+func (s *countingStore) Apply(ctx context.Context, b *record.Batch) error {
 	s.applied++
 	if s.fail {
 		return errFull

@@ -10,6 +10,7 @@ import (
 	"lidi/engine/frontier"
 	"lidi/engine/scope"
 	"lidi/engine/urlnorm"
+	"lidi/engine/visit"
 )
 
 // Config is everything a crawl is told. config.yaml documents each field
@@ -79,6 +80,29 @@ type Config struct {
 	Recrawl RecrawlConfig // recrawl.*
 }
 
+// Robot returns what the crawl's robots need of its configuration: the
+// Config of a visit.Robot, here and on a cluster's slaves.
+func (c Config) Robot() visit.Config {
+	sc := c.Scope
+	sc.Seeds = c.Seeds
+	return visit.Config{
+		UserAgent:        c.UserAgent,
+		Scope:            sc,
+		Normalizer:       c.Normalizer,
+		Fetch:            c.Fetch,
+		CheckType:        c.Detect,
+		Fingerprint:      c.Detect || c.Recrawl.Enabled,
+		RecrawlThreshold: c.Recrawl.Threshold,
+		HonourNofollow:   c.HonourNofollow,
+		HonourMetaRobots: c.HonourMetaRobots,
+		KeepBodies:       c.KeepBodies,
+		CompressLevel:    c.CompressLevel,
+		MaxDelay:         c.MaxDelay,
+		RobotsRetry:      c.RobotsRetry,
+		BackoffMax:       c.BackoffMax,
+	}
+}
+
 // Defaults returns the default configuration of a real crawl.
 func Defaults() Config {
 	return Config{
@@ -114,7 +138,7 @@ func Defaults() Config {
 		ResolveAhead:     32,
 		ResolveFailed:    10 * time.Minute,
 		LeaseSlack:       2 * time.Minute,
-		LeaseGrace:       30 * time.Second,
+		LeaseGrace:       visit.DefaultLeaseGrace,
 		Recrawl:          DefaultRecrawl(),
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"lidi/engine"
+	"lidi/engine/clock"
 	"lidi/engine/dns"
 	"lidi/engine/simweb"
 	"lidi/engine/simweb/simwebtest"
@@ -49,7 +50,7 @@ func openEngine(t *testing.T, cfg engine.Config, dnsAddr, path string) (eng *eng
 
 // openEngineClock is openEngine with the engine's clock (nil: the
 // system's).
-func openEngineClock(t *testing.T, cfg engine.Config, dnsAddr, path string, clock engine.Clock) (eng *engine.Engine, release func()) {
+func openEngineClock(t *testing.T, cfg engine.Config, dnsAddr, path string, clock clock.Clock) (eng *engine.Engine, release func()) {
 	t.Helper()
 	db, err := storage.Open(path, storage.Options{})
 	if err != nil {
@@ -76,7 +77,7 @@ func runCrawl(t *testing.T, cfg engine.Config, dnsAddr, path string) engine.Stat
 }
 
 // runCrawlClock is runCrawl with the engine's clock (nil: the system's).
-func runCrawlClock(t *testing.T, cfg engine.Config, dnsAddr, path string, clock engine.Clock) engine.Stats {
+func runCrawlClock(t *testing.T, cfg engine.Config, dnsAddr, path string, clock clock.Clock) engine.Stats {
 	t.Helper()
 	eng, release := openEngineClock(t, cfg, dnsAddr, path, clock)
 	defer release()

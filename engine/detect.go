@@ -6,21 +6,24 @@ import (
 	"net/http"
 	"time"
 
+	"lidi/engine/cputime"
 	"lidi/engine/dedup"
+	"lidi/engine/record"
+	"lidi/engine/visit"
 )
 
 // refilter applies what duplicate detection learned from a page of a
 // running lease to the rest of that lease, as onHead would have had it
 // known it then: the URLs a rule now covers, and the copies of a
 // candidate rule beyond what its evidence still needs, are revoked (see
-// leaseFeed). The robot returns them unfetched and they are decided
+// visit.Feed). The robot returns them unfetched and they are decided
 // again when the site's queue is next read (skipped under the rule, or
 // fetched if it never came). Each URL is revoked once; URLs queued for a
 // recrawl are left to the recrawler.
 func (c *crawl) refilter(run *leaseRun) {
 	det := c.e.det
 	l := run.lease
-	if det == nil || l.feed == nil {
+	if det == nil || l.Feed == nil {
 		return
 	}
 	var taken map[uint64]int // copies of a candidate left in the lease
@@ -56,7 +59,7 @@ func (c *crawl) revoke(run *leaseRun, i int) {
 		run.revoked = make([]bool, len(l.URLs))
 	}
 	run.revoked[i] = true
-	l.feed.revoked <- l.URLs[i].ID // never blocks: it holds every URL of the lease
+	l.Feed.Revoked <- l.URLs[i].ID // never blocks: it holds every URL of the lease
 }
 
 // ruleID is the ID under which the store keeps the URLs skipped under
@@ -185,19 +188,19 @@ const probePriority = -2
 // dedup.ProbeURL) on the site of page m: a URL that cannot exist, fetched
 // once as any URL of the site, in one of its visits, so that robots.txt
 // and the politeness delay apply to it as to any page. The rest of the
-// lease that fetched m is cut short (revoked: see leaseFeed), so that the
+// lease that fetched m is cut short (revoked: see visit.Feed), so that the
 // probe is answered before more of the site's pages are judged without
 // it, and with hold, m's links wait for the answer (m completed the
 // evidence: if the host serves soft 404s, m is one). When the probe
 // cannot be queued (out of scope, known already, covered by a rule), the
 // evidence decides and the signature it put in force is returned.
-func (c *crawl) probe(run *leaseRun, url string, m *PageResult, hold bool, now time.Time) *dedup.Soft404Sig {
+func (c *crawl) probe(run *leaseRun, url string, m *visit.PageResult, hold bool, now time.Time) *dedup.Soft404Sig {
 	f, ok := c.e.inScope(url, m.Depth)
 	n := len(c.batch.URLs)
 	if ok {
 		c.discover(f, m.Depth, m.Record.URL, now)
 	}
-	if len(c.batch.URLs) != n+1 || c.batch.URLs[n].ID != f.id || c.batch.URLs[n].State != URLQueued {
+	if len(c.batch.URLs) != n+1 || c.batch.URLs[n].ID != f.ID || c.batch.URLs[n].State != record.URLQueued {
 		return c.probeUnanswered(dedup.ID(url), now)
 	}
 	rec := &c.batch.URLs[n]
@@ -209,7 +212,7 @@ func (c *crawl) probe(run *leaseRun, url string, m *PageResult, hold bool, now t
 	c.f.Found(&s.Site, 0, probePriority, now)
 	c.cut(run)
 	if hold {
-		c.hold(f.id, m)
+		c.hold(f.ID, m)
 	}
 	return nil
 }
@@ -217,9 +220,9 @@ func (c *crawl) probe(run *leaseRun, url string, m *PageResult, hold bool, now t
 // hold keeps the links of page m until probe id is answered (see
 // release), in memory and in the store (Batch.Holds), so that a crawl
 // stopped before the answer decides them when it runs again.
-func (c *crawl) hold(probe uint64, m *PageResult) {
+func (c *crawl) hold(probe uint64, m *visit.PageResult) {
 	c.keepHeld(probe, m)
-	h := HeldLinks{Probe: probe, Page: m.Record.URL, Links: make([]string, len(m.Links))}
+	h := record.HeldLinks{Probe: probe, Page: m.Record.URL, Links: make([]string, len(m.Links))}
 	for i := range m.Links {
 		h.Links[i] = m.Links[i].URL
 	}
@@ -227,9 +230,9 @@ func (c *crawl) hold(probe uint64, m *PageResult) {
 }
 
 // keepHeld keeps page m, whose links wait for probe, in memory.
-func (c *crawl) keepHeld(probe uint64, m *PageResult) {
+func (c *crawl) keepHeld(probe uint64, m *visit.PageResult) {
 	if c.held == nil {
-		c.held = make(map[uint64][]*PageResult)
+		c.held = make(map[uint64][]*visit.PageResult)
 	}
 	c.held[probe] = append(c.held[probe], m)
 }
@@ -261,8 +264,8 @@ func (c *crawl) release(probe uint64, now time.Time) {
 		rec := &m.Record
 		if of, dist, soft := c.e.det.Soft404Match(dedup.Page{URL: m.URL, Simhash: rec.Simhash, NoURL: rec.NoURLSimhash, Title: rec.TitleHash}); soft {
 			c.dup.Soft404++
-			c.batch.Dups = append(c.batch.Dups, DupRecord{URL: rec.URL, Of: of, Kind: dedup.Soft404.String(), Test: dedup.TestSoft404, Similarity: 1 - float64(dist)/64, Time: now})
-			c.skipped["duplicate"] += int64(len(m.Links))
+			c.batch.Dups = append(c.batch.Dups, record.DupRecord{URL: rec.URL, Of: of, Kind: dedup.Soft404, Test: dedup.TestSoft404, Similarity: 1 - float64(dist)/64, Time: now})
+			c.skipped[record.SkipDuplicate] += int64(len(m.Links))
 			c.left(rec.URL, nil)
 			c.pageLinks(rec.URL, m.URL, nil)
 			continue
@@ -289,21 +292,21 @@ func (c *crawl) probeUnanswered(id uint64, now time.Time) *dedup.Soft404Sig {
 // soft404 records a soft-404 signature put in force, and tells the
 // console.
 func (c *crawl) soft404(sig *dedup.Soft404Sig, now time.Time) {
-	c.batch.Soft404s = append(c.batch.Soft404s, Soft404Record{Sig: *sig, Time: now})
+	c.batch.Soft404s = append(c.batch.Soft404s, record.Soft404Record{Sig: *sig, Time: now})
 	how := "its probe (a URL that cannot exist) unanswered"
 	if sig.Probe != 0 {
 		how = fmt.Sprintf("its probe (a URL that cannot exist) answered %d", sig.ProbeStatus)
 	}
 	text := fmt.Sprintf("%s answers URLs that do not exist with one page (%d URLs; %s), recorded as soft 404s", sig.Origin, len(sig.Evidence)+1, how)
-	c.e.event(Event{Time: now, Kind: EventSoft404, Text: text})
+	c.e.event(record.Event{Time: now, Kind: record.EventSoft404, Text: text})
 	c.dupCounts()
 }
 
 // cut revokes the URLs of a running lease not reported yet (see
-// leaseFeed): they return to the site's queue.
+// visit.Feed): they return to the site's queue.
 func (c *crawl) cut(run *leaseRun) {
 	l := run.lease
-	if l.feed == nil {
+	if l.Feed == nil {
 		return
 	}
 	for i := run.upTo; i < len(l.URLs); i++ {
@@ -314,23 +317,23 @@ func (c *crawl) cut(run *leaseRun) {
 // probed takes the answer to a probe: it confirms, replaces or withdraws
 // the host's soft-404 signature (see dedup.Detector.Probed). No link of a
 // probe is followed: it reports false.
-func (c *crawl) probed(m *PageResult, now time.Time) bool {
+func (c *crawl) probed(m *visit.PageResult, now time.Time) bool {
 	e := c.e
 	rec := &m.Record
-	t := startCPUTimer()
+	t := cputime.Start()
 	d := e.det.Probed(dedup.Page{ID: rec.URL, URL: m.URL, Digest: rec.Digest, Simhash: rec.Simhash, Main: rec.MainSimhash, NoURL: rec.NoURLSimhash, Title: rec.TitleHash, Status: rec.Status})
-	c.dup.Time += t.elapsed() + m.Detect
+	c.dup.Time += t.Elapsed() + m.Detect
 	if w := d.Soft404Withdrawn; w != nil {
-		c.batch.Soft404s = append(c.batch.Soft404s, Soft404Record{Sig: *w, Time: now})
+		c.batch.Soft404s = append(c.batch.Soft404s, record.Soft404Record{Sig: *w, Time: now})
 		text := fmt.Sprintf("%s: not a soft-404 host: a URL that cannot exist answered %d (%d URLs with one page were copies)", w.Origin, w.ProbeStatus, len(w.Evidence)+1)
-		e.event(Event{Time: now, Kind: EventSoft404, Text: text})
+		e.event(record.Event{Time: now, Kind: record.EventSoft404, Text: text})
 	}
 	if s := d.Soft404; s != nil {
 		c.soft404(s, now)
 	}
 	if d.Kind == dedup.Soft404 {
 		c.dup.Soft404++
-		c.batch.Dups = append(c.batch.Dups, DupRecord{URL: rec.URL, Of: d.Of, Kind: d.Kind.String(), Test: d.Test, Similarity: d.Similarity, Time: now})
+		c.batch.Dups = append(c.batch.Dups, record.DupRecord{URL: rec.URL, Of: d.Of, Kind: d.Kind, Test: d.Test, Similarity: d.Similarity, Time: now})
 	}
 	c.dupCounts()
 	c.release(rec.URL, now)
@@ -346,7 +349,7 @@ func (c *crawl) probed(m *PageResult, now time.Time) bool {
 // them go. So the probe is fetched at its site's next visit, and its
 // answer decides the links as it would have before the restart.
 func (c *crawl) restoreDetection(ctx context.Context) error {
-	err := c.e.store.RuleSkipped(ctx, func(u RuleSkippedURL) {
+	err := c.e.store.RuleSkipped(ctx, func(u record.RuleSkippedURL) {
 		c.countRuleSkips(u.Rule, u.Site, 1)
 		c.dup.Pruned++
 		// Its canonical URL, computed again with the restored rules.
@@ -363,8 +366,8 @@ func (c *crawl) restoreDetection(ctx context.Context) error {
 		return fmt.Errorf("engine: loading held links: %w", err)
 	}
 	for _, h := range held {
-		m := &PageResult{URL: h.URL, Depth: h.Depth, Links: make([]FoundLink, len(h.Links)),
-			Record: PageRecord{URL: h.Page, Redirect: h.Redirect, Simhash: h.Simhash, NoURLSimhash: h.NoURL, TitleHash: h.Title}}
+		m := &visit.PageResult{URL: h.URL, Depth: h.Depth, Links: make([]visit.FoundLink, len(h.Links)),
+			Record: record.PageRecord{URL: h.Page, Redirect: h.Redirect, Simhash: h.Simhash, NoURLSimhash: h.NoURL, TitleHash: h.Title}}
 		for i, u := range h.Links {
 			m.Links[i].URL = u
 		}

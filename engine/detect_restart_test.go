@@ -17,6 +17,8 @@ import (
 
 	"lidi/engine"
 	"lidi/engine/dns"
+	"lidi/engine/record"
+	"lidi/engine/visit"
 	"lidi/storage"
 )
 
@@ -34,7 +36,7 @@ type dyingStore struct {
 
 var errKilled = errors.New("killed")
 
-func (s *dyingStore) Apply(ctx context.Context, b *engine.Batch) error {
+func (s *dyingStore) Apply(ctx context.Context, b *record.Batch) error {
 	if s.dead.Load() {
 		return errKilled
 	}
@@ -67,7 +69,7 @@ func (g *gate) pass(uri string) {
 // crashAt crawls cfg into path until every gate holds a request and
 // stored holds in the file, then kills the crawl: nothing it does after
 // is written. wrap, if not nil, is the crawl's dispatcher.
-func crashAt(t *testing.T, cfg engine.Config, path string, gates []*gate, stored func() bool, wrap func(*engine.Robot) engine.Dispatcher) {
+func crashAt(t *testing.T, cfg engine.Config, path string, gates []*gate, stored func() bool, wrap func(*visit.Robot) visit.Dispatcher) {
 	t.Helper()
 	db, err := storage.Open(path, storage.Options{})
 	if err != nil {
@@ -135,12 +137,12 @@ func queryCount(t *testing.T, path, query string, args ...any) int {
 // leaseRecorder dispatches leases to a local robot and keeps them as a
 // master hands them to slaves (JSON).
 type leaseRecorder struct {
-	engine.LocalDispatcher
+	visit.LocalDispatcher
 	mu     sync.Mutex
 	leases [][]byte
 }
 
-func (d *leaseRecorder) Dispatch(ctx context.Context, l *engine.Lease, report func(engine.Result)) {
+func (d *leaseRecorder) Dispatch(ctx context.Context, l *visit.Lease, report func(visit.Result)) {
 	wire, err := json.Marshal(l)
 	if err == nil {
 		d.mu.Lock()
@@ -151,16 +153,16 @@ func (d *leaseRecorder) Dispatch(ctx context.Context, l *engine.Lease, report fu
 }
 
 // with returns the last lease handed out with the URL ending in suffix.
-func (d *leaseRecorder) with(t *testing.T, suffix string) *engine.Lease {
+func (d *leaseRecorder) with(t *testing.T, suffix string) *visit.Lease {
 	t.Helper()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, wire := range slices.Backward(d.leases) {
-		var l engine.Lease
+		var l visit.Lease
 		if err := json.Unmarshal(wire, &l); err != nil {
 			t.Fatal(err)
 		}
-		if slices.ContainsFunc(l.URLs, func(q engine.QueuedURL) bool { return strings.HasSuffix(q.URL, suffix) }) {
+		if slices.ContainsFunc(l.URLs, func(q record.QueuedURL) bool { return strings.HasSuffix(q.URL, suffix) }) {
 			return &l
 		}
 	}
@@ -216,7 +218,7 @@ func TestRuleWithdrawnAfterRestartRequeuesWhatItSkipped(t *testing.T) {
 	const skippedQ = "SELECT count(*) FROM urls WHERE url = ? AND state = 2 AND skip_reason = 'rule'"
 	rec := &leaseRecorder{}
 	crashAt(t, cfg, path, []*gate{z}, func() bool { return queryCount(t, path, skippedQ, base+"/q?ref=q") == 1 },
-		func(r *engine.Robot) engine.Dispatcher { rec.Robot = r; return rec })
+		func(r *visit.Robot) visit.Dispatcher { rec.Robot = r; return rec })
 	if n := queryCount(t, path, "SELECT count(*) FROM rules WHERE withdrawn = 0"); n == 0 {
 		t.Fatal("no rule in force at the kill, want one that drops ref")
 	}
@@ -225,7 +227,7 @@ func TestRuleWithdrawnAfterRestartRequeuesWhatItSkipped(t *testing.T) {
 	earlier.NotBefore, earlier.Deadline = time.Now(), time.Now().Add(time.Minute)
 	eng, release := openEngine(t, cfg, "127.0.0.1:1", path)
 	defer release()
-	eng.SetDispatcher(&resumer{LocalDispatcher: engine.LocalDispatcher{Robot: eng.Robot()}, earlier: earlier})
+	eng.SetDispatcher(&resumer{LocalDispatcher: visit.LocalDispatcher{Robot: eng.Robot()}, earlier: earlier})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	if err := eng.Run(ctx); err != nil {

@@ -22,15 +22,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
 	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"lidi/engine/clock"
+	clk "lidi/engine/clock"
 	"lidi/engine/dedup"
 	"lidi/engine/dns"
 	"lidi/engine/frontier"
+	"lidi/engine/record"
+	"lidi/engine/visit"
 )
 
 // Resolver turns host names into addresses. *dns.Cache is lidi's.
@@ -39,22 +44,6 @@ type Resolver interface {
 	Stats() dns.Stats
 }
 
-// Snapshotter is a Store that can write a consistent copy of itself while the
-// crawl goes on.
-type Snapshotter interface {
-	Snapshot(ctx context.Context, path string) error
-}
-
-// Clock tells the time. The zero Engine uses the system clock; tests and
-// simulations replace it.
-type Clock interface {
-	Now() time.Time
-}
-
-type systemClock struct{}
-
-func (systemClock) Now() time.Time { return time.Now() }
-
 // ErrStopped is returned by Run when the crawl was stopped before its end.
 var ErrStopped = errors.New("engine: stopped")
 
@@ -62,12 +51,12 @@ var ErrStopped = errors.New("engine: stopped")
 // calls Stats, Pause, Resume and SetRobots while Run works.
 type Engine struct {
 	cfg      Config
-	store    Store
+	store    record.Store
 	resolver Resolver
-	clock    Clock
+	clock    clock.Clock
 	strategy frontier.Strategy
-	robot    *Robot     // the local robots'
-	dispatch Dispatcher // runs leases; the local robots unless SetDispatcher
+	robot    *visit.Robot     // the local robots'
+	dispatch visit.Dispatcher // runs leases; the local robots unless SetDispatcher
 
 	// det is duplicate detection (nil when off); only the loop uses it.
 	det    *dedup.Detector
@@ -85,7 +74,7 @@ type Engine struct {
 	mu sync.Mutex // guards st, unsaved and visits
 	st Stats
 	// unsaved are events the loop has yet to pass to the store.
-	unsaved []Event
+	unsaved []record.Event
 	// visits in flight, by site ID
 	visits map[int64]*visitTracker
 	rates  rateWindow
@@ -93,7 +82,7 @@ type Engine struct {
 
 // New prepares a crawl; Run starts it. resolver may be nil to use a dns.Cache
 // with the system's servers.
-func New(cfg Config, store Store, resolver Resolver, clock Clock) (*Engine, error) {
+func New(cfg Config, store record.Store, resolver Resolver, clock clock.Clock) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -101,7 +90,7 @@ func New(cfg Config, store Store, resolver Resolver, clock Clock) (*Engine, erro
 	if err != nil {
 		return nil, &ConfigError{Key: "strategy", Err: err}
 	}
-	robot, err := NewRobot(cfg, clock)
+	robot, err := visit.NewRobot(cfg.Robot(), clock)
 	if err != nil {
 		return nil, err
 	}
@@ -112,9 +101,7 @@ func New(cfg Config, store Store, resolver Resolver, clock Clock) (*Engine, erro
 		}
 		resolver = c
 	}
-	if clock == nil {
-		clock = systemClock{}
-	}
+	clock = clk.Or(clock)
 	e := &Engine{
 		cfg:      cfg,
 		store:    store,
@@ -127,7 +114,7 @@ func New(cfg Config, store Store, resolver Resolver, clock Clock) (*Engine, erro
 		visits:   make(map[int64]*visitTracker),
 	}
 	robot.Halt = func() bool { return e.paused.Load() || e.stopping.Load() }
-	e.dispatch = LocalDispatcher{Robot: robot}
+	e.dispatch = visit.LocalDispatcher{Robot: robot}
 	if cfg.Detect {
 		e.det = dedup.New(dedup.Config{MaxHamming: cfg.MaxHamming, MirrorEvidence: cfg.MirrorEvidence})
 	}
@@ -139,11 +126,11 @@ func New(cfg Config, store Store, resolver Resolver, clock Clock) (*Engine, erro
 
 // SetDispatcher makes d run the crawl's leases instead of the local robots
 // (LocalDispatcher{Robot: e.Robot()}). Call it before Run.
-func (e *Engine) SetDispatcher(d Dispatcher) { e.dispatch = d }
+func (e *Engine) SetDispatcher(d visit.Dispatcher) { e.dispatch = d }
 
 // Robot returns the Robot of the crawl's local robots; its Halt is the
 // crawl's pause and stop.
-func (e *Engine) Robot() *Robot { return e.robot }
+func (e *Engine) Robot() *visit.Robot { return e.robot }
 
 // Pause stops new fetches: visits in flight end after their current page and
 // everything is written to the store.
@@ -183,7 +170,7 @@ func (e *Engine) send(f func()) {
 // Snapshot writes a consistent copy of the crawl's store, while the crawl
 // goes on, and returns its path.
 func (e *Engine) Snapshot(ctx context.Context) (string, error) {
-	sn, ok := e.store.(Snapshotter)
+	sn, ok := e.store.(record.Snapshotter)
 	if !ok {
 		return "", errors.New("engine: the store cannot write snapshots")
 	}
@@ -195,7 +182,7 @@ func (e *Engine) Snapshot(ctx context.Context) (string, error) {
 	if err := sn.Snapshot(ctx, path); err != nil {
 		return "", err
 	}
-	e.event(Event{Kind: EventSnapshot, Text: "snapshot written to " + path})
+	e.event(record.Event{Kind: record.EventSnapshot, Text: "snapshot written to " + path})
 	return path, nil
 }
 
@@ -210,11 +197,11 @@ func (e *Engine) Stats() Stats {
 	if e.paused.Load() && s.State == StateRunning {
 		s.State = StatePaused
 	}
-	s.ErrorKind = cloneMap(e.st.ErrorKind)
-	s.Skipped = cloneMap(e.st.Skipped)
-	s.Events = append([]Event(nil), e.st.Events...)
+	s.ErrorKind = maps.Clone(e.st.ErrorKind)
+	s.Skipped = maps.Clone(e.st.Skipped)
+	s.Events = append([]record.Event(nil), e.st.Events...)
 	s.Waiting = append([]WaitingSite(nil), e.st.Waiting...)
-	s.Coverage = append([]CoveragePoint(nil), e.st.Coverage...)
+	s.Coverage = append([]record.CoveragePoint(nil), e.st.Coverage...)
 	s.Visits = make([]VisitStats, 0, len(e.visits))
 	for _, v := range e.visits {
 		s.Visits = append(s.Visits, v.stats())
@@ -226,24 +213,16 @@ func (e *Engine) Stats() Stats {
 		// pages fetched in the last seconds.
 		s.PagesPerSec, s.BytesPerSec = e.rates.rate(now, s.Pages, s.Bytes)
 	}
-	s.Conns = e.robot.fetcher.Stats() // the local robots'; a cluster's slaves count their own
+	s.Conns = e.robot.ConnStats() // the local robots'; a cluster's slaves count their own
 	s.MaxPages = e.cfg.MaxPages
 	ds := e.resolver.Stats()
 	s.DNS = DNSStats{Lookups: int64(ds.Lookups), Hits: int64(ds.Hits), Queries: int64(ds.Queries), Failures: int64(ds.Failures), Collapsed: int64(ds.Collapsed)}
 	return s
 }
 
-func cloneMap(m map[string]int64) map[string]int64 {
-	out := make(map[string]int64, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
-}
-
 // event records a notable happening for the console and, through the loop,
 // the store's events table.
-func (e *Engine) event(ev Event) {
+func (e *Engine) event(ev record.Event) {
 	if ev.Time.IsZero() {
 		ev.Time = e.clock.Now()
 	}
@@ -329,4 +308,6 @@ func (e *Engine) Rules() []dedup.Rule {
 }
 
 // inScope checks a normalised URL against the crawl's scope.
-func (e *Engine) inScope(u string, depth int) (FoundLink, bool) { return e.robot.inScope(u, depth) }
+func (e *Engine) inScope(u string, depth int) (visit.FoundLink, bool) {
+	return e.robot.InScope(u, depth)
+}

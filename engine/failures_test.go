@@ -14,6 +14,7 @@ import (
 
 	"lidi/engine"
 	"lidi/engine/dns"
+	"lidi/engine/record"
 	"lidi/engine/simweb"
 	"lidi/engine/simweb/simwebtest"
 	"lidi/storage"
@@ -71,12 +72,12 @@ func (r *flakyResolver) Lookup(ctx context.Context, host string) (netip.Addr, er
 }
 
 // storedEvents returns the kinds and texts of the events table.
-func storedEvents(t *testing.T, path string) (kinds []engine.EventKind, texts []string) {
+func storedEvents(t *testing.T, path string) (kinds []record.EventKind, texts []string) {
 	t.Helper()
 	eachRow(t, path, "SELECT kind, text FROM events ORDER BY id", func(rows *sql.Rows) error {
 		var k, text string
 		err := rows.Scan(&k, &text)
-		kinds, texts = append(kinds, engine.EventKind(k)), append(texts, text)
+		kinds, texts = append(kinds, record.EventKind(k)), append(texts, text)
 		return err
 	})
 	return kinds, texts
@@ -153,7 +154,7 @@ func TestFailuresRetried(t *testing.T) {
 		t.Errorf("the dead host was looked up %d times, want %d", got, cfg.ParkAfter*cfg.ParkRounds)
 	}
 	kinds, texts := storedEvents(t, path)
-	count := func(k engine.EventKind) int {
+	count := func(k record.EventKind) int {
 		n := 0
 		for _, x := range kinds {
 			if x == k {
@@ -162,7 +163,7 @@ func TestFailuresRetried(t *testing.T) {
 		}
 		return n
 	}
-	if kinds[0] != engine.EventStart || kinds[len(kinds)-1] != engine.EventDone {
+	if kinds[0] != record.EventStart || kinds[len(kinds)-1] != record.EventDone {
 		t.Errorf("events %v: want start first and done last", kinds)
 	}
 	if !strings.Contains(texts[len(texts)-1], "frontier empty") {
@@ -170,18 +171,18 @@ func TestFailuresRetried(t *testing.T) {
 	}
 	// dns-failed: 2 for the flaky host, 2 a round for the dead one (the
 	// third failure of a round parks it).
-	if n := count(engine.EventDNSFailed); n != 2+2*cfg.ParkRounds {
+	if n := count(record.EventDNSFailed); n != 2+2*cfg.ParkRounds {
 		t.Errorf("%d dns-failed events, want %d: %v", n, 2+2*cfg.ParkRounds, kinds)
 	}
-	if count(engine.EventParked) != cfg.ParkRounds || count(engine.EventUnparked) != cfg.ParkRounds-1 {
-		t.Errorf("parked %d times and unparked %d, want %d and %d: %v", count(engine.EventParked), count(engine.EventUnparked), cfg.ParkRounds, cfg.ParkRounds-1, kinds)
+	if count(record.EventParked) != cfg.ParkRounds || count(record.EventUnparked) != cfg.ParkRounds-1 {
+		t.Errorf("parked %d times and unparked %d, want %d and %d: %v", count(record.EventParked), count(record.EventUnparked), cfg.ParkRounds, cfg.ParkRounds-1, kinds)
 	}
-	if i := slices.Index(kinds, engine.EventParked); i < 0 || !strings.Contains(texts[slices.Index(kinds[i+1:], engine.EventParked)+i+1], "given up") {
+	if i := slices.Index(kinds, record.EventParked); i < 0 || !strings.Contains(texts[slices.Index(kinds[i+1:], record.EventParked)+i+1], "given up") {
 		t.Errorf("the last parking does not say the site is given up: %v", texts)
 	}
 	// Both seeds failed before anything answered; each is told once.
-	if count(engine.EventSeedFailed) != 2 {
-		t.Errorf("%d seed-failed events, want 2: %v", count(engine.EventSeedFailed), texts)
+	if count(record.EventSeedFailed) != 2 {
+		t.Errorf("%d seed-failed events, want 2: %v", count(record.EventSeedFailed), texts)
 	}
 }
 
@@ -224,7 +225,7 @@ func TestAllSeedsFailed(t *testing.T) {
 		}
 	}
 	kinds, _ := storedEvents(t, path)
-	if !slices.Contains(kinds, engine.EventSeedFailed) || kinds[len(kinds)-1] != engine.EventDone {
+	if !slices.Contains(kinds, record.EventSeedFailed) || kinds[len(kinds)-1] != record.EventDone {
 		t.Errorf("events %v: want seed-failed and done last", kinds)
 	}
 	// The refused seed was not recorded fetched: it is tried again.
@@ -258,7 +259,7 @@ func TestEndReasons(t *testing.T) {
 	waitFor(t, 2*time.Minute, "paused", func() bool { return eng.Stats().State == engine.StatePaused && eng.Stats().RobotsBusy == 0 })
 	eng.Resume()
 	waitFor(t, 2*time.Minute, "resumed", func() bool {
-		return slices.ContainsFunc(eng.Stats().Events, func(e engine.Event) bool { return e.Kind == engine.EventResume })
+		return slices.ContainsFunc(eng.Stats().Events, func(e record.Event) bool { return e.Kind == record.EventResume })
 	})
 	stop(engine.Stopped(engine.EndKey, "q"))
 	if err := <-done; !errors.Is(err, engine.ErrStopped) {
@@ -275,12 +276,12 @@ func TestEndReasons(t *testing.T) {
 		t.Errorf("end %q, want %q", st.End, engine.EndMaxPages)
 	}
 	kinds, texts := storedEvents(t, path)
-	for _, k := range []engine.EventKind{engine.EventStart, engine.EventPause, engine.EventResume, engine.EventStop, engine.EventDone} {
+	for _, k := range []record.EventKind{record.EventStart, record.EventPause, record.EventResume, record.EventStop, record.EventDone} {
 		if !slices.Contains(kinds, k) {
 			t.Errorf("no %s event in %v", k, kinds)
 		}
 	}
-	stopText := texts[slices.Index(kinds, engine.EventStop)]
+	stopText := texts[slices.Index(kinds, record.EventStop)]
 	if !strings.Contains(stopText, "stopped from the console") {
 		t.Errorf("stop event %q does not say why", stopText)
 	}

@@ -25,6 +25,7 @@ import (
 	"lidi/engine/simweb"
 	"lidi/engine/simweb/simwebtest"
 	"lidi/engine/urlnorm"
+	"lidi/engine/visit"
 	"lidi/storage"
 )
 
@@ -479,13 +480,13 @@ func mustRow(t *testing.T, path, url string) pageRow {
 }
 
 // wantError checks that the hostile URL was fetched and failed with kind.
-func wantError(kind string) func(t *testing.T, srv *simweb.Server, path, hostile string, st engine.Stats, heap uint64) {
+func wantError(kind fetch.ErrorKind) func(t *testing.T, srv *simweb.Server, path, hostile string, st engine.Stats, heap uint64) {
 	return func(t *testing.T, srv *simweb.Server, path, hostile string, st engine.Stats, heap uint64) {
 		r := mustRow(t, path, hostile)
-		if r.state != 1 || !strings.Contains(r.errText, ": "+kind+": ") {
+		if r.state != 1 || !strings.Contains(r.errText, ": "+string(kind)+": ") {
 			t.Errorf("%s: state %d, error %q; want fetched with a %s error", hostile, r.state, r.errText, kind)
 		}
-		if st.ErrorKind[kind] < 1 {
+		if st.ErrorKind[visit.FetchFailure(kind)] < 1 {
 			t.Errorf("errors by kind = %v, want %s", st.ErrorKind, kind)
 		}
 	}
@@ -593,7 +594,7 @@ func TestTLSHandshakeStall(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "crawl.db")
 	st, _ := crawlHostile(t, cfg, srv.DNSAddr(), path)
 	checkWitness(t, srv.Witness())
-	if st.ErrorKind[fetch.KindTimeout] < 1 {
+	if st.ErrorKind[visit.FetchFailure(fetch.KindTimeout)] < 1 {
 		t.Errorf("errors by kind = %v, want a timeout; events %+v", st.ErrorKind, st.Events)
 	}
 	if st.Pages < 20 {

@@ -13,6 +13,7 @@ import (
 	"lidi/engine/dns"
 	"lidi/engine/simweb"
 	"lidi/engine/simweb/simwebtest"
+	"lidi/engine/visit"
 	"lidi/storage"
 )
 
@@ -22,15 +23,15 @@ import (
 // transport may do. With drop set, the first lease is never run.
 type remoteDispatcher struct {
 	t     *testing.T
-	robot *engine.Robot
+	robot *visit.Robot
 	drop  bool
 
 	mu      sync.Mutex
-	dropped *engine.Lease
+	dropped *visit.Lease
 	leases  atomic.Int64
 }
 
-func (d *remoteDispatcher) Dispatch(ctx context.Context, l *engine.Lease, report func(engine.Result)) {
+func (d *remoteDispatcher) Dispatch(ctx context.Context, l *visit.Lease, report func(visit.Result)) {
 	d.leases.Add(1)
 	wire, err := json.Marshal(l)
 	if err != nil {
@@ -45,19 +46,19 @@ func (d *remoteDispatcher) Dispatch(ctx context.Context, l *engine.Lease, report
 	}
 	d.mu.Unlock()
 	go func() {
-		var lease engine.Lease
+		var lease visit.Lease
 		if err := json.Unmarshal(wire, &lease); err != nil {
 			d.t.Error(err)
 			return
 		}
-		var held *engine.Result
-		d.robot.Run(ctx, &lease, func(r engine.Result) {
+		var held *visit.Result
+		d.robot.Run(ctx, &lease, func(r visit.Result) {
 			b, err := json.Marshal(r)
 			if err != nil {
 				d.t.Error(err)
 				return
 			}
-			var got engine.Result
+			var got visit.Result
 			if err := json.Unmarshal(b, &got); err != nil {
 				d.t.Error(err)
 				return
@@ -117,7 +118,7 @@ func TestLeasesThroughADispatcher(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			robot, err := engine.NewRobot(cfg, clock)
+			robot, err := visit.NewRobot(cfg.Robot(), clock)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -155,8 +156,8 @@ func TestLeasesThroughADispatcher(t *testing.T) {
 					t.Errorf("%s: stored by the local crawl only", u)
 				}
 			}
-			if drop && st.ErrorKind[string(engine.FailureExpired)] != 1 {
-				t.Errorf("expired leases = %d, want 1", st.ErrorKind[string(engine.FailureExpired)])
+			if drop && st.ErrorKind[visit.FailureExpired] != 1 {
+				t.Errorf("expired leases = %d, want 1", st.ErrorKind[visit.FailureExpired])
 			}
 			t.Logf("%d leases, %d pages", d.leases.Load(), len(got))
 		})

@@ -3,23 +3,29 @@ package engine
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"net/netip"
 	"slices"
 	"time"
 
+	"lidi/engine/cputime"
 	"lidi/engine/dedup"
+	"lidi/engine/fetch"
 	"lidi/engine/frontier"
+	"lidi/engine/record"
 	"lidi/engine/robots"
+	"lidi/engine/urlnorm"
+	"lidi/engine/visit"
 )
 
 // site is what the loop knows of a site beyond what the scheduler needs.
 type site struct {
 	frontier.Site
 	port    int
-	robots  *RobotsFile   // nil: unknown, or to be fetched again
-	rules   *robots.Rules // robots parsed
-	delay   time.Duration // w, raised by Crawl-delay
+	robots  *visit.RobotsFile // nil: unknown, or to be fetched again
+	rules   *robots.Rules     // robots parsed
+	delay   time.Duration     // w, raised by Crawl-delay
 	fetched int64
 	parked  bool
 	// lookingUp is set while the host's DNS look-up is queued or under
@@ -46,14 +52,14 @@ type leasing struct {
 
 // leaseRun is a lease handed to the dispatcher, as the loop follows it.
 type leaseRun struct {
-	lease   *Lease
+	lease   *visit.Lease
 	site    *site
 	planned int64 // pages it may still fetch (counted in crawl.planned)
 	seq     int   // the last result applied
-	early   map[int]Result
+	early   map[int]visit.Result
 	upTo    int // lease.URLs[upTo:] are not reported fetched
 	tracker *visitTracker
-	revoked []bool // lease.URLs[i] revoked (see leaseFeed); nil for none
+	revoked []bool // lease.URLs[i] revoked (see visit.Feed); nil for none
 	// want, for a lease of an earlier run (adopt.go), are its URLs the
 	// store still holds queued: only their results are applied.
 	want map[uint64]bool
@@ -68,8 +74,8 @@ type crawl struct {
 	graph   linkGraph
 	rank    ranker
 	hops    map[uint64]int // redirect chain length of queued redirect targets
-	batch   *Batch
-	results chan Result
+	batch   *pending
+	results chan visit.Result
 	heads   chan headReply
 	dnsOut  chan dnsResult
 	closed  chan struct{} // closed when the loop has returned: late reports are dropped
@@ -89,8 +95,8 @@ type crawl struct {
 
 	pages, bytes, errors, discovered int64
 	dup                              DupStats
-	errKinds                         map[string]int64
-	skipped                          map[string]int64
+	errKinds                         map[visit.FailureKind]int64
+	skipped                          map[record.SkipReason]int64
 	savedPause                       bool
 	lastPublish                      time.Time
 
@@ -127,7 +133,7 @@ type crawl struct {
 	// detect.go).
 	ruleSkips  map[uint64]map[int64]int64
 	awaitCanon map[uint64][]canonSkip // by canonical URL id: URLs skipped in its favour, until it answers (see canonAnswered)
-	held       map[uint64][]*PageResult
+	held       map[uint64][]*visit.PageResult
 
 	adopted string // the start event's note on leases of an earlier run taken over (adopt.go)
 }
@@ -154,15 +160,15 @@ func (e *Engine) Run(ctx context.Context) (err error) {
 		sites:       make(map[int64]*site),
 		seen:        make(map[uint64]int32),
 		hops:        make(map[uint64]int),
-		results:     make(chan Result, 1024),
+		results:     make(chan visit.Result, 1024),
 		heads:       make(chan headReply, 1024),
 		dnsOut:      make(chan dnsResult, 64),
 		closed:      make(chan struct{}),
 		leases:      make(map[uint64]*leaseRun),
-		errKinds:    make(map[string]int64),
+		errKinds:    make(map[visit.FailureKind]int64),
 		seeds:       make(map[int64]bool),
 		seedsFailed: make(map[int64]string),
-		skipped:     make(map[string]int64),
+		skipped:     make(map[record.SkipReason]int64),
 		nextSeq:     e.clock.Now().UnixNano(),
 	}
 	// Lease IDs, like URL sequence numbers, start at the clock so that a
@@ -200,7 +206,7 @@ func (e *Engine) Run(ctx context.Context) (err error) {
 	c.addSeeds()
 	c.publish(e.clock.Now(), true) // the loaded totals, before any rate is taken
 	e.setState(StateRunning)
-	e.event(Event{Kind: EventStart, Text: fmt.Sprintf("crawl started: %d sites, %d URLs known, %d queued%s", c.f.Len(), c.discovered, c.f.Pending(), c.adopted)})
+	e.event(record.Event{Kind: record.EventStart, Text: fmt.Sprintf("crawl started: %d sites, %d URLs known, %d queued%s", c.f.Len(), c.discovered, c.f.Pending(), c.adopted)})
 	return c.loop(ctx)
 }
 
@@ -220,9 +226,9 @@ func (c *crawl) load(ctx context.Context) error {
 	now := e.clock.Now()
 	for _, r := range recs {
 		s := &site{Site: frontier.Site{ID: r.ID, Key: r.Key, Host: r.Host, Seq: r.ID, Pending: r.Pending, NextVisit: r.NextVisit, Failures: r.Failures},
-			port: portOf(r.Key), delay: e.cfg.Delay, fetched: r.Fetched, parked: r.Parked}
+			port: urlnorm.Port(r.Key), delay: e.cfg.Delay, fetched: r.Fetched, parked: r.Parked}
 		if r.RobotsStatus != 0 && now.Sub(r.RobotsFetched) < e.cfg.RobotsTTL && r.RobotsStatus < 500 && r.RobotsStatus > 0 {
-			s.robots = &RobotsFile{Status: r.RobotsStatus, Body: r.RobotsBody, Fetched: r.RobotsFetched, Wire: r.RobotsWire, IP: r.RobotsIP}
+			s.robots = &visit.RobotsFile{Status: r.RobotsStatus, Body: r.RobotsBody, Fetched: r.RobotsFetched, Wire: r.RobotsWire, IP: r.RobotsIP}
 			s.rules = s.robots.Rules()
 			s.delay = c.delayFor(s.rules)
 		}
@@ -250,7 +256,7 @@ func (c *crawl) load(ctx context.Context) error {
 	if e.det != nil {
 		// Duplicate detection picks up where it stopped: the fingerprints
 		// of every page fetched, then the rules and soft 404s recorded.
-		err := e.store.Fingerprints(ctx, func(p FetchedPage) {
+		err := e.store.Fingerprints(ctx, func(p record.FetchedPage) {
 			e.det.Restore(dedup.Page{ID: p.URL, URL: p.Addr, Digest: p.Digest, Simhash: p.Simhash, Main: p.Main, NoURL: p.NoURL, Title: p.Title, Status: p.Status})
 		})
 		if err != nil {
@@ -301,7 +307,7 @@ func (c *crawl) addSeeds() {
 			continue
 		}
 		c.discover(f, 0, 0, now)
-		if fs := c.f.Lookup(f.key); fs != nil && !c.answered {
+		if fs := c.f.Lookup(f.Key); fs != nil && !c.answered {
 			c.seeds[fs.ID] = true
 		}
 	}
@@ -309,7 +315,7 @@ func (c *crawl) addSeeds() {
 
 func (c *crawl) badSeed(why string) {
 	c.badSeeds = append(c.badSeeds, why)
-	c.e.event(Event{Kind: EventSeedFailed, Text: "seed " + why})
+	c.e.event(record.Event{Kind: record.EventSeedFailed, Text: "seed " + why})
 }
 
 // seedFailed notes that the site of a seed failed, while nothing has
@@ -322,7 +328,7 @@ func (c *crawl) seedFailed(s *site, why string, now time.Time) {
 		return
 	}
 	c.seedsFailed[s.ID] = why
-	c.e.event(Event{Time: now, Kind: EventSeedFailed, Site: s.Key, Text: why})
+	c.e.event(record.Event{Time: now, Kind: record.EventSeedFailed, Site: s.Key, Text: why})
 }
 
 // allSeedsFailed returns the error that ends a crawl whose every seed
@@ -351,39 +357,39 @@ func (c *crawl) allSeedsFailed() error {
 }
 
 // discover records a URL not seen before.
-func (c *crawl) discover(f FoundLink, depth int, parent uint64, now time.Time) {
+func (c *crawl) discover(f visit.FoundLink, depth int, parent uint64, now time.Time) {
 	c.discoverAt(f, depth, parent, false, now)
 }
 
 // discoverAt is discover, at recrawlPriority for a URL a recrawl task
 // takes; it reports whether f was queued.
-func (c *crawl) discoverAt(f FoundLink, depth int, parent uint64, recrawl bool, now time.Time) bool {
-	if _, ok := c.seen[f.id]; ok || !recrawl && c.rc != nil && c.rc.withholds(parent, f.id) {
+func (c *crawl) discoverAt(f visit.FoundLink, depth int, parent uint64, recrawl bool, now time.Time) bool {
+	if _, ok := c.seen[f.ID]; ok || !recrawl && c.rc != nil && c.rc.withholds(parent, f.ID) {
 		return false
 	}
 	c.discovered++
 	s := c.siteFor(f)
-	c.seen[f.id] = c.addNode(f.id, s.ID)
+	c.seen[f.ID] = c.addNode(f.ID, s.ID)
 	prio := float64(recrawlPriority)
 	if !recrawl {
-		prio = c.e.strategy.PagePriority(frontier.PageInfo{URL: f.URL, Depth: depth, ID: f.id, Parent: parent})
+		prio = c.e.strategy.PagePriority(frontier.PageInfo{URL: f.URL, Depth: depth, ID: f.ID, Parent: parent})
 	}
 	c.nextSeq++
-	rec := URLRecord{ID: f.id, Site: s.ID, URL: f.URL, Depth: depth, Priority: prio, Seq: c.nextSeq, Parent: parent, Discovered: now}
+	rec := record.URLRecord{ID: f.ID, Site: s.ID, URL: f.URL, Depth: depth, Priority: prio, Seq: c.nextSeq, Parent: parent, Discovered: now}
 	if covered, canon, by := c.e.canonical(f.URL); covered {
 		// A rule covers it: kept for the record, never queued; its
 		// canonical URL is followed instead.
-		rec.State, rec.SkipReason, rec.Rule = URLSkipped, SkipRule, ruleID(by)
+		rec.State, rec.SkipReason, rec.Rule = record.URLSkipped, record.SkipRule, ruleID(by)
 		c.batch.URLs = append(c.batch.URLs, rec)
 		var canonID uint64
 		if canon != "" {
 			if g, ok := c.e.inScope(canon, depth); ok {
 				c.discover(g, depth, parent, now)
-				canonID = g.id
+				canonID = g.ID
 			}
 		}
-		c.ruleSkipped(rec.Rule, f.id, s, canonID, now)
-		c.left(f.id, nil)
+		c.ruleSkipped(rec.Rule, f.ID, s, canonID, now)
+		c.left(f.ID, nil)
 		return false
 	}
 	c.batch.URLs = append(c.batch.URLs, rec)
@@ -409,12 +415,12 @@ func (c *crawl) enqueued(s *site, n int64, prio float64, now time.Time) {
 }
 
 // siteFor returns the site of f, creating it (and starting its look-up) if new.
-func (c *crawl) siteFor(f FoundLink) *site {
-	if fs := c.f.Lookup(f.key); fs != nil {
+func (c *crawl) siteFor(f visit.FoundLink) *site {
+	if fs := c.f.Lookup(f.Key); fs != nil {
 		return c.sites[fs.ID]
 	}
 	c.nextSiteID++
-	s := &site{Site: frontier.Site{ID: c.nextSiteID, Key: f.key, Host: f.host, Seq: c.nextSiteID}, port: portOf(f.key), delay: c.e.cfg.Delay}
+	s := &site{Site: frontier.Site{ID: c.nextSiteID, Key: f.Key, Host: f.Host, Seq: c.nextSiteID}, port: urlnorm.Port(f.Key), delay: c.e.cfg.Delay}
 	c.sites[s.ID] = s
 	c.f.Add(&s.Site)
 	c.batch.Sites = append(c.batch.Sites, c.record(s))
@@ -422,8 +428,8 @@ func (c *crawl) siteFor(f FoundLink) *site {
 	return s
 }
 
-func (c *crawl) record(s *site) SiteRecord {
-	r := SiteRecord{ID: s.ID, Key: s.Key, Host: s.Host, NextVisit: s.NextVisit, Failures: s.Failures, Parked: s.parked, Fetched: s.fetched}
+func (c *crawl) record(s *site) record.SiteRecord {
+	r := record.SiteRecord{ID: s.ID, Key: s.Key, Host: s.Host, NextVisit: s.NextVisit, Failures: s.Failures, Parked: s.parked, Fetched: s.fetched}
 	if s.Resolved {
 		r.Addr = s.Addr.String()
 	}
@@ -468,7 +474,7 @@ func (c *crawl) onResolved(r dnsResult, now time.Time) {
 	s := r.site
 	s.lookingUp = false
 	if r.err != nil {
-		c.errKinds["dns"]++
+		c.errKinds[visit.FailureDNS]++
 		s.Failures++
 		why := fmt.Sprintf("%s: DNS look-up failed: %v", s.Host, r.err)
 		c.seedFailed(s, why, now)
@@ -479,7 +485,7 @@ func (c *crawl) onResolved(r dnsResult, now time.Time) {
 		at := now.Add(c.e.cfg.ResolveFailed)
 		c.retryDNS = append(c.retryDNS, dnsRetry{s, at})
 		c.f.Park(&s.Site, now) // set aside until then
-		c.e.event(Event{Time: now, Kind: EventDNSFailed, Site: s.Key, Text: fmt.Sprintf("%s; tried again at %s (dns.retry)", why, at.Format(time.TimeOnly))})
+		c.e.event(record.Event{Time: now, Kind: record.EventDNSFailed, Site: s.Key, Text: fmt.Sprintf("%s; tried again at %s (dns.retry)", why, at.Format(time.TimeOnly))})
 		c.batch.Sites = append(c.batch.Sites, c.record(s))
 		return
 	}
@@ -507,7 +513,7 @@ func (c *crawl) park(s *site, now time.Time, why string) {
 		why = fmt.Sprintf("%s; given up after %d rounds", why, c.e.cfg.ParkRounds)
 	}
 	c.batch.Sites = append(c.batch.Sites, c.record(s))
-	c.e.event(Event{Time: now, Kind: EventParked, Site: s.Key, Text: why})
+	c.e.event(record.Event{Time: now, Kind: record.EventParked, Site: s.Key, Text: why})
 }
 
 // parkNow reports whether a site's failures complete a round.
@@ -547,7 +553,7 @@ func (c *crawl) retry(now time.Time) {
 			c.resolve(s)
 		}
 		c.batch.Sites = append(c.batch.Sites, c.record(s))
-		c.e.event(Event{Time: now, Kind: EventUnparked, Site: s.Key, Text: fmt.Sprintf("%s tried again after %d failures", s.Key, s.Failures)})
+		c.e.event(record.Event{Time: now, Kind: record.EventUnparked, Site: s.Key, Text: fmt.Sprintf("%s tried again after %d failures", s.Key, s.Failures)})
 	}
 	clear(c.parkedSites[len(parked):])
 	c.parkedSites = parked
@@ -596,17 +602,17 @@ func (c *crawl) loop(ctx context.Context) error {
 			c.flush()
 			e.commit.flush()
 			c.savedPause = true
-			e.event(Event{Kind: EventPause, Text: "paused; state saved"})
+			e.event(record.Event{Kind: record.EventPause, Text: "paused; state saved"})
 		}
 		if !e.paused.Load() && c.savedPause {
 			c.savedPause = false
-			e.event(Event{Kind: EventResume, Text: "resumed"})
+			e.event(record.Event{Kind: record.EventResume, Text: "resumed"})
 		}
 		if err := e.commit.Err(); err != nil {
 			stopping = true
 			cancelVisits()
 			if c.busy == 0 {
-				c.end(EventStop, EndStoreFailed, err.Error())
+				c.end(record.EventStop, EndStoreFailed, err.Error())
 				return fmt.Errorf("engine: writing to the store: %w", err)
 			}
 		}
@@ -615,13 +621,13 @@ func (c *crawl) loop(ctx context.Context) error {
 			c.publish(now, true)
 			e.setState(StateStopping)
 			reason, detail := stopReason(ctx)
-			c.end(EventStop, reason, detail)
+			c.end(record.EventStop, reason, detail)
 			return ErrStopped
 		}
 		if !stopping {
 			if err := c.allSeedsFailed(); err != nil {
 				c.publish(now, true)
-				c.end(EventDone, EndSeedsFailed, "")
+				c.end(record.EventDone, EndSeedsFailed, "")
 				return err
 			}
 			if reason := c.finished(); reason != EndNone {
@@ -633,7 +639,7 @@ func (c *crawl) loop(ctx context.Context) error {
 					// Their retries are hours away: the next run tries them.
 					detail = fmt.Sprintf("%d failed sites to be tried again by a later run", n)
 				}
-				c.end(EventDone, reason, detail)
+				c.end(record.EventDone, reason, detail)
 				return nil
 			}
 		}
@@ -717,17 +723,17 @@ func (c *crawl) visitable() int {
 }
 
 // end records why the crawl ended, for Stats and the events table.
-func (c *crawl) end(kind EventKind, reason EndReason, detail string) {
+func (c *crawl) end(kind record.EventKind, reason EndReason, detail string) {
 	e := c.e
 	text := endText(reason, detail)
 	e.mu.Lock()
 	e.st.End, e.st.EndText = reason, text
 	e.mu.Unlock()
 	verb := "crawl finished"
-	if kind == EventStop {
+	if kind == record.EventStop {
 		verb = "crawl stopped; run it again to continue"
 	}
-	e.event(Event{Kind: kind, Text: fmt.Sprintf("%s: %s; %d pages", verb, text, c.pages)})
+	e.event(record.Event{Kind: kind, Text: fmt.Sprintf("%s: %s; %d pages", verb, text, c.pages)})
 }
 
 // dispatch takes sites from the frontier while robots are free and asks the
@@ -820,16 +826,16 @@ func (c *crawl) onHead(h headReply, now time.Time) {
 		// Queued before a rule that covers it was learned: its canonical
 		// URL is followed instead.
 		rule := ruleID(by)
-		c.batch.Skips = append(c.batch.Skips, Skip{URL: q.ID, Reason: SkipRule, Rule: rule})
+		c.batch.Skips = append(c.batch.Skips, record.Skip{URL: q.ID, Reason: record.SkipRule, Rule: rule})
 		if c.rc != nil {
 			c.recrawlDropped(c.batch.Skips[len(c.batch.Skips)-1:])
 		}
-		c.skipped[SkipRule]++
+		c.skipped[record.SkipRule]++
 		var canonID uint64
 		if canon != "" {
 			if f, ok := e.inScope(canon, q.Depth); ok {
 				c.discover(f, q.Depth, q.ID, now)
-				canonID = f.id
+				canonID = f.ID
 			}
 		}
 		c.ruleSkipped(rule, q.ID, s, canonID, now)
@@ -842,7 +848,7 @@ func (c *crawl) onHead(h headReply, now time.Time) {
 		// Nothing to fetch, or no fetching now: the site goes back as it
 		// was, its URLs still queued.
 		if h.err != nil {
-			c.errKinds["store"]++
+			c.errKinds[visit.FailureStore]++
 		}
 		c.busy--
 		c.planned -= p.budget
@@ -854,14 +860,14 @@ func (c *crawl) onHead(h headReply, now time.Time) {
 	}
 	c.planned -= p.budget - int64(len(urls))
 	c.nextLease++
-	l := &Lease{ID: c.nextLease, Site: s.ID, Key: s.Key, Host: s.Host, Addr: s.Addr, Port: s.port,
+	l := &visit.Lease{ID: c.nextLease, Site: s.ID, Key: s.Key, Host: s.Host, Addr: s.Addr, Port: s.port,
 		Delay: s.delay, NotBefore: s.NextVisit, URLs: urls}
 	if s.robots != nil && now.Sub(s.robots.Fetched) < e.cfg.RobotsTTL {
-		l.Robots, l.rules = s.robots, s.rules
+		l.Robots, l.Rules = s.robots, s.rules
 	}
 	l.Deadline = maxTime(now, l.NotBefore).Add(c.leaseTime(len(urls), s.delay))
 	if e.det != nil {
-		l.feed = newLeaseFeed(len(urls))
+		l.Feed = visit.NewFeed(len(urls))
 	}
 	run := &leaseRun{lease: l, site: s, planned: int64(len(urls)),
 		tracker: &visitTracker{site: s.Key, planned: len(urls), started: now}}
@@ -882,7 +888,7 @@ func (c *crawl) leaseTime(n int, delay time.Duration) time.Duration {
 
 // report passes a robot's result to the loop; once the loop has returned,
 // it drops it.
-func (c *crawl) report(r Result) {
+func (c *crawl) report(r visit.Result) {
 	select {
 	case c.results <- r:
 	case <-c.closed:
@@ -902,7 +908,7 @@ func (c *crawl) expire(now time.Time) {
 		if now.Before(run.lease.Deadline.Add(c.e.cfg.LeaseGrace)) {
 			continue
 		}
-		end := &LeaseEnd{Next: now.Add(run.lease.Delay), Delay: run.lease.Delay, Failure: FailureExpired}
+		end := &visit.LeaseEnd{Next: now.Add(run.lease.Delay), Delay: run.lease.Delay, Failure: visit.FailureExpired}
 		for _, q := range run.lease.URLs[run.upTo:] {
 			end.Returned = append(end.Returned, q.ID)
 		}
@@ -911,7 +917,7 @@ func (c *crawl) expire(now time.Time) {
 }
 
 // onResult applies a robot's result once, in its lease's order.
-func (c *crawl) onResult(r Result, now time.Time) {
+func (c *crawl) onResult(r visit.Result, now time.Time) {
 	if r.Committed != nil {
 		c.batch.committed = append(c.batch.committed, r.Committed)
 	}
@@ -921,7 +927,7 @@ func (c *crawl) onResult(r Result, now time.Time) {
 	}
 	if r.Seq > run.seq+1 {
 		if run.early == nil {
-			run.early = make(map[int]Result)
+			run.early = make(map[int]visit.Result)
 		}
 		run.early[r.Seq] = r
 		return
@@ -933,8 +939,8 @@ func (c *crawl) onResult(r Result, now time.Time) {
 			if run.wants(r.Page) {
 				c.onPage(run, r.Page, now)
 			}
-			if f := run.lease.feed; f != nil {
-				f.applied <- run.seq // never blocks: one per page
+			if f := run.lease.Feed; f != nil {
+				f.Applied <- run.seq // never blocks: one per page
 			}
 		case r.End != nil:
 			c.onLeaseEnd(run, run.wanted(r.End), now)
@@ -966,7 +972,7 @@ func (c *crawl) takeEvents() {
 // storage.flush_interval whatever visits, pauses and page rates do.
 func (c *crawl) handOff() {
 	c.takeEvents()
-	if c.batch.Len() == 0 && len(c.batch.committed) == 0 {
+	if c.batch.empty() {
 		return
 	}
 	select {
@@ -979,14 +985,14 @@ func (c *crawl) handOff() {
 // flush hands the batch gathered so far to the committer.
 func (c *crawl) flush() {
 	c.takeEvents()
-	if c.batch.Len() == 0 && len(c.batch.committed) == 0 {
+	if c.batch.empty() {
 		return
 	}
 	c.e.commit.in <- c.batch
 	c.batch = c.e.commit.batch()
 }
 
-func (c *crawl) onPage(run *leaseRun, m *PageResult, now time.Time) {
+func (c *crawl) onPage(run *leaseRun, m *visit.PageResult, now time.Time) {
 	s := run.site
 	m.Record.Site = s.ID
 	rec := m.Record
@@ -1021,13 +1027,13 @@ func (c *crawl) onPage(run *leaseRun, m *PageResult, now time.Time) {
 		c.errors++
 	case rec.Status >= 400:
 		c.errors++
-		c.errKinds[fmt.Sprintf("http-%dxx", rec.Status/100)]++
+		c.errKinds[visit.HTTPFailure(rec.Status)]++
 	}
 	switch {
-	case rec.TypeCheck == "binary-as-html":
-		c.skipped["binary-as-html"]++ // download stopped at its first bytes
+	case rec.TypeCheck == fetch.TypeBinaryAsHTML:
+		c.skipped[record.SkipBinary]++ // download stopped at its first bytes
 	case rec.Truncated:
-		c.errKinds["truncated"]++
+		c.errKinds[visit.FailureTruncated]++
 	}
 	c.batch.Pages = append(c.batch.Pages, rec)
 	if c.rc != nil {
@@ -1039,7 +1045,7 @@ func (c *crawl) onPage(run *leaseRun, m *PageResult, now time.Time) {
 	}
 	if !c.observe(run, m, now) {
 		// A duplicate: its links are the original's, not followed again.
-		c.skipped["duplicate"] += int64(len(m.Links))
+		c.skipped[record.SkipDuplicate] += int64(len(m.Links))
 		c.left(rec.URL, nil)
 		c.pageLinks(rec.URL, m.URL, nil)
 		return
@@ -1054,33 +1060,33 @@ func (c *crawl) onPage(run *leaseRun, m *PageResult, now time.Time) {
 }
 
 // followLinks follows the links of a page fetched, new content.
-func (c *crawl) followLinks(m *PageResult, now time.Time) {
+func (c *crawl) followLinks(m *visit.PageResult, now time.Time) {
 	rec := &m.Record
-	c.skipped["scope"] += int64(m.Skipped.Scope)
-	c.skipped["nofollow"] += int64(m.Skipped.NoFollow)
-	c.skipped["invalid"] += int64(m.Skipped.Invalid)
+	c.skipped[record.SkipScope] += int64(m.Skipped.Scope)
+	c.skipped[record.SkipNoFollow] += int64(m.Skipped.NoFollow)
+	c.skipped[record.SkipInvalid] += int64(m.Skipped.Invalid)
 	hops := c.hops[rec.URL]
 	delete(c.hops, rec.URL)
 	follow := c.followBuf[:0]
 	for i := range m.Links {
 		f := &m.Links[i]
-		if !f.resolve() {
-			c.skipped["invalid"]++
+		if !f.Resolve() {
+			c.skipped[record.SkipInvalid]++
 			continue
 		}
-		if f.id == rec.URL {
+		if f.ID == rec.URL {
 			continue
 		}
-		c.batch.Links = append(c.batch.Links, Link{From: rec.URL, To: f.id})
+		c.batch.Links = append(c.batch.Links, record.Link{From: rec.URL, To: f.ID})
 		if rec.Redirect != "" && f.URL == rec.Redirect {
 			// A redirect's target stands in for the page: same depth, and
 			// the chain is counted so that an endless one stops.
-			if _, seen := c.seen[f.id]; !seen {
+			if _, seen := c.seen[f.ID]; !seen {
 				if hops+1 > c.e.cfg.MaxRedirects {
-					c.skipped["redirect-chain"]++
+					c.skipped[record.SkipRedirectChain]++
 					continue
 				}
-				c.hops[f.id] = hops + 1
+				c.hops[f.ID] = hops + 1
 			}
 			follow = append(follow, followed{*f, m.Depth})
 			continue
@@ -1092,7 +1098,7 @@ func (c *crawl) followLinks(m *PageResult, now time.Time) {
 		// place any page first found there.
 		c.linkBuf = c.linkBuf[:0]
 		for _, f := range follow {
-			c.linkBuf = append(c.linkBuf, f.id)
+			c.linkBuf = append(c.linkBuf, f.ID)
 		}
 		c.left(rec.URL, c.linkBuf)
 	}
@@ -1105,7 +1111,7 @@ func (c *crawl) followLinks(m *PageResult, now time.Time) {
 
 // onLeaseEnd ends a lease: its URLs not fetched go back to the site's
 // queue and the site to the frontier, after its delay or a back-off.
-func (c *crawl) onLeaseEnd(run *leaseRun, m *LeaseEnd, now time.Time) {
+func (c *crawl) onLeaseEnd(run *leaseRun, m *visit.LeaseEnd, now time.Time) {
 	e := c.e
 	s := run.site
 	delete(c.leases, run.lease.ID)
@@ -1115,7 +1121,7 @@ func (c *crawl) onLeaseEnd(run *leaseRun, m *LeaseEnd, now time.Time) {
 	delete(e.visits, s.ID)
 	e.mu.Unlock()
 	if m.Robots != nil {
-		s.robots, s.rules = m.Robots, m.rules
+		s.robots, s.rules = m.Robots, m.Rules
 		if s.rules == nil {
 			s.rules = m.Robots.Rules()
 		}
@@ -1124,7 +1130,7 @@ func (c *crawl) onLeaseEnd(run *leaseRun, m *LeaseEnd, now time.Time) {
 			if m.Robots.Status < 0 {
 				what = "unreachable (" + string(m.Failure) + ")"
 			}
-			e.event(Event{Time: now, Kind: EventRobots5xx, Site: s.Key, Text: fmt.Sprintf("robots.txt %s: nothing fetched until %s", what, m.Next.Format(time.TimeOnly))})
+			e.event(record.Event{Time: now, Kind: record.EventRobots5xx, Site: s.Key, Text: fmt.Sprintf("robots.txt %s: nothing fetched until %s", what, m.Next.Format(time.TimeOnly))})
 			s.robots, s.rules = nil, nil // fetched again at the next visit
 		}
 	}
@@ -1144,13 +1150,13 @@ func (c *crawl) onLeaseEnd(run *leaseRun, m *LeaseEnd, now time.Time) {
 	retPrio := bestPriority(run.lease.URLs, m.Returned)
 	next := m.Next
 	switch {
-	case m.Failure == FailureExpired:
+	case m.Failure == visit.FailureExpired:
 		// The robot's fault, not the site's.
-		c.errKinds[string(m.Failure)]++
+		c.errKinds[m.Failure]++
 	case m.Failed || m.BackedOff:
 		s.Failures++
-		if m.Failure != FailureNone {
-			c.errKinds[string(m.Failure)]++
+		if m.Failure != visit.FailureNone {
+			c.errKinds[m.Failure]++
 		}
 		if m.Fetched == 0 || m.Failed && m.Fetched == 1 {
 			why := fmt.Sprintf("%s: %s", s.Key, m.Failure)
@@ -1182,7 +1188,7 @@ func (c *crawl) onLeaseEnd(run *leaseRun, m *LeaseEnd, now time.Time) {
 
 // bestPriority returns the best priority among urls, or among those whose
 // IDs are listed in only (in the order of urls) when only is not nil.
-func bestPriority(urls []QueuedURL, only []uint64) float64 {
+func bestPriority(urls []record.QueuedURL, only []uint64) float64 {
 	best, first := 0.0, true
 	for _, q := range urls {
 		if only != nil {
@@ -1203,7 +1209,7 @@ func bestPriority(urls []QueuedURL, only []uint64) float64 {
 
 // observe runs duplicate detection on a fetched page, before any of its
 // links is followed, and reports whether the page is new content.
-func (c *crawl) observe(run *leaseRun, m *PageResult, now time.Time) bool {
+func (c *crawl) observe(run *leaseRun, m *visit.PageResult, now time.Time) bool {
 	e := c.e
 	rec := &m.Record
 	if e.det != nil && dedup.IsProbe(m.URL) {
@@ -1215,12 +1221,12 @@ func (c *crawl) observe(run *leaseRun, m *PageResult, now time.Time) bool {
 	if e.det == nil || rec.Digest == 0 || rec.Status < 200 || rec.Status >= 300 {
 		return true
 	}
-	t := startCPUTimer()
+	t := cputime.Start()
 	d := e.det.Observe(dedup.Page{ID: rec.URL, URL: m.URL, Digest: rec.Digest, Simhash: rec.Simhash, Main: rec.MainSimhash, NoURL: rec.NoURLSimhash, Title: rec.TitleHash, Status: rec.Status})
 	if len(d.Learned) > 0 || d.Kind == dedup.Exact || d.Kind == dedup.Near {
 		c.refilter(run) // what was learned spares the rest of the lease
 	}
-	c.dup.Time += t.elapsed() + m.Detect
+	c.dup.Time += t.Elapsed() + m.Detect
 	for _, r := range d.Learned {
 		c.ruleChanged(r, now)
 	}
@@ -1228,9 +1234,9 @@ func (c *crawl) observe(run *leaseRun, m *PageResult, now time.Time) bool {
 		c.ruleChanged(r, now)
 	}
 	if d.Soft404 != nil {
-		c.batch.Soft404s = append(c.batch.Soft404s, Soft404Record{Sig: *d.Soft404, Time: now})
+		c.batch.Soft404s = append(c.batch.Soft404s, record.Soft404Record{Sig: *d.Soft404, Time: now})
 		text := fmt.Sprintf("%s answers URLs that do not exist with one page (%d URLs), recorded as soft 404s", d.Soft404.Origin, len(d.Soft404.Evidence)+1)
-		c.e.event(Event{Time: now, Kind: EventSoft404, Text: text})
+		c.e.event(record.Event{Time: now, Kind: record.EventSoft404, Text: text})
 	}
 	if d.Probe != "" {
 		if sig := c.probe(run, d.Probe, m, d.Kind == dedup.Unique, now); sig != nil && d.Kind == dedup.Unique {
@@ -1257,7 +1263,7 @@ func (c *crawl) observe(run *leaseRun, m *PageResult, now time.Time) bool {
 	default:
 		return true
 	}
-	c.batch.Dups = append(c.batch.Dups, DupRecord{URL: rec.URL, Of: d.Of, Kind: d.Kind.String(), Test: d.Test, Similarity: d.Similarity, Time: now})
+	c.batch.Dups = append(c.batch.Dups, record.DupRecord{URL: rec.URL, Of: d.Of, Kind: d.Kind, Test: d.Test, Similarity: d.Similarity, Time: now})
 	return false
 }
 
@@ -1266,13 +1272,13 @@ func (c *crawl) observe(run *leaseRun, m *PageResult, now time.Time) bool {
 // each URL's turn comes, not at once in the store: the canonical URL may
 // not be known yet.
 func (c *crawl) ruleChanged(r dedup.Rule, now time.Time) {
-	c.batch.Rules = append(c.batch.Rules, RuleRecord{Rule: r, Time: now})
-	kind, text := EventRule, fmt.Sprintf("rule learned: %s (%d duplicate pairs)", r.String(), r.Supports)
+	c.batch.Rules = append(c.batch.Rules, record.RuleRecord{Rule: r, Time: now})
+	kind, text := record.EventRule, fmt.Sprintf("rule learned: %s (%d duplicate pairs)", r.String(), r.Supports)
 	if r.Withdrawn {
-		kind, text = EventRuleWithdrawn, fmt.Sprintf("rule withdrawn: %s (a URL it rewrites holds other content)", r.String())
+		kind, text = record.EventRuleWithdrawn, fmt.Sprintf("rule withdrawn: %s (a URL it rewrites holds other content)", r.String())
 		c.requeueWithdrawn(&r, now)
 	}
-	c.e.event(Event{Time: now, Kind: kind, Text: text})
+	c.e.event(record.Event{Time: now, Kind: kind, Text: text})
 }
 
 // dupCounts copies the detector's rule and soft-404 counts into the
@@ -1342,8 +1348,8 @@ func (c *crawl) publish(now time.Time, force bool) {
 	st.SitesDone = c.f.Count(frontier.Idle)
 	st.Waiting = waiting
 	st.Dup = c.dup
-	st.ErrorKind = cloneMap(c.errKinds)
-	st.Skipped = cloneMap(c.skipped)
+	st.ErrorKind = maps.Clone(c.errKinds)
+	st.Skipped = maps.Clone(c.skipped)
 	if st.Started.IsZero() {
 		st.Started = now
 	}

@@ -10,6 +10,8 @@ import (
 
 	"lidi/engine/frontier"
 	"lidi/engine/rank"
+	"lidi/engine/record"
+	"lidi/engine/visit"
 )
 
 // Oracle knows the true PageRank of the web being crawled, as a simulated
@@ -20,32 +22,6 @@ type Oracle interface {
 	// PageRank returns the true PageRank of the page at url (a normalised
 	// URL), and false when the oracle does not know the page.
 	PageRank(url string) (float64, bool)
-}
-
-// RankRun is one PageRank recomputation of the crawl's link graph.
-type RankRun struct {
-	Time       time.Time // when it was computed: the key of its ranks
-	Pages      int64     // pages fetched by then (the whole crawl's)
-	Nodes      int       // URLs in the graph (fetched or not)
-	Edges      int       // links of fetched pages
-	Iterations int
-	Coverage   float64 // share of PageRank held by fetched pages
-	Oracle     float64 // the same against the oracle's true PageRank; -1 without oracle
-	Ranks      bool    // every node's rank of this run was written (RankRecords with this Time)
-}
-
-// RankRecord is a page's PageRank at one recomputation.
-type RankRecord struct {
-	URL  uint64
-	Rank float64
-	Time time.Time // RankRun.Time
-}
-
-// PriorityUpdate is a new priority for a queued URL, from a strategy that
-// re-orders its queue (frontier.Reprioritizer).
-type PriorityUpdate struct {
-	URL      uint64
-	Priority float64
 }
 
 // maxCoveragePoints bounds Stats.Coverage: past it, every other point is
@@ -193,7 +169,7 @@ type rankJob struct {
 
 type rankResult struct {
 	took   time.Duration // wall time of the computation
-	run    RankRun
+	run    record.RankRun
 	scores []float64
 	stored bool // its ranks and record are being written by storeRanks
 	err    error
@@ -208,7 +184,7 @@ func (e *Engine) computeRank(j rankJob) rankResult {
 	if !t.After(j.prev) {
 		t = j.prev.Add(time.Millisecond)
 	}
-	run := RankRun{Time: t, Pages: j.pages, Nodes: len(j.view.ids), Edges: j.view.links,
+	run := record.RankRun{Time: t, Pages: j.pages, Nodes: len(j.view.ids), Edges: j.view.links,
 		Iterations: res.Iterations, Coverage: share, Oracle: j.oracle}
 	return rankResult{took: took, run: run, scores: res.Scores, stored: j.store && err == nil, err: err}
 }
@@ -218,7 +194,7 @@ func (e *Engine) computeRank(j rankJob) rankResult {
 // batches and the robots' queue requests pass between chunks. The run's
 // record goes with the first chunk and again, saying its ranks are
 // complete, with the last.
-func (e *Engine) storeRanks(ctx context.Context, mu *sync.Mutex, ids []uint64, scores []float64, run RankRun) {
+func (e *Engine) storeRanks(ctx context.Context, mu *sync.Mutex, ids []uint64, scores []float64, run record.RankRun) {
 	mu.Lock()
 	defer mu.Unlock()
 	chunk := max(e.cfg.FlushRecords, 1000)
@@ -228,7 +204,7 @@ func (e *Engine) storeRanks(ctx context.Context, mu *sync.Mutex, ids []uint64, s
 			b.RankRuns = append(b.RankRuns, run)
 		}
 		for j := i; j < min(i+chunk, len(scores)); j++ {
-			b.Ranks = append(b.Ranks, RankRecord{URL: ids[j], Rank: scores[j], Time: run.Time})
+			b.Ranks = append(b.Ranks, record.RankRecord{URL: ids[j], Rank: scores[j], Time: run.Time})
 		}
 		if i+chunk >= len(scores) {
 			run.Ranks = true
@@ -309,7 +285,7 @@ func (c *crawl) onRank(res rankResult) {
 	if res.err != nil {
 		if msg := res.err.Error(); msg != r.lastErr {
 			r.lastErr = msg
-			c.e.event(Event{Kind: EventPageRank, Text: "PageRank failed: " + msg})
+			c.e.event(record.Event{Kind: record.EventPageRank, Text: "PageRank failed: " + msg})
 		}
 		return
 	}
@@ -320,7 +296,7 @@ func (c *crawl) onRank(res rankResult) {
 	}
 	e := c.e
 	e.mu.Lock()
-	cov := append(e.st.Coverage, CoveragePoint{Pages: res.run.Pages, Coverage: res.run.Coverage, Oracle: res.run.Oracle})
+	cov := append(e.st.Coverage, record.CoveragePoint{Pages: res.run.Pages, Coverage: res.run.Coverage, Oracle: res.run.Oracle})
 	if len(cov) > maxCoveragePoints {
 		cov = thin(cov)
 	}
@@ -329,7 +305,7 @@ func (c *crawl) onRank(res rankResult) {
 }
 
 // thin drops every other point of a curve, keeping the first and the last.
-func thin(cov []CoveragePoint) []CoveragePoint {
+func thin(cov []record.CoveragePoint) []record.CoveragePoint {
 	out := cov[:1]
 	for i := 2; i < len(cov)-1; i += 2 {
 		out = append(out, cov[i])
@@ -389,7 +365,7 @@ func (c *crawl) pageLinks(id uint64, url string, follow []followed) {
 	}
 	c.nodeBuf = c.nodeBuf[:0]
 	for _, f := range follow {
-		if n, ok := c.seen[f.id]; ok {
+		if n, ok := c.seen[f.ID]; ok {
 			c.nodeBuf = append(c.nodeBuf, n)
 		}
 	}
@@ -403,7 +379,7 @@ func (c *crawl) pageLinks(id uint64, url string, follow []followed) {
 
 // followed is a link of a fetched page that the crawl follows.
 type followed struct {
-	FoundLink
+	visit.FoundLink
 	depth int
 }
 
@@ -437,26 +413,9 @@ func knownStrategy(name string) bool {
 	return false
 }
 
-// LinkLoader is a Store that gives back the links of the pages fetched so
-// far, so that a resumed crawl's PageRank covers the pages of its earlier
-// runs. storage.DB is one; without it a resumed crawl's graph holds only the
-// links found since it resumed.
-type LinkLoader interface {
-	// FetchedLinks calls fn for every fetched page with its URL and the IDs
-	// of its links (links may be reused after fn returns).
-	FetchedLinks(ctx context.Context, fn func(page uint64, url string, links []uint64)) error
-}
-
-// CoverageLoader is a Store that gives back the coverage curve of earlier
-// runs (their PageRank runs, oldest first), so that a resumed crawl's curve
-// goes on from where it was instead of starting over. storage.DB is one.
-type CoverageLoader interface {
-	CoverageHistory(ctx context.Context) ([]CoveragePoint, error)
-}
-
 // loadCoverage puts the earlier runs' coverage curve in the Stats.
 func (c *crawl) loadCoverage(ctx context.Context) error {
-	cl, ok := c.e.store.(CoverageLoader)
+	cl, ok := c.e.store.(record.CoverageLoader)
 	if !ok || !c.e.cfg.Rank {
 		return nil
 	}
@@ -480,14 +439,14 @@ func (c *crawl) loadGraph(ctx context.Context) error {
 	if err := c.loadCoverage(ctx); err != nil {
 		return err
 	}
-	ll, ok := c.e.store.(LinkLoader)
+	ll, ok := c.e.store.(record.LinkLoader)
 	if !ok || !c.e.cfg.Rank {
 		return nil
 	}
 	err := ll.FetchedLinks(ctx, func(page uint64, url string, links []uint64) {
 		c.followBuf = c.followBuf[:0]
 		for _, l := range links {
-			c.followBuf = append(c.followBuf, followed{FoundLink: FoundLink{id: l}})
+			c.followBuf = append(c.followBuf, followed{FoundLink: visit.FoundLink{ID: l}})
 		}
 		c.pageLinks(page, url, c.followBuf)
 	})

@@ -15,6 +15,7 @@ import (
 	"lidi/engine"
 	"lidi/engine/dns"
 	"lidi/engine/frontier"
+	"lidi/engine/record"
 	"lidi/engine/simweb"
 	"lidi/engine/simweb/simwebtest"
 	"lidi/storage"
@@ -25,12 +26,12 @@ import (
 type recordingStore struct {
 	*storage.DB
 	mu      sync.Mutex
-	batches []engine.Batch
+	batches []record.Batch
 }
 
-func (r *recordingStore) Apply(ctx context.Context, b *engine.Batch) error {
+func (r *recordingStore) Apply(ctx context.Context, b *record.Batch) error {
 	r.mu.Lock()
-	r.batches = append(r.batches, engine.Batch{
+	r.batches = append(r.batches, record.Batch{
 		URLs:  slices.Clone(b.URLs),
 		Pages: slices.Clone(b.Pages),
 		Links: slices.Clone(b.Links),
@@ -186,7 +187,7 @@ func coverageWeb(t *testing.T) (*simweb.Server, engine.Config) {
 // checkFinalCoverage checks the last point of a finished crawl's curve
 // against its store: the estimate is the share of the final stored ranks
 // held by fetched pages, the oracle's the true PageRank of those pages.
-func checkFinalCoverage(t *testing.T, db *sql.DB, web *simweb.Web, last engine.CoveragePoint) {
+func checkFinalCoverage(t *testing.T, db *sql.DB, web *simweb.Web, last record.CoveragePoint) {
 	t.Helper()
 	fetchedShare := queryFloat(t, db, "SELECT sum(r.rank) FROM pagerank r JOIN urls u ON u.id = r.url_id WHERE u.state = 1")
 	if math.Abs(last.Coverage-fetchedShare) > 1e-9 {
@@ -262,7 +263,7 @@ func TestPageRankOff(t *testing.T) {
 // page that left the queue (fetched, or skipped by robots.txt) had the best
 // priority of the queue at the time. It needs one site, one robot and one
 // page per visit, so that the engine's choice is the queue's head.
-func replay(t *testing.T, s frontier.Strategy, batches []engine.Batch) (left int) {
+func replay(t *testing.T, s frontier.Strategy, batches []record.Batch) (left int) {
 	t.Helper()
 	rp, _ := s.(frontier.Reprioritizer)
 	queue := map[uint64]float64{}
@@ -290,7 +291,7 @@ func replay(t *testing.T, s frontier.Strategy, batches []engine.Batch) (left int
 			rp.Fetched(id, links, update)
 		}
 	}
-	discover := func(u engine.URLRecord) {
+	discover := func(u record.URLRecord) {
 		p := s.PagePriority(frontier.PageInfo{URL: u.URL, Depth: u.Depth, ID: u.ID, Parent: u.Parent})
 		if p != u.Priority {
 			t.Fatalf("%s: engine gave priority %v, the strategy %v", u.URL, u.Priority, p)

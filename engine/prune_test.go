@@ -18,6 +18,8 @@ import (
 
 	"lidi/engine"
 	"lidi/engine/dedup"
+	"lidi/engine/record"
+	"lidi/engine/visit"
 )
 
 // tinySite serves on 127.0.0.1 the pages page returns (status and HTML
@@ -203,8 +205,8 @@ func TestRuleLearnedMidLeaseSparesTheLease(t *testing.T) {
 	skipped := 0
 	for u, why := range skipReasons(t, path) {
 		if isCopy(u) {
-			if why != engine.SkipRule {
-				t.Errorf("%s skipped for %q, want %q", u, why, engine.SkipRule)
+			if why != string(record.SkipRule) {
+				t.Errorf("%s skipped for %q, want %q", u, why, record.SkipRule)
 			}
 			skipped++
 		}
@@ -233,7 +235,7 @@ func TestWithdrawnRuleRequeuesWhatItSkipped(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "crawl.db")
 	eng, release := openEngine(t, cfg, "127.0.0.1:1", path)
 	defer release()
-	robot, err := engine.NewRobot(cfg, nil)
+	robot, err := visit.NewRobot(cfg.Robot(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"lidi/engine/clock"
+	"lidi/engine/record"
 	"lidi/engine/recrawl"
 )
 
@@ -119,7 +121,7 @@ type ritem struct {
 // scaledClock runs TimeScale times as fast as the engine's clock from
 // epoch.
 type scaledClock struct {
-	base  Clock
+	base  clock.Clock
 	epoch time.Time
 	scale float64
 }
@@ -128,7 +130,7 @@ func (c scaledClock) Now() time.Time {
 	return c.epoch.Add(time.Duration(float64(c.base.Now().Sub(c.epoch)) * c.scale))
 }
 
-func newRecrawler(cfg RecrawlConfig, base Clock) (*recrawler, error) {
+func newRecrawler(cfg RecrawlConfig, base clock.Clock) (*recrawler, error) {
 	chans, err := recrawl.NewChannels(cfg.Channels, cfg.Scope)
 	if err != nil {
 		return nil, &ConfigError{Key: "recrawl.channels", Err: err}
@@ -150,7 +152,7 @@ func newRecrawler(cfg RecrawlConfig, base Clock) (*recrawler, error) {
 // recrawlLoad rebuilds the recrawl state from the store.
 func (c *crawl) recrawlLoad(ctx context.Context) error {
 	e := c.e
-	rs, ok := e.store.(RecrawlStore)
+	rs, ok := e.store.(record.RecrawlStore)
 	if !ok {
 		return errRecrawlStore
 	}
@@ -161,7 +163,7 @@ func (c *crawl) recrawlLoad(ctx context.Context) error {
 	c.rc = rc
 	now := rc.clock.Now()
 	at, dated := rc.clock.(RecrawlClockAt)
-	err = rs.RecrawlURLs(ctx, func(u RecrawlURL) {
+	err = rs.RecrawlURLs(ctx, func(u record.RecrawlURL) {
 		fetched := now // the copy's age is not known on this clock: it counts from now
 		if dated && at.At(u.Fetched).Before(now) {
 			fetched = at.At(u.Fetched)
@@ -171,7 +173,7 @@ func (c *crawl) recrawlLoad(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("engine: loading recrawl URLs: %w", err)
 	}
-	if ll, ok := e.store.(LinkLoader); ok {
+	if ll, ok := e.store.(record.LinkLoader); ok {
 		// The copies' links: the tasks follow them, and those between
 		// channels are the inter-site seeds.
 		err := ll.FetchedLinks(ctx, func(page uint64, url string, links []uint64) {
@@ -266,8 +268,8 @@ func (c *crawl) startManager(now time.Time) error {
 	rc.stats = m.Stats()
 	rc.reassigns = rc.stats.Reassignments
 	text := fmt.Sprintf("recrawl: %d channels in %d groups by estimated change rate, policy %s", len(specs), opt.Groups, opt.Policy)
-	c.batch.Events = append(c.batch.Events, Event{Time: c.e.clock.Now(), Kind: "recrawl", Text: text})
-	c.e.event(Event{Kind: "recrawl", Text: text})
+	c.batch.Events = append(c.batch.Events, record.Event{Time: c.e.clock.Now(), Kind: "recrawl", Text: text})
+	c.e.event(record.Event{Kind: "recrawl", Text: text})
 	c.recordGroups(now)
 	return nil
 }
@@ -291,7 +293,7 @@ func (c *crawl) addToManager(ch *rchannel) {
 	rc := c.rc
 	ch.added = true
 	if err := rc.mgr.Add(ch.spec()); err != nil {
-		c.e.event(Event{Kind: "recrawl", Text: err.Error()})
+		c.e.event(record.Event{Kind: "recrawl", Text: err.Error()})
 		return
 	}
 	rc.managerSeeds(ch, 0)
@@ -317,7 +319,7 @@ func (c *crawl) recrawlTick(now time.Time) {
 	rnow := rc.clock.Now()
 	if rc.mgr == nil && !rnow.Before(rc.warmEnd) {
 		if err := c.startManager(rnow); err != nil {
-			c.e.event(Event{Kind: "recrawl", Text: err.Error()})
+			c.e.event(record.Event{Kind: "recrawl", Text: err.Error()})
 			c.rc = nil
 			return
 		}
@@ -383,11 +385,11 @@ func (r *recrawler) noteReassignments(c *crawl, rnow time.Time) {
 	r.reassigns = r.stats.Reassignments
 	recent := r.stats.Recent
 	for _, ra := range recent[max(len(recent)-n, 0):] {
-		rec := ReassignmentRecord{Time: ra.At, Policy: string(ra.Policy), Before: ra.Before, After: ra.After,
+		rec := record.ReassignmentRecord{Time: ra.At, Policy: string(ra.Policy), Before: ra.Before, After: ra.After,
 			SuccessRates: ra.SuccessRates, Theta: ra.Theta, Budget: ra.Budget}
 		c.batch.Reassignments = append(c.batch.Reassignments, rec)
 		text := fmt.Sprintf("%s reassigned the recrawl intervals: %s", ra.Policy, describeIntervals(ra.Before, ra.After))
-		ev := Event{Time: c.e.clock.Now(), Kind: "reassign", Text: text}
+		ev := record.Event{Time: c.e.clock.Now(), Kind: "reassign", Text: text}
 		c.batch.Events = append(c.batch.Events, ev)
 		c.e.event(ev)
 	}
@@ -410,10 +412,10 @@ func (r *recrawler) noteReassignments(c *crawl, rnow time.Time) {
 func (c *crawl) recordGroups(rnow time.Time) {
 	rc := c.rc
 	for _, g := range rc.stats.Groups {
-		c.batch.Groups = append(c.batch.Groups, GroupRecord{Index: g.Index, Channels: g.Channels, Initial: g.Initial, Interval: g.Interval, Updated: rnow})
+		c.batch.Groups = append(c.batch.Groups, record.GroupRecord{Index: g.Index, Channels: g.Channels, Initial: g.Initial, Interval: g.Interval, Updated: rnow})
 	}
 	for _, s := range rc.mgr.ChannelStates() {
-		c.batch.Channels = append(c.batch.Channels, ChannelRecord{ID: string(s.ID), Group: s.Group, Interval: s.Interval,
+		c.batch.Channels = append(c.batch.Channels, record.ChannelRecord{ID: string(s.ID), Group: s.Group, Interval: s.Interval,
 			Rate: float64(s.Rate), Submitted: s.Submitted, Updates: s.Updates, LastUpdate: s.LastUpdate, Updated: rnow})
 	}
 }

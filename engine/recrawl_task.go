@@ -5,7 +5,9 @@ import (
 	"time"
 
 	"lidi/engine/fetch"
+	"lidi/engine/record"
 	"lidi/engine/recrawl"
+	"lidi/engine/visit"
 )
 
 // Running a recrawl task (SARSS 2.1) in the loop. A task starts from its
@@ -85,8 +87,8 @@ func (c *crawl) startTask(ch *rchannel, t recrawl.Task, manager bool, now time.T
 	rt := &rtask{t: t, manager: manager, limit: t.PageLimit(), depth: map[uint64]int{}, left: map[uint64]bool{}}
 	ch.task = rt
 	for _, u := range t.Seeds {
-		if f := (FoundLink{URL: u}); f.resolve() {
-			c.take(ch, f, 0, ch.interSeen[f.id], 0, now)
+		if f := (visit.FoundLink{URL: u}); f.Resolve() {
+			c.take(ch, f, 0, ch.interSeen[f.ID], 0, now)
 		}
 	}
 	if len(rt.left) == 0 {
@@ -103,25 +105,25 @@ func (c *crawl) startTask(ch *rchannel, t recrawl.Task, manager bool, now time.T
 // take gives URL f, at depth links from a seed of ch's task, to the task
 // if its bounds allow, and queues it; crawlDepth and parent are its
 // depth and page in the crawl. It reports whether the task has it.
-func (c *crawl) take(ch *rchannel, f FoundLink, depth, crawlDepth int, parent uint64, now time.Time) bool {
+func (c *crawl) take(ch *rchannel, f visit.FoundLink, depth, crawlDepth int, parent uint64, now time.Time) bool {
 	rc, t := c.rc, ch.task
-	if d, ok := t.depth[f.id]; ok {
+	if d, ok := t.depth[f.ID]; ok {
 		return d != refused
 	}
 	switch {
 	case !t.t.Allows(f.URL):
 		rc.filtered++
-		t.depth[f.id] = refused
+		t.depth[f.ID] = refused
 		return false
 	case t.t.MaxDepth > 0 && depth > t.t.MaxDepth:
 		rc.bounded++ // not marked: a shorter path may reach it yet
 		return false
 	case t.limit > 0 && t.taken >= t.limit:
 		rc.bounded++
-		t.depth[f.id] = refused
+		t.depth[f.ID] = refused
 		return false
 	}
-	if it := rc.items[f.id]; it != nil {
+	if it := rc.items[f.ID]; it != nil {
 		s := c.sites[it.site]
 		if it.ch != ch || s == nil || s.parked {
 			return false
@@ -129,14 +131,14 @@ func (c *crawl) take(ch *rchannel, f FoundLink, depth, crawlDepth int, parent ui
 		if !it.queued {
 			c.queueCopy(it, s, now)
 		}
-	} else if _, seen := c.seen[f.id]; seen || !c.discoverAt(f, crawlDepth, parent, true, now) {
+	} else if _, seen := c.seen[f.ID]; seen || !c.discoverAt(f, crawlDepth, parent, true, now) {
 		// Known without a copy: the crawl's own queue has it, or skipped it.
 		return false
 	}
-	t.depth[f.id] = depth
-	t.left[f.id] = true
+	t.depth[f.ID] = depth
+	t.left[f.ID] = true
 	t.taken++
-	rc.pending[f.id] = ch
+	rc.pending[f.ID] = ch
 	return true
 }
 
@@ -144,13 +146,13 @@ func (c *crawl) take(ch *rchannel, f FoundLink, depth, crawlDepth int, parent ui
 func (c *crawl) queueCopy(it *ritem, s *site, now time.Time) {
 	it.queued = true
 	c.nextSeq++
-	c.batch.Requeues = append(c.batch.Requeues, Requeue{URL: it.id, Priority: recrawlPriority, Seq: c.nextSeq})
+	c.batch.Requeues = append(c.batch.Requeues, record.Requeue{URL: it.id, Priority: recrawlPriority, Seq: c.nextSeq})
 	c.enqueued(s, 1, recrawlPriority, now)
 }
 
 // recrawlPage learns from a page record: a new copy and its links, a
 // recrawl's verdict, the next step of a task.
-func (c *crawl) recrawlPage(m *PageResult) {
+func (c *crawl) recrawlPage(m *visit.PageResult) {
 	rc := c.rc
 	rec := &m.Record
 	clear(rc.withheld)
@@ -221,7 +223,7 @@ func (c *crawl) recrawlPage(m *PageResult) {
 // expand takes the links of page m, fetched by ch's task (it is its copy,
 // nil for none), that the task follows, and withholds from the crawl's
 // discovery those it does not.
-func (c *crawl) expand(ch *rchannel, it *ritem, m *PageResult) {
+func (c *crawl) expand(ch *rchannel, it *ritem, m *visit.PageResult) {
 	rc, t := c.rc, ch.task
 	rec := &m.Record
 	now := c.e.clock.Now()
@@ -238,7 +240,7 @@ func (c *crawl) expand(ch *rchannel, it *ritem, m *PageResult) {
 		// copies they lead to, and discovers nothing anew.
 		for _, id := range it.links {
 			if to := rc.items[id]; to != nil {
-				if f := (FoundLink{URL: to.url}); f.resolve() {
+				if f := (visit.FoundLink{URL: to.url}); f.Resolve() {
 					c.take(ch, f, depth, m.Depth+1, rec.URL, now)
 				}
 			}
@@ -246,7 +248,7 @@ func (c *crawl) expand(ch *rchannel, it *ritem, m *PageResult) {
 	}
 	for i := range m.Links { // none for a 304
 		f := &m.Links[i]
-		if !f.resolve() || f.id == rec.URL {
+		if !f.Resolve() || f.ID == rec.URL {
 			continue
 		}
 		switch to := rc.channelOf(f); {
@@ -257,7 +259,7 @@ func (c *crawl) expand(ch *rchannel, it *ritem, m *PageResult) {
 		}
 		// Another channel's recrawl fetches it (an inter-site seed), or
 		// this task's bounds refuse it.
-		rc.withheld[f.id] = rec.URL
+		rc.withheld[f.ID] = rec.URL
 	}
 }
 
@@ -271,19 +273,19 @@ func (r *recrawler) withholds(parent, id uint64) bool {
 // noteLinks records the links of page m, whose copy is it: those within
 // its channel, which a task follows when the page has not changed, and
 // those into other channels, their inter-site seeds.
-func (r *recrawler) noteLinks(it *ritem, m *PageResult) {
+func (r *recrawler) noteLinks(it *ritem, m *visit.PageResult) {
 	it.links = it.links[:0]
 	for i := range m.Links {
 		f := &m.Links[i]
-		if !f.resolve() || f.id == m.Record.URL {
+		if !f.Resolve() || f.ID == m.Record.URL {
 			continue
 		}
 		switch to := r.channelOf(f); to {
 		case nil:
 		case it.ch:
-			it.links = append(it.links, f.id)
+			it.links = append(it.links, f.ID)
 		default:
-			r.addInterSite(to, f.id, f.URL, m.Depth+1)
+			r.addInterSite(to, f.ID, f.URL, m.Depth+1)
 		}
 	}
 }
@@ -319,15 +321,15 @@ func (r *recrawler) addInterSite(to *rchannel, id uint64, rawURL string, crawlDe
 
 // channelOf returns the channel of link f if the crawl has copies in it,
 // else nil.
-func (r *recrawler) channelOf(f *FoundLink) *rchannel {
-	id, ok := r.byKey[f.key]
+func (r *recrawler) channelOf(f *visit.FoundLink) *rchannel {
+	id, ok := r.byKey[f.Key]
 	if !ok {
 		// Most links stay on hosts no rule splits, whose channel is the
 		// site key's: parse the key once, not every URL.
-		if u, err := url.Parse(f.key); err == nil && !r.chans.Split(u.Host) {
+		if u, err := url.Parse(f.Key); err == nil && !r.chans.Split(u.Host) {
 			id = r.chans.Of(u)
 		}
-		r.byKey[f.key] = id
+		r.byKey[f.Key] = id
 	}
 	if id == "" {
 		var err error
@@ -340,7 +342,7 @@ func (r *recrawler) channelOf(f *FoundLink) *rchannel {
 
 // recrawlDropped forgets URLs a visit skipped (robots.txt now forbids
 // them) or the loop dropped (labelled copies).
-func (c *crawl) recrawlDropped(skips []Skip) {
+func (c *crawl) recrawlDropped(skips []record.Skip) {
 	rc := c.rc
 	for _, sk := range skips {
 		if it := rc.items[sk.URL]; it != nil {
@@ -389,16 +391,16 @@ func (r *recrawler) endTask(ch *rchannel) {
 // recrawled follows the links of a recrawled page that were not seen
 // before (unless its task withholds them): the page changed and links
 // somewhere new.
-func (c *crawl) recrawled(m *PageResult, now time.Time) {
+func (c *crawl) recrawled(m *visit.PageResult, now time.Time) {
 	for i := range m.Links {
 		f := &m.Links[i]
-		if !f.resolve() {
+		if !f.Resolve() {
 			continue
 		}
-		if _, seen := c.seen[f.id]; seen || f.id == m.Record.URL {
+		if _, seen := c.seen[f.ID]; seen || f.ID == m.Record.URL {
 			continue
 		}
-		c.batch.Links = append(c.batch.Links, Link{From: m.Record.URL, To: f.id})
+		c.batch.Links = append(c.batch.Links, record.Link{From: m.Record.URL, To: f.ID})
 		c.discover(*f, m.Depth+1, m.Record.URL, now)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"lidi/engine/frontier"
+	"lidi/engine/record"
 )
 
 // The loop drives a frontier.Reprioritizer (the "batch" and "partial"
@@ -30,7 +31,7 @@ func (c *crawl) reprioritize(id uint64, prio float64) {
 	if !ok {
 		return // first found on the page being learnt: PagePriority answers
 	}
-	c.batch.Priorities = append(c.batch.Priorities, PriorityUpdate{URL: id, Priority: prio})
+	c.batch.Priorities = append(c.batch.Priorities, record.PriorityUpdate{URL: id, Priority: prio})
 	site := int64(c.nodeSite[n])
 	if site <= 0 {
 		return // known from an earlier run: its site learns at its next visit
@@ -107,7 +108,7 @@ func (c *crawl) next(now time.Time) *frontier.Site {
 	}
 	c.fetchHeld = true
 	text := fmt.Sprintf("strategy %s holds every queued page and releases none: fetching them in queue order", c.e.strategy.Name())
-	c.e.event(Event{Time: now, Kind: EventStrategy, Text: text})
+	c.e.event(record.Event{Time: now, Kind: record.EventStrategy, Text: text})
 	return c.f.Next(now)
 }
 

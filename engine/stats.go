@@ -5,6 +5,8 @@ import (
 
 	"lidi/engine/dedup"
 	"lidi/engine/fetch"
+	"lidi/engine/record"
+	"lidi/engine/visit"
 )
 
 // Stats is a snapshot of a crawl, returned by Engine.Stats. It is a value:
@@ -47,23 +49,23 @@ type Stats struct {
 	Conns fetch.ConnStats
 	// MaxPages is limits.max_pages (0: none), to show progress against it.
 	MaxPages  int64
-	ErrorKind map[string]int64 // errors by kind: "timeout", "dns", "http-5xx", "http-4xx", "refused", "truncated", ...
-	Skipped   map[string]int64 // URLs not fetched, by reason: "robots", "scope", "depth", "nofollow", ...
+	ErrorKind map[visit.FailureKind]int64 // errors by kind
+	Skipped   map[record.SkipReason]int64 // URLs and links not fetched, by reason
 
 	// Duplicates: what detection found and pruned; zero when it is off.
 	Dup DupStats
 
 	// Coverage is the PageRank coverage curve, a point per recomputation
 	// (thinned when long); nil until the first one, or with PageRank off.
-	Coverage []CoveragePoint
+	Coverage []record.CoveragePoint
 	// Intervals are the recrawl priority groups, group 0 (the most often
 	// changing) first; nil while recrawling is off or warming up.
 	Intervals []IntervalGroup
 	// Recrawl is the recrawl state; nil when recrawling is off.
 	Recrawl *RecrawlStats
 
-	Events     []Event // the most recent notable events, newest last (at most 64)
-	EventCount int64   // events since Run started: Events holds the last of them
+	Events     []record.Event // the most recent notable events, newest last (at most 64)
+	EventCount int64          // events since Run started: Events holds the last of them
 
 	// Why the crawl ended; EndNone while it runs.
 	End     EndReason
@@ -167,13 +169,6 @@ type DupStats struct {
 	// and decisions, read from the thread's CPU clock where the system has
 	// one, else the wall clock); divided by Pages it is the cost per page.
 	Time time.Duration
-}
-
-// CoveragePoint is one point of a PageRank coverage curve.
-type CoveragePoint struct {
-	Pages    int64   // pages fetched
-	Coverage float64 // share of PageRank held by fetched pages (estimated)
-	Oracle   float64 // the same against the true PageRank, when known; -1 if not
 }
 
 // IntervalGroup is one recrawl priority group.

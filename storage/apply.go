@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"lidi/engine"
 	"lidi/engine/dedup"
 	"lidi/engine/fetch"
+	"lidi/engine/record"
 )
 
 // chunkSizes are the row counts of the multi-row INSERT statements, largest
@@ -266,7 +266,7 @@ func (a *applier) multi(m *multiStmt, n int, fill func(args []any, i int) []any)
 //
 // Cancelling ctx abandons the batch. Apply is safe for concurrent use, but
 // batches are applied one at a time.
-func (db *DB) Apply(ctx context.Context, b *engine.Batch) error {
+func (db *DB) Apply(ctx context.Context, b *record.Batch) error {
 	if b == nil || b.Len() == 0 {
 		return nil
 	}
@@ -304,7 +304,7 @@ func (db *DB) Apply(ctx context.Context, b *engine.Batch) error {
 	return nil
 }
 
-func (a *applier) apply(st *statements, b *engine.Batch) error {
+func (a *applier) apply(st *statements, b *record.Batch) error {
 	for i := range b.Sites {
 		s := &b.Sites[i]
 		if _, err := a.exec(st.site, s.ID, s.Key, s.Host, nullString(s.Addr), int64(s.RobotsStatus),
@@ -352,7 +352,7 @@ func (a *applier) apply(st *statements, b *engine.Batch) error {
 	}
 	for i := range b.Dups {
 		d := &b.Dups[i]
-		if _, err := a.exec(st.dup, int64(d.URL), int64(d.Of), d.Kind, d.Test, d.Similarity, millis(d.Time)); err != nil {
+		if _, err := a.exec(st.dup, int64(d.URL), int64(d.Of), d.Kind.String(), d.Test, d.Similarity, millis(d.Time)); err != nil {
 			return fmt.Errorf("duplicate %016x: %w", d.URL, err)
 		}
 	}
@@ -434,7 +434,7 @@ func (a *applier) apply(st *statements, b *engine.Batch) error {
 
 // urls inserts new URLs grouped by state, so the rows each statement
 // actually inserted (duplicates are ignored) move the right counter.
-func (a *applier) urls(st *statements, urls []engine.URLRecord) error {
+func (a *applier) urls(st *statements, urls []record.URLRecord) error {
 	by := &a.buf.byState
 	for s := range by {
 		by[s] = by[s][:0]
@@ -453,7 +453,7 @@ func (a *applier) urls(st *statements, urls []engine.URLRecord) error {
 		n, err := a.multi(&st.urls, len(idx), func(args []any, i int) []any {
 			u := &urls[idx[i]]
 			return append(args, int64(u.ID), u.Site, u.URL, int64(u.Depth), u.Priority, u.Seq,
-				nullID(u.Parent), millis(u.Discovered), int64(u.State), nullString(u.SkipReason), nullID(u.Rule))
+				nullID(u.Parent), millis(u.Discovered), int64(u.State), nullString(string(u.SkipReason)), nullID(u.Rule))
 		})
 		if err != nil {
 			return fmt.Errorf("urls: %w", err)
@@ -470,13 +470,13 @@ func (a *applier) urls(st *statements, urls []engine.URLRecord) error {
 // exact. A 304 keeps the copy: the URL only records when it was confirmed;
 // so does a recrawl that got no answer or a 5xx or 429 (the history has the
 // failure, the copy stays to be recrawled).
-func (a *applier) page(st *statements, p *engine.PageRecord) error {
+func (a *applier) page(st *statements, p *record.PageRecord) error {
 	id := int64(p.URL)
 	update := st.page
 	args := []any{millis(p.Fetched), int64(p.Status), nullString(p.ContentType), p.Length,
 		boolInt(p.Truncated), nullID(p.Digest), nullString(p.Err), nullString(p.Redirect),
 		boolInt(p.NoIndex), float64(p.Duration) / float64(time.Millisecond), int64(p.Links),
-		nullID(p.Simhash), nullString(p.TypeCheck), nullString(p.ETag), nullString(p.LastModified),
+		nullID(p.Simhash), nullString(string(p.TypeCheck)), nullString(p.ETag), nullString(p.LastModified),
 		nullID(p.MainSimhash), nullID(p.NoURLSimhash), nullID(p.TitleHash), id, nil}
 	notModified := p.Verdict == fetch.VerdictNotModified ||
 		p.Recrawl && (p.Err != "" || p.Status >= 500 || p.Status == 429)
@@ -485,9 +485,9 @@ func (a *applier) page(st *statements, p *engine.PageRecord) error {
 		args = []any{millis(p.Fetched), float64(p.Duration) / float64(time.Millisecond),
 			nullString(p.ETag), nullString(p.LastModified), id, nil}
 	}
-	var from engine.URLState
+	var from record.URLState
 	found := false
-	for _, state := range [...]engine.URLState{engine.URLQueued, engine.URLSkipped, engine.URLFetched} {
+	for _, state := range [...]record.URLState{record.URLQueued, record.URLSkipped, record.URLFetched} {
 		args[len(args)-1] = int64(state)
 		n, err := a.exec(update, args...)
 		if err != nil {
@@ -505,14 +505,14 @@ func (a *applier) page(st *statements, p *engine.PageRecord) error {
 		return err
 	}
 	switch {
-	case from == engine.URLQueued:
+	case from == record.URLQueued:
 		a.count[cQueued]--
 		a.count[cFetched]++
-	case from == engine.URLSkipped:
+	case from == record.URLSkipped:
 		a.count[cSkipped]--
 		a.count[cFetched]++
 	}
-	if !notModified && (from == engine.URLFetched || p.Recrawl) {
+	if !notModified && (from == record.URLFetched || p.Recrawl) {
 		var n int64
 		err := a.stmt(st.bodyDelete).QueryRowContext(bg, id).Scan(&n)
 		switch {

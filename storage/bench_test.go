@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"lidi/engine"
+	"lidi/engine/record"
 )
 
 func cpuTime() time.Duration {
@@ -42,7 +42,7 @@ func BenchmarkApply(b *testing.B) {
 			defer db.Close()
 			ctx := context.Background()
 			w := newWorkload(1, 500, bc.body)
-			var batch engine.Batch
+			var batch record.Batch
 			var links int64
 			cpu := cpuTime()
 			for b.Loop() {
@@ -82,7 +82,7 @@ func BenchmarkHead(b *testing.B) {
 	defer db.Close()
 	ctx := context.Background()
 	w := newWorkload(2, 100, 0)
-	var batch engine.Batch
+	var batch record.Batch
 	for range 200 {
 		batch.Reset()
 		for range 1000 {
@@ -135,7 +135,7 @@ func BenchmarkFetchHistory(b *testing.B) {
 	ctx := context.Background()
 	const pages = 200
 	w := newWorkload(1, 500, 6<<10)
-	var batch engine.Batch
+	var batch record.Batch
 	var took [2]time.Duration
 	for b.Loop() {
 		b.StopTimer()

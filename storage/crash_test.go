@@ -19,7 +19,7 @@ import (
 
 	"github.com/klauspost/compress/zlib"
 
-	"lidi/engine"
+	"lidi/engine/record"
 )
 
 // The kill -9 test: a child process (this test binary, re-executed) applies
@@ -71,27 +71,27 @@ func crashCompress(b []byte) []byte {
 // crashBatch is batch i: crashURLs new URLs; pages for the first crashPages
 // URLs of batch i-1, with bodies, each linking to crashLinks new URLs; one
 // event; site 1 updated with the batch number.
-func crashBatch(t testing.TB, i int) *engine.Batch {
-	b := &engine.Batch{}
+func crashBatch(t testing.TB, i int) *record.Batch {
+	b := &record.Batch{}
 	s := site(1)
 	s.Fetched = int64(i)
 	b.Sites = append(b.Sites, s)
 	for j := range crashURLs {
-		b.URLs = append(b.URLs, engine.URLRecord{ID: crashID(i, j), Site: 1,
+		b.URLs = append(b.URLs, record.URLRecord{ID: crashID(i, j), Site: 1,
 			URL: fmt.Sprintf("http://s1.test/%d/%d", i, j), Depth: i, Priority: float64(i), Seq: int64(i*crashURLs + j),
-			Parent: crashID(i-1, 0), Discovered: t0, State: engine.URLQueued})
+			Parent: crashID(i-1, 0), Discovered: t0, State: record.URLQueued})
 	}
 	if i > 0 {
 		for j := range crashPages {
 			body := crashBody(i-1, j)
-			b.Pages = append(b.Pages, engine.PageRecord{URL: crashID(i-1, j), Site: 1, Fetched: t0, Status: 200,
+			b.Pages = append(b.Pages, record.PageRecord{URL: crashID(i-1, j), Site: 1, Fetched: t0, Status: 200,
 				Length: int64(len(body)), Body: crashCompress(body), Links: crashLinks})
 			for k := range crashLinks {
-				b.Links = append(b.Links, engine.Link{From: crashID(i-1, j), To: crashID(i, (j+k)%crashURLs)})
+				b.Links = append(b.Links, record.Link{From: crashID(i-1, j), To: crashID(i, (j+k)%crashURLs)})
 			}
 		}
 	}
-	b.Events = append(b.Events, engine.Event{Time: t0, Kind: "batch", Text: strconv.Itoa(i)})
+	b.Events = append(b.Events, record.Event{Time: t0, Kind: "batch", Text: strconv.Itoa(i)})
 	return b
 }
 

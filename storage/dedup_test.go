@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"lidi/engine"
 	"lidi/engine/dedup"
+	"lidi/engine/record"
 )
 
 // Duplicate detection's decisions are kept for audit and come back after a
@@ -19,29 +19,29 @@ func TestDedupDecisions(t *testing.T) {
 	db := openTest(t)
 	rule := dedup.Rule{Kind: dedup.SwapPrefix, Origin: "http://s1.test", From: "/copy/", To: "/docs/", Supports: 3,
 		Support: []dedup.Pair{{Copy: 4, Original: 1}, {Copy: 5, Original: 1 << 63}, {Copy: 6, Original: 3}}}
-	urls := []engine.URLRecord{}
+	urls := []record.URLRecord{}
 	for i := uint64(1); i <= 6; i++ {
 		u := queued(i, 1, 0, int64(i))
 		u.URL = fmt.Sprintf("http://s1.test/%s/p%d.html", map[bool]string{true: "copy", false: "docs"}[i > 3], i)
 		urls = append(urls, u)
 	}
-	apply(t, db, engine.Batch{Sites: []engine.SiteRecord{site(1)}, URLs: urls})
-	apply(t, db, engine.Batch{
-		Pages: []engine.PageRecord{
+	apply(t, db, record.Batch{Sites: []record.SiteRecord{site(1)}, URLs: urls})
+	apply(t, db, record.Batch{
+		Pages: []record.PageRecord{
 			{URL: 1, Site: 1, Fetched: t0, Status: 200, Digest: 11, Simhash: 0xabc, TypeCheck: "html"},
 			{URL: 4, Site: 1, Fetched: t0.Add(1), Status: 200, Digest: 11, Simhash: 0xabc, MainSimhash: 0xab, NoURLSimhash: 0xcd, TitleHash: 1 << 63, TypeCheck: "html"},
 		},
-		Dups:  []engine.DupRecord{{URL: 4, Of: 1, Kind: "exact", Test: "digest", Similarity: 1, Time: t0}},
-		Rules: []engine.RuleRecord{{Rule: rule, Time: t0}},
-		Soft404s: []engine.Soft404Record{{Sig: dedup.Soft404Sig{Origin: "http://s1.test", Title: 1 << 63, Simhash: 0xdef, Of: 2,
+		Dups:  []record.DupRecord{{URL: 4, Of: 1, Kind: dedup.Exact, Test: "digest", Similarity: 1, Time: t0}},
+		Rules: []record.RuleRecord{{Rule: rule, Time: t0}},
+		Soft404s: []record.Soft404Record{{Sig: dedup.Soft404Sig{Origin: "http://s1.test", Title: 1 << 63, Simhash: 0xdef, Of: 2,
 			Evidence: []dedup.Pair{{Copy: 3, Original: 2}}}, Time: t0}},
 	})
 	withdrawn := rule
 	withdrawn.Withdrawn, withdrawn.Contradictions, withdrawn.Covered = true, []dedup.Pair{{Copy: 6, Original: 3}}, 9
-	apply(t, db, engine.Batch{Rules: []engine.RuleRecord{{Rule: withdrawn, Time: t0.Add(time.Second)}}})
+	apply(t, db, record.Batch{Rules: []record.RuleRecord{{Rule: withdrawn, Time: t0.Add(time.Second)}}})
 
-	var fps []engine.FetchedPage
-	if err := db.Fingerprints(context.Background(), func(p engine.FetchedPage) { fps = append(fps, p) }); err != nil {
+	var fps []record.FetchedPage
+	if err := db.Fingerprints(context.Background(), func(p record.FetchedPage) { fps = append(fps, p) }); err != nil {
 		t.Fatal(err)
 	}
 	if len(fps) != 2 || fps[1].URL != 4 || fps[1].Digest != 11 || fps[1].Simhash != 0xabc || fps[1].Main != 0xab || fps[1].NoURL != 0xcd || fps[1].Title != 1<<63 ||
@@ -67,7 +67,7 @@ func TestDedupDecisions(t *testing.T) {
 	// A probe answered 404: the row says so, withdrawn.
 	refuted := ss[0].Sig
 	refuted.Probe, refuted.ProbeStatus, refuted.Withdrawn = 5, 404, true
-	apply(t, db, engine.Batch{Soft404s: []engine.Soft404Record{{Sig: refuted, Time: t0.Add(time.Second)}}})
+	apply(t, db, record.Batch{Soft404s: []record.Soft404Record{{Sig: refuted, Time: t0.Add(time.Second)}}})
 	if ss, err = db.Soft404s(context.Background()); err != nil || len(ss) != 1 || ss[0].Sig.Probe != 5 || ss[0].Sig.ProbeStatus != 404 || !ss[0].Sig.Withdrawn {
 		t.Errorf("soft 404s after the probe = %+v, %v", ss, err)
 	}
@@ -105,24 +105,24 @@ func TestDedupDecisions(t *testing.T) {
 	// (5 and 7) is queued again, in the same batch as 9, skipped under
 	// it just before.
 	other := dedup.Rule{Kind: dedup.DropParam, Origin: "http://s1.test", Name: "sid"}
-	found := func(id uint64, by *dedup.Rule) engine.URLRecord {
+	found := func(id uint64, by *dedup.Rule) record.URLRecord {
 		u := queued(id, 1, 0, int64(id))
-		u.State, u.SkipReason, u.Rule = engine.URLSkipped, engine.SkipRule, by.ID()
+		u.State, u.SkipReason, u.Rule = record.URLSkipped, record.SkipRule, by.ID()
 		return u
 	}
-	apply(t, db, engine.Batch{URLs: []engine.URLRecord{found(7, &rule), found(8, &other), queued(9, 1, 0, 9)},
-		Skips: []engine.Skip{{URL: 5, Reason: engine.SkipRule, Rule: rule.ID()}, {URL: 6, Reason: "robots"}}})
-	skipped := func() []engine.RuleSkippedURL {
+	apply(t, db, record.Batch{URLs: []record.URLRecord{found(7, &rule), found(8, &other), queued(9, 1, 0, 9)},
+		Skips: []record.Skip{{URL: 5, Reason: record.SkipRule, Rule: rule.ID()}, {URL: 6, Reason: "robots"}}})
+	skipped := func() []record.RuleSkippedURL {
 		t.Helper()
-		var out []engine.RuleSkippedURL
-		if err := db.RuleSkipped(context.Background(), func(u engine.RuleSkippedURL) { out = append(out, u) }); err != nil {
+		var out []record.RuleSkippedURL
+		if err := db.RuleSkipped(context.Background(), func(u record.RuleSkippedURL) { out = append(out, u) }); err != nil {
 			t.Fatal(err)
 		}
-		slices.SortFunc(out, func(a, b engine.RuleSkippedURL) int { return int(a.ID) - int(b.ID) })
+		slices.SortFunc(out, func(a, b record.RuleSkippedURL) int { return int(a.ID) - int(b.ID) })
 		return out
 	}
 	got := skipped()
-	want := []engine.RuleSkippedURL{{ID: 5, URL: "http://s1.test/copy/p5.html", Site: 1, Rule: rule.ID()},
+	want := []record.RuleSkippedURL{{ID: 5, URL: "http://s1.test/copy/p5.html", Site: 1, Rule: rule.ID()},
 		{ID: 7, URL: queued(7, 1, 0, 7).URL, Site: 1, Rule: rule.ID()}, {ID: 8, URL: queued(8, 1, 0, 8).URL, Site: 1, Rule: other.ID()}}
 	if !slices.Equal(got, want) {
 		t.Errorf("rule skips = %+v; want %+v", got, want)
@@ -131,7 +131,7 @@ func TestDedupDecisions(t *testing.T) {
 	if n := queryInt(t, r, "SELECT count(*) FROM urls u JOIN rules r ON r.hash = u.skip_rule WHERE r.key = ?", rule.Key()); n != 2 {
 		t.Errorf("%d URLs joined with the rule that skipped them, want 2", n)
 	}
-	apply(t, db, engine.Batch{Skips: []engine.Skip{{URL: 9, Reason: engine.SkipRule, Rule: rule.ID()}}, UnskipRules: []uint64{rule.ID()}})
+	apply(t, db, record.Batch{Skips: []record.Skip{{URL: 9, Reason: record.SkipRule, Rule: rule.ID()}}, UnskipRules: []uint64{rule.ID()}})
 	states("after unskip", map[int64]string{2: "0/", 5: "0/", 6: "2/robots", 4: "1/", 7: "0/", 8: "2/rule", 9: "0/"})
 	if sites, err := db.Sites(context.Background()); err != nil || sites[0].Pending != 5 {
 		t.Errorf("pending after unskip = %d (%v), want 5", sites[0].Pending, err)
@@ -141,7 +141,7 @@ func TestDedupDecisions(t *testing.T) {
 	}
 	// One URL queued again by itself (its canonical URL answered 404):
 	// only a URL skipped under a rule moves, not one robots.txt forbids.
-	apply(t, db, engine.Batch{Unskips: []uint64{8, 6}})
+	apply(t, db, record.Batch{Unskips: []uint64{8, 6}})
 	states("after the URL's unskip", map[int64]string{6: "2/robots", 8: "0/"})
 	if sites, err := db.Sites(context.Background()); err != nil || sites[0].Pending != 6 {
 		t.Errorf("pending after the URL's unskip = %d (%v), want 6", sites[0].Pending, err)
@@ -155,11 +155,11 @@ func TestHeldLinks(t *testing.T) {
 	db := openTest(t)
 	page := queued(1, 1, 2, 1)
 	page.Depth = 2
-	apply(t, db, engine.Batch{Sites: []engine.SiteRecord{site(1)}, URLs: []engine.URLRecord{page, queued(2, 1, -2, 2), queued(3, 1, -2, 3), queued(4, 1, 1, 4)}})
-	apply(t, db, engine.Batch{
-		Pages: []engine.PageRecord{{URL: 1, Site: 1, Fetched: t0, Status: 200, Digest: 5, Simhash: 6, NoURLSimhash: 7, TitleHash: 1 << 63, Redirect: "http://s1.test/r"},
+	apply(t, db, record.Batch{Sites: []record.SiteRecord{site(1)}, URLs: []record.URLRecord{page, queued(2, 1, -2, 2), queued(3, 1, -2, 3), queued(4, 1, 1, 4)}})
+	apply(t, db, record.Batch{
+		Pages: []record.PageRecord{{URL: 1, Site: 1, Fetched: t0, Status: 200, Digest: 5, Simhash: 6, NoURLSimhash: 7, TitleHash: 1 << 63, Redirect: "http://s1.test/r"},
 			{URL: 4, Site: 1, Fetched: t0, Status: 200, Digest: 8}},
-		Holds: []engine.HeldLinks{{Probe: 2, Page: 1, Links: []string{"http://s1.test/a", "http://s1.test/b?x=1"}}, {Probe: 3, Page: 1}, {Probe: 2, Page: 4}},
+		Holds: []record.HeldLinks{{Probe: 2, Page: 1, Links: []string{"http://s1.test/a", "http://s1.test/b?x=1"}}, {Probe: 3, Page: 1}, {Probe: 2, Page: 4}},
 	})
 	path := db.Path()
 	db.Close()
@@ -169,7 +169,7 @@ func TestHeldLinks(t *testing.T) {
 	}
 	defer db.Close()
 	held, err := db.Held(context.Background())
-	want := []engine.HeldLinks{
+	want := []record.HeldLinks{
 		{Probe: 2, Page: 1, Links: []string{"http://s1.test/a", "http://s1.test/b?x=1"}, URL: page.URL, Depth: 2, Redirect: "http://s1.test/r", Simhash: 6, NoURL: 7, Title: 1 << 63},
 		{Probe: 2, Page: 4, URL: queued(4, 1, 1, 4).URL, Depth: 1},
 		{Probe: 3, Page: 1, URL: page.URL, Depth: 2, Redirect: "http://s1.test/r", Simhash: 6, NoURL: 7, Title: 1 << 63},
@@ -188,7 +188,7 @@ func TestHeldLinks(t *testing.T) {
 	if n := graphed(); n != 0 {
 		t.Errorf("%d pages in the link graph while the page's links are held", n)
 	}
-	apply(t, db, engine.Batch{Releases: []uint64{2, 3}})
+	apply(t, db, record.Batch{Releases: []uint64{2, 3}})
 	if held, err := db.Held(context.Background()); err != nil || len(held) != 0 {
 		t.Errorf("held after release = %+v, %v", held, err)
 	}
@@ -201,14 +201,14 @@ func TestHeldLinks(t *testing.T) {
 func TestUpgradeFromVersion4(t *testing.T) {
 	db, path := olderFile(t, append(dropVersion5, "PRAGMA user_version = 4")...)
 	rule := dedup.Rule{Kind: dedup.SortParams, Origin: "http://s1.test"}
-	apply(t, db, engine.Batch{Skips: []engine.Skip{{URL: 1, Reason: engine.SkipRule, Rule: rule.ID()}},
-		Holds: []engine.HeldLinks{{Probe: 1, Page: 1, Links: []string{"http://s1.test/a"}}}})
+	apply(t, db, record.Batch{Skips: []record.Skip{{URL: 1, Reason: record.SkipRule, Rule: rule.ID()}},
+		Holds: []record.HeldLinks{{Probe: 1, Page: 1, Links: []string{"http://s1.test/a"}}}})
 	r := rawOpen(t, path)
 	if v := queryInt(t, r, "PRAGMA user_version"); v != SchemaVersion {
 		t.Errorf("user_version %d after upgrade", v)
 	}
-	var skips []engine.RuleSkippedURL
-	if err := db.RuleSkipped(context.Background(), func(u engine.RuleSkippedURL) { skips = append(skips, u) }); err != nil || len(skips) != 1 || skips[0].Rule != rule.ID() {
+	var skips []record.RuleSkippedURL
+	if err := db.RuleSkipped(context.Background(), func(u record.RuleSkippedURL) { skips = append(skips, u) }); err != nil || len(skips) != 1 || skips[0].Rule != rule.ID() {
 		t.Errorf("rule skips after upgrade = %+v, %v", skips, err)
 	}
 	if held, err := db.Held(context.Background()); err != nil || len(held) != 1 {

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"lidi/engine"
+	"lidi/engine/record"
 	"lidi/storage"
 )
 
@@ -28,20 +28,20 @@ func Example() {
 
 	// The engine's committer writes what it learned in batches.
 	now := time.Now()
-	b := &engine.Batch{
-		Sites: []engine.SiteRecord{{ID: 1, Key: "http://example.test", Host: "example.test"}},
-		URLs: []engine.URLRecord{
+	b := &record.Batch{
+		Sites: []record.SiteRecord{{ID: 1, Key: "http://example.test", Host: "example.test"}},
+		URLs: []record.URLRecord{
 			{ID: 101, Site: 1, URL: "http://example.test/", Priority: 0, Seq: 1, Discovered: now},
 			{ID: 102, Site: 1, URL: "http://example.test/b", Depth: 1, Priority: 1, Seq: 3, Parent: 101, Discovered: now},
 			{ID: 103, Site: 1, URL: "http://example.test/a", Depth: 1, Priority: 1, Seq: 2, Parent: 101, Discovered: now},
 		},
-		Links: []engine.Link{{From: 101, To: 102}, {From: 101, To: 103}},
+		Links: []record.Link{{From: 101, To: 102}, {From: 101, To: 103}},
 	}
 	if err := db.Apply(ctx, b); err != nil {
 		log.Fatal(err)
 	}
 	b.Reset()
-	b.Pages = append(b.Pages, engine.PageRecord{URL: 101, Site: 1, Fetched: now, Status: 200, Length: 1234})
+	b.Pages = append(b.Pages, record.PageRecord{URL: 101, Site: 1, Fetched: now, Status: 200, Length: 1234})
 	if err := db.Apply(ctx, b); err != nil {
 		log.Fatal(err)
 	}

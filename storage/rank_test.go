@@ -7,21 +7,21 @@ import (
 	"testing"
 	"time"
 
-	"lidi/engine"
 	"lidi/engine/dedup"
 	"lidi/engine/frontier"
+	"lidi/engine/record"
 )
 
 func TestPrioritiesReorderTheQueue(t *testing.T) {
 	db := openTest(t)
-	b := engine.Batch{Sites: []engine.SiteRecord{site(1)}}
+	b := record.Batch{Sites: []record.SiteRecord{site(1)}}
 	for i := uint64(1); i <= 4; i++ {
 		b.URLs = append(b.URLs, queued(i, 1, frontier.Held, int64(i)))
 	}
 	apply(t, db, b)
 	// 3 and 1 leave Held, 2 is fetched first: its new priority is ignored.
-	apply(t, db, engine.Batch{Pages: []engine.PageRecord{{URL: 2, Site: 1, Fetched: t0, Status: 200}}})
-	apply(t, db, engine.Batch{Priorities: []engine.PriorityUpdate{{URL: 3, Priority: -0.5}, {URL: 1, Priority: -0.25}, {URL: 2, Priority: -1}}})
+	apply(t, db, record.Batch{Pages: []record.PageRecord{{URL: 2, Site: 1, Fetched: t0, Status: 200}}})
+	apply(t, db, record.Batch{Priorities: []record.PriorityUpdate{{URL: 3, Priority: -0.5}, {URL: 1, Priority: -0.25}, {URL: 2, Priority: -1}}})
 	urls, next, more, err := db.Head(context.Background(), 1, 3)
 	if err != nil {
 		t.Fatal(err)
@@ -48,15 +48,15 @@ func TestPrioritiesReorderTheQueue(t *testing.T) {
 func TestRanksKeepTheLatest(t *testing.T) {
 	db := openTest(t)
 	t1, t2 := t0.Add(time.Second), t0.Add(2*time.Second)
-	apply(t, db, engine.Batch{
-		Ranks:    []engine.RankRecord{{URL: 7, Rank: 0.6, Time: t1}, {URL: 8, Rank: 0.4, Time: t1}},
-		RankRuns: []engine.RankRun{{Time: t1, Pages: 1, Nodes: 2, Edges: 1, Iterations: 9, Coverage: 0.6, Oracle: -1, Ranks: true}},
+	apply(t, db, record.Batch{
+		Ranks:    []record.RankRecord{{URL: 7, Rank: 0.6, Time: t1}, {URL: 8, Rank: 0.4, Time: t1}},
+		RankRuns: []record.RankRun{{Time: t1, Pages: 1, Nodes: 2, Edges: 1, Iterations: 9, Coverage: 0.6, Oracle: -1, Ranks: true}},
 	})
 	// A later run without ranks, then one whose ranks come in two batches.
-	apply(t, db, engine.Batch{RankRuns: []engine.RankRun{{Time: t2, Pages: 2, Nodes: 3, Coverage: 0.7, Oracle: 0.5}}})
-	apply(t, db, engine.Batch{Ranks: []engine.RankRecord{{URL: 7, Rank: 0.5, Time: t2}}})
-	apply(t, db, engine.Batch{Ranks: []engine.RankRecord{{URL: 9, Rank: 0.2, Time: t2}},
-		RankRuns: []engine.RankRun{{Time: t2, Pages: 2, Nodes: 3, Coverage: 0.7, Oracle: 0.5, Ranks: true}}})
+	apply(t, db, record.Batch{RankRuns: []record.RankRun{{Time: t2, Pages: 2, Nodes: 3, Coverage: 0.7, Oracle: 0.5}}})
+	apply(t, db, record.Batch{Ranks: []record.RankRecord{{URL: 7, Rank: 0.5, Time: t2}}})
+	apply(t, db, record.Batch{Ranks: []record.RankRecord{{URL: 9, Rank: 0.2, Time: t2}},
+		RankRuns: []record.RankRun{{Time: t2, Pages: 2, Nodes: 3, Coverage: 0.7, Oracle: 0.5, Ranks: true}}})
 	r := rawOpen(t, db.path)
 	if n := queryInt(t, r, "SELECT count(*) FROM pagerank"); n != 3 {
 		t.Errorf("%d ranks, want 3 (one per URL)", n)
@@ -78,7 +78,7 @@ func TestRanksKeepTheLatest(t *testing.T) {
 	}
 	// The coverage curve a resumed crawl starts from.
 	cov, err := db.CoverageHistory(context.Background())
-	want := []engine.CoveragePoint{{Pages: 1, Coverage: 0.6, Oracle: -1}, {Pages: 2, Coverage: 0.7, Oracle: 0.5}}
+	want := []record.CoveragePoint{{Pages: 1, Coverage: 0.6, Oracle: -1}, {Pages: 2, Coverage: 0.7, Oracle: 0.5}}
 	if err != nil || !slices.Equal(cov, want) {
 		t.Errorf("CoverageHistory = %v, %v; want %v", cov, err, want)
 	}
@@ -89,7 +89,7 @@ func TestRanksKeepTheLatest(t *testing.T) {
 func olderFile(t *testing.T, stmts ...string) (*DB, string) {
 	t.Helper()
 	db := openTest(t)
-	apply(t, db, engine.Batch{Sites: []engine.SiteRecord{site(1)}, URLs: []engine.URLRecord{queued(1, 1, 0, 1)}})
+	apply(t, db, record.Batch{Sites: []record.SiteRecord{site(1)}, URLs: []record.URLRecord{queued(1, 1, 0, 1)}})
 	db.Close()
 	path := db.Path()
 	raw := rawOpenRW(t, path)
@@ -110,7 +110,7 @@ func olderFile(t *testing.T, stmts ...string) (*DB, string) {
 func TestUpgradeFromVersion1(t *testing.T) {
 	// A version 1 file: no PageRank tables, nor version 3's.
 	db, path := olderFile(t, append(dropVersion3, "DROP TABLE pagerank", "DROP TABLE rank_runs", "PRAGMA user_version = 1")...)
-	apply(t, db, engine.Batch{Ranks: []engine.RankRecord{{URL: 1, Rank: 1, Time: t0}}})
+	apply(t, db, record.Batch{Ranks: []record.RankRecord{{URL: 1, Rank: 1, Time: t0}}})
 	r := rawOpen(t, path)
 	if v := queryInt(t, r, "PRAGMA user_version"); v != SchemaVersion {
 		t.Errorf("user_version %d after upgrade", v)
@@ -128,8 +128,8 @@ func TestUpgradeFromVersion1(t *testing.T) {
 func TestUpgradeKeepsMirrors(t *testing.T) {
 	db, path := olderFile(t, append(dropVersion3, "PRAGMA user_version = 2",
 		`INSERT INTO mirrors (prefix, of_prefix, kind) VALUES ('http://a.test/b/', 'http://a.test/', 'loop')`)...)
-	apply(t, db, engine.Batch{Pages: []engine.PageRecord{{URL: 1, Site: 1, Fetched: t0, Status: 200, Digest: 5, Simhash: 6, MainSimhash: 7, NoURLSimhash: 9, TitleHash: 8}},
-		Rules: []engine.RuleRecord{{Rule: dedup.Rule{Kind: dedup.SortParams, Origin: "http://a.test", Supports: 3}, Time: t0}}})
+	apply(t, db, record.Batch{Pages: []record.PageRecord{{URL: 1, Site: 1, Fetched: t0, Status: 200, Digest: 5, Simhash: 6, MainSimhash: 7, NoURLSimhash: 9, TitleHash: 8}},
+		Rules: []record.RuleRecord{{Rule: dedup.Rule{Kind: dedup.SortParams, Origin: "http://a.test", Supports: 3}, Time: t0}}})
 	r := rawOpen(t, path)
 	if v := queryInt(t, r, "PRAGMA user_version"); v != SchemaVersion {
 		t.Errorf("user_version %d after upgrade", v)
@@ -147,12 +147,12 @@ func TestUpgradeKeepsMirrors(t *testing.T) {
 
 func TestFetchedLinks(t *testing.T) {
 	db := openTest(t)
-	b := engine.Batch{Sites: []engine.SiteRecord{site(1)}}
+	b := record.Batch{Sites: []record.SiteRecord{site(1)}}
 	for i := uint64(1); i <= 4; i++ {
 		b.URLs = append(b.URLs, queued(i, 1, 0, int64(i)))
 	}
-	b.Pages = []engine.PageRecord{{URL: 1, Site: 1, Fetched: t0, Status: 200}, {URL: 3, Site: 1, Fetched: t0, Status: 404}}
-	b.Links = []engine.Link{{From: 1, To: 2}, {From: 1, To: 3}, {From: 1, To: 2}}
+	b.Pages = []record.PageRecord{{URL: 1, Site: 1, Fetched: t0, Status: 200}, {URL: 3, Site: 1, Fetched: t0, Status: 404}}
+	b.Links = []record.Link{{From: 1, To: 2}, {From: 1, To: 3}, {From: 1, To: 2}}
 	apply(t, db, b)
 	got := map[uint64][]uint64{}
 	urls := map[uint64]string{}

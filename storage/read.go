@@ -13,8 +13,8 @@ import (
 
 	"github.com/klauspost/compress/zlib"
 
-	"lidi/engine"
 	"lidi/engine/dedup"
+	"lidi/engine/record"
 )
 
 // Head returns up to n URLs of site in state URLQueued, ordered by
@@ -22,7 +22,7 @@ import (
 // after those returned and more reports whether there is one. It reads
 // through the writer connection, so it sees every batch Apply has returned
 // from. n <= 0 returns no URLs but still reports next and more.
-func (db *DB) Head(ctx context.Context, site int64, n int) (urls []engine.QueuedURL, next float64, more bool, err error) {
+func (db *DB) Head(ctx context.Context, site int64, n int) (urls []record.QueuedURL, next float64, more bool, err error) {
 	if db.closed.Load() {
 		return nil, 0, false, ErrClosed
 	}
@@ -33,10 +33,10 @@ func (db *DB) Head(ctx context.Context, site int64, n int) (urls []engine.Queued
 	}
 	defer rows.Close()
 	if n > 0 {
-		urls = make([]engine.QueuedURL, 0, min(n, 256))
+		urls = make([]record.QueuedURL, 0, min(n, 256))
 	}
 	for rows.Next() {
-		var q engine.QueuedURL
+		var q record.QueuedURL
 		var id int64
 		var c copyColumns
 		if err := rows.Scan(&id, &q.URL, &q.Depth, &q.Priority, &q.Seq, &c.fetched, &c.digest, &c.simhash, &c.etag, &c.lastModified); err != nil {
@@ -58,7 +58,7 @@ func (db *DB) Head(ctx context.Context, site int64, n int) (urls []engine.Queued
 
 // Sites returns every site, ordered by ID, with Pending set to the number of
 // its URLs still queued. It reads through the read-only pool.
-func (db *DB) Sites(ctx context.Context) ([]engine.SiteRecord, error) {
+func (db *DB) Sites(ctx context.Context) ([]record.SiteRecord, error) {
 	if db.closed.Load() {
 		return nil, ErrClosed
 	}
@@ -71,9 +71,9 @@ func (db *DB) Sites(ctx context.Context) ([]engine.SiteRecord, error) {
 		return nil, fmt.Errorf("storage: sites: %w", err)
 	}
 	defer rows.Close()
-	var out []engine.SiteRecord
+	var out []record.SiteRecord
 	for rows.Next() {
-		var s engine.SiteRecord
+		var s record.SiteRecord
 		var addr sql.NullString
 		var robotsFetched, nextVisit sql.NullInt64
 		var parked int64
@@ -120,7 +120,7 @@ func (db *DB) URLFingerprints(ctx context.Context, fn func(id uint64)) error {
 
 // Fingerprints calls fn for every fetched page with its content digest and
 // simhash, for duplicate detection after a restart.
-func (db *DB) Fingerprints(ctx context.Context, fn func(engine.FetchedPage)) error {
+func (db *DB) Fingerprints(ctx context.Context, fn func(record.FetchedPage)) error {
 	if db.closed.Load() {
 		return ErrClosed
 	}
@@ -131,7 +131,7 @@ func (db *DB) Fingerprints(ctx context.Context, fn func(engine.FetchedPage)) err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var p engine.FetchedPage
+		var p record.FetchedPage
 		var id, digest, simhash, main, nourl, title int64
 		if err := rows.Scan(&id, &p.Addr, &digest, &simhash, &main, &nourl, &title, &p.Status); err != nil {
 			return fmt.Errorf("storage: fingerprints: %w", err)
@@ -148,7 +148,7 @@ func (db *DB) Fingerprints(ctx context.Context, fn func(engine.FetchedPage)) err
 
 // Rules returns the rules duplicate detection recorded, withdrawn ones
 // included, oldest first.
-func (db *DB) Rules(ctx context.Context) ([]engine.RuleRecord, error) {
+func (db *DB) Rules(ctx context.Context) ([]record.RuleRecord, error) {
 	if db.closed.Load() {
 		return nil, ErrClosed
 	}
@@ -159,9 +159,9 @@ func (db *DB) Rules(ctx context.Context) ([]engine.RuleRecord, error) {
 		return nil, fmt.Errorf("storage: rules: %w", err)
 	}
 	defer rows.Close()
-	var out []engine.RuleRecord
+	var out []record.RuleRecord
 	for rows.Next() {
-		var rec engine.RuleRecord
+		var rec record.RuleRecord
 		r := &rec.Rule
 		var kind, support, contra string
 		var ms int64
@@ -186,7 +186,7 @@ func (db *DB) Rules(ctx context.Context) ([]engine.RuleRecord, error) {
 
 // Soft404s returns the soft-404 pages duplicate detection recognised,
 // oldest first.
-func (db *DB) Soft404s(ctx context.Context) ([]engine.Soft404Record, error) {
+func (db *DB) Soft404s(ctx context.Context) ([]record.Soft404Record, error) {
 	if db.closed.Load() {
 		return nil, ErrClosed
 	}
@@ -197,9 +197,9 @@ func (db *DB) Soft404s(ctx context.Context) ([]engine.Soft404Record, error) {
 		return nil, fmt.Errorf("storage: soft 404s: %w", err)
 	}
 	defer rows.Close()
-	var out []engine.Soft404Record
+	var out []record.Soft404Record
 	for rows.Next() {
-		var rec engine.Soft404Record
+		var rec record.Soft404Record
 		s := &rec.Sig
 		var title, sim, of, ms, probe int64
 		var ev string
@@ -218,7 +218,7 @@ func (db *DB) Soft404s(ctx context.Context) ([]engine.Soft404Record, error) {
 
 // RuleSkipped calls fn for every URL skipped under a rule, through the
 // partial index of those rows.
-func (db *DB) RuleSkipped(ctx context.Context, fn func(engine.RuleSkippedURL)) error {
+func (db *DB) RuleSkipped(ctx context.Context, fn func(record.RuleSkippedURL)) error {
 	if db.closed.Load() {
 		return ErrClosed
 	}
@@ -229,7 +229,7 @@ func (db *DB) RuleSkipped(ctx context.Context, fn func(engine.RuleSkippedURL)) e
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var u engine.RuleSkippedURL
+		var u record.RuleSkippedURL
 		var id, rule int64
 		if err := rows.Scan(&id, &u.URL, &u.Site, &rule); err != nil {
 			return fmt.Errorf("storage: rule skips: %w", err)
@@ -245,7 +245,7 @@ func (db *DB) RuleSkipped(ctx context.Context, fn func(engine.RuleSkippedURL)) e
 
 // Held returns the pages whose links wait for a probe's answer, with
 // what their records say of them.
-func (db *DB) Held(ctx context.Context) ([]engine.HeldLinks, error) {
+func (db *DB) Held(ctx context.Context) ([]record.HeldLinks, error) {
 	if db.closed.Load() {
 		return nil, ErrClosed
 	}
@@ -256,9 +256,9 @@ func (db *DB) Held(ctx context.Context) ([]engine.HeldLinks, error) {
 		return nil, fmt.Errorf("storage: held links: %w", err)
 	}
 	defer rows.Close()
-	var out []engine.HeldLinks
+	var out []record.HeldLinks
 	for rows.Next() {
-		var h engine.HeldLinks
+		var h record.HeldLinks
 		var probe, page, sim, nourl, title int64
 		var links string
 		if err := rows.Scan(&probe, &page, &links, &h.URL, &h.Depth, &h.Redirect, &sim, &nourl, &title); err != nil {
@@ -279,12 +279,12 @@ func (db *DB) Held(ctx context.Context) ([]engine.HeldLinks, error) {
 // Counters returns the crawl's totals: fetches recorded, body bytes
 // received, and fetches that failed or answered with a status of 400 or
 // more.
-func (db *DB) Counters(ctx context.Context) (engine.Counters, error) {
+func (db *DB) Counters(ctx context.Context) (record.Counters, error) {
 	c, err := db.counters(ctx)
 	if err != nil {
-		return engine.Counters{}, err
+		return record.Counters{}, err
 	}
-	return engine.Counters{Pages: c[cPages], Bytes: c[cBytes], Errors: c[cErrors]}, nil
+	return record.Counters{Pages: c[cPages], Bytes: c[cBytes], Errors: c[cErrors]}, nil
 }
 
 func (db *DB) counters(ctx context.Context) (c [nCounters]int64, err error) {
@@ -407,7 +407,7 @@ func Inflate(z []byte) ([]byte, error) {
 }
 
 // Events returns the n most recent events, oldest first.
-func (db *DB) Events(ctx context.Context, n int) ([]engine.Event, error) {
+func (db *DB) Events(ctx context.Context, n int) ([]record.Event, error) {
 	if db.closed.Load() {
 		return nil, ErrClosed
 	}
@@ -420,9 +420,9 @@ func (db *DB) Events(ctx context.Context, n int) ([]engine.Event, error) {
 		return nil, fmt.Errorf("storage: events: %w", err)
 	}
 	defer rows.Close()
-	var out []engine.Event
+	var out []record.Event
 	for rows.Next() {
-		var e engine.Event
+		var e record.Event
 		var t sql.NullInt64
 		var site, text sql.NullString
 		if err := rows.Scan(&t, &e.Kind, &site, &text); err != nil {
@@ -482,7 +482,7 @@ func (db *DB) IntegrityCheck(ctx context.Context) (string, error) {
 
 // CoverageHistory returns the PageRank coverage curve of the crawl's runs
 // so far, oldest first, from rank_runs (Oracle -1 where none was known).
-func (db *DB) CoverageHistory(ctx context.Context) ([]engine.CoveragePoint, error) {
+func (db *DB) CoverageHistory(ctx context.Context) ([]record.CoveragePoint, error) {
 	if db.closed.Load() {
 		return nil, ErrClosed
 	}
@@ -491,9 +491,9 @@ func (db *DB) CoverageHistory(ctx context.Context) ([]engine.CoveragePoint, erro
 		return nil, fmt.Errorf("storage: rank runs: %w", err)
 	}
 	defer rows.Close()
-	var out []engine.CoveragePoint
+	var out []record.CoveragePoint
 	for rows.Next() {
-		var p engine.CoveragePoint
+		var p record.CoveragePoint
 		if err := rows.Scan(&p.Pages, &p.Coverage, &p.Oracle); err != nil {
 			return nil, fmt.Errorf("storage: rank runs: %w", err)
 		}

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"lidi/engine"
 	"lidi/engine/fetch"
+	"lidi/engine/record"
 )
 
 // Version 3: recrawling. Every fetch of a URL is a row of fetches (the
@@ -111,7 +111,7 @@ func (s *recrawlStatements) queries() []struct {
 }
 
 // fetchRow appends p to the fetch history.
-func (a *applier) fetchRow(st *recrawlStatements, p *engine.PageRecord) error {
+func (a *applier) fetchRow(st *recrawlStatements, p *record.PageRecord) error {
 	var changed any
 	if p.Verdict.Known() {
 		changed = boolInt(p.Verdict.Changed())
@@ -125,7 +125,7 @@ func (a *applier) fetchRow(st *recrawlStatements, p *engine.PageRecord) error {
 }
 
 // recrawl applies a batch's requeues and the recrawl manager's records.
-func (a *applier) recrawl(st *recrawlStatements, b *engine.Batch) error {
+func (a *applier) recrawl(st *recrawlStatements, b *record.Batch) error {
 	for _, r := range b.Requeues {
 		n, err := a.exec(st.requeue, r.Priority, r.Seq, int64(r.URL))
 		if err != nil {
@@ -201,7 +201,7 @@ func (c *copyColumns) copy() *fetch.Copy {
 // RecrawlURLs calls fn for every fetched URL a recrawl may queue again:
 // its last answer was 2xx or 3xx (a 304 keeps the status of the copy). It
 // streams from the read-only pool.
-func (db *DB) RecrawlURLs(ctx context.Context, fn func(engine.RecrawlURL)) error {
+func (db *DB) RecrawlURLs(ctx context.Context, fn func(record.RecrawlURL)) error {
 	if db.closed.Load() {
 		return ErrClosed
 	}
@@ -212,7 +212,7 @@ func (db *DB) RecrawlURLs(ctx context.Context, fn func(engine.RecrawlURL)) error
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var r engine.RecrawlURL
+		var r record.RecrawlURL
 		var id int64
 		var fetched sql.NullInt64
 		if err := rows.Scan(&id, &r.Site, &r.URL, &fetched); err != nil {
@@ -228,7 +228,7 @@ func (db *DB) RecrawlURLs(ctx context.Context, fn func(engine.RecrawlURL)) error
 }
 
 // Channels returns every channel recorded, by ID.
-func (db *DB) Channels(ctx context.Context) ([]engine.ChannelRecord, error) {
+func (db *DB) Channels(ctx context.Context) ([]record.ChannelRecord, error) {
 	if db.closed.Load() {
 		return nil, ErrClosed
 	}
@@ -238,9 +238,9 @@ func (db *DB) Channels(ctx context.Context) ([]engine.ChannelRecord, error) {
 		return nil, fmt.Errorf("storage: channels: %w", err)
 	}
 	defer rows.Close()
-	var out []engine.ChannelRecord
+	var out []record.ChannelRecord
 	for rows.Next() {
-		var c engine.ChannelRecord
+		var c record.ChannelRecord
 		var interval int64
 		var last, updated sql.NullInt64
 		if err := rows.Scan(&c.ID, &c.Group, &interval, &c.Rate, &c.Submitted, &c.Updates, &last, &updated); err != nil {

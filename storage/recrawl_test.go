@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"lidi/engine"
 	"lidi/engine/fetch"
+	"lidi/engine/record"
 )
 
 // dropVersion5 turns a current file back into a version 4 one.
@@ -53,14 +53,14 @@ func TestUpgradeFromVersion2(t *testing.T) {
 	}
 	// The upgraded file recrawls: the fetched 200 is a recrawl candidate,
 	// the 404 is not.
-	var cands []engine.RecrawlURL
-	if err := db.RecrawlURLs(context.Background(), func(u engine.RecrawlURL) { cands = append(cands, u) }); err != nil {
+	var cands []record.RecrawlURL
+	if err := db.RecrawlURLs(context.Background(), func(u record.RecrawlURL) { cands = append(cands, u) }); err != nil {
 		t.Fatal(err)
 	}
 	if len(cands) != 1 || cands[0].ID != 11 || cands[0].Site != 1 {
 		t.Fatalf("recrawl candidates %+v, want URL 11 of site 1", cands)
 	}
-	apply(t, db, engine.Batch{Requeues: []engine.Requeue{{URL: 11, Priority: -1, Seq: 9}}})
+	apply(t, db, record.Batch{Requeues: []record.Requeue{{URL: 11, Priority: -1, Seq: 9}}})
 	head, _, _, err := db.Head(context.Background(), 1, 10)
 	if err != nil || len(head) != 1 || head[0].Copy == nil || head[0].Copy.Digest != 0xabc || head[0].Copy.ETag != "" {
 		t.Fatalf("head after requeue: %+v, %v; want URL 11 with its v2 copy", head, err)
@@ -70,16 +70,16 @@ func TestUpgradeFromVersion2(t *testing.T) {
 func TestRecrawlHistory(t *testing.T) {
 	db := openTest(t)
 	ctx := context.Background()
-	apply(t, db, engine.Batch{Sites: []engine.SiteRecord{site(1)}, URLs: []engine.URLRecord{queued(1, 1, 0, 1), queued(2, 1, 1, 2)}})
-	first := engine.PageRecord{URL: 1, Site: 1, Fetched: t0, Status: 200, Length: 5, Digest: 10, Simhash: 0xff,
+	apply(t, db, record.Batch{Sites: []record.SiteRecord{site(1)}, URLs: []record.URLRecord{queued(1, 1, 0, 1), queued(2, 1, 1, 2)}})
+	first := record.PageRecord{URL: 1, Site: 1, Fetched: t0, Status: 200, Length: 5, Digest: 10, Simhash: 0xff,
 		Body: compress(t, []byte("first")), ETag: `"v1"`, LastModified: "Mon, 02 Mar 2026 10:00:00 GMT"}
-	apply(t, db, engine.Batch{Pages: []engine.PageRecord{first, {URL: 2, Site: 1, Fetched: t0, Status: 200, Length: 3, Digest: 20}}})
+	apply(t, db, record.Batch{Pages: []record.PageRecord{first, {URL: 2, Site: 1, Fetched: t0, Status: 200, Length: 3, Digest: 20}}})
 	if _, _, more, _ := db.Head(ctx, 1, 0); more {
 		t.Fatal("a URL still queued after both were fetched")
 	}
 
 	// Recrawl 1: 304, the copy stays.
-	apply(t, db, engine.Batch{Requeues: []engine.Requeue{{URL: 1, Priority: -5, Seq: 3}, {URL: 99, Priority: 0, Seq: 4}}})
+	apply(t, db, record.Batch{Requeues: []record.Requeue{{URL: 1, Priority: -5, Seq: 3}, {URL: 99, Priority: 0, Seq: 4}}})
 	head, _, _, err := db.Head(ctx, 1, 10)
 	if err != nil || len(head) != 1 {
 		t.Fatalf("head %+v, %v; want URL 1 alone", head, err)
@@ -88,15 +88,15 @@ func TestRecrawlHistory(t *testing.T) {
 	if head[0].Copy == nil || *head[0].Copy != want || head[0].Priority != -5 {
 		t.Fatalf("requeued URL %+v, copy %+v; want priority -5 and copy %+v", head[0], head[0].Copy, want)
 	}
-	apply(t, db, engine.Batch{Pages: []engine.PageRecord{{URL: 1, Site: 1, Fetched: t0.Add(time.Hour), Status: 304,
+	apply(t, db, record.Batch{Pages: []record.PageRecord{{URL: 1, Site: 1, Fetched: t0.Add(time.Hour), Status: 304,
 		Recrawl: true, Verdict: fetch.VerdictNotModified}}})
 	// Recrawl 2: changed, new body and validators.
-	apply(t, db, engine.Batch{Requeues: []engine.Requeue{{URL: 1, Priority: -5, Seq: 5}}})
-	apply(t, db, engine.Batch{Pages: []engine.PageRecord{{URL: 1, Site: 1, Fetched: t0.Add(2 * time.Hour), Status: 200, Length: 6,
+	apply(t, db, record.Batch{Requeues: []record.Requeue{{URL: 1, Priority: -5, Seq: 5}}})
+	apply(t, db, record.Batch{Pages: []record.PageRecord{{URL: 1, Site: 1, Fetched: t0.Add(2 * time.Hour), Status: 200, Length: 6,
 		Digest: 11, Simhash: 0xf0, Body: compress(t, []byte("second")), Recrawl: true, Verdict: fetch.VerdictChanged, ETag: `"v2"`}}})
 	// Recrawl 3: the server failed; the copy stays.
-	apply(t, db, engine.Batch{Requeues: []engine.Requeue{{URL: 1, Priority: -5, Seq: 6}}})
-	apply(t, db, engine.Batch{Pages: []engine.PageRecord{{URL: 1, Site: 1, Fetched: t0.Add(3 * time.Hour), Status: 503, Recrawl: true}}})
+	apply(t, db, record.Batch{Requeues: []record.Requeue{{URL: 1, Priority: -5, Seq: 6}}})
+	apply(t, db, record.Batch{Pages: []record.PageRecord{{URL: 1, Site: 1, Fetched: t0.Add(3 * time.Hour), Status: 503, Recrawl: true}}})
 
 	r := rawOpen(t, db.Path())
 	rows, err := r.Query("SELECT status, recrawl, coalesce(changed, -1), verdict FROM fetches WHERE url_id = 1 ORDER BY time")
@@ -148,21 +148,21 @@ func TestRecrawlHistory(t *testing.T) {
 
 func TestRecrawlManagerRecords(t *testing.T) {
 	db := openTest(t)
-	ch := []engine.ChannelRecord{
+	ch := []record.ChannelRecord{
 		{ID: "a.test", Group: 1, Interval: 2 * time.Hour, Rate: 1.0 / 7200, Submitted: 3, Updates: 2, LastUpdate: t0, Updated: t0},
 		{ID: "b.test/news/", Group: 0, Interval: time.Hour, Rate: 0, Updated: t0},
 	}
-	apply(t, db, engine.Batch{Channels: ch,
-		Groups: []engine.GroupRecord{{Index: 0, Channels: 1, Initial: time.Hour, Interval: 50 * time.Minute, Updated: t0}},
-		Reassignments: []engine.ReassignmentRecord{{Time: t0, Policy: "iir", Before: []time.Duration{time.Hour, 2 * time.Hour},
+	apply(t, db, record.Batch{Channels: ch,
+		Groups: []record.GroupRecord{{Index: 0, Channels: 1, Initial: time.Hour, Interval: 50 * time.Minute, Updated: t0}},
+		Reassignments: []record.ReassignmentRecord{{Time: t0, Policy: "iir", Before: []time.Duration{time.Hour, 2 * time.Hour},
 			After: []time.Duration{54 * time.Minute, 2 * time.Hour}, SuccessRates: []float64{1, 0.5}}}})
 	ch[1].Updates = 1
-	apply(t, db, engine.Batch{Channels: ch[1:]})
+	apply(t, db, record.Batch{Channels: ch[1:]})
 	got, err := db.Channels(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	same := func(a, b engine.ChannelRecord) bool {
+	same := func(a, b record.ChannelRecord) bool {
 		ok := a.LastUpdate.Equal(b.LastUpdate) && a.Updated.Equal(b.Updated)
 		a.LastUpdate, a.Updated, b.LastUpdate, b.Updated = time.Time{}, time.Time{}, time.Time{}, time.Time{}
 		return ok && a == b

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"lidi/engine"
+	"lidi/engine/record"
 )
 
 // writeWhile applies workload batches until stop is closed (at most limit
@@ -23,7 +23,7 @@ func writeWhile(t *testing.T, db *DB, stop <-chan struct{}, limit int) (wait fun
 	go func() {
 		defer wg.Done()
 		w := newWorkload(11, 20, 2048)
-		var b engine.Batch
+		var b record.Batch
 		for range limit {
 			select {
 			case <-stop:
@@ -75,7 +75,7 @@ func TestSnapshotWhileWriting(t *testing.T) {
 	ctx := context.Background()
 	// Some data before, so the copy is never empty.
 	w := newWorkload(1, 5, 512)
-	var b engine.Batch
+	var b record.Batch
 	w.fill(&b, 20, 10, 3)
 	apply(t, db, b)
 

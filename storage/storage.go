@@ -34,12 +34,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"lidi/engine"
-
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"lidi/engine/record"
 )
 
-var _ engine.Store = (*DB)(nil)
+var _ record.Store = (*DB)(nil)
 
 // Errors reported by the package. Typed errors below unwrap to them.
 var (

@@ -15,7 +15,7 @@ import (
 
 	"github.com/klauspost/compress/zlib"
 
-	"lidi/engine"
+	"lidi/engine/record"
 )
 
 var t0 = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
@@ -110,16 +110,16 @@ func compress(t testing.TB, b []byte) []byte {
 	return buf.Bytes()
 }
 
-func site(id int64) engine.SiteRecord {
-	return engine.SiteRecord{ID: id, Key: fmt.Sprintf("http://s%d.test", id), Host: fmt.Sprintf("s%d.test", id)}
+func site(id int64) record.SiteRecord {
+	return record.SiteRecord{ID: id, Key: fmt.Sprintf("http://s%d.test", id), Host: fmt.Sprintf("s%d.test", id)}
 }
 
-func queued(id uint64, site int64, prio float64, seq int64) engine.URLRecord {
-	return engine.URLRecord{ID: id, Site: site, URL: fmt.Sprintf("http://s%d.test/%x", site, id),
-		Priority: prio, Seq: seq, Depth: int(prio), Discovered: t0, State: engine.URLQueued}
+func queued(id uint64, site int64, prio float64, seq int64) record.URLRecord {
+	return record.URLRecord{ID: id, Site: site, URL: fmt.Sprintf("http://s%d.test/%x", site, id),
+		Priority: prio, Seq: seq, Depth: int(prio), Discovered: t0, State: record.URLQueued}
 }
 
-func apply(t testing.TB, db *DB, b engine.Batch) {
+func apply(t testing.TB, db *DB, b record.Batch) {
 	t.Helper()
 	if err := db.Apply(context.Background(), &b); err != nil {
 		t.Fatal(err)
@@ -165,7 +165,7 @@ func TestOpenCreatesSchema(t *testing.T) {
 		t.Errorf("created = %q, %v, %v", created, ok, err)
 	}
 	c, err := db.Counters(context.Background())
-	if err != nil || c != (engine.Counters{}) {
+	if err != nil || c != (record.Counters{}) {
 		t.Errorf("Counters = %+v, %v", c, err)
 	}
 	checkConsistent(t, r)
@@ -177,14 +177,14 @@ func TestReopenKeepsData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	apply(t, db, engine.Batch{Sites: []engine.SiteRecord{site(1)}, URLs: []engine.URLRecord{queued(7, 1, 0, 1)}})
+	apply(t, db, record.Batch{Sites: []record.SiteRecord{site(1)}, URLs: []record.URLRecord{queued(7, 1, 0, 1)}})
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
-	if err := db.Apply(context.Background(), &engine.Batch{Skips: []engine.Skip{{URL: 7, Reason: "robots"}}}); !errors.Is(err, ErrClosed) {
+	if err := db.Apply(context.Background(), &record.Batch{Skips: []record.Skip{{URL: 7, Reason: "robots"}}}); !errors.Is(err, ErrClosed) {
 		t.Errorf("Apply after Close: %v", err)
 	}
 	db, err = Open(path, Options{})
@@ -328,9 +328,9 @@ func TestNotCrawl(t *testing.T) {
 
 func TestHeadOrder(t *testing.T) {
 	db := openTest(t)
-	apply(t, db, engine.Batch{
-		Sites: []engine.SiteRecord{site(1), site(2)},
-		URLs: []engine.URLRecord{
+	apply(t, db, record.Batch{
+		Sites: []record.SiteRecord{site(1), site(2)},
+		URLs: []record.URLRecord{
 			queued(10, 1, 2, 5),
 			queued(11, 1, 1, 9),
 			queued(12, 1, 1, 3),
@@ -338,14 +338,14 @@ func TestHeadOrder(t *testing.T) {
 			queued(14, 1, 2, 1),
 			queued(15, 1, 3, 2), // fetched below
 			queued(16, 1, 0, 0), // skipped below
-			{ID: 17, Site: 1, URL: "http://s1.test/robots", Priority: 0, Seq: 1, State: engine.URLSkipped, SkipReason: "robots"},
+			{ID: 17, Site: 1, URL: "http://s1.test/robots", Priority: 0, Seq: 1, State: record.URLSkipped, SkipReason: "robots"},
 			queued(1<<63|5, 1, 4, 30), // an ID past MaxInt64
 			queued(20, 2, 0, 4),
 		},
 	})
-	apply(t, db, engine.Batch{
-		Pages: []engine.PageRecord{{URL: 15, Site: 1, Fetched: t0, Status: 200}},
-		Skips: []engine.Skip{{URL: 16, Reason: "robots"}},
+	apply(t, db, record.Batch{
+		Pages: []record.PageRecord{{URL: 15, Site: 1, Fetched: t0, Status: 200}},
+		Skips: []record.Skip{{URL: 16, Reason: "robots"}},
 	})
 	order := []uint64{13, 12, 11, 14, 10, 1<<63 | 5}
 	for _, tc := range []struct {
@@ -374,7 +374,7 @@ func TestHeadOrder(t *testing.T) {
 		}
 	}
 	urls, _, _, _ := db.Head(context.Background(), 1, 1)
-	if got := urls[0]; got != (engine.QueuedURL{ID: 13, URL: "http://s1.test/d", Depth: 0, Priority: 0.5, Seq: 20}) {
+	if got := urls[0]; got != (record.QueuedURL{ID: 13, URL: "http://s1.test/d", Depth: 0, Priority: 0.5, Seq: 20}) {
 		t.Errorf("Head record = %+v", got)
 	}
 	if urls, _, more, _ := db.Head(context.Background(), 3, 10); len(urls) != 0 || more {
@@ -387,20 +387,20 @@ func TestInsertOrIgnore(t *testing.T) {
 	first := queued(1, 1, 1, 1)
 	dup := first
 	dup.URL, dup.Priority, dup.Seq = "http://changed.test/", 9, 99
-	apply(t, db, engine.Batch{
-		Sites: []engine.SiteRecord{site(1)},
-		URLs:  []engine.URLRecord{first, dup, queued(2, 1, 1, 2)},
-		Links: []engine.Link{{From: 1, To: 2}, {From: 1, To: 2}, {From: 2, To: 1}},
+	apply(t, db, record.Batch{
+		Sites: []record.SiteRecord{site(1)},
+		URLs:  []record.URLRecord{first, dup, queued(2, 1, 1, 2)},
+		Links: []record.Link{{From: 1, To: 2}, {From: 1, To: 2}, {From: 2, To: 1}},
 	})
 	// Again in a later batch, a skipped duplicate must not move a counter.
 	skippedDup := dup
-	skippedDup.State, skippedDup.SkipReason = engine.URLSkipped, "scope"
-	apply(t, db, engine.Batch{
-		URLs:  []engine.URLRecord{dup, skippedDup, queued(3, 1, 1, 3)},
-		Links: []engine.Link{{From: 2, To: 1}, {From: 1, To: 3}},
+	skippedDup.State, skippedDup.SkipReason = record.URLSkipped, "scope"
+	apply(t, db, record.Batch{
+		URLs:  []record.URLRecord{dup, skippedDup, queued(3, 1, 1, 3)},
+		Links: []record.Link{{From: 2, To: 1}, {From: 1, To: 3}},
 	})
 	urls, _, _, _ := db.Head(context.Background(), 1, 10)
-	if len(urls) != 3 || urls[0] != (engine.QueuedURL{ID: 1, URL: first.URL, Depth: 1, Priority: 1, Seq: 1}) {
+	if len(urls) != 3 || urls[0] != (record.QueuedURL{ID: 1, URL: first.URL, Depth: 1, Priority: 1, Seq: 1}) {
 		t.Errorf("Head = %+v", urls)
 	}
 	st, err := db.Stats(context.Background())
@@ -415,18 +415,18 @@ func TestInsertOrIgnore(t *testing.T) {
 
 func TestSitesRoundTripAndPending(t *testing.T) {
 	db := openTest(t)
-	s1 := engine.SiteRecord{ID: 1, Key: "http://a.test", Host: "a.test"}
-	s2 := engine.SiteRecord{ID: 2, Key: "https://b.test:8443", Host: "b.test", Addr: "127.0.0.2",
+	s1 := record.SiteRecord{ID: 1, Key: "http://a.test", Host: "a.test"}
+	s2 := record.SiteRecord{ID: 2, Key: "https://b.test:8443", Host: "b.test", Addr: "127.0.0.2",
 		RobotsStatus: 200, RobotsBody: []byte("User-agent: *\nDisallow: /x\n"),
 		RobotsFetched: t0.Add(1500 * time.Millisecond), NextVisit: t0.Add(15 * time.Second),
 		Failures: 2, Parked: true, Fetched: 40}
-	apply(t, db, engine.Batch{
-		Sites: []engine.SiteRecord{s1, {ID: 2, Key: s2.Key, Host: s2.Host}},
-		URLs:  []engine.URLRecord{queued(1, 1, 0, 1), queued(2, 1, 0, 2), queued(3, 1, 0, 3), queued(4, 2, 0, 4)},
+	apply(t, db, record.Batch{
+		Sites: []record.SiteRecord{s1, {ID: 2, Key: s2.Key, Host: s2.Host}},
+		URLs:  []record.URLRecord{queued(1, 1, 0, 1), queued(2, 1, 0, 2), queued(3, 1, 0, 3), queued(4, 2, 0, 4)},
 	})
-	apply(t, db, engine.Batch{
-		Sites: []engine.SiteRecord{s2}, // an update
-		Pages: []engine.PageRecord{{URL: 1, Site: 1, Status: 200}},
+	apply(t, db, record.Batch{
+		Sites: []record.SiteRecord{s2}, // an update
+		Pages: []record.PageRecord{{URL: 1, Site: 1, Status: 200}},
 	})
 	sites, err := db.Sites(context.Background())
 	if err != nil {
@@ -436,7 +436,7 @@ func TestSitesRoundTripAndPending(t *testing.T) {
 		t.Fatalf("%d sites", len(sites))
 	}
 	s1.Pending, s2.Pending = 2, 1
-	for i, want := range []engine.SiteRecord{s1, s2} {
+	for i, want := range []record.SiteRecord{s1, s2} {
 		got := sites[i]
 		if got.ID != want.ID || got.Key != want.Key || got.Host != want.Host || got.Addr != want.Addr ||
 			got.RobotsStatus != want.RobotsStatus || !bytes.Equal(got.RobotsBody, want.RobotsBody) ||
@@ -448,9 +448,9 @@ func TestSitesRoundTripAndPending(t *testing.T) {
 	}
 	// Another site with the key of site 1 is the engine's bug: refused,
 	// and the batch with it.
-	err = db.Apply(context.Background(), &engine.Batch{
-		Sites: []engine.SiteRecord{{ID: 3, Key: "http://a.test", Host: "a.test"}},
-		URLs:  []engine.URLRecord{queued(5, 1, 0, 5)},
+	err = db.Apply(context.Background(), &record.Batch{
+		Sites: []record.SiteRecord{{ID: 3, Key: "http://a.test", Host: "a.test"}},
+		URLs:  []record.URLRecord{queued(5, 1, 0, 5)},
 	})
 	if err == nil {
 		t.Error("duplicate site key accepted")
@@ -464,12 +464,12 @@ func TestPagesAndBodies(t *testing.T) {
 	db := openTest(t)
 	ctx := context.Background()
 	html := []byte(strings.Repeat("<p>lidi stores bodies compressed</p>\n", 100))
-	apply(t, db, engine.Batch{
-		Sites: []engine.SiteRecord{site(1)},
-		URLs:  []engine.URLRecord{queued(1, 1, 0, 1), queued(2, 1, 0, 2), queued(3, 1, 0, 3)},
+	apply(t, db, record.Batch{
+		Sites: []record.SiteRecord{site(1)},
+		URLs:  []record.URLRecord{queued(1, 1, 0, 1), queued(2, 1, 0, 2), queued(3, 1, 0, 3)},
 	})
-	apply(t, db, engine.Batch{
-		Pages: []engine.PageRecord{
+	apply(t, db, record.Batch{
+		Pages: []record.PageRecord{
 			{URL: 1, Site: 1, Fetched: t0, Status: 200, ContentType: "text/html", Length: int64(len(html)),
 				Duration: 2500 * time.Microsecond, Digest: 1<<63 | 42, Body: compress(t, html), Links: 7, NoIndex: true},
 			{URL: 2, Site: 1, Fetched: t0, Status: 404, Length: 10},
@@ -504,13 +504,13 @@ func TestPagesAndBodies(t *testing.T) {
 		t.Errorf("error column = %q", errText)
 	}
 	c, _ := db.Counters(ctx)
-	if c != (engine.Counters{Pages: 3, Bytes: int64(len(html)) + 10, Errors: 2}) {
+	if c != (record.Counters{Pages: 3, Bytes: int64(len(html)) + 10, Errors: 2}) {
 		t.Errorf("Counters = %+v", c)
 	}
 
 	// A refetch replaces the result and the body; counters stay exact.
 	html2 := []byte("<p>changed</p>")
-	apply(t, db, engine.Batch{Pages: []engine.PageRecord{
+	apply(t, db, record.Batch{Pages: []record.PageRecord{
 		{URL: 1, Site: 1, Fetched: t0.Add(time.Hour), Status: 200, Length: int64(len(html2)), Body: compress(t, html2)},
 		{URL: 2, Site: 1, Fetched: t0.Add(time.Hour), Status: 200, Length: 3, Body: compress(t, []byte("abc"))},
 	}})
@@ -524,9 +524,9 @@ func TestPagesAndBodies(t *testing.T) {
 	checkConsistent(t, r)
 
 	// A page for a URL never recorded fails the whole batch.
-	err = db.Apply(ctx, &engine.Batch{
-		URLs:  []engine.URLRecord{queued(50, 1, 0, 50)},
-		Pages: []engine.PageRecord{{URL: 99, Site: 1, Status: 200, Body: compress(t, html)}},
+	err = db.Apply(ctx, &record.Batch{
+		URLs:  []record.URLRecord{queued(50, 1, 0, 50)},
+		Pages: []record.PageRecord{{URL: 99, Site: 1, Status: 200, Body: compress(t, html)}},
 	})
 	if !errors.Is(err, ErrUnknownURL) {
 		t.Errorf("page for unknown URL: %v", err)
@@ -541,14 +541,14 @@ func TestSkips(t *testing.T) {
 	db := openTest(t)
 	parked := site(2)
 	parked.Parked = true
-	apply(t, db, engine.Batch{
-		Sites: []engine.SiteRecord{site(1), parked},
-		URLs:  []engine.URLRecord{queued(1, 1, 0, 1), queued(2, 1, 0, 2), queued(3, 2, 0, 3), queued(4, 2, 0, 4)},
+	apply(t, db, record.Batch{
+		Sites: []record.SiteRecord{site(1), parked},
+		URLs:  []record.URLRecord{queued(1, 1, 0, 1), queued(2, 1, 0, 2), queued(3, 2, 0, 3), queued(4, 2, 0, 4)},
 	})
-	apply(t, db, engine.Batch{Pages: []engine.PageRecord{{URL: 2, Site: 1, Status: 200}}})
+	apply(t, db, record.Batch{Pages: []record.PageRecord{{URL: 2, Site: 1, Status: 200}}})
 	// 2 is fetched (a skip must not undo that), 4 appears twice, 5 does
 	// not exist.
-	apply(t, db, engine.Batch{Skips: []engine.Skip{{URL: 1, Reason: "robots"}, {URL: 2, Reason: "robots"}, {URL: 3, Reason: "parked"}, {URL: 4, Reason: "parked"}, {URL: 4, Reason: "mirror"}, {URL: 5, Reason: "robots"}}})
+	apply(t, db, record.Batch{Skips: []record.Skip{{URL: 1, Reason: "robots"}, {URL: 2, Reason: "robots"}, {URL: 3, Reason: "parked"}, {URL: 4, Reason: "parked"}, {URL: 4, Reason: "mirror"}, {URL: 5, Reason: "robots"}}})
 	r := rawOpen(t, db.Path())
 	for _, c := range []struct {
 		id     int64
@@ -581,7 +581,7 @@ func TestSkips(t *testing.T) {
 func TestURLFingerprints(t *testing.T) {
 	db := openTest(t)
 	w := newWorkload(7, 3, 0)
-	var b engine.Batch
+	var b record.Batch
 	w.fill(&b, 20, 10, 4)
 	apply(t, db, b)
 	want := map[uint64]bool{}
@@ -615,7 +615,7 @@ func TestURLFingerprints(t *testing.T) {
 func TestApplyCancelled(t *testing.T) {
 	db := openTest(t)
 	w := newWorkload(3, 5, 512)
-	var b engine.Batch
+	var b record.Batch
 	w.fill(&b, 50, 20, 5)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -629,7 +629,7 @@ func TestApplyCancelled(t *testing.T) {
 	if err := db.Apply(context.Background(), &b); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Apply(context.Background(), &engine.Batch{}); err != nil {
+	if err := db.Apply(context.Background(), &record.Batch{}); err != nil {
 		t.Errorf("empty batch: %v", err)
 	}
 	checkConsistent(t, rawOpen(t, db.Path()))
@@ -638,12 +638,12 @@ func TestApplyCancelled(t *testing.T) {
 func TestEventsAndMeta(t *testing.T) {
 	db := openTest(t)
 	ctx := context.Background()
-	var evs []engine.Event
+	var evs []record.Event
 	for i := range 5 {
-		evs = append(evs, engine.Event{Time: t0.Add(time.Duration(i) * time.Second), Kind: "parked", Site: "http://s.test", Text: fmt.Sprint(i)})
+		evs = append(evs, record.Event{Time: t0.Add(time.Duration(i) * time.Second), Kind: "parked", Site: "http://s.test", Text: fmt.Sprint(i)})
 	}
-	apply(t, db, engine.Batch{Events: evs[:3]})
-	apply(t, db, engine.Batch{Events: evs[3:]})
+	apply(t, db, record.Batch{Events: evs[:3]})
+	apply(t, db, record.Batch{Events: evs[3:]})
 	got, err := db.Events(ctx, 2)
 	if err != nil || len(got) != 2 || got[0].Text != "3" || got[1].Text != "4" || !got[1].Time.Equal(evs[4].Time) || got[1].Site != "http://s.test" {
 		t.Errorf("Events(2) = %+v, %v", got, err)
@@ -670,7 +670,7 @@ func TestEventsAndMeta(t *testing.T) {
 func TestStatsWriter(t *testing.T) {
 	db := openTest(t)
 	w := newWorkload(5, 10, 1024)
-	var b engine.Batch
+	var b record.Batch
 	for range 3 {
 		b.Reset()
 		w.fill(&b, 20, 10, 3)
@@ -694,7 +694,7 @@ func TestIntegrityCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := engine.Batch{Sites: []engine.SiteRecord{site(1)}}
+	b := record.Batch{Sites: []record.SiteRecord{site(1)}}
 	for i := range 2000 {
 		b.URLs = append(b.URLs, queued(uint64(i+1), 1, float64(i%7), int64(i)))
 	}

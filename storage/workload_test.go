@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"lidi/engine"
+	"lidi/engine/record"
 )
 
 // workload makes realistic batches: each fetched page was queued earlier,
@@ -16,7 +16,7 @@ type workload struct {
 	sites  int64
 	seq    int64
 	now    time.Time
-	queue  []engine.URLRecord // queued, fetched in FIFO order
+	queue  []record.URLRecord // queued, fetched in FIFO order
 	known  []uint64           // every URL ID, link targets
 	blob   []byte
 	bodyN  int
@@ -37,10 +37,10 @@ func newWorkload(seed uint64, sites int64, bodySize int) *workload {
 	return w
 }
 
-func (w *workload) newURL(site int64, parent uint64, depth int) engine.URLRecord {
+func (w *workload) newURL(site int64, parent uint64, depth int) record.URLRecord {
 	w.seq++
 	id := w.rng.Uint64() | 1 // never 0
-	u := engine.URLRecord{
+	u := record.URLRecord{
 		ID:         id,
 		Site:       site,
 		URL:        fmt.Sprintf("http://site%d.example/d%d/page-%016x.html", site, depth, id),
@@ -49,7 +49,7 @@ func (w *workload) newURL(site int64, parent uint64, depth int) engine.URLRecord
 		Seq:        w.seq,
 		Parent:     parent,
 		Discovered: w.now,
-		State:      engine.URLQueued,
+		State:      record.URLQueued,
 	}
 	w.known = append(w.known, id)
 	return u
@@ -57,7 +57,7 @@ func (w *workload) newURL(site int64, parent uint64, depth int) engine.URLRecord
 
 // fill appends to b a batch of pages fetched pages, each with newPer new
 // URLs and linksPer links. Sites touched are updated too.
-func (w *workload) fill(b *engine.Batch, pages, linksPer, newPer int) {
+func (w *workload) fill(b *record.Batch, pages, linksPer, newPer int) {
 	w.now = w.now.Add(100 * time.Millisecond)
 	touched := map[int64]bool{}
 	for range pages {
@@ -75,7 +75,7 @@ func (w *workload) fill(b *engine.Batch, pages, linksPer, newPer int) {
 			off := w.rng.IntN(len(w.blob) - w.bodyN)
 			body = w.blob[off : off+w.bodyN]
 		}
-		b.Pages = append(b.Pages, engine.PageRecord{
+		b.Pages = append(b.Pages, record.PageRecord{
 			URL: u.ID, Site: u.Site, Fetched: w.now, Status: 200, ContentType: "text/html; charset=utf-8",
 			Length: int64(3 * w.bodyN), Duration: 1500 * time.Microsecond, Digest: w.rng.Uint64(),
 			Body: body, Links: linksPer,
@@ -94,16 +94,16 @@ func (w *workload) fill(b *engine.Batch, pages, linksPer, newPer int) {
 			} else {
 				to = w.known[w.rng.IntN(len(w.known))]
 			}
-			b.Links = append(b.Links, engine.Link{From: u.ID, To: to})
+			b.Links = append(b.Links, record.Link{From: u.ID, To: to})
 		}
 	}
 	for site := range touched {
-		b.Sites = append(b.Sites, engine.SiteRecord{
+		b.Sites = append(b.Sites, record.SiteRecord{
 			ID: site, Key: fmt.Sprintf("http://site%d.example", site), Host: fmt.Sprintf("site%d.example", site),
 			Addr: "127.0.0.1", RobotsStatus: 200, RobotsBody: []byte("User-agent: *\nDisallow: /private\n"),
 			RobotsFetched: w.now, NextVisit: w.now.Add(15 * time.Second), Fetched: 1,
 		})
 	}
 	w.events++
-	b.Events = append(b.Events, engine.Event{Time: w.now, Kind: "batch", Text: fmt.Sprint(w.events)})
+	b.Events = append(b.Events, record.Event{Time: w.now, Kind: "batch", Text: fmt.Sprint(w.events)})
 }

@@ -8,6 +8,8 @@ import (
 
 	"lidi/engine"
 	"lidi/engine/dedup"
+	"lidi/engine/record"
+	"lidi/engine/visit"
 )
 
 // t0 is when the crawls of the tests started. It is in the local zone so
@@ -155,11 +157,11 @@ func crawlSeries(n int, last engine.RunState) []engine.Stats {
 			DNS:          engine.DNSStats{Lookups: 41_200 + int64(i)*40, Hits: 38_950 + int64(i)*38, Queries: 2_250 + int64(i)*2, Failures: 112, Collapsed: 431},
 			Dup: engine.DupStats{Exact: 1_204, Near: 310, Soft404: 23, Soft404Hosts: 4, Rules: 41, Withdrawn: 1, Pruned: 8_772,
 				Learned: [dedup.NumRuleKinds]int64{dedup.DropParam: 12, dedup.SwapPrefix: 21, dedup.SwapHost: 4, dedup.SortParams: 5}},
-			ErrorKind: map[string]int64{
+			ErrorKind: map[visit.FailureKind]int64{
 				"timeout": errs * 45 / 100, "http-5xx": errs * 25 / 100, "http-4xx": errs * 18 / 100,
 				"dns": errs * 7 / 100, "refused": errs - errs*45/100 - errs*25/100 - errs*18/100 - errs*7/100,
 			},
-			Skipped: map[string]int64{"robots": 8_214, "scope": 51_900, "depth": 1_207, "nofollow": 388},
+			Skipped: map[record.SkipReason]int64{"robots": 8_214, "scope": 51_900, "depth": 1_207, "nofollow": 388},
 		}
 		busy := 12 + int(wob%4)
 		for r := range busy {
@@ -181,7 +183,7 @@ func crawlSeries(n int, last engine.RunState) []engine.Stats {
 				Until:   at.Add(time.Duration(150+k*310) * time.Millisecond),
 			})
 		}
-		s.Events = []engine.Event{
+		s.Events = []record.Event{
 			{Time: t0.Add(time.Second), Kind: "resume", Text: "resumed a crawl of 118,544 pages"},
 			{Time: t0.Add(14 * time.Minute), Kind: "robots-5xx", Site: "shop.example.net", Text: "robots.txt answered 503; retrying in 10m"},
 			{Time: t0.Add(31 * time.Minute), Kind: "parked", Site: "old.example.org", Text: "parked after 5 failed visits (timeout)"},
@@ -197,7 +199,7 @@ func crawlSeries(n int, last engine.RunState) []engine.Stats {
 		s.Visits, s.RobotsBusy, s.Waiting = nil, 0, nil
 		s.QueueDepth, s.SitesReady, s.SitesWaiting = 0, 0, 0
 		s.SitesDone = s.Sites - s.SitesParked
-		s.Events = append(s.Events, engine.Event{Time: s.Time, Kind: "done", Text: "the frontier is empty"})
+		s.Events = append(s.Events, record.Event{Time: s.Time, Kind: "done", Text: "the frontier is empty"})
 	}
 	return out
 }
@@ -208,7 +210,7 @@ func measured(s engine.Stats) engine.Stats {
 		p := int64(i+1) * 3_100
 		// Concave, like coverage curves of good orderings.
 		cov := 1 - float64((40-i)*(40-i))/1800
-		s.Coverage = append(s.Coverage, engine.CoveragePoint{Pages: p, Coverage: cov, Oracle: min(cov+0.031, 1)})
+		s.Coverage = append(s.Coverage, record.CoveragePoint{Pages: p, Coverage: cov, Oracle: min(cov+0.031, 1)})
 	}
 	s.Intervals = []engine.IntervalGroup{
 		{Name: "group 0", Index: 0, Rank: 2, Channels: 12, Interval: 45 * time.Minute, Initial: time.Hour, Submitted: 30, Updates: 27, SuccessRate: 0.9},

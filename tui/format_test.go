@@ -8,7 +8,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"lidi/engine"
+	"lidi/engine/record"
 )
 
 func TestCount(t *testing.T) {
@@ -169,11 +169,11 @@ func TestChart(t *testing.T) {
 }
 
 func TestResample(t *testing.T) {
-	cov := []engine.CoveragePoint{{Pages: 0, Coverage: 0, Oracle: 0}, {Pages: 10, Coverage: 0.5, Oracle: 0.2}, {Pages: 30, Coverage: 0.7, Oracle: 0.4}}
-	estimate := func(p engine.CoveragePoint) float64 { return p.Coverage }
-	oracle := func(p engine.CoveragePoint) float64 { return p.Oracle }
+	cov := []record.CoveragePoint{{Pages: 0, Coverage: 0, Oracle: 0}, {Pages: 10, Coverage: 0.5, Oracle: 0.2}, {Pages: 30, Coverage: 0.7, Oracle: 0.4}}
+	estimate := func(p record.CoveragePoint) float64 { return p.Coverage }
+	oracle := func(p record.CoveragePoint) float64 { return p.Oracle }
 	for _, tc := range []struct {
-		y    func(engine.CoveragePoint) float64
+		y    func(record.CoveragePoint) float64
 		want []float64
 	}{
 		{estimate, []float64{0, 0.5, 0.6, 0.7}},
@@ -193,7 +193,7 @@ func TestResample(t *testing.T) {
 		t.Errorf("no point: %v", got)
 	}
 	// No more columns than pages between the ends.
-	if got := resample([]engine.CoveragePoint{{Pages: 5}, {Pages: 7, Coverage: 1}}, 50, estimate); len(got) != 3 {
+	if got := resample([]record.CoveragePoint{{Pages: 5}, {Pages: 7, Coverage: 1}}, 50, estimate); len(got) != 3 {
 		t.Errorf("%d values for 3 page counts", len(got))
 	}
 }

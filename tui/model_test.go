@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"lidi/engine"
+	"lidi/engine/record"
 )
 
 // mustShow fails unless the screen holds every one of want.
@@ -230,7 +231,7 @@ func TestSnapshot(t *testing.T) {
 		t.Errorf("the path is on screen %d times, want 2 (status line and events)", n)
 	}
 	for i := range c.series {
-		c.series[i].Events = append(c.series[i].Events, engine.Event{Time: hs.clock, Kind: "snapshot", Text: c.snapshotPath})
+		c.series[i].Events = append(c.series[i].Events, record.Event{Time: hs.clock, Kind: "snapshot", Text: c.snapshotPath})
 	}
 	c.next = 0
 	hs.refresh(1)
@@ -409,7 +410,7 @@ func TestZoomedListsScroll(t *testing.T) {
 	hs.press("esc")
 	// The events panel scrolls back from the newest.
 	for range 70 {
-		c.series[0].Events = append(c.series[0].Events, engine.Event{Time: t0.Add(time.Hour), Kind: "mirror", Text: "event " + count(int64(len(c.series[0].Events)))})
+		c.series[0].Events = append(c.series[0].Events, record.Event{Time: t0.Add(time.Hour), Kind: "mirror", Text: "event " + count(int64(len(c.series[0].Events)))})
 	}
 	c.next = 0
 	hs.refresh(1)
@@ -487,7 +488,7 @@ func TestCrawlEnded(t *testing.T) {
 // breaks in a host name or an event are neutralised.
 func TestHostileTextIsNeutralised(t *testing.T) {
 	s := crawlSeries(1, engine.StateRunning)
-	s[0].Events = append(s[0].Events, engine.Event{Time: t0.Add(time.Hour), Kind: "robots-5xx",
+	s[0].Events = append(s[0].Events, record.Event{Time: t0.Add(time.Hour), Kind: "robots-5xx",
 		Site: "evil.example\x1b]0;pwned\x07.com", Text: "line one\nline two\x1b[2J\u009b2J"})
 	s[0].Visits[0].URL = "https://evil.example/\x1b[31mred\r\n"
 	c := newFake(s)

@@ -8,7 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"lidi/engine"
+	"lidi/engine/record"
 )
 
 // maxLocalEvents bounds the events the console adds itself.
@@ -30,7 +30,7 @@ type eventsPanel struct {
 // (a snapshot's path) by which the same event reported by the engine is
 // recognised.
 type localEvent struct {
-	engine.Event
+	record.Event
 	key string
 }
 
@@ -53,7 +53,7 @@ func (p *eventsPanel) title() (string, string) {
 }
 
 // add records an event of the console's own.
-func (p *eventsPanel) add(e engine.Event, key string) {
+func (p *eventsPanel) add(e record.Event, key string) {
 	p.local = append(p.local, localEvent{e, key})
 	if n := len(p.local) - maxLocalEvents; n > 0 {
 		p.local = slices.Delete(p.local, 0, n)
@@ -83,9 +83,9 @@ func (p *eventsPanel) update(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 
 // events merges the engine's events and the console's by time, leaving out
 // a console event the engine reported too (a snapshot both logged).
-func (p *eventsPanel) events() []engine.Event {
+func (p *eventsPanel) events() []record.Event {
 	eng := p.com.stats.Events
-	out := make([]engine.Event, 0, len(eng)+len(p.local))
+	out := make([]record.Event, 0, len(eng)+len(p.local))
 	out = append(out, eng...)
 	for _, l := range p.local {
 		dup := false
@@ -99,7 +99,7 @@ func (p *eventsPanel) events() []engine.Event {
 			out = append(out, l.Event)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b engine.Event) int { return a.Time.Compare(b.Time) })
+	slices.SortStableFunc(out, func(a, b record.Event) int { return a.Time.Compare(b.Time) })
 	return out
 }
 
@@ -117,9 +117,9 @@ func (p *eventsPanel) view() string {
 	for i, e := range evs {
 		ks := c.styles.Label
 		switch {
-		case strings.Contains(string(e.Kind), "fail") || strings.Contains(string(e.Kind), "5xx") || e.Kind == engine.EventParked || e.Kind == engine.EventStop || strings.Contains(string(e.Kind), "error"):
+		case strings.Contains(string(e.Kind), "fail") || strings.Contains(string(e.Kind), "5xx") || e.Kind == record.EventParked || e.Kind == record.EventStop || strings.Contains(string(e.Kind), "error"):
 			ks = c.styles.Warn
-		case e.Kind == engine.EventSnapshot || e.Kind == engine.EventResume || e.Kind == engine.EventDone || e.Kind == engine.EventUnparked:
+		case e.Kind == record.EventSnapshot || e.Kind == record.EventResume || e.Kind == record.EventDone || e.Kind == record.EventUnparked:
 			ks = c.styles.Good
 		}
 		l := c.dim(clock(e.Time)) + " " + ks.Render(pad(clean(kindName(string(e.Kind))), kindW)) + " "

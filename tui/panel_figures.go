@@ -35,7 +35,7 @@ func fill(w, h int, text []string, minChart int, draw func(w, h int) string) str
 
 // byCount lists a map's keys by decreasing count, then by name, as
 // "name count" figures.
-func byCount(c *common, m map[string]int64) []string {
+func byCount[K ~string](c *common, m map[K]int64) []string {
 	type kv struct {
 		k string
 		v int64
@@ -43,7 +43,7 @@ func byCount(c *common, m map[string]int64) []string {
 	var kvs []kv
 	for k, v := range m {
 		if v != 0 {
-			kvs = append(kvs, kv{k, v})
+			kvs = append(kvs, kv{string(k), v})
 		}
 	}
 	slices.SortFunc(kvs, func(a, b kv) int {

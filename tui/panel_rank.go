@@ -6,7 +6,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
-	"lidi/engine"
+	"lidi/engine/record"
 )
 
 // noRankRun is what the coverage panel says until the engine's first
@@ -54,7 +54,7 @@ func (p *coveragePanel) view() string {
 	if p.zoomed {
 		ch.Label = pct
 	}
-	estimate := func(pt engine.CoveragePoint) float64 { return pt.Coverage }
+	estimate := func(pt record.CoveragePoint) float64 { return pt.Coverage }
 	if last.Oracle < 0 || p.h < len(text)+6 {
 		// One curve when there is no oracle, or no room for two.
 		return fill(p.w, p.h, text, 2, func(w, h int) string {
@@ -71,7 +71,7 @@ func (p *coveragePanel) view() string {
 		ch.MinGutter, oracle.MinGutter = gw, gw
 		top := (h - 2) / 2
 		ch.Values = resample(cov, w-gw, estimate)
-		oracle.Values = resample(cov, w-gw, func(pt engine.CoveragePoint) float64 { return pt.Oracle })
+		oracle.Values = resample(cov, w-gw, func(pt record.CoveragePoint) float64 { return pt.Oracle })
 		return c.styles.Label.Render("share of PageRank of the graph known") + "\n" + ch.render(w, top) + "\n" +
 			c.styles.Label.Render("share of the true PageRank") + "\n" + oracle.render(w, h-2-top)
 	})
@@ -81,7 +81,7 @@ func (p *coveragePanel) view() string {
 // need not be evenly spaced in pages, into n values evenly spaced from its
 // first to its last point, interpolating linearly, so the chart's x axis is
 // pages fetched.
-func resample(cov []engine.CoveragePoint, n int, y func(engine.CoveragePoint) float64) []float64 {
+func resample(cov []record.CoveragePoint, n int, y func(record.CoveragePoint) float64) []float64 {
 	if n <= 0 || len(cov) == 0 {
 		return nil
 	}

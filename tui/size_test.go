@@ -9,6 +9,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"lidi/engine"
+	"lidi/engine/record"
+	"lidi/engine/visit"
 )
 
 // awkward is a snapshot made to break layouts: long and wide-character
@@ -23,10 +25,10 @@ func awkward() []engine.Stats {
 			engine.VisitStats{Site: "a-very-long-host-name-that-goes-on.and-on.example.com", URL: "https://a-very-long-host-name-that-goes-on.and-on.example.com/" + strings.Repeat("segment/", 30), Pages: 120, Planned: 0, Bytes: 9 << 30, Started: st.Time.Add(-50 * time.Hour)},
 		)
 		for k := range 12 {
-			st.ErrorKind[fmt.Sprintf("kind-%d-with-a-long-name", k)] = int64(k * 1000)
+			st.ErrorKind[visit.FailureKind(fmt.Sprintf("kind-%d-with-a-long-name", k))] = int64(k * 1000)
 		}
 		for k := range 80 {
-			st.Events = append(st.Events, engine.Event{Time: st.Time.Add(-time.Duration(k) * time.Second), Kind: "mirror-labelled-long-kind",
+			st.Events = append(st.Events, record.Event{Time: st.Time.Add(-time.Duration(k) * time.Second), Kind: "mirror-labelled-long-kind",
 				Site: "😀emoji.example", Text: strings.Repeat("very long text ", 20)})
 		}
 		st.Intervals = append(st.Intervals, engine.IntervalGroup{Name: strings.Repeat("name ", 30), Index: 1 << 30, Channels: 1 << 40, Interval: 400 * 24 * time.Hour, Updates: 1 << 40, Submitted: 1, SuccessRate: 7})

@@ -30,6 +30,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"lidi/engine"
+	"lidi/engine/record"
 )
 
 // Crawler is what the console needs of a crawl. *engine.Engine implements
@@ -291,7 +292,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			}
 		}
 		for _, ev := range evs[start:] {
-			m.events.add(engine.Event{Time: ev.Time, Kind: engine.EventKind(ev.Kind), Text: ev.Text}, "")
+			m.events.add(record.Event{Time: ev.Time, Kind: record.EventKind(ev.Kind), Text: ev.Text}, "")
 			m.lastClusterEvent = ev.Time
 		}
 		return m, pollCluster(m.opt.Cluster, m.opt.Refresh)
@@ -303,7 +304,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case snapshotMsg:
 		m.snapshotting = false
-		ev := engine.Event{Time: m.opt.Now(), Kind: "snapshot"}
+		ev := record.Event{Time: m.opt.Now(), Kind: "snapshot"}
 		if msg.err != nil {
 			ev.Text = "failed: " + msg.err.Error()
 			m.setStatus("snapshot failed: "+msg.err.Error(), true)

@@ -19,7 +19,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"lidi/engine"
+	"lidi/engine/record"
 	"lidi/engine/simweb"
 )
 
@@ -42,7 +42,7 @@ type ClusterOptions struct {
 	Limit                  time.Duration // a run still going after it is stopped and reported unfinished
 	Dir                    string        // where the runs' files go ("": a temporary directory)
 	Command                []string      // argv that runs lidi, e.g. {"/path/lidi"}
-	OpenStore              func(path string) (engine.Store, io.Closer, error)
+	OpenStore              func(path string) (record.Store, io.Closer, error)
 }
 
 // RegisterFlags adds the benchmark's flags to fs, with their defaults.
@@ -366,7 +366,7 @@ func (b *clusterBench) measure(ctx context.Context, res *clusterRun, dbPath stri
 		return err
 	}
 	defer closer.Close()
-	err = store.Fingerprints(ctx, func(p engine.FetchedPage) {
+	err = store.Fingerprints(ctx, func(p record.FetchedPage) {
 		res.stored++
 		if t := b.web.Truth(p.Addr); p.Status == 200 && t.Page >= 0 {
 			res.order = append(res.order, int32(t.Page))

@@ -24,6 +24,7 @@ import (
 
 	"lidi/engine"
 	"lidi/engine/dns"
+	"lidi/engine/record"
 )
 
 // CrawlOptions sets up `lidi bench crawl`. The zero value is not usable:
@@ -37,7 +38,7 @@ type CrawlOptions struct {
 	PagesPerVisit    int   // c
 	KeepBodies       bool
 	Dir              string // where the crawl's database goes ("" : a temporary directory)
-	OpenStore        func(path string) (engine.Store, io.Closer, error)
+	OpenStore        func(path string) (record.Store, io.Closer, error)
 	SimwebCommand    []string // argv that serves simweb, e.g. {"/path/lidi", "simweb"}
 	ProgressInterval time.Duration
 	CPUProfile       string // write a CPU profile of the crawl here

@@ -20,6 +20,7 @@ import (
 	"lidi/engine"
 	"lidi/engine/dedup"
 	"lidi/engine/dns"
+	"lidi/engine/record"
 )
 
 // MirrorOptions sets up `lidi bench mirror`. The zero value is not usable:
@@ -34,7 +35,7 @@ type MirrorOptions struct {
 	PagesPerVisit    int
 	Limit            time.Duration // longest time one run may take
 	Dir              string        // where the crawl databases go ("": a temporary directory)
-	OpenStore        func(path string) (engine.Store, io.Closer, error)
+	OpenStore        func(path string) (record.Store, io.Closer, error)
 	ProgressInterval time.Duration
 }
 

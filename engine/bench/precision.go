@@ -15,6 +15,7 @@ import (
 	"lidi/engine"
 	"lidi/engine/dedup"
 	"lidi/engine/dns"
+	"lidi/engine/record"
 	"lidi/engine/simweb"
 )
 
@@ -34,7 +35,7 @@ type PrecisionOptions struct {
 	// scored as it stands (the report says so).
 	Limit            time.Duration
 	Dir              string // where the crawl databases go ("": a temporary directory)
-	OpenStore        func(path string) (engine.Store, io.Closer, error)
+	OpenStore        func(path string) (record.Store, io.Closer, error)
 	ProgressInterval time.Duration
 }
 
@@ -165,19 +166,19 @@ func contentKind(c uint64) simweb.TrapKind { return simweb.TrapKind(c >> 56) }
 // keeps, on the side, the URL of every id and the status of every fetch,
 // so the crawl can be scored when it ends.
 type recorder struct {
-	engine.Store
+	record.Store
 	mu      sync.Mutex
 	urls    map[uint64]string
-	fetches []engine.PageRecord // URL and Status only
+	fetches []record.PageRecord // URL and Status only
 }
 
-func (r *recorder) Apply(ctx context.Context, b *engine.Batch) error {
+func (r *recorder) Apply(ctx context.Context, b *record.Batch) error {
 	r.mu.Lock()
 	for _, u := range b.URLs {
 		r.urls[u.ID] = u.URL
 	}
 	for _, p := range b.Pages {
-		r.fetches = append(r.fetches, engine.PageRecord{URL: p.URL, Status: p.Status})
+		r.fetches = append(r.fetches, record.PageRecord{URL: p.URL, Status: p.Status})
 	}
 	r.mu.Unlock()
 	return r.Store.Apply(ctx, b)

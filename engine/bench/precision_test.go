@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"lidi/engine"
 	"lidi/engine/bench"
+	"lidi/engine/record"
 	"lidi/engine/simweb"
 	"lidi/storage"
 )
@@ -102,7 +102,7 @@ func TestPrecisionSmallWeb(t *testing.T) {
 	o.Limit = time.Minute
 	o.ProgressInterval = time.Minute
 	o.Dir = t.TempDir()
-	o.OpenStore = func(path string) (engine.Store, io.Closer, error) {
+	o.OpenStore = func(path string) (record.Store, io.Closer, error) {
 		db, err := storage.Open(path, storage.Options{})
 		return db, db, err
 	}

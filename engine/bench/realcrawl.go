@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"lidi/engine"
+	"lidi/engine/record"
 	"lidi/engine/simweb"
 )
 
@@ -30,7 +31,7 @@ func simConfig(seeds []string, strategy string, robots, pagesPerVisit int, delay
 // web's pages that answered 200, in the order the engine recorded them,
 // with the crawl's wall time and the number of other answers. Progress
 // lines go to out every interval.
-func crawlOrder(ctx context.Context, srv *simweb.Server, cfg engine.Config, store engine.Store, resolver engine.Resolver,
+func crawlOrder(ctx context.Context, srv *simweb.Server, cfg engine.Config, store record.Store, resolver engine.Resolver,
 	out io.Writer, interval time.Duration) (pages []int32, elapsed time.Duration, other int, err error) {
 	rec := &recorder{Store: store, urls: make(map[uint64]string)}
 	eng, err := engine.New(cfg, rec, resolver, nil)

@@ -8,6 +8,7 @@ import (
 	"lidi/engine"
 	"lidi/engine/dedup"
 	"lidi/engine/dns"
+	"lidi/engine/record"
 )
 
 // recordedCrawl is one crawl of a benchmark that scores what was fetched:
@@ -24,7 +25,7 @@ type recordedCrawl struct {
 // runRecorded crawls with cfg into a new store at path (opened with
 // openStore), resolving through a dns.Cache of dnsCfg, until the crawl
 // ends or limit has passed, writing progress lines to out every interval.
-func runRecorded(ctx context.Context, cfg engine.Config, openStore func(string) (engine.Store, io.Closer, error), path string,
+func runRecorded(ctx context.Context, cfg engine.Config, openStore func(string) (record.Store, io.Closer, error), path string,
 	dnsCfg dns.Config, limit, interval time.Duration, out io.Writer) (recordedCrawl, error) {
 	var res recordedCrawl
 	store, closer, err := openStore(path)

@@ -16,16 +16,17 @@ import (
 	"sync"
 	"time"
 
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+
 	"lidi/engine"
 	"lidi/engine/dns"
+	"lidi/engine/record"
 	"lidi/engine/recrawl"
 	"lidi/engine/recrawl/change"
 	"lidi/engine/recrawl/simulate"
 	"lidi/engine/simweb"
-
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
 )
 
 // RecrawlLiveOptions sets up `lidi bench recrawl-live`: per web shape and
@@ -50,7 +51,7 @@ type RecrawlLiveOptions struct {
 	// InitialInterval and Warmup are the recrawl warm-up's (virtual time).
 	InitialInterval, Warmup time.Duration
 	Out                     string // directory for recrawl_live.csv and .png ("": none)
-	OpenStore               func(path string) (engine.Store, io.Closer, error)
+	OpenStore               func(path string) (record.Store, io.Closer, error)
 }
 
 // RegisterFlags defines the flags and sets the defaults.
@@ -401,7 +402,7 @@ func plotRecrawlLive(w io.Writer, runs []*RecrawlLiveResult) error {
 // (its URL and virtual time) on the way, so that the freshness of the
 // copies can be integrated exactly against the web's ground truth.
 type fetchRecorder struct {
-	engine.Store
+	record.Store
 	clock simweb.Clock
 
 	mu       sync.Mutex
@@ -416,7 +417,7 @@ type liveFetch struct {
 	at  time.Duration // virtual
 }
 
-func (f *fetchRecorder) Apply(ctx context.Context, b *engine.Batch) error {
+func (f *fetchRecorder) Apply(ctx context.Context, b *record.Batch) error {
 	f.mu.Lock()
 	for _, u := range b.URLs {
 		f.urls[u.ID] = u.URL
@@ -436,12 +437,12 @@ func (f *fetchRecorder) Apply(ctx context.Context, b *engine.Batch) error {
 	return f.Store.Apply(ctx, b)
 }
 
-func (f *fetchRecorder) RecrawlURLs(ctx context.Context, fn func(engine.RecrawlURL)) error {
-	return f.Store.(engine.RecrawlStore).RecrawlURLs(ctx, fn)
+func (f *fetchRecorder) RecrawlURLs(ctx context.Context, fn func(record.RecrawlURL)) error {
+	return f.Store.(record.RecrawlStore).RecrawlURLs(ctx, fn)
 }
 
-func (f *fetchRecorder) Channels(ctx context.Context) ([]engine.ChannelRecord, error) {
-	return f.Store.(engine.RecrawlStore).Channels(ctx)
+func (f *fetchRecorder) Channels(ctx context.Context) ([]record.ChannelRecord, error) {
+	return f.Store.(record.RecrawlStore).Channels(ctx)
 }
 
 // freshness integrates the copies' freshness from `from` to `to` (virtual

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"lidi/engine"
+	"lidi/engine/record"
 	"lidi/engine/simweb"
 	"lidi/storage"
 )
@@ -146,7 +146,7 @@ func TestNewFound(t *testing.T) {
 }
 
 // openTestStore opens a crawl database for the benchmarks' real crawls.
-func openTestStore(path string) (engine.Store, io.Closer, error) {
+func openTestStore(path string) (record.Store, io.Closer, error) {
 	db, err := storage.Open(path, storage.Options{})
 	return db, db, err
 }

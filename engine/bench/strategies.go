@@ -15,9 +15,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"lidi/engine"
 	"lidi/engine/dns"
 	"lidi/engine/frontier"
+	"lidi/engine/record"
 	"lidi/engine/sim"
 	"lidi/engine/simweb"
 )
@@ -57,7 +57,7 @@ type StrategiesOptions struct {
 
 	Out              string // directory for the CSV, PNG and text files
 	Dir              string // where the real crawl's database goes ("": a temporary directory)
-	OpenStore        func(path string) (engine.Store, io.Closer, error)
+	OpenStore        func(path string) (record.Store, io.Closer, error)
 	ProgressInterval time.Duration
 }
 

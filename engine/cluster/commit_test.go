@@ -10,8 +10,10 @@ import (
 
 	"lidi/engine"
 	"lidi/engine/dns"
+	"lidi/engine/record"
 	"lidi/engine/simweb"
 	"lidi/engine/simweb/simwebtest"
+	"lidi/engine/visit"
 	"lidi/storage"
 )
 
@@ -26,7 +28,7 @@ type failingStore struct {
 
 var errDiskGone = errors.New("disk gone")
 
-func (s *failingStore) Apply(ctx context.Context, b *engine.Batch) error {
+func (s *failingStore) Apply(ctx context.Context, b *record.Batch) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.pages >= s.failAt && len(b.Pages) > 0 {
@@ -52,7 +54,7 @@ func testCrawlConfig(srv *simweb.Server, seeds int, delay time.Duration) engine.
 // and gives slaves the master's settings.
 func (c *testCluster) robotSlave(cfg engine.Config) *Slave {
 	c.t.Helper()
-	robot, err := engine.NewRobot(cfg, nil)
+	robot, err := visit.NewRobot(cfg.Robot(), nil)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -66,7 +68,7 @@ func (c *testCluster) robotSlave(cfg engine.Config) *Slave {
 // masterCrawl opens the crawl's database at path (wrapped by wrap when
 // not nil) and an engine on it whose leases go through a Dispatcher on
 // the cluster's master; release closes them.
-func (c *testCluster) masterCrawl(cfg engine.Config, srv *simweb.Server, path string, wrap func(*storage.DB) engine.Store) (eng *engine.Engine, d *Dispatcher, release func()) {
+func (c *testCluster) masterCrawl(cfg engine.Config, srv *simweb.Server, path string, wrap func(*storage.DB) record.Store) (eng *engine.Engine, d *Dispatcher, release func()) {
 	t := c.t
 	t.Helper()
 	db, err := storage.Open(path, storage.Options{})
@@ -78,7 +80,7 @@ func (c *testCluster) masterCrawl(cfg engine.Config, srv *simweb.Server, path st
 		db.Close()
 		t.Fatal(err)
 	}
-	var store engine.Store = db
+	var store record.Store = db
 	if wrap != nil {
 		store = wrap(db)
 	}
@@ -106,9 +108,9 @@ func TestResultsNotStoredComeAgainToTheNextMaster(t *testing.T) {
 	path := filepath.Join(c.dir, "crawl.db")
 	crawl := func(failAt int) (engine.Stats, error) {
 		t.Helper()
-		var wrap func(*storage.DB) engine.Store
+		var wrap func(*storage.DB) record.Store
 		if failAt > 0 {
-			wrap = func(db *storage.DB) engine.Store { return &failingStore{DB: db, failAt: failAt} }
+			wrap = func(db *storage.DB) record.Store { return &failingStore{DB: db, failAt: failAt} }
 		}
 		eng, _, release := c.masterCrawl(cfg, srv, path, wrap)
 		defer release()

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"lidi/engine"
+	"lidi/engine/visit"
 )
 
 // maxPart bounds a result part's JSON before compression, well under the
@@ -19,7 +19,7 @@ const maxPart = 2 << 20
 
 // EncodeLease is the lease as it travels to a slave (Master.Lease
 // compresses it).
-func EncodeLease(l *engine.Lease) ([]byte, error) {
+func EncodeLease(l *visit.Lease) ([]byte, error) {
 	b, err := json.Marshal(l)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: encoding lease %d: %w", l.ID, err)
@@ -28,8 +28,8 @@ func EncodeLease(l *engine.Lease) ([]byte, error) {
 }
 
 // DecodeLease is EncodeLease's inverse.
-func DecodeLease(b []byte) (*engine.Lease, error) {
-	var l engine.Lease
+func DecodeLease(b []byte) (*visit.Lease, error) {
+	var l visit.Lease
 	if err := json.Unmarshal(b, &l); err != nil {
 		return nil, fmt.Errorf("%w: lease: %v", ErrBadMessage, err)
 	}
@@ -42,7 +42,7 @@ func DecodeLease(b []byte) (*engine.Lease, error) {
 // EncodeResults batches a lease's results into parts (Cho's exchange mode,
 // batched per lease): each part a JSON array under maxPart bytes, unless
 // one result alone is larger.
-func EncodeResults(rs []engine.Result) ([][]byte, error) {
+func EncodeResults(rs []visit.Result) ([][]byte, error) {
 	var parts [][]byte
 	cur := []byte{'['}
 	for _, r := range rs {
@@ -64,10 +64,10 @@ func EncodeResults(rs []engine.Result) ([][]byte, error) {
 
 // DecodeResults is EncodeResults's inverse: the results of all parts, in
 // Seq order.
-func DecodeResults(parts [][]byte) ([]engine.Result, error) {
-	var out []engine.Result
+func DecodeResults(parts [][]byte) ([]visit.Result, error) {
+	var out []visit.Result
 	for _, p := range parts {
-		var rs []engine.Result
+		var rs []visit.Result
 		if err := json.Unmarshal(p, &rs); err != nil {
 			return nil, fmt.Errorf("%w: results: %v", ErrBadMessage, err)
 		}
@@ -81,7 +81,7 @@ func DecodeResults(parts [][]byte) ([]engine.Result, error) {
 type DispatcherOptions struct {
 	// Local runs leases on the master's own robots, at most LocalRobots
 	// at once; nil (or LocalRobots 0) leaves every lease to the slaves.
-	Local       engine.Dispatcher
+	Local       visit.Dispatcher
 	LocalRobots int
 	// SetRobots, when not nil, is told how many leases the crawl may
 	// have in flight: the local robots plus the robots of the slaves
@@ -94,8 +94,8 @@ type DispatcherOptions struct {
 // both the same way. It gives up a remote lease whose result has not come
 // by its deadline plus the grace (the engine's loop does the same and
 // leases the site again). It hands the engine the leases an earlier run of
-// the master left with slaves (engine.Resumer), and recalls the slaves'
-// leases when the crawl pauses or stops (engine.Recaller). It is safe for
+// the master left with slaves (visit.Resumer), and recalls the slaves'
+// leases when the crawl pauses or stops (visit.Recaller). It is safe for
 // concurrent use.
 type Dispatcher struct {
 	m   *Master
@@ -112,8 +112,8 @@ type Dispatcher struct {
 }
 
 type remoteLease struct {
-	lease  *engine.Lease
-	report func(engine.Result)
+	lease  *visit.Lease
+	report func(visit.Result)
 	timer  *time.Timer
 }
 
@@ -129,18 +129,18 @@ func NewDispatcher(m *Master, opt DispatcherOptions) *Dispatcher {
 	return d
 }
 
-// Outstanding implements engine.Resumer: the leases of the master's book
+// Outstanding implements visit.Resumer: the leases of the master's book
 // when the Dispatcher was made, those an earlier run left with slaves.
 // A lease of an older book, kept without its URLs, comes with none: its
 // site is held all the same.
-func (d *Dispatcher) Outstanding() []*engine.Lease {
+func (d *Dispatcher) Outstanding() []*visit.Lease {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	out := make([]*engine.Lease, 0, len(d.earlier))
+	out := make([]*visit.Lease, 0, len(d.earlier))
 	for _, b := range d.earlier {
-		l := new(engine.Lease)
+		l := new(visit.Lease)
 		if len(b.Lease) == 0 || json.Unmarshal(b.Lease, l) != nil {
-			l = &engine.Lease{Key: b.Site}
+			l = &visit.Lease{Key: b.Site}
 			l.ID, _ = strconv.ParseUint(b.ID, 10, 64)
 			l.Addr, _ = netip.ParseAddr(b.Addr)
 		}
@@ -150,11 +150,11 @@ func (d *Dispatcher) Outstanding() []*engine.Lease {
 	return out
 }
 
-// Resume implements engine.Resumer: the results of the leases the engine
+// Resume implements visit.Resumer: the results of the leases the engine
 // takes over are reported to it as those of its own, until the lease's
 // deadline and grace; the earlier run's other leases are forgotten (their
 // results, should they come, are dropped).
-func (d *Dispatcher) Resume(leases []*engine.Lease, report func(engine.Result)) {
+func (d *Dispatcher) Resume(leases []*visit.Lease, report func(visit.Result)) {
 	d.mu.Lock()
 	earlier := d.earlier
 	d.earlier = nil
@@ -175,7 +175,7 @@ func (d *Dispatcher) Resume(leases []*engine.Lease, report func(engine.Result)) 
 
 // follow waits for a remote lease's result until its deadline and grace.
 // Called with d.mu held.
-func (d *Dispatcher) follow(id string, l *engine.Lease, report func(engine.Result)) {
+func (d *Dispatcher) follow(id string, l *visit.Lease, report func(visit.Result)) {
 	rl := &remoteLease{lease: l, report: report}
 	d.remote[id] = rl
 	rl.timer = time.AfterFunc(time.Until(l.Deadline.Add(d.m.opt.Timing.Grace)), func() { d.expire(id) })
@@ -236,14 +236,14 @@ func (d *Dispatcher) Stats() DispatcherStats {
 	return DispatcherStats{Remote: len(d.remote), Local: d.localBusy, Expired: d.expired, Robots: max(d.robots, 0)}
 }
 
-// Dispatch implements engine.Dispatcher.
-func (d *Dispatcher) Dispatch(ctx context.Context, l *engine.Lease, report func(engine.Result)) {
+// Dispatch implements visit.Dispatcher.
+func (d *Dispatcher) Dispatch(ctx context.Context, l *visit.Lease, report func(visit.Result)) {
 	d.mu.Lock()
 	pinned := d.m.TagFor(l.Host, l.Addr) != ""
 	if d.opt.Local != nil && d.localBusy < d.opt.LocalRobots && !pinned {
 		d.localBusy++
 		d.mu.Unlock()
-		d.opt.Local.Dispatch(ctx, l, func(r engine.Result) {
+		d.opt.Local.Dispatch(ctx, l, func(r visit.Result) {
 			if r.End != nil {
 				d.mu.Lock()
 				d.localBusy--
@@ -259,7 +259,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context, l *engine.Lease, report func(
 	go d.publish(ctx, id, l)
 }
 
-func (d *Dispatcher) publish(ctx context.Context, id string, l *engine.Lease) {
+func (d *Dispatcher) publish(ctx context.Context, id string, l *visit.Lease) {
 	payload, err := EncodeLease(l)
 	var book []byte
 	if err == nil {
@@ -333,7 +333,7 @@ func (d *Dispatcher) apply(_ context.Context, id string, parts [][]byte, stored 
 	return nil
 }
 
-// Recall implements engine.Recaller: slaves end their leases after their
+// Recall implements visit.Recaller: slaves end their leases after their
 // current page while the crawl is paused or stopping (the master's loop
 // hands out no lease then), and are told again at every heartbeat, so one
 // that joins or comes back hears it too.

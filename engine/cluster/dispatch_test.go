@@ -11,13 +11,14 @@ import (
 	"testing"
 	"time"
 
-	"lidi/engine"
+	"lidi/engine/record"
+	"lidi/engine/visit"
 )
 
-func testEngineLease(id uint64, site string, deadline time.Time) *engine.Lease {
-	return &engine.Lease{ID: id, Site: int64(id), Key: "http://" + site, Host: site, Addr: netip.MustParseAddr("127.0.0.1"), Port: 80,
+func testEngineLease(id uint64, site string, deadline time.Time) *visit.Lease {
+	return &visit.Lease{ID: id, Site: int64(id), Key: "http://" + site, Host: site, Addr: netip.MustParseAddr("127.0.0.1"), Port: 80,
 		Delay: 10 * time.Millisecond, NotBefore: time.Now().Round(0), Deadline: deadline,
-		URLs: []engine.QueuedURL{{ID: id*10 + 1, URL: "http://" + site + "/"}, {ID: id*10 + 2, URL: "http://" + site + "/a"}}}
+		URLs: []record.QueuedURL{{ID: id*10 + 1, URL: "http://" + site + "/"}, {ID: id*10 + 2, URL: "http://" + site + "/a"}}}
 }
 
 // fakeRobot is a slave's Work that "fetches" every URL of a lease.
@@ -26,11 +27,11 @@ func fakeRobot(_ context.Context, payload []byte) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	var rs []engine.Result
+	var rs []visit.Result
 	for i, q := range l.URLs {
-		rs = append(rs, engine.Result{Lease: l.ID, Seq: i + 1, Page: &engine.PageResult{URL: q.URL, Record: engine.PageRecord{URL: q.ID, Status: 200}}})
+		rs = append(rs, visit.Result{Lease: l.ID, Seq: i + 1, Page: &visit.PageResult{URL: q.URL, Record: record.PageRecord{URL: q.ID, Status: 200}}})
 	}
-	rs = append(rs, engine.Result{Lease: l.ID, Seq: len(l.URLs) + 1, End: &engine.LeaseEnd{Fetched: len(l.URLs), Next: time.Now()}})
+	rs = append(rs, visit.Result{Lease: l.ID, Seq: len(l.URLs) + 1, End: &visit.LeaseEnd{Fetched: len(l.URLs), Next: time.Now()}})
 	parts, err := EncodeResults(rs)
 	return Outcome{Parts: parts, Pages: len(l.URLs)}, err
 }
@@ -38,22 +39,22 @@ func fakeRobot(_ context.Context, payload []byte) (Outcome, error) {
 // reports gathers what a Dispatcher reports, by lease.
 type reports struct {
 	mu  sync.Mutex
-	got map[uint64][]engine.Result
+	got map[uint64][]visit.Result
 }
 
-func (r *reports) report(res engine.Result) {
+func (r *reports) report(res visit.Result) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.got == nil {
-		r.got = make(map[uint64][]engine.Result)
+		r.got = make(map[uint64][]visit.Result)
 	}
 	r.got[res.Lease] = append(r.got[res.Lease], res)
 }
 
-func (r *reports) of(id uint64) []engine.Result {
+func (r *reports) of(id uint64) []visit.Result {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]engine.Result(nil), r.got[id]...)
+	return append([]visit.Result(nil), r.got[id]...)
 }
 
 func ended(r *reports, id uint64) func() bool {
@@ -66,7 +67,7 @@ func ended(r *reports, id uint64) func() bool {
 func TestLeaseAndResultsRoundTripThroughTheWire(t *testing.T) {
 	l := testEngineLease(7, "a.test", time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC))
 	l.NotBefore = l.Deadline.Add(-time.Minute) // a time as it comes back from JSON (UTC, no monotonic reading)
-	l.Robots = &engine.RobotsFile{Status: 200, Body: []byte("User-agent: *\nDisallow: /x\n"), Fetched: l.Deadline}
+	l.Robots = &visit.RobotsFile{Status: 200, Body: []byte("User-agent: *\nDisallow: /x\n"), Fetched: l.Deadline}
 	b, err := EncodeLease(l)
 	if err != nil {
 		t.Fatal(err)
@@ -83,12 +84,12 @@ func TestLeaseAndResultsRoundTripThroughTheWire(t *testing.T) {
 		t.Errorf("lease changed on the wire:\n in %+v\nout %+v", l, got)
 	}
 	// Results big enough to take several parts come back whole, in order.
-	var rs []engine.Result
+	var rs []visit.Result
 	body := bytes.Repeat([]byte{0x78, 0x9c}, 300<<10)
 	for i := range 12 {
-		rs = append(rs, engine.Result{Lease: 7, Seq: i + 1, Page: &engine.PageResult{URL: "http://a.test/", Record: engine.PageRecord{URL: uint64(i), Body: body}}})
+		rs = append(rs, visit.Result{Lease: 7, Seq: i + 1, Page: &visit.PageResult{URL: "http://a.test/", Record: record.PageRecord{URL: uint64(i), Body: body}}})
 	}
-	rs = append(rs, engine.Result{Lease: 7, Seq: 13, End: &engine.LeaseEnd{Fetched: 12, Returned: []uint64{99}}})
+	rs = append(rs, visit.Result{Lease: 7, Seq: 13, End: &visit.LeaseEnd{Fetched: 12, Returned: []uint64{99}}})
 	parts, err := EncodeResults(rs)
 	if err != nil {
 		t.Fatal(err)
@@ -123,12 +124,12 @@ func TestDispatcherRunsLeasesOnSlavesAndLocalRobots(t *testing.T) {
 	c.slave("a", []string{"eu"}, fakeRobot)
 	var local sync.WaitGroup
 	localRan := make(chan uint64, 4)
-	d := NewDispatcher(c.m, DispatcherOptions{LocalRobots: 1, Local: localDispatcher(func(ctx context.Context, l *engine.Lease, report func(engine.Result)) {
+	d := NewDispatcher(c.m, DispatcherOptions{LocalRobots: 1, Local: localDispatcher(func(ctx context.Context, l *visit.Lease, report func(visit.Result)) {
 		local.Add(1)
 		go func() {
 			defer local.Done()
 			localRan <- l.ID
-			report(engine.Result{Lease: l.ID, Seq: 1, End: &engine.LeaseEnd{Next: time.Now()}})
+			report(visit.Result{Lease: l.ID, Seq: 1, End: &visit.LeaseEnd{Next: time.Now()}})
 		}()
 	})})
 	defer d.Close()
@@ -157,9 +158,9 @@ func TestDispatcherRunsLeasesOnSlavesAndLocalRobots(t *testing.T) {
 	waitFor(t, "the slave counted in the robots", func() bool { return d.Stats().Robots == 3 })
 }
 
-type localDispatcher func(ctx context.Context, l *engine.Lease, report func(engine.Result))
+type localDispatcher func(ctx context.Context, l *visit.Lease, report func(visit.Result))
 
-func (f localDispatcher) Dispatch(ctx context.Context, l *engine.Lease, report func(engine.Result)) {
+func (f localDispatcher) Dispatch(ctx context.Context, l *visit.Lease, report func(visit.Result)) {
 	f(ctx, l, report)
 }
 
@@ -235,7 +236,7 @@ func TestDispatcherHandsAnEarlierRunsLeasesOver(t *testing.T) {
 	d = NewDispatcher(c.m, DispatcherOptions{})
 	defer d.Close()
 	out := d.Outstanding()
-	slices.SortFunc(out, func(a, b *engine.Lease) int { return int(a.ID) - int(b.ID) })
+	slices.SortFunc(out, func(a, b *visit.Lease) int { return int(a.ID) - int(b.ID) })
 	want := testEngineLease(41, "taken.test", deadline)
 	if len(out) == 2 && out[0].Deadline.Equal(want.Deadline) {
 		// Times come through JSON (UTC, no monotonic reading); the

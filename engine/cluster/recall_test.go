@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"lidi/engine"
+	"lidi/engine/record"
 	"lidi/engine/simweb"
 	"lidi/engine/simweb/simwebtest"
+	"lidi/engine/visit"
 )
 
 // A pause recalls the slaves' leases: the master tells them (lidi.control),
@@ -41,7 +43,7 @@ func TestPauseRecallsTheSlavesLeases(t *testing.T) {
 						return Outcome{}, ctx.Err()
 					}
 				}
-				parts, err := EncodeResults([]engine.Result{{Lease: l.ID, Seq: 1, End: &engine.LeaseEnd{Next: time.Now(), Returned: urlIDs(l.URLs)}}})
+				parts, err := EncodeResults([]visit.Result{{Lease: l.ID, Seq: 1, End: &visit.LeaseEnd{Next: time.Now(), Returned: urlIDs(l.URLs)}}})
 				return Outcome{Parts: parts}, err
 			}, nil
 		}})
@@ -80,12 +82,12 @@ func TestARecallLapses(t *testing.T) {
 func TestRobotWorkHalts(t *testing.T) {
 	cfg := engine.Defaults()
 	cfg.Seeds = []string{"http://nine.test/"}
-	r, err := engine.NewRobot(cfg, nil)
+	r, err := visit.NewRobot(cfg.Robot(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	l := testEngineLease(9, "nine.test", time.Now().Add(time.Hour))
-	l.Robots = &engine.RobotsFile{Status: 404, Fetched: time.Now()}
+	l.Robots = &visit.RobotsFile{Status: 404, Fetched: time.Now()}
 	payload, err := EncodeLease(l)
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +105,7 @@ func TestRobotWorkHalts(t *testing.T) {
 	}
 }
 
-func urlIDs(urls []engine.QueuedURL) []uint64 {
+func urlIDs(urls []record.QueuedURL) []uint64 {
 	ids := make([]uint64, len(urls))
 	for i, q := range urls {
 		ids[i] = q.ID

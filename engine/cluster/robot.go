@@ -3,14 +3,14 @@ package cluster
 import (
 	"context"
 
-	"lidi/engine"
+	"lidi/engine/visit"
 )
 
 // RobotWork runs each lease on r, the robot a local crawl uses (built on
 // the slave from the master's settings), and batches its results per
 // lease. The robot never resolves a name: the lease carries the address.
 // halt, when not nil, becomes the robot's Halt (SlaveOptions.NewWork's).
-func RobotWork(r *engine.Robot, halt func() bool) Work {
+func RobotWork(r *visit.Robot, halt func() bool) Work {
 	if halt != nil {
 		r.Halt = halt
 	}
@@ -19,8 +19,8 @@ func RobotWork(r *engine.Robot, halt func() bool) Work {
 		if err != nil {
 			return Outcome{}, err
 		}
-		var rs []engine.Result
-		r.Run(ctx, l, func(res engine.Result) { rs = append(rs, res) })
+		var rs []visit.Result
+		r.Run(ctx, l, func(res visit.Result) { rs = append(rs, res) })
 		out := Outcome{Site: l.Key}
 		for _, res := range rs {
 			if res.Page != nil {

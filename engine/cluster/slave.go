@@ -44,7 +44,7 @@ type SlaveOptions struct {
 	// master publishes (its crawl configuration), which Run waits for.
 	// halt reports whether the master recalled the leases (its crawl
 	// pauses or stops): a Work ends its lease after the current page
-	// then, returning the URLs it did not reach (engine.Robot.Halt).
+	// then, returning the URLs it did not reach (visit.Robot.Halt).
 	Work    Work
 	NewWork func(settings []byte, halt func() bool) (Work, error)
 	// Heartbeat is how often the slave announces its status (2s when

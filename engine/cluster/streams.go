@@ -10,7 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"lidi/engine"
+	"lidi/engine/visit"
 )
 
 // Names of the streams, consumers, subjects and bucket the cluster uses.
@@ -43,8 +43,8 @@ type Timing struct {
 }
 
 // DefaultTiming is the timing a master uses unless told otherwise: the
-// engine's lease grace (cluster.lease_grace).
-var DefaultTiming = Timing{Grace: engine.Defaults().LeaseGrace, Heartbeat: 2 * time.Second}
+// default lease grace (cluster.lease_grace).
+var DefaultTiming = Timing{Grace: visit.DefaultLeaseGrace, Heartbeat: 2 * time.Second}
 
 // leaseAckWait is how long the server waits for a slave's heartbeat before
 // it counts a lease unacknowledged. A lease is delivered once (MaxDeliver

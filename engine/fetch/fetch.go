@@ -223,32 +223,49 @@ type Response struct {
 	Status      int
 	Header      http.Header
 	ContentType string
-	Body        []byte // at most MaxBodySize bytes, content-decoded (gzip); valid until the session's next Get
-	Truncated   bool   // the body was longer than MaxBodySize
-	Location    string // the Location header of a 3xx, resolved against the URL
-	TypeCheck   string // "html", "html-undeclared", "binary-as-html" or "other" (see Config.CheckType)
+	Body        []byte    // at most MaxBodySize bytes, content-decoded (gzip); valid until the session's next Get
+	Truncated   bool      // the body was longer than MaxBodySize
+	Location    string    // the Location header of a 3xx, resolved against the URL
+	TypeCheck   TypeCheck // see Config.CheckType
 	RetryAfter  time.Duration
 	Duration    time.Duration
 }
 
+// TypeCheck is what a fetch made of a body's type (see Config.CheckType).
+type TypeCheck string
+
+// The type checks.
+const (
+	TypeHTML           TypeCheck = "html"            // declared HTML, and it is
+	TypeHTMLUndeclared TypeCheck = "html-undeclared" // declared otherwise, sniffed as HTML: parsed all the same
+	TypeBinaryAsHTML   TypeCheck = "binary-as-html"  // declared HTML, binary: the download stopped at its first bytes
+	TypeOther          TypeCheck = "other"           // anything else
+)
+
+// IsHTML reports whether a body of this type is parsed as HTML.
+func (t TypeCheck) IsHTML() bool { return t == TypeHTML || t == TypeHTMLUndeclared }
+
+// ErrorKind names why a fetch failed, in Error.Kind.
+type ErrorKind string
+
 // Error kinds reported in Error.Kind.
 const (
-	KindTimeout        = "timeout"          // connect, TLS handshake, response head or body too slow
-	KindRefused        = "refused"          // nothing listens at the address
-	KindReset          = "reset"            // the server reset the connection, or closed it before any response
-	KindShortBody      = "short-body"       // the body ended before its Content-Length or last chunk
-	KindHeaderTooLarge = "header-too-large" // a response head over MaxHeaderBytes
-	KindTooLarge       = "truncated"        // (the engine's kind for a body cut at MaxBodySize)
-	KindBadURL         = "bad-url"          // the URL cannot be requested
-	KindProtocol       = "protocol"         // not HTTP/1.1 as written: bad status line, chunking or encoding
-	KindCancelled      = "cancelled"        // the caller's context ended
-	KindOther          = "network"          // any other network failure
+	KindTimeout        ErrorKind = "timeout"          // connect, TLS handshake, response head or body too slow
+	KindRefused        ErrorKind = "refused"          // nothing listens at the address
+	KindReset          ErrorKind = "reset"            // the server reset the connection, or closed it before any response
+	KindShortBody      ErrorKind = "short-body"       // the body ended before its Content-Length or last chunk
+	KindHeaderTooLarge ErrorKind = "header-too-large" // a response head over MaxHeaderBytes
+	KindTooLarge       ErrorKind = "truncated"        // a body cut at MaxBodySize (Response.Truncated; no Error)
+	KindBadURL         ErrorKind = "bad-url"          // the URL cannot be requested
+	KindProtocol       ErrorKind = "protocol"         // not HTTP/1.1 as written: bad status line, chunking or encoding
+	KindCancelled      ErrorKind = "cancelled"        // the caller's context ended
+	KindOther          ErrorKind = "network"          // any other network failure
 )
 
 // Error is a failed fetch.
 type Error struct {
 	URL  string
-	Kind string
+	Kind ErrorKind
 	Err  error
 }
 
@@ -347,7 +364,7 @@ func (s *Session) get(ctx context.Context, url string, v Validators, limit int64
 	if err != nil {
 		return r, &Error{URL: url, Kind: classify(err), Err: err}
 	}
-	if r.Truncated || r.TypeCheck == "binary-as-html" {
+	if r.Truncated || r.TypeCheck == TypeBinaryAsHTML {
 		// What is left of the body is not read, so the connection cannot
 		// be reused: let the transport close it.
 		s.tr.CloseIdleConnections()
@@ -392,7 +409,7 @@ const sniffLen = 512
 
 // readChecked reads like readLimited, deciding the body's type from its
 // first bytes: declared HTML that is binary is not read further.
-func readChecked(b *bytes.Buffer, body io.Reader, max, length int64, contentType string) ([]byte, bool, string, error) {
+func readChecked(b *bytes.Buffer, body io.Reader, max, length int64, contentType string) ([]byte, bool, TypeCheck, error) {
 	b.Reset()
 	if length > 0 && length <= max {
 		b.Grow(int(length) + bytes.MinRead)
@@ -405,11 +422,11 @@ func readChecked(b *bytes.Buffer, body io.Reader, max, length int64, contentType
 	declared := declaredType(contentType)
 	check := declared
 	switch {
-	case declared == "html" && b.Len() > 0 && !strings.HasPrefix(sniffed, "text/"):
+	case declared == TypeHTML && b.Len() > 0 && !strings.HasPrefix(sniffed, "text/"):
 		// Stop at once: whatever follows is not worth the bandwidth.
-		return b.Bytes(), true, "binary-as-html", nil
-	case declared != "html" && strings.HasPrefix(sniffed, "text/html"):
-		check = "html-undeclared"
+		return b.Bytes(), true, TypeBinaryAsHTML, nil
+	case declared != TypeHTML && strings.HasPrefix(sniffed, "text/html"):
+		check = TypeHTMLUndeclared
 	}
 	_, err := b.ReadFrom(io.LimitReader(body, max+1-int64(b.Len())))
 	data := b.Bytes()
@@ -420,15 +437,15 @@ func readChecked(b *bytes.Buffer, body io.Reader, max, length int64, contentType
 }
 
 // declaredType says whether a Content-Type declares HTML.
-func declaredType(contentType string) string {
+func declaredType(contentType string) TypeCheck {
 	ct := strings.ToLower(contentType)
 	if strings.Contains(ct, "text/html") || strings.Contains(ct, "application/xhtml") {
-		return "html"
+		return TypeHTML
 	}
-	return "other"
+	return TypeOther
 }
 
-func classify(err error) string {
+func classify(err error) ErrorKind {
 	var ne net.Error
 	if kind := classifyTLS(err); kind != "" {
 		return kind

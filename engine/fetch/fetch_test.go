@@ -193,7 +193,7 @@ func TestTypeCheck(t *testing.T) {
 	base := "http://x.test:" + strconv.Itoa(int(ap.Port()))
 	tests := []struct {
 		path      string
-		check     string
+		check     TypeCheck
 		maxLen    int
 		truncated bool
 	}{

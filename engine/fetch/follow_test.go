@@ -171,7 +171,7 @@ func TestGetFollowEnds(t *testing.T) {
 		end    ChainEnd
 		hops   int
 		status int // of the last hop
-		kind   string
+		kind   ErrorKind
 	}{
 		{"/loop1", nil, ChainLoop, 2, 307, ""},
 		{"/ftp", nil, ChainBadTarget, 1, 301, ""},

@@ -15,14 +15,14 @@ import (
 const (
 	// KindTLSCertificate: the server's certificate is not trusted (an
 	// unknown CA: see fetch.ca_file), expired, or for another host.
-	KindTLSCertificate = "tls-certificate"
+	KindTLSCertificate ErrorKind = "tls-certificate"
 	// KindTLS: the TLS handshake failed otherwise (no common version or
 	// cipher, an alert from the server, not TLS at all).
-	KindTLS = "tls-handshake"
+	KindTLS ErrorKind = "tls-handshake"
 )
 
 // classifyTLS returns the kind of a TLS failure, or "" if err is not one.
-func classifyTLS(err error) string {
+func classifyTLS(err error) ErrorKind {
 	var (
 		verify    *tls.CertificateVerificationError
 		unknownCA x509.UnknownAuthorityError

@@ -37,7 +37,7 @@ func TestTLSKinds(t *testing.T) {
 		roots *x509.CertPool
 		addr  netip.AddrPort
 		url   string
-		kind  string // "": fetched
+		kind  ErrorKind // "": fetched
 	}{
 		{"trusted CA", trusted, ap, "https://example.com:" + port + "/", ""},
 		{"unknown CA", nil, ap, "https://example.com:" + port + "/", KindTLSCertificate},

@@ -201,7 +201,8 @@ func Host(normalized string) string {
 
 // HostPort returns the authority of a normalised URL without userinfo:
 // the host and, when it is not the default, ":port". IPv6 addresses keep
-// their brackets. It is the key of one web server (one politeness queue).
+// their brackets. Two schemes on one authority are two sites: see Site for
+// the key of one politeness queue.
 func HostPort(normalized string) string {
 	return hostPort(normalized)
 }

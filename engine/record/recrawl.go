@@ -1,24 +1,12 @@
-package engine
+package record
 
 import (
-	"context"
 	"time"
 )
 
 // What the store keeps of recrawling: the history of every fetch (one row
 // per PageRecord, written by Apply), the channels, the priority groups and
 // the reassignments of their intervals.
-
-// RecrawlStore is what recrawling needs from the Store besides Store
-// itself, to pick up where a crawl stopped. storage.DB implements it.
-type RecrawlStore interface {
-	// RecrawlURLs calls fn for every URL in state URLFetched whose last
-	// fetch left a copy to recrawl (a 2xx, 3xx or 304 answer), with its
-	// site and when it was fetched.
-	RecrawlURLs(ctx context.Context, fn func(RecrawlURL)) error
-	// Channels returns every channel recorded.
-	Channels(ctx context.Context) ([]ChannelRecord, error)
-}
 
 // RecrawlURL is a fetched URL that a recrawl may queue again.
 type RecrawlURL struct {

@@ -1,50 +1,12 @@
-package engine
+package record
 
 import (
-	"context"
+	"hash/crc64"
 	"time"
 
 	"lidi/engine/dedup"
 	"lidi/engine/fetch"
 )
-
-// Store is what the engine needs from durable storage. The engine owns the
-// crawl's logic; a Store only keeps what the engine tells it and gives it back
-// after a restart. lidi's implementation is storage.DB (SQLite); main.go wires
-// it in, so the engine never imports storage.
-//
-// The engine calls Apply and Head from a single goroutine (its committer), so
-// an implementation need not serialise them itself; Sites, URLFingerprints and
-// Counters are called once at start, before any Apply.
-type Store interface {
-	// Sites returns every site ever recorded, with Pending set to the number
-	// of its URLs still in state URLQueued.
-	Sites(ctx context.Context) ([]SiteRecord, error)
-	// URLFingerprints calls fn with the ID of every URL ever recorded, in
-	// any order, so the engine can rebuild its seen-set after a restart.
-	URLFingerprints(ctx context.Context, fn func(id uint64)) error
-	// Counters returns totals recorded so far (pages fetched, bytes, ...),
-	// so a resumed crawl's statistics continue where they stopped.
-	Counters(ctx context.Context) (Counters, error)
-	// Apply writes a batch atomically: all of it or none of it.
-	Apply(ctx context.Context, b *Batch) error
-	// Fingerprints calls fn for every fetched page with its content
-	// fingerprints, so duplicate detection can be rebuilt after a restart.
-	Fingerprints(ctx context.Context, fn func(FetchedPage)) error
-	// Rules returns every URL rewrite rule recorded (withdrawn ones
-	// included), oldest first, and Soft404s every soft-404 signature.
-	Rules(ctx context.Context) ([]RuleRecord, error)
-	Soft404s(ctx context.Context) ([]Soft404Record, error)
-	// RuleSkipped calls fn for every URL skipped under a rule
-	// (URLRecord.Rule, Skip.Rule) and not queued again since; Held
-	// returns the pages whose links wait for a probe's answer.
-	RuleSkipped(ctx context.Context, fn func(RuleSkippedURL)) error
-	Held(ctx context.Context) ([]HeldLinks, error)
-	// Head returns up to n URLs of site in state URLQueued, ordered by
-	// (Priority, Seq) ascending. next is the Priority of the first queued URL
-	// after those returned, and more reports whether there is one.
-	Head(ctx context.Context, site int64, n int) (urls []QueuedURL, next float64, more bool, err error)
-}
 
 // URLState is the life cycle of a URL in the store.
 type URLState int
@@ -86,9 +48,9 @@ type URLRecord struct {
 	Seq        int64   // discovery order, breaks ties
 	Parent     uint64  // ID of the page it was found on; 0 for seeds
 	Discovered time.Time
-	State      URLState // URLQueued or URLSkipped
-	SkipReason string   // why it was skipped, when State is URLSkipped
-	Rule       uint64   // the rule that covers it when SkipReason is SkipRule (dedup.Rule.ID); 0 for none
+	State      URLState   // URLQueued or URLSkipped
+	SkipReason SkipReason // why it was skipped, when State is URLSkipped
+	Rule       uint64     // the rule that covers it when SkipReason is SkipRule (dedup.Rule.ID); 0 for none
 }
 
 // PageRecord is the outcome of one fetch.
@@ -101,17 +63,17 @@ type PageRecord struct {
 	Length       int64  // body bytes received (after content decoding)
 	Truncated    bool   // the body passed the size limit and was cut
 	Duration     time.Duration
-	Digest       uint64 // content digest of the body (engine.Digest, CRC-64 ECMA); 0 for no body
-	Body         []byte // body compressed with zlib; nil when not kept
-	Err          string // fetch error, "" on success
-	Redirect     string // Location of a 3xx, normalised
-	NoIndex      bool   // robots meta or X-Robots-Tag said noindex
-	Links        int    // links extracted
-	Simhash      uint64 // near-duplicate fingerprint of the text (dedup.Fingerprints.Text); 0 for none
-	MainSimhash  uint64 // the same of the main text (dedup.Fingerprints.Main); 0 for none
-	NoURLSimhash uint64 // the same of the text without its URL's words (dedup.Fingerprints.NoURL); 0 for none
-	TitleHash    uint64 // hash of the title's words (dedup.Fingerprints.Title); 0 for none
-	TypeCheck    string // content-type decision: "html", "html-undeclared", "binary-as-html" (download stopped), "other"
+	Digest       uint64          // content digest of the body (engine.Digest, CRC-64 ECMA); 0 for no body
+	Body         []byte          // body compressed with zlib; nil when not kept
+	Err          string          // fetch error, "" on success
+	Redirect     string          // Location of a 3xx, normalised
+	NoIndex      bool            // robots meta or X-Robots-Tag said noindex
+	Links        int             // links extracted
+	Simhash      uint64          // near-duplicate fingerprint of the text (dedup.Fingerprints.Text); 0 for none
+	MainSimhash  uint64          // the same of the main text (dedup.Fingerprints.Main); 0 for none
+	NoURLSimhash uint64          // the same of the text without its URL's words (dedup.Fingerprints.NoURL); 0 for none
+	TitleHash    uint64          // hash of the title's words (dedup.Fingerprints.Title); 0 for none
+	TypeCheck    fetch.TypeCheck // content-type decision
 
 	// Recrawl: the URL had been fetched before (QueuedURL.Copy was set).
 	// Verdict says whether the page changed since; for a 304 the fields
@@ -144,8 +106,8 @@ type FetchedPage struct {
 // DupRecord is a page found to duplicate another, and how.
 type DupRecord struct {
 	URL, Of    uint64
-	Kind       string // "exact", "near" or "soft-404" (dedup.Kind)
-	Test       string // the test that found it: "digest", "same-tail", "path-repeat", "soft-404", ...
+	Kind       dedup.Kind // Exact, Near or Soft404
+	Test       string     // the test that found it: "digest", "same-tail", "path-repeat", "soft-404", ...
 	Similarity float64
 	Time       time.Time
 }
@@ -234,80 +196,26 @@ type Counters struct {
 	Errors int64
 }
 
-// Batch is a set of changes applied atomically by Store.Apply. Its zero value
-// is an empty batch. A Batch is not safe for concurrent use.
-type Batch struct {
-	Sites  []SiteRecord // inserted or updated (matched by ID); Pending is ignored
-	URLs   []URLRecord  // inserted; a URL already present is left unchanged
-	Pages  []PageRecord // recorded, and their URLs moved to URLFetched
-	Links  []Link       // inserted; duplicates ignored
-	Skips  []Skip       // queued URLs moved to URLSkipped
-	Events []Event
+// SkipReason says why a URL or a link was not fetched.
+type SkipReason string
 
-	Dups     []DupRecord
-	Rules    []RuleRecord
-	Soft404s []Soft404Record
-	// UnskipRules are the IDs (dedup.Rule.ID) of rules withdrawn: the
-	// URLs skipped under them (Skip.Rule, URLRecord.Rule) move back to
-	// URLQueued, after the batch's Skips.
-	UnskipRules []uint64
-	// Unskips are URLs skipped under a rule that move back to URLQueued
-	// one by one, after UnskipRules: their canonical URL answered that it
-	// does not exist (see dedup.Detector.NotFound).
-	Unskips []uint64
-	// Holds are inserted (matched by Probe), then Releases, probe IDs
-	// whose answer decided the links they held, deleted.
-	Holds    []HeldLinks
-	Releases []uint64
-
-	Priorities []PriorityUpdate // queued URLs re-ordered; URLs no longer queued are left as they are
-	RankRuns   []RankRun        // inserted or replaced (matched by Time)
-	Ranks      []RankRecord     // each URL's latest rank replaces its earlier one
-
-	// Recrawl (see recrawl_loop.go).
-	Requeues      []Requeue            // fetched URLs queued again; URLs not in URLFetched are left as they are
-	Channels      []ChannelRecord      // inserted or replaced (matched by ID)
-	Groups        []GroupRecord        // inserted or replaced (matched by Index)
-	Reassignments []ReassignmentRecord // appended
-
-	// committed are the Result.Committed of the results the batch holds
-	// (and of those dropped since the last batch): told once it is
-	// written, or fails to be.
-	committed []func(error)
-}
-
-// Len reports how many records the batch holds.
-func (b *Batch) Len() int {
-	return len(b.Sites) + len(b.URLs) + len(b.Pages) + len(b.Links) + len(b.Skips) + len(b.UnskipRules) + len(b.Unskips) + len(b.Events) +
-		len(b.Dups) + len(b.Rules) + len(b.Soft404s) + len(b.Holds) + len(b.Releases) + len(b.Priorities) + len(b.RankRuns) + len(b.Ranks) +
-		len(b.Requeues) + len(b.Channels) + len(b.Groups) + len(b.Reassignments)
-}
-
-// Reset empties the batch, keeping its storage.
-func (b *Batch) Reset() {
-	clear(b.Sites)
-	clear(b.Pages)
-	clear(b.Rules)
-	clear(b.Soft404s)
-	clear(b.Holds)
-	b.Sites, b.URLs, b.Pages, b.Links, b.Skips, b.Events = b.Sites[:0], b.URLs[:0], b.Pages[:0], b.Links[:0], b.Skips[:0], b.Events[:0]
-	b.Dups, b.Rules, b.Soft404s, b.UnskipRules, b.Unskips = b.Dups[:0], b.Rules[:0], b.Soft404s[:0], b.UnskipRules[:0], b.Unskips[:0]
-	b.Holds, b.Releases = b.Holds[:0], b.Releases[:0]
-	b.Priorities, b.RankRuns, b.Ranks = b.Priorities[:0], b.RankRuns[:0], b.Ranks[:0]
-	clear(b.Reassignments)
-	b.Requeues, b.Channels, b.Groups, b.Reassignments = b.Requeues[:0], b.Channels[:0], b.Groups[:0], b.Reassignments[:0]
-	clear(b.committed)
-	b.committed = b.committed[:0]
-}
-
-// SkipRule is the skip reason of a URL that a rule of duplicate detection
-// covers: its canonical URL is fetched instead, if any.
-const SkipRule = "rule"
+// Why URLs are skipped (URLRecord.SkipReason, Skip.Reason) and links not
+// followed (the engine's Stats.Skipped).
+const (
+	SkipRobots        SkipReason = "robots"         // robots.txt disallows it
+	SkipRule          SkipReason = "rule"           // a rewrite rule of duplicate detection covers it: its canonical URL is fetched instead
+	SkipScope         SkipReason = "scope"          // a link out of the crawl's scope
+	SkipNoFollow      SkipReason = "nofollow"       // a rel="nofollow" link, or a page that says nofollow
+	SkipInvalid       SkipReason = "invalid"        // a link that is no URL lidi can fetch
+	SkipDuplicate     SkipReason = "duplicate"      // the links of a page found to duplicate another
+	SkipRedirectChain SkipReason = "redirect-chain" // a redirect past fetch.max_redirects
+	SkipBinary        SkipReason = "binary-as-html" // a body declared HTML that was binary: download stopped
+)
 
 // Skip drops a queued URL without fetching it.
 type Skip struct {
 	URL    uint64
-	Reason string // "robots", "rule" (a rewrite rule covers it), ...
+	Reason SkipReason
 	Rule   uint64 // the rule when Reason is SkipRule (dedup.Rule.ID); 0 for none
 }
 
@@ -322,3 +230,43 @@ type QueuedURL struct {
 	// again for a recrawl; nil for a URL never fetched.
 	Copy *fetch.Copy `json:",omitempty"`
 }
+
+// RankRun is one PageRank recomputation of the crawl's link graph.
+type RankRun struct {
+	Time       time.Time // when it was computed: the key of its ranks
+	Pages      int64     // pages fetched by then (the whole crawl's)
+	Nodes      int       // URLs in the graph (fetched or not)
+	Edges      int       // links of fetched pages
+	Iterations int
+	Coverage   float64 // share of PageRank held by fetched pages
+	Oracle     float64 // the same against the oracle's true PageRank; -1 without oracle
+	Ranks      bool    // every node's rank of this run was written (RankRecords with this Time)
+}
+
+// RankRecord is a page's PageRank at one recomputation.
+type RankRecord struct {
+	URL  uint64
+	Rank float64
+	Time time.Time // RankRun.Time
+}
+
+// PriorityUpdate is a new priority for a queued URL, from a strategy that
+// re-orders its queue (frontier.Reprioritizer).
+type PriorityUpdate struct {
+	URL      uint64
+	Priority float64
+}
+
+// CoveragePoint is one point of a PageRank coverage curve.
+type CoveragePoint struct {
+	Pages    int64   // pages fetched
+	Coverage float64 // share of PageRank held by fetched pages (estimated)
+	Oracle   float64 // the same against the true PageRank, when known; -1 if not
+}
+
+var crcTable = crc64.MakeTable(crc64.ECMA)
+
+// Digest is the content digest of a page body kept in the store: CRC-64
+// (ECMA), fixed so that digests compare across runs and machines, and
+// several times faster than FNV on page-sized inputs.
+func Digest(body []byte) uint64 { return crc64.Checksum(body, crcTable) }

@@ -1,31 +1,25 @@
-package engine
+package visit
 
 import (
 	"bytes"
 	"context"
-	"hash/crc64"
 	"net/http"
 	"net/url"
 	"runtime"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/klauspost/compress/zlib"
 
+	"lidi/engine/clock"
+	"lidi/engine/cputime"
 	"lidi/engine/dedup"
 	"lidi/engine/extract"
 	"lidi/engine/fetch"
+	"lidi/engine/record"
 	"lidi/engine/robots"
 	"lidi/engine/scope"
+	"lidi/engine/urlnorm"
 )
-
-var crcTable = crc64.MakeTable(crc64.ECMA)
-
-// Digest is the content digest of a page body kept in the store: CRC-64
-// (ECMA), fixed so that digests compare across runs and machines, and
-// several times faster than FNV on page-sized inputs.
-func Digest(body []byte) uint64 { return crc64.Checksum(body, crcTable) }
 
 // Robot runs leases: it fetches robots.txt when a lease does not carry it,
 // then the lease's pages over one keep-alive connection, and reports each
@@ -36,7 +30,7 @@ func Digest(body []byte) uint64 { return crc64.Checksum(body, crcTable) }
 // robot.
 type Robot struct {
 	cfg     Config
-	clock   Clock
+	clock   clock.Clock
 	scope   *scope.Scope
 	fetcher *fetch.Fetcher
 	links   *extract.Extractor
@@ -50,22 +44,18 @@ type Robot struct {
 
 // NewRobot makes a Robot for the crawl cfg describes. clock may be nil for
 // the system clock.
-func NewRobot(cfg Config, clock Clock) (*Robot, error) {
-	cfg.Scope.Seeds = cfg.Seeds
+func NewRobot(cfg Config, clk clock.Clock) (*Robot, error) {
 	cfg.Scope.Normalizer = &cfg.Normalizer
 	sc, err := scope.New(cfg.Scope)
 	if err != nil {
 		return nil, &ConfigError{Key: "scope", Err: err}
 	}
-	if clock == nil {
-		clock = systemClock{}
-	}
 	fc := cfg.Fetch
-	fc.CheckType = cfg.Detect
+	fc.CheckType = cfg.CheckType
 	if fc.UserAgent == "" {
 		fc.UserAgent = cfg.UserAgent
 	}
-	r := &Robot{cfg: cfg, clock: clock, scope: sc, fetcher: fetch.New(fc)}
+	r := &Robot{cfg: cfg, clock: clock.Or(clk), scope: sc, fetcher: fetch.New(fc)}
 	r.links = &extract.Extractor{Normalizer: &r.cfg.Normalizer}
 	r.zlib = make(chan *compressor, runtime.GOMAXPROCS(0))
 	for range cap(r.zlib) {
@@ -135,7 +125,7 @@ func (r *Robot) Run(ctx context.Context, l *Lease, report func(Result)) {
 		send(Result{End: end})
 	}
 
-	rules := l.rules
+	rules := l.Rules
 	if rules == nil && l.Robots != nil {
 		rules = l.Robots.Rules()
 	}
@@ -148,7 +138,7 @@ func (r *Robot) Run(ctx context.Context, l *Lease, report func(Result)) {
 		last = r.clock.Now()
 		end.Robots = rf
 		rules = rf.Rules()
-		end.rules = rules
+		end.Rules = rules
 		if cd := rules.CrawlDelay(r.cfg.UserAgent); cd > end.Delay {
 			end.Delay = min(cd, r.cfg.MaxDelay)
 		}
@@ -163,7 +153,7 @@ func (r *Robot) Run(ctx context.Context, l *Lease, report func(Result)) {
 	}
 
 	// follow waits until the loop has applied the page results up to
-	// Seq upTo, taking the URLs it revoked meanwhile (see leaseFeed).
+	// Seq upTo, taking the URLs it revoked meanwhile (see Feed).
 	var revoked map[uint64]bool
 	take := func(id uint64) {
 		if revoked == nil {
@@ -176,7 +166,7 @@ func (r *Robot) Run(ctx context.Context, l *Lease, report func(Result)) {
 		var tick <-chan time.Time
 		for {
 			select {
-			case id := <-l.feed.revoked:
+			case id := <-l.Feed.Revoked:
 				take(id)
 				continue
 			default:
@@ -190,8 +180,8 @@ func (r *Robot) Run(ctx context.Context, l *Lease, report func(Result)) {
 				tick = t.C
 			}
 			select {
-			case applied = <-l.feed.applied:
-			case id := <-l.feed.revoked:
+			case applied = <-l.Feed.Applied:
+			case id := <-l.Feed.Revoked:
 				take(id)
 			case <-tick:
 				if halted() {
@@ -209,8 +199,8 @@ func (r *Robot) Run(ctx context.Context, l *Lease, report func(Result)) {
 			finish(i)
 			return
 		}
-		if l.feed != nil {
-			if !follow(seq - aheadMax) {
+		if l.Feed != nil {
+			if !follow(seq - AheadMax) {
 				finish(i)
 				return
 			}
@@ -219,8 +209,8 @@ func (r *Robot) Run(ctx context.Context, l *Lease, report func(Result)) {
 				continue
 			}
 		}
-		if !rules.Allowed(r.cfg.UserAgent, pathOf(q.URL)) {
-			end.Skips = append(end.Skips, Skip{URL: q.ID, Reason: "robots"})
+		if !rules.Allowed(r.cfg.UserAgent, urlnorm.PathQuery(q.URL)) {
+			end.Skips = append(end.Skips, record.Skip{URL: q.ID, Reason: record.SkipRobots})
 			continue
 		}
 		if !wait() {
@@ -246,7 +236,7 @@ func (r *Robot) Run(ctx context.Context, l *Lease, report func(Result)) {
 			finish(i + 1)
 			return
 		case resp.Status == http.StatusTooManyRequests || resp.Status == http.StatusServiceUnavailable:
-			end.BackedOff, end.Failure = true, FailureKind("http-"+strconv.Itoa(resp.Status))
+			end.BackedOff, end.Failure = true, SlowDown(resp.Status)
 			if resp.RetryAfter > 0 {
 				end.Next = r.clock.Now().Add(min(resp.RetryAfter, r.cfg.BackoffMax))
 				end.RetryAfter = true
@@ -265,9 +255,9 @@ func (r *Robot) fetchRobots(ctx context.Context, sess *fetch.Session, key string
 	resp, err := sess.GetLimit(ctx, key+"/robots.txt", robots.MaxBodySize+1) // one byte more shows the cut
 	if err != nil || resp == nil {
 		rf.Status = -1
-		kind := FailureKind(fetch.KindOther)
+		kind := FetchFailure(fetch.KindOther)
 		if fe, ok := err.(*fetch.Error); ok {
-			kind = FailureKind(fe.Kind)
+			kind = FetchFailure(fe.Kind)
 		}
 		return rf, kind
 	}
@@ -276,7 +266,7 @@ func (r *Robot) fetchRobots(ctx context.Context, sess *fetch.Session, key string
 }
 
 // fetchPage fetches one page and works out what it links to.
-func (r *Robot) fetchPage(ctx context.Context, sess *fetch.Session, q QueuedURL, res *extract.Result) (*PageResult, *fetch.Response, error) {
+func (r *Robot) fetchPage(ctx context.Context, sess *fetch.Session, q record.QueuedURL, res *extract.Result) (*PageResult, *fetch.Response, error) {
 	pr := &PageResult{Depth: q.Depth, URL: q.URL}
 	rec := &pr.Record
 	rec.URL = q.ID
@@ -302,7 +292,7 @@ func (r *Robot) fetchPage(ctx context.Context, sess *fetch.Session, q QueuedURL,
 	if resp.Location != "" {
 		if n, err := r.cfg.Normalizer.Normalize(resp.Location); err == nil {
 			rec.Redirect = n
-			if f, ok := r.inScope(n, q.Depth); ok {
+			if f, ok := r.InScope(n, q.Depth); ok {
 				pr.Links = append(pr.Links, f)
 			} else {
 				pr.Skipped.Scope++
@@ -310,7 +300,7 @@ func (r *Robot) fetchPage(ctx context.Context, sess *fetch.Session, q QueuedURL,
 		}
 	}
 	if len(resp.Body) > 0 {
-		rec.Digest = Digest(resp.Body)
+		rec.Digest = record.Digest(resp.Body)
 	}
 	follow := true
 	if r.cfg.HonourMetaRobots {
@@ -320,7 +310,7 @@ func (r *Robot) fetchPage(ctx context.Context, sess *fetch.Session, q QueuedURL,
 			follow = !d.NoFollow
 		}
 	}
-	if resp.Status >= 200 && resp.Status < 300 && (resp.TypeCheck == "html" || resp.TypeCheck == "html-undeclared") {
+	if resp.Status >= 200 && resp.Status < 300 && resp.TypeCheck.IsHTML() {
 		base, err := url.Parse(q.URL)
 		if err == nil {
 			res.Reset()
@@ -331,11 +321,11 @@ func (r *Robot) fetchPage(ctx context.Context, sess *fetch.Session, q QueuedURL,
 					follow = follow && !d.NoFollow
 				}
 				rec.Links = len(res.Links)
-				if r.cfg.Detect || r.cfg.Recrawl.Enabled {
-					t := startCPUTimer()
+				if r.cfg.Fingerprint {
+					t := cputime.Start()
 					fp := dedup.Fingerprint(resp.Body, q.URL)
 					rec.Simhash, rec.MainSimhash, rec.NoURLSimhash, rec.TitleHash = fp.Text, fp.Main, fp.NoURL, fp.Title
-					pr.Detect = t.elapsed()
+					pr.Detect = t.Elapsed()
 				}
 				pr.Skipped.Invalid += res.Invalid
 				if follow {
@@ -350,7 +340,7 @@ func (r *Robot) fetchPage(ctx context.Context, sess *fetch.Session, q QueuedURL,
 		rec.Body = r.compress(resp.Body)
 	}
 	if q.Copy != nil {
-		rec.Verdict = fetch.Judge(*q.Copy, rec.Status, rec.Digest, rec.Simhash, r.cfg.Recrawl.Threshold)
+		rec.Verdict = fetch.Judge(*q.Copy, rec.Status, rec.Digest, rec.Simhash, r.cfg.RecrawlThreshold)
 	}
 	return pr, resp, nil
 }
@@ -362,7 +352,7 @@ func (r *Robot) collect(dst []FoundLink, skip *LinkSkips, links []extract.Link, 
 			skip.NoFollow++
 			continue
 		}
-		f, ok := r.inScope(l.URL, depth)
+		f, ok := r.InScope(l.URL, depth)
 		if !ok {
 			skip.Scope++
 			continue
@@ -372,73 +362,13 @@ func (r *Robot) collect(dst []FoundLink, skip *LinkSkips, links []extract.Link, 
 	return dst
 }
 
-// inScope checks a normalised URL against the crawl's scope.
-func (r *Robot) inScope(u string, depth int) (FoundLink, bool) {
+// InScope checks a normalised URL against the crawl's scope.
+func (r *Robot) InScope(u string, depth int) (FoundLink, bool) {
 	if ok, _ := r.scope.Allow(u, depth); !ok {
 		return FoundLink{}, false
 	}
 	f := FoundLink{URL: u}
-	return f, f.resolve()
-}
-
-// siteOf splits a normalised URL into its site key and host name.
-func siteOf(u string) (key, host string, ok bool) {
-	i := strings.Index(u, "://")
-	if i < 0 {
-		return "", "", false
-	}
-	rest := u[i+3:]
-	j := strings.IndexAny(rest, "/?#")
-	if j < 0 {
-		j = len(rest)
-	}
-	key = u[:i+3+j]
-	hostport := rest[:j]
-	host = hostport
-	if strings.HasPrefix(hostport, "[") {
-		if k := strings.Index(hostport, "]"); k > 0 {
-			host = hostport[1:k]
-		}
-	} else if k := strings.LastIndexByte(hostport, ':'); k >= 0 {
-		host = hostport[:k]
-	}
-	return key, host, host != ""
-}
-
-// portOf returns the port of a site key.
-func portOf(key string) int {
-	i := strings.Index(key, "://")
-	hostport := key[i+3:]
-	if k := strings.LastIndexByte(hostport, ':'); k >= 0 && !strings.HasSuffix(hostport, "]") {
-		if p, err := strconv.Atoi(hostport[k+1:]); err == nil {
-			return p
-		}
-	}
-	if strings.HasPrefix(key, "https:") {
-		return 443
-	}
-	return 80
-}
-
-// pathOf returns the path and query of a normalised URL.
-func pathOf(u string) string {
-	i := strings.Index(u, "://")
-	if i < 0 {
-		return u
-	}
-	rest := u[i+3:]
-	j := strings.IndexAny(rest, "/?")
-	if j < 0 {
-		return "/"
-	}
-	p := rest[j:]
-	if k := strings.IndexByte(p, '#'); k >= 0 {
-		p = p[:k]
-	}
-	if p[0] == '?' {
-		p = "/" + p
-	}
-	return p
+	return f, f.Resolve()
 }
 
 // compress returns body compressed with zlib, in a slice of its own size
@@ -463,6 +393,9 @@ type compressor struct {
 	w   *zlib.Writer
 	buf bytes.Buffer
 }
+
+// ConnStats returns the connection counters of the robot's fetches.
+func (r *Robot) ConnStats() fetch.ConnStats { return r.fetcher.Stats() }
 
 // LocalDispatcher runs leases on robots of this process, a goroutine each.
 // The engine limits how many run at once (r). It is safe for concurrent use.

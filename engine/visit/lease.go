@@ -1,46 +1,21 @@
-package engine
+package visit
 
 import (
 	"context"
 	"net/netip"
+	"strconv"
 	"time"
 
+	"lidi/engine/fetch"
+	"lidi/engine/record"
 	"lidi/engine/robots"
 	"lidi/engine/urlnorm"
 )
 
-// The seam between the scheduler and the robots.
-//
-// The loop turns a visit into a Lease: one site, its address (from the
-// loop's DNS cache: a robot never resolves names), its robots.txt as last
-// fetched, the delay between requests, the earliest start and the URLs to
-// fetch — the head of the site's queue, read by the loop from the store and
-// filtered by duplicate detection before leasing. It hands the lease to a
-// Dispatcher: local robots (LocalDispatcher, a goroutine of this process
-// per lease) or remote slaves run leases the same way, with a Robot each,
-// so the scheduler's code is the same for both.
-//
-// Who sets what:
-//   - The loop sets every field of a Lease. A robot reads it and changes
-//     nothing in the crawl: it never touches the loop's state or the store.
-//   - A robot of this process also takes revocations while it runs (see
-//     leaseFeed): duplicate detection learns mid-lease, and what it
-//     learns spares the rest of the lease. A remote robot does not.
-//   - A robot obeys Deadline by its own clock: it starts no request after
-//     it, ends the lease and returns the URLs it did not reach. The loop
-//     treats a lease whose End has not arrived by Deadline plus a grace
-//     period as ended with every URL not reported returned, so a slow robot
-//     and the next lease of the same site never overlap at the site.
-//   - A robot reports Results in order, each with the lease's ID and a
-//     sequence number (1, 2, …): one Result per page fetched, then one with
-//     End. The loop applies a lease's results once each, in Seq order: a
-//     delivery retried (the same Lease and Seq) is dropped, one arriving
-//     early waits for those before it, and results of a lease the loop does
-//     not know (ended, expired or from an earlier run) are dropped.
-//
-// Leases and results are plain values that round-trip through encoding/json
-// (bodies are zlib-compressed bytes, times are absolute, durations in
-// nanoseconds), so they can cross a network.
+// DefaultLeaseGrace is how long past a lease's Deadline its End may come
+// before the lease is given up and its site leased again
+// (cluster.lease_grace): the time one last request may still take.
+const DefaultLeaseGrace = 30 * time.Second
 
 // Lease is one visit to one site handed to a robot: up to len(URLs) pages
 // over one keep-alive connection, Delay apart, no request before NotBefore
@@ -52,29 +27,29 @@ type Lease struct {
 	Host      string
 	Addr      netip.Addr // the host's address, resolved by the loop
 	Port      int
-	Robots    *RobotsFile   // the site's robots.txt; nil: fetch it first
-	Delay     time.Duration // between two requests (w, or robots.txt Crawl-delay)
-	NotBefore time.Time     // the first request may not start earlier
-	Deadline  time.Time     // no request may start later
-	URLs      []QueuedURL   // to fetch, in this order
+	Robots    *RobotsFile        // the site's robots.txt; nil: fetch it first
+	Delay     time.Duration      // between two requests (w, or robots.txt Crawl-delay)
+	NotBefore time.Time          // the first request may not start earlier
+	Deadline  time.Time          // no request may start later
+	URLs      []record.QueuedURL // to fetch, in this order
 
-	// rules is Robots parsed, filled by the loop for robots in this
+	// Rules is Robots parsed, filled by the loop for robots in this
 	// process (it is not serialised: a remote robot parses Robots).
-	rules *robots.Rules
-	// feed is the loop's side of the lease for a robot of this process
-	// (see leaseFeed); it is not serialised: a remote robot runs its
-	// lease to the end as it was handed out.
-	feed *leaseFeed
+	Rules *robots.Rules `json:"-"`
+	// Feed is the loop's side of the lease for a robot of this process
+	// (see Feed); it is not serialised: a remote robot runs its lease to
+	// the end as it was handed out.
+	Feed *Feed `json:"-"`
 }
 
-// leaseFeed is what the loop tells a robot of this process while its
+// Feed is what the loop tells a robot of this process while its
 // lease runs, so that duplicate detection's decisions on the lease's first
 // pages spare the rest: without it a site's first lease, handed out before
 // any rule existed, fetches up to c copies that a rule learned from its
 // first few would have covered.
 //
 // Applied carries the Seq of each page result the loop has applied; a
-// robot starts no page while more than aheadMax of the pages it reported
+// robot starts no page while more than AheadMax of the pages it reported
 // wait to be applied, so that what the loop learns from them reaches the
 // rest of the lease in time whatever the delay (with w of a second or
 // more it never waits). Revoked carries the IDs of URLs of the lease the
@@ -84,18 +59,19 @@ type Lease struct {
 // next reads them from the site's queue. The loop sends each page's Seq
 // and each URL at most once and both channels hold len(URLs), so a send
 // never blocks.
-type leaseFeed struct {
-	applied chan int
-	revoked chan uint64
+type Feed struct {
+	Applied chan int
+	Revoked chan uint64
 }
 
-func newLeaseFeed(n int) *leaseFeed {
-	return &leaseFeed{applied: make(chan int, n), revoked: make(chan uint64, n)}
+// NewFeed returns a Feed for a lease of n URLs.
+func NewFeed(n int) *Feed {
+	return &Feed{Applied: make(chan int, n), Revoked: make(chan uint64, n)}
 }
 
-// aheadMax is how many pages a robot of this process may have reported
+// AheadMax is how many pages a robot of this process may have reported
 // that the loop has not applied yet when it starts another.
-const aheadMax = 2
+const AheadMax = 2
 
 // RobotsFile is a site's robots.txt as fetched: its status and body, from
 // which robots.Rules are rebuilt wherever they are needed.
@@ -138,8 +114,8 @@ type Result struct {
 
 // PageResult is one page fetched and what was found on it.
 type PageResult struct {
-	Record PageRecord // Record.Body is zlib-compressed (nil when bodies are not kept)
-	URL    string     // the URL fetched, normalised
+	Record record.PageRecord // Record.Body is zlib-compressed (nil when bodies are not kept)
+	URL    string            // the URL fetched, normalised
 	Depth  int
 	// Links are the links the crawl's scope allows, in page order: a
 	// redirect's target first, then the links of the body.
@@ -153,22 +129,23 @@ type FoundLink struct {
 	URL string
 
 	// Derived from URL by the robot that found it; not serialised (a
-	// receiver derives them again, see resolve).
-	id        uint64
-	key, host string
+	// receiver derives them again, see Resolve).
+	ID   uint64 `json:"-"` // urlnorm.Fingerprint(URL)
+	Key  string `json:"-"` // urlnorm.Site's key
+	Host string `json:"-"`
 }
 
-// resolve fills a link's derived fields, when it came without them (from
+// Resolve fills a link's derived fields, when it came without them (from
 // another process), and reports whether the URL names a site.
-func (l *FoundLink) resolve() bool {
-	if l.key != "" {
+func (l *FoundLink) Resolve() bool {
+	if l.Key != "" {
 		return true
 	}
-	key, host, ok := siteOf(l.URL)
+	key, host, ok := urlnorm.Site(l.URL)
 	if !ok {
 		return false
 	}
-	l.id, l.key, l.host = urlnorm.Fingerprint(l.URL), key, host
+	l.ID, l.Key, l.Host = urlnorm.Fingerprint(l.URL), key, host
 	return true
 }
 
@@ -177,15 +154,32 @@ type LinkSkips struct {
 	Scope, NoFollow, Invalid int
 }
 
-// FailureKind names why a lease ended early: a fetch error's kind (the
-// strings of fetch.Error.Kind: "timeout", "refused", …), a status the site
-// answered to slow down, or one of the kinds below.
+// FailureKind names why a fetch, a look-up or a visit failed: a fetch
+// error's kind (fetch.ErrorKind: "timeout", "refused", …), an HTTP answer's
+// class, or one of the kinds below. The engine counts errors by it
+// (Stats.ErrorKind).
 type FailureKind string
 
 const (
-	FailureNone    FailureKind = ""
-	FailureExpired FailureKind = "lease-expired" // no End came before the deadline and its grace
+	FailureNone      FailureKind = ""
+	FailureExpired   FailureKind = "lease-expired"                 // no End came before the deadline and its grace
+	FailureDNS       FailureKind = "dns"                           // the host's look-up failed
+	FailureStore     FailureKind = "store"                         // the store could not read the site's queue
+	FailureTruncated FailureKind = FailureKind(fetch.KindTooLarge) // a body cut at fetch.max_body_size
 )
+
+// FetchFailure is the FailureKind of a fetch error's kind.
+func FetchFailure(k fetch.ErrorKind) FailureKind { return FailureKind(k) }
+
+// HTTPFailure is the FailureKind of an HTTP status: "http-4xx" or
+// "http-5xx" by its class; SlowDown gives the status itself for the
+// answers that ask a crawler to slow down.
+func HTTPFailure(status int) FailureKind {
+	return FailureKind("http-" + strconv.Itoa(status/100) + "xx")
+}
+
+// SlowDown is the FailureKind of a 429 or 503 answer: "http-429", "http-503".
+func SlowDown(status int) FailureKind { return FailureKind("http-" + strconv.Itoa(status)) }
 
 // LeaseEnd is the last result of a lease.
 type LeaseEnd struct {
@@ -197,18 +191,18 @@ type LeaseEnd struct {
 	// Robots is robots.txt as fetched during the lease; nil when the
 	// lease carried it.
 	Robots   *RobotsFile
-	Skips    []Skip   // URLs not fetched: robots.txt disallows them
-	Returned []uint64 // URLs neither fetched nor skipped: they stay queued
-	Fetched  int      // pages fetched (PageResults sent)
+	Skips    []record.Skip // URLs not fetched: robots.txt disallows them
+	Returned []uint64      // URLs neither fetched nor skipped: they stay queued
+	Fetched  int           // pages fetched (PageResults sent)
 
 	Failure    FailureKind // why the lease ended early; FailureNone when it did not
 	Failed     bool        // ended on a failed fetch
 	BackedOff  bool        // 429 or 503, or robots.txt 5xx/unreachable
 	RetryAfter bool        // Next comes from a Retry-After header
 
-	// rules is Robots parsed, by a robot of this process (not
+	// Rules is Robots parsed, by a robot of this process (not
 	// serialised).
-	rules *robots.Rules
+	Rules *robots.Rules `json:"-"`
 }
 
 // Dispatcher runs leases. The engine's loop calls Dispatch from its own

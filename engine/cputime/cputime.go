@@ -1,11 +1,13 @@
-package engine
+// Package cputime measures the CPU time a goroutine spends on a short piece
+// of work, by the thread's own CPU clock where the system has one.
+package cputime
 
 import (
 	"runtime"
 	"time"
 )
 
-// cpuTimer measures the CPU time the calling goroutine spends on a short
+// Timer measures the CPU time the calling goroutine spends on a short
 // piece of work (fingerprinting a page, a duplicate decision), for
 // Stats.Dup.Time. On a busy machine the wall clock would also count the
 // time other goroutines and processes held the CPU, so the thread's own
@@ -13,23 +15,25 @@ import (
 // its thread from start to end: a goroutine moved to another thread
 // mid-way would make the reading meaningless (and so fell back to the wall
 // time, which a loaded machine inflates). The result is kept between zero
-// and the wall time, which it can never exceed. Call elapsed exactly once,
+// and the wall time, which it can never exceed. Call Elapsed exactly once,
 // on the goroutine that started the timer: it unlocks the thread.
-type cpuTimer struct {
+type Timer struct {
 	wall time.Time
 	cpu  time.Duration
 	ok   bool
 }
 
-func startCPUTimer() cpuTimer {
+// Start starts a Timer on the calling goroutine, locking it to its thread
+// until Elapsed.
+func Start() Timer {
 	runtime.LockOSThread()
 	cpu, ok := threadCPUTime()
-	return cpuTimer{wall: time.Now(), cpu: cpu, ok: ok}
+	return Timer{wall: time.Now(), cpu: cpu, ok: ok}
 }
 
-// elapsed returns the CPU time since the timer started, or the wall time
+// Elapsed returns the CPU time since the timer started, or the wall time
 // when no thread clock is available.
-func (t cpuTimer) elapsed() time.Duration {
+func (t Timer) Elapsed() time.Duration {
 	cpu, ok := threadCPUTime()
 	runtime.UnlockOSThread()
 	wall := time.Since(t.wall)

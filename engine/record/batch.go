@@ -1,0 +1,87 @@
+package record
+
+// Batch is a set of changes applied atomically by Store.Apply. Its record
+// lists are declared here once; Len, Reset and Append, next to them, cover
+// each (TestBatchCoversEveryField checks it, so a new list cannot be
+// forgotten in one of them). Its zero value
+// is an empty batch. A Batch is not safe for concurrent use.
+type Batch struct {
+	Sites  []SiteRecord // inserted or updated (matched by ID); Pending is ignored
+	URLs   []URLRecord  // inserted; a URL already present is left unchanged
+	Pages  []PageRecord // recorded, and their URLs moved to URLFetched
+	Links  []Link       // inserted; duplicates ignored
+	Skips  []Skip       // queued URLs moved to URLSkipped
+	Events []Event
+
+	Dups     []DupRecord
+	Rules    []RuleRecord
+	Soft404s []Soft404Record
+	// UnskipRules are the IDs (dedup.Rule.ID) of rules withdrawn: the
+	// URLs skipped under them (Skip.Rule, URLRecord.Rule) move back to
+	// URLQueued, after the batch's Skips.
+	UnskipRules []uint64
+	// Unskips are URLs skipped under a rule that move back to URLQueued
+	// one by one, after UnskipRules: their canonical URL answered that it
+	// does not exist (see dedup.Detector.NotFound).
+	Unskips []uint64
+	// Holds are inserted (matched by Probe), then Releases, probe IDs
+	// whose answer decided the links they held, deleted.
+	Holds    []HeldLinks
+	Releases []uint64
+
+	Priorities []PriorityUpdate // queued URLs re-ordered; URLs no longer queued are left as they are
+	RankRuns   []RankRun        // inserted or replaced (matched by Time)
+	Ranks      []RankRecord     // each URL's latest rank replaces its earlier one
+
+	// Recrawl (see recrawl_loop.go).
+	Requeues      []Requeue            // fetched URLs queued again; URLs not in URLFetched are left as they are
+	Channels      []ChannelRecord      // inserted or replaced (matched by ID)
+	Groups        []GroupRecord        // inserted or replaced (matched by Index)
+	Reassignments []ReassignmentRecord // appended
+}
+
+// Len reports how many records the batch holds.
+func (b *Batch) Len() int {
+	return len(b.Sites) + len(b.URLs) + len(b.Pages) + len(b.Links) + len(b.Skips) + len(b.UnskipRules) + len(b.Unskips) + len(b.Events) +
+		len(b.Dups) + len(b.Rules) + len(b.Soft404s) + len(b.Holds) + len(b.Releases) + len(b.Priorities) + len(b.RankRuns) + len(b.Ranks) +
+		len(b.Requeues) + len(b.Channels) + len(b.Groups) + len(b.Reassignments)
+}
+
+// Reset empties the batch, keeping its storage.
+func (b *Batch) Reset() {
+	clear(b.Sites)
+	clear(b.Pages)
+	clear(b.Rules)
+	clear(b.Soft404s)
+	clear(b.Holds)
+	b.Sites, b.URLs, b.Pages, b.Links, b.Skips, b.Events = b.Sites[:0], b.URLs[:0], b.Pages[:0], b.Links[:0], b.Skips[:0], b.Events[:0]
+	b.Dups, b.Rules, b.Soft404s, b.UnskipRules, b.Unskips = b.Dups[:0], b.Rules[:0], b.Soft404s[:0], b.UnskipRules[:0], b.Unskips[:0]
+	b.Holds, b.Releases = b.Holds[:0], b.Releases[:0]
+	b.Priorities, b.RankRuns, b.Ranks = b.Priorities[:0], b.RankRuns[:0], b.Ranks[:0]
+	clear(b.Reassignments)
+	b.Requeues, b.Channels, b.Groups, b.Reassignments = b.Requeues[:0], b.Channels[:0], b.Groups[:0], b.Reassignments[:0]
+}
+
+// Append appends src's records to b's.
+func (b *Batch) Append(src *Batch) {
+	b.Sites = append(b.Sites, src.Sites...)
+	b.URLs = append(b.URLs, src.URLs...)
+	b.Pages = append(b.Pages, src.Pages...)
+	b.Links = append(b.Links, src.Links...)
+	b.Skips = append(b.Skips, src.Skips...)
+	b.Events = append(b.Events, src.Events...)
+	b.Dups = append(b.Dups, src.Dups...)
+	b.Rules = append(b.Rules, src.Rules...)
+	b.Soft404s = append(b.Soft404s, src.Soft404s...)
+	b.UnskipRules = append(b.UnskipRules, src.UnskipRules...)
+	b.Unskips = append(b.Unskips, src.Unskips...)
+	b.Holds = append(b.Holds, src.Holds...)
+	b.Releases = append(b.Releases, src.Releases...)
+	b.Priorities = append(b.Priorities, src.Priorities...)
+	b.RankRuns = append(b.RankRuns, src.RankRuns...)
+	b.Ranks = append(b.Ranks, src.Ranks...)
+	b.Requeues = append(b.Requeues, src.Requeues...)
+	b.Channels = append(b.Channels, src.Channels...)
+	b.Groups = append(b.Groups, src.Groups...)
+	b.Reassignments = append(b.Reassignments, src.Reassignments...)
+}
