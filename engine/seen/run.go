@@ -27,6 +27,7 @@ const (
 // ReadAt, by the caller's look-ups and the worker's merges at once.
 type run struct {
 	f     *os.File
+	mem   []byte // the file mapped, when the system can; else nil
 	n     int
 	index []uint64 // the first ID of each block
 	bloom bloom
@@ -38,11 +39,18 @@ func (r *run) get(id uint64) (int32, bool, error) {
 	if b < 0 {
 		return 0, false, nil
 	}
-	var buf [blockSize]byte
 	k := min(blockEntries, r.n-b*blockEntries)
-	if _, err := r.f.ReadAt(buf[:k*entrySize], int64(b)*blockSize); err != nil {
-		return 0, false, fmt.Errorf("seen: reading %s: %w", r.f.Name(), err)
+	var blk []byte
+	if r.mem != nil {
+		blk = r.mem[b*blockSize : b*blockSize+k*entrySize]
+	} else {
+		var buf [blockSize]byte
+		if _, err := r.f.ReadAt(buf[:k*entrySize], int64(b)*blockSize); err != nil {
+			return 0, false, fmt.Errorf("seen: reading %s: %w", r.f.Name(), err)
+		}
+		blk = buf[:]
 	}
+	buf := blk
 	lo, hi := 0, k
 	for lo < hi {
 		m := (lo + hi) / 2
@@ -56,6 +64,13 @@ func (r *run) get(id uint64) (int32, bool, error) {
 		return int32(binary.LittleEndian.Uint32(buf[lo*entrySize+8:])), true, nil
 	}
 	return 0, false, nil
+}
+
+// close unmaps and closes the run's file, once: Close may meet a run twice.
+func (r *run) close() {
+	unmap(r.mem)
+	r.mem = nil
+	r.f.Close()
 }
 
 // runWriter writes a run's entries in ID order, building its index and
@@ -99,6 +114,7 @@ func (w *runWriter) finish() (*run, error) {
 		return nil, fmt.Errorf("seen: writing %s: %w", w.f.Name(), err)
 	}
 	w.r.index = slices.Clip(w.r.index)
+	w.r.mem = mapFile(w.f, w.r.n*entrySize)
 	return w.r, nil
 }
 
