@@ -105,6 +105,10 @@ type RecrawlLiveResult struct {
 	// integrated after the warm-up, beside the uniform and the optimal
 	// schedules' with the same requests.
 	Scores scheduleScores
+	// Planner is recrawl.Planner's page-level schedule of the same pages
+	// with the crawl's request rate, simulated in virtual time against the
+	// same ground truth, with its own uniform and optimal references.
+	Planner scheduleScores
 	// NewFound is the share of the articles news sites published after
 	// the warm-up that the crawl fetched within one recrawl of their home
 	// page (NaN on a web without news sites), of NewArticles.
@@ -224,11 +228,16 @@ func recrawlLive(ctx context.Context, o RecrawlLiveOptions, shape simweb.ChangeS
 	res.PageTime += time.Duration(float64(o.Delay) * o.TimeScale) // the robot waits w after each page
 	copies, articles, requests := rec.copies(web, warmEnd, end)
 	maxDelay := cfg.MaxDelay
-	res.Scores = scoreSchedules(scheduleInput{web: web, from: warmEnd, to: end, fetches: copies, requests: requests,
-		gap: func(site int) time.Duration {
-			return time.Duration(float64(min(max(o.Delay, web.Site(site).CrawlDelay), maxDelay)) * o.TimeScale)
-		}})
+	gap := func(site int) time.Duration {
+		return time.Duration(float64(min(max(o.Delay, web.Site(site).CrawlDelay), maxDelay)) * o.TimeScale)
+	}
+	res.Scores = scoreSchedules(scheduleInput{web: web, from: warmEnd, to: end, fetches: copies, requests: requests, gap: gap})
 	res.NewFound, res.NewArticles = newFound(web, copies, articles, warmEnd, end)
+	popt := recrawl.DefaultPlanner()
+	popt.InitialInterval, popt.MinInterval = o.InitialInterval, cfg.Recrawl.Options.MinInterval
+	if res.Planner, err = plannerScores(scheduleInput{web: web, from: warmEnd, to: end, fetches: copies, requests: requests, gap: gap}, popt); err != nil {
+		return nil, err
+	}
 	res.Violations = witnessViolations(srv.Witness(), o.Delay)
 	if !web.Changes().Options().Together {
 		// The simulation knows channels that change together only.
@@ -300,6 +309,10 @@ func printRecrawlLive(w io.Writer, res *RecrawlLiveResult) {
 		sc.Pages, sc.RequestsPerPageHour, sc.Freshness, sc.Uniform, sc.Optimal, sc.Freshness-sc.Uniform, sc.Freshness/sc.Optimal)
 	if res.NewArticles > 0 {
 		fmt.Fprintf(w, "news: %.0f%% of %d new articles found within one recrawl of their home page\n", 100*res.NewFound, res.NewArticles)
+	}
+	if ps := res.Planner; ps.Pages > 0 {
+		fmt.Fprintf(w, "the page-level planner simulated on the same pages at %.3f requests per page per hour: %.3f, uniform %.3f, optimal %.3f (planner − uniform %+.3f, planner/optimal %.3f)\n",
+			ps.RequestsPerPageHour, ps.Freshness, ps.Uniform, ps.Optimal, ps.Freshness-ps.Uniform, ps.Freshness/ps.Optimal)
 	}
 	fmt.Fprintf(w, "witness: %d politeness or robots.txt violations\n", res.Violations)
 	if res.Sim == nil {

@@ -5,8 +5,11 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"time"
 
+	"lidi/engine/recrawl"
+	"lidi/engine/recrawl/simulate"
 	"lidi/engine/simweb"
 )
 
@@ -279,4 +282,54 @@ func freshShare(changes, ts []time.Duration, from, to time.Duration) float64 {
 		}
 	}
 	return float64(fresh) / float64(to-from)
+}
+
+// plannerScores runs recrawl.Planner, the page-level planner, over the
+// same pages in virtual time (simulate.Pages): their copies all fetched at
+// time 0, a warm-up as the crawl's, then the crawl's request rate of the
+// window as the budget, each site within its politeness; and scores its
+// fetches in the window as the crawl's are.
+func plannerScores(in scheduleInput, opt recrawl.PlannerOptions) (scheduleScores, error) {
+	web, ch := in.web, in.web.Changes()
+	inlinks := inLinks(web)
+	ids := make([]int, 0, len(in.fetches))
+	for p, ts := range in.fetches {
+		if len(ts) > 0 && ts[0] <= in.from {
+			ids = append(ids, p)
+		}
+	}
+	slices.Sort(ids)
+	d := in.to - in.from
+	if len(ids) == 0 || d <= 0 || in.requests == 0 {
+		return scheduleScores{}, nil
+	}
+	setup := simulate.PagesSetup{Until: in.to, Budget: float64(in.requests) / d.Seconds(), Gap: map[string]time.Duration{}, Options: opt}
+	for _, p := range ids {
+		site := ch.ChannelOf(p)
+		name := strconv.Itoa(site)
+		setup.Gap[name] = in.gap(site)
+		pg := simulate.Page{Channel: recrawl.ChannelID(name), Site: name, Weight: float64(max(1, inlinks[p])),
+			Changes: streamUntil(ch, p, in.to), Dated: ch.Validators(site).LastModified()}
+		if ch.News(site) && p == web.Site(site).HomePage {
+			pg.NewLinks = func(from, to time.Duration) int { return ch.Published(site, to) - ch.Published(site, from) }
+		}
+		setup.Pages = append(setup.Pages, pg)
+	}
+	runs, err := simulate.Pages(setup)
+	if err != nil {
+		return scheduleScores{}, err
+	}
+	fetches := map[int][]time.Duration{}
+	requests := 0
+	for i, ts := range runs {
+		fetches[ids[i]] = ts
+		for _, t := range ts {
+			if t > in.from && t <= in.to {
+				requests++
+			}
+		}
+	}
+	sim := in
+	sim.fetches, sim.requests = fetches, requests
+	return scoreSchedules(sim), nil
 }

@@ -1,0 +1,42 @@
+package bench
+
+import (
+	"testing"
+	"time"
+
+	"lidi/engine/recrawl"
+	"lidi/engine/simweb"
+)
+
+// The page-level planner, simulated on every web shape with a budget of
+// half a visit per page per hour after a six-hour warm-up, beats the
+// uniform schedule with the same requests and comes near the optimal one.
+func TestPlannerBeatsUniform(t *testing.T) {
+	for _, shape := range simweb.ChangeShapes() {
+		t.Run(string(shape), func(t *testing.T) {
+			t.Parallel()
+			web, err := simweb.Generate(simweb.Options{Seed: 1, Sites: 40, Pages: 600, ExternalLinks: 0.3, Change: shape.Options()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			const from, to = 6 * time.Hour, 30 * time.Hour
+			copies := map[int][]time.Duration{}
+			for p := range web.NumPages() {
+				copies[p] = []time.Duration{0}
+			}
+			requests := int(0.5 * float64(web.NumPages()) * (to - from).Hours())
+			gap := func(site int) time.Duration {
+				return time.Duration(float64(min(max(100*time.Millisecond, web.Site(site).CrawlDelay), time.Minute)) * 600)
+			}
+			in := scheduleInput{web: web, from: from, to: to, fetches: copies, requests: requests, gap: gap}
+			sc, err := plannerScores(in, recrawl.DefaultPlanner())
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: planner %.3f at %.3f requests/page/h, uniform %.3f, optimal %.3f", shape, sc.Freshness, sc.RequestsPerPageHour, sc.Uniform, sc.Optimal)
+			if sc.Freshness < sc.Uniform+0.03 || sc.Freshness < 0.95*sc.Optimal {
+				t.Errorf("%s: planner %.3f, uniform %.3f, optimal %.3f", shape, sc.Freshness, sc.Uniform, sc.Optimal)
+			}
+		})
+	}
+}

@@ -1,0 +1,514 @@
+package recrawl
+
+import (
+	"container/heap"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+)
+
+// Planner schedules recrawls page by page: it estimates each page's change
+// rate from its own visits, drawn towards its channel's while its own
+// evidence is thin (evidence.go), and gives each page the visit frequency
+// of the optimal allocation (AllocateFrequencies) of a budget of visits a
+// second, weighted by importance, each site within its politeness. A
+// channel stays in warm-up, its pages visited every InitialInterval, only
+// until its pooled evidence suffices (MinChanges changes seen, or
+// MinVisits visits of each page without one). A page whose changes bring
+// links to new pages (a news site's front page) is worth more than its
+// own freshness: each new page its changes revealed adds the mean weight
+// to its own.
+//
+// The engine tells it what it fetched (Add, Visit) and asks what is due
+// (Due); everything is in the recrawl clock's time. The zero value is not
+// usable: use NewPlanner. A Planner is not safe for concurrent use.
+type Planner struct {
+	opt      PlannerOptions
+	pages    map[uint64]*plannedPage
+	channels map[ChannelID]*plannedChannel
+	sites    map[string]int
+	caps     []float64 // per site index, visits a second
+	gaps     []time.Duration
+	free     []time.Time // when a site may take its next page
+	waiting  []pageQueue // per site, its pages due, the longest overdue first
+	budget   float64     // visits a second
+	queue    pageQueue
+	solved   time.Time
+	dirty    bool
+}
+
+// PlannerOptions configure a Planner. Zero fields take DefaultPlanner's.
+type PlannerOptions struct {
+	// InitialInterval is how often a channel's pages are visited during
+	// its warm-up.
+	InitialInterval time.Duration
+	// MinChanges and MinVisits end a channel's warm-up: MinChanges changes
+	// seen over its pages, or MinVisits visits of each of its pages.
+	MinChanges, MinVisits int
+	// MinInterval and MaxInterval bound a page's interval between visits.
+	MinInterval, MaxInterval time.Duration
+	// Resolve is how often the allocation is solved again.
+	Resolve time.Duration
+}
+
+// DefaultPlanner returns the default planner options.
+func DefaultPlanner() PlannerOptions {
+	return PlannerOptions{InitialInterval: time.Hour, MinChanges: 4, MinVisits: 2,
+		MinInterval: time.Minute, MaxInterval: 30 * 24 * time.Hour, Resolve: 5 * time.Minute}
+}
+
+func (o PlannerOptions) withDefaults() PlannerOptions {
+	d := DefaultPlanner()
+	if o.InitialInterval <= 0 {
+		o.InitialInterval = d.InitialInterval
+	}
+	if o.MinChanges <= 0 {
+		o.MinChanges = d.MinChanges
+	}
+	if o.MinVisits <= 0 {
+		o.MinVisits = d.MinVisits
+	}
+	if o.MinInterval <= 0 {
+		o.MinInterval = d.MinInterval
+	}
+	if o.MaxInterval <= 0 {
+		o.MaxInterval = d.MaxInterval
+	}
+	o.MaxInterval = max(o.MaxInterval, o.MinInterval)
+	if o.Resolve <= 0 {
+		o.Resolve = d.Resolve
+	}
+	return o
+}
+
+// PageInfo describes a page with a copy to a Planner.
+type PageInfo struct {
+	ID      uint64
+	Channel ChannelID
+	Site    string  // the politeness domain (a host, or an address)
+	Weight  float64 // importance (in-links, PageRank, ...); 0 means 1
+}
+
+type plannedPage struct {
+	info      PageInfo
+	site      int
+	last      time.Time // the copy's fetch
+	visits    []Visit   // the last maxPageVisits
+	newLinks  int       // new pages its visits revealed
+	rate      Rate
+	interval  time.Duration
+	next      time.Time
+	gen       uint64 // the queue entry that is current
+	scheduled bool
+	// evid is the evidence of visits, fresh unless changed; prior the
+	// prior rate was estimated with.
+	evid    Evidence
+	changed bool
+	prior   Rate
+}
+
+type plannedChannel struct {
+	pages   map[uint64]*plannedPage
+	ready   bool
+	rate    Rate // pooled
+	pooled  Evidence
+	changed bool // a page's evidence changed since pooled
+}
+
+// NewPlanner returns an empty Planner.
+func NewPlanner(opt PlannerOptions) *Planner {
+	return &Planner{opt: opt.withDefaults(), pages: map[uint64]*plannedPage{}, channels: map[ChannelID]*plannedChannel{},
+		sites: map[string]int{}}
+}
+
+// SetBudget sets the visits a second recrawls may make in all.
+func (p *Planner) SetBudget(perSecond float64) {
+	if perSecond != p.budget {
+		p.budget, p.dirty = perSecond, true
+	}
+}
+
+// SetSiteGap sets the shortest time between two requests to site (its
+// politeness: the delay, or its robots.txt Crawl-delay).
+func (p *Planner) SetSiteGap(site string, gap time.Duration) {
+	s := p.site(site)
+	p.gaps[s] = gap
+	c := 0.0
+	if gap > 0 {
+		c = 1 / gap.Seconds()
+	}
+	if p.caps[s] != c {
+		p.caps[s], p.dirty = c, true
+	}
+}
+
+func (p *Planner) site(name string) int {
+	s, ok := p.sites[name]
+	if !ok {
+		s = len(p.caps)
+		p.sites[name] = s
+		p.caps = append(p.caps, 0)
+		p.gaps = append(p.gaps, 0)
+		p.free = append(p.free, time.Time{})
+		p.waiting = append(p.waiting, pageQueue{})
+	}
+	return s
+}
+
+// Add records a page with a copy fetched at fetched; a page known already
+// keeps its history and takes the new info.
+func (p *Planner) Add(info PageInfo, fetched time.Time) {
+	pg := p.pages[info.ID]
+	if pg == nil {
+		ch := p.channels[info.Channel]
+		if ch == nil {
+			ch = &plannedChannel{pages: map[uint64]*plannedPage{}}
+			p.channels[info.Channel] = ch
+		}
+		pg = &plannedPage{info: info, last: fetched}
+		ch.pages[info.ID] = pg
+		p.pages[info.ID] = pg
+		p.dirty = true
+	} else if pg.info.Channel != info.Channel {
+		delete(p.channels[pg.info.Channel].pages, info.ID)
+		p.channels[info.Channel].pages[info.ID] = pg
+	}
+	pg.info = info
+	pg.site = p.site(info.Site)
+	if !pg.scheduled {
+		p.schedule(pg, p.opt.InitialInterval)
+	}
+}
+
+// Remove forgets a page (gone, or out of scope).
+func (p *Planner) Remove(id uint64) {
+	pg := p.pages[id]
+	if pg == nil {
+		return
+	}
+	delete(p.channels[pg.info.Channel].pages, id)
+	delete(p.pages, id)
+	pg.gen++ // its queue entry is stale
+	p.dirty = true
+}
+
+// Visit records a fetch of page id: v.Interval, if zero, is the time since
+// the copy's fetch; newLinks is how many links to pages not known before
+// the visit found. The page is rescheduled from v.At.
+func (p *Planner) Visit(id uint64, v Visit, newLinks int) {
+	pg := p.pages[id]
+	if pg == nil {
+		return
+	}
+	if v.Interval == 0 {
+		v.Interval = v.At.Sub(pg.last)
+	}
+	if v.Interval > 0 {
+		if len(pg.visits) == maxPageVisits {
+			pg.visits = slices.Delete(pg.visits, 0, 1)
+		}
+		pg.visits = append(pg.visits, v)
+	}
+	pg.newLinks += newLinks
+	pg.last = v.At
+	pg.changed = true
+	p.channels[pg.info.Channel].changed = true
+	p.dirty = true
+	iv := pg.interval
+	if iv == 0 {
+		iv = p.opt.InitialInterval
+	}
+	p.schedule(pg, iv)
+}
+
+func (p *Planner) schedule(pg *plannedPage, iv time.Duration) {
+	pg.gen++
+	pg.scheduled = true
+	pg.next = pg.last.Add(iv)
+	heap.Push(&p.queue, pageDue{at: pg.next, id: pg.info.ID, gen: pg.gen})
+}
+
+// evidence returns a page's evidence.
+func (pg *plannedPage) evidence() Evidence {
+	var e Evidence
+	for _, v := range pg.visits {
+		e.Add(v)
+	}
+	return e
+}
+
+// Solve estimates the rates again and allocates the budget, if anything
+// changed since the last solve and Resolve has passed. Due calls it.
+func (p *Planner) Solve(now time.Time) {
+	if !p.dirty || (!p.solved.IsZero() && now.Sub(p.solved) < p.opt.Resolve && !now.Before(p.solved)) {
+		return
+	}
+	p.solved, p.dirty = now, false
+	// The prior of every channel: the rate pooled over all the pages,
+	// a change per initial interval counting for one pseudo-change.
+	var all Evidence
+	for _, cid := range sortedKeys(p.channels) {
+		ch := p.channels[cid]
+		if ch.changed {
+			ch.pooled = Evidence{}
+			for _, id := range sortedKeys(ch.pages) {
+				pg := ch.pages[id]
+				if pg.changed {
+					pg.evid = pg.evidence()
+				}
+				ch.pooled.Merge(pg.evid)
+			}
+		}
+		all.Merge(ch.pooled)
+	}
+	global := all.Posterior(RateOf(p.opt.InitialInterval), PriorWeight)
+	var demands []Demand
+	var planned []*plannedPage
+	budget := p.budget
+	warm := make([]float64, len(p.caps)) // the warm-up's visits a second, per site
+	var weights float64
+	for _, pg := range p.pages {
+		weights += weightOr1(pg.info.Weight)
+	}
+	meanWeight := 1.0
+	if len(p.pages) > 0 {
+		meanWeight = weights / float64(len(p.pages))
+	}
+	// In order of channel and page, so that the same visits give the same
+	// plan (float sums depend on their order).
+	for _, cid := range sortedKeys(p.channels) {
+		ch := p.channels[cid]
+		ids := sortedKeys(ch.pages)
+		pooled := ch.pooled
+		visited := math.MaxInt
+		for _, id := range ids {
+			visited = min(visited, len(ch.pages[id].visits))
+		}
+		if ch.changed || ch.rate == 0 {
+			ch.rate = pooled.Posterior(global, PriorWeight)
+			ch.changed = false
+		}
+		ch.ready = ch.ready || pooled.Changes() >= p.opt.MinChanges || len(ch.pages) > 0 && visited >= p.opt.MinVisits
+		for _, id := range ids {
+			pg := ch.pages[id]
+			if !ch.ready {
+				pg.rate, pg.interval = ch.rate, p.opt.InitialInterval
+				warm[pg.site] += 1 / p.opt.InitialInterval.Seconds()
+				continue
+			}
+			// A channel that never changed lends a prior of "less than one
+			// change in all the time seen".
+			prior := ch.rate
+			if prior == 0 {
+				prior = Rate(0.5 / math.Max(pooled.Quiet.Seconds()/float64(len(ch.pages)), 1))
+			}
+			e := pg.evid
+			if pg.changed || math.Abs(float64(prior-pg.prior)) > 0.01*float64(prior) {
+				pg.rate, pg.prior, pg.changed = e.Posterior(prior, PriorWeight), prior, false
+			}
+			w := weightOr1(pg.info.Weight)
+			if n := e.Changes(); pg.newLinks > 0 && n > 0 {
+				// Each change revealed new pages: catching it is worth them.
+				w += meanWeight * float64(pg.newLinks) / float64(n)
+			}
+			demands = append(demands, Demand{Rate: pg.rate, Weight: w, Site: pg.site,
+				Min: 1 / p.opt.MaxInterval.Seconds(), Max: 1 / p.opt.MinInterval.Seconds()})
+			planned = append(planned, pg)
+		}
+	}
+	// The warm-up spends what its sites can take of it; what is left of
+	// their caps is the planned pages'.
+	caps := slices.Clone(p.caps)
+	for s, w := range warm {
+		if caps[s] > 0 {
+			w = math.Min(w, caps[s])
+			caps[s] = math.Max(caps[s]-w, 1e-12)
+		}
+		budget -= w
+	}
+	f := AllocateFrequencies(demands, caps, math.Max(budget, 0))
+	for i, pg := range planned {
+		iv := min(max(frequencyInterval(f[i]), p.opt.MinInterval), p.opt.MaxInterval)
+		if iv != pg.interval {
+			pg.interval = iv
+			p.schedule(pg, iv)
+		}
+	}
+}
+
+func sortedKeys[K ChannelID | uint64, V any](m map[K]V) []K {
+	keys := make([]K, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func weightOr1(w float64) float64 {
+	if w <= 0 {
+		return 1
+	}
+	return w
+}
+
+// Due returns up to limit pages to visit at now (limit ≤ 0: all): the
+// pages due, each site's no faster than its gap allows (SetSiteGap), the
+// longest overdue of a site first; the rest wait in their site's turn, so
+// that a site that cannot take all its pages at once takes its most
+// overdue first, by the plan of the moment. Each page returned is due
+// again an interval later unless a Visit reschedules it from its fetch (a
+// fetch that fails is tried again then).
+func (p *Planner) Due(now time.Time, limit int) []uint64 {
+	p.Solve(now)
+	for p.queue.Len() > 0 {
+		top := p.queue.entries[0]
+		if top.at.After(now) {
+			break
+		}
+		heap.Pop(&p.queue)
+		if pg := p.pages[top.id]; pg != nil && pg.gen == top.gen {
+			heap.Push(&p.waiting[pg.site], top)
+		}
+	}
+	var out []uint64
+	for s := range p.waiting {
+		w := &p.waiting[s]
+		for w.Len() > 0 && (limit <= 0 || len(out) < limit) {
+			gap := p.gaps[s]
+			if gap > 0 && p.free[s].After(now) {
+				break
+			}
+			top := heap.Pop(w).(pageDue)
+			pg := p.pages[top.id]
+			if pg == nil || pg.gen != top.gen {
+				continue // rescheduled since, or gone
+			}
+			if gap > 0 {
+				// One request per gap, with no credit for idle time
+				// beyond one gap.
+				p.free[s] = maxTime(p.free[s], now.Add(-gap)).Add(gap)
+			}
+			iv := pg.interval
+			if iv == 0 {
+				iv = p.opt.InitialInterval
+			}
+			pg.gen++
+			heap.Push(&p.queue, pageDue{at: now.Add(iv), id: pg.info.ID, gen: pg.gen})
+			out = append(out, top.id)
+		}
+	}
+	return out
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// NextDue returns when the next page is due, and false if none is
+// scheduled.
+func (p *Planner) NextDue() (time.Time, bool) {
+	for p.queue.Len() > 0 {
+		top := p.queue.entries[0]
+		if pg := p.pages[top.id]; pg != nil && pg.gen == top.gen {
+			return top.at, true
+		}
+		heap.Pop(&p.queue)
+	}
+	return time.Time{}, false
+}
+
+// PagePlan is what the Planner thinks of one page.
+type PagePlan struct {
+	Rate     Rate          // estimated change rate
+	Interval time.Duration // between visits, as allocated
+	Next     time.Time
+	Ready    bool // its channel left the warm-up
+}
+
+// Page returns the plan of page id, and false for a page it does not know.
+func (p *Planner) Page(id uint64) (PagePlan, bool) {
+	pg := p.pages[id]
+	if pg == nil {
+		return PagePlan{}, false
+	}
+	return PagePlan{Rate: pg.rate, Interval: pg.interval, Next: pg.next, Ready: p.channels[pg.info.Channel].ready}, true
+}
+
+// ChannelPlan is what the Planner thinks of one channel, for the console.
+type ChannelPlan struct {
+	Channel ChannelID
+	Pages   int
+	Ready   bool
+	Rate    Rate // pooled over its pages
+	// Interval is the mean interval between visits of its pages, and
+	// Freshness the expected share of them fresh at those intervals, by
+	// their estimated rates, weighted by importance.
+	Interval  time.Duration
+	Freshness float64
+}
+
+// Channels returns the plan of every channel, by ID.
+func (p *Planner) Channels() []ChannelPlan {
+	out := make([]ChannelPlan, 0, len(p.channels))
+	for _, id := range sortedKeys(p.channels) {
+		ch := p.channels[id]
+		cp := ChannelPlan{Channel: id, Pages: len(ch.pages), Ready: ch.ready, Rate: ch.rate}
+		var freq, fresh, w float64
+		for _, pg := range ch.pages {
+			iv := pg.interval
+			if iv == 0 {
+				iv = p.opt.InitialInterval
+			}
+			f := 1 / iv.Seconds()
+			freq += f
+			wt := weightOr1(pg.info.Weight)
+			fresh += wt * Freshness(pg.rate, f)
+			w += wt
+		}
+		if len(ch.pages) > 0 {
+			cp.Interval = frequencyInterval(freq / float64(len(ch.pages)))
+			cp.Freshness = fresh / w
+		}
+		out = append(out, cp)
+	}
+	return out
+}
+
+// String describes the planner briefly.
+func (p *Planner) String() string {
+	ready := 0
+	for _, ch := range p.channels {
+		if ch.ready {
+			ready++
+		}
+	}
+	return fmt.Sprintf("planner: %d pages, %d channels (%d out of warm-up), budget %.3g visits/s", len(p.pages), len(p.channels), ready, p.budget)
+}
+
+type pageDue struct {
+	at  time.Time
+	id  uint64
+	gen uint64
+}
+
+type pageQueue struct{ entries []pageDue }
+
+func (h pageQueue) Len() int { return len(h.entries) }
+func (h pageQueue) Less(i, j int) bool {
+	if !h.entries[i].at.Equal(h.entries[j].at) {
+		return h.entries[i].at.Before(h.entries[j].at)
+	}
+	return h.entries[i].id < h.entries[j].id
+}
+func (h pageQueue) Swap(i, j int) { h.entries[i], h.entries[j] = h.entries[j], h.entries[i] }
+func (h *pageQueue) Push(x any)   { h.entries = append(h.entries, x.(pageDue)) }
+func (h *pageQueue) Pop() any {
+	x := h.entries[len(h.entries)-1]
+	h.entries = h.entries[:len(h.entries)-1]
+	return x
+}

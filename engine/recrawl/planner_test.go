@@ -1,0 +1,136 @@
+package recrawl
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+var plannerEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// visitAll visits every page due at now with the given outcome per page.
+func visitAll(p *Planner, now time.Time, changed func(id uint64) bool) []uint64 {
+	due := p.Due(now, 0)
+	for _, id := range due {
+		p.Visit(id, Visit{At: now, Changed: changed(id)}, 0)
+	}
+	return due
+}
+
+func TestPlannerWarmupPerChannel(t *testing.T) {
+	opt := PlannerOptions{InitialInterval: time.Hour, MinChanges: 4, MinVisits: 3, Resolve: time.Minute}
+	p := NewPlanner(opt)
+	p.SetBudget(1.0 / 60)
+	// "busy" changes at every visit, "still" never; "big" has 20 pages
+	// that never change and is visited only every other hour.
+	for i := range 3 {
+		p.Add(PageInfo{ID: uint64(i), Channel: "busy", Site: "a"}, plannerEpoch)
+		p.Add(PageInfo{ID: uint64(10 + i), Channel: "still", Site: "b"}, plannerEpoch)
+	}
+	changed := func(id uint64) bool { return id < 10 }
+	now := plannerEpoch
+	ready := func(ch ChannelID) bool {
+		for _, c := range p.Channels() {
+			if c.Channel == ch {
+				return c.Ready
+			}
+		}
+		t.Fatalf("no channel %s", ch)
+		return false
+	}
+	for h := 1; h <= 3; h++ {
+		now = plannerEpoch.Add(time.Duration(h) * time.Hour)
+		visitAll(p, now, changed)
+		p.Solve(now.Add(time.Minute))
+		// busy has seen 3 changes after one hour, 6 after two: ready at
+		// two; still needs three visits of each page.
+		if got, want := ready("busy"), h >= 2; got != want {
+			t.Errorf("hour %d: busy ready %v, want %v", h, got, want)
+		}
+		if got, want := ready("still"), h >= 3; got != want {
+			t.Errorf("hour %d: still ready %v, want %v", h, got, want)
+		}
+	}
+}
+
+func TestPlannerPacesSites(t *testing.T) {
+	p := NewPlanner(PlannerOptions{InitialInterval: time.Hour})
+	p.SetBudget(1)
+	p.SetSiteGap("slow", 10*time.Minute)
+	for i := range 6 {
+		p.Add(PageInfo{ID: uint64(i), Channel: "c", Site: "slow"}, plannerEpoch)
+	}
+	p.Add(PageInfo{ID: 100, Channel: "d", Site: "fast"}, plannerEpoch)
+	now := plannerEpoch.Add(time.Hour)
+	got := p.Due(now, 0)
+	// The fast site's page, and one page of the slow site (the first
+	// request a gap ago had it been idle: no credit beyond one gap).
+	if len(got) != 3 {
+		t.Fatalf("due at the hour: %v, want 100 and two of the slow site", got)
+	}
+	if more := p.Due(now.Add(time.Minute), 0); len(more) != 0 {
+		t.Errorf("a minute later: %v, want none before the gap", more)
+	}
+	if more := p.Due(now.Add(10*time.Minute), 0); len(more) != 1 {
+		t.Errorf("a gap later: %v, want one", more)
+	}
+}
+
+// With enough evidence, the allocation follows Wolf and Cho: the page
+// changing every two hours is visited more often than the one changing
+// every two days, and the page changing every minute, far too fast for the
+// budget, least; a page whose changes bring new links more often than an
+// identical one without.
+func TestPlannerAllocates(t *testing.T) {
+	opt := PlannerOptions{InitialInterval: 30 * time.Minute, Resolve: time.Minute, MaxInterval: 7 * 24 * time.Hour}
+	p := NewPlanner(opt)
+	p.SetBudget(4.0 / 3600) // four visits an hour for five pages
+	mean := map[uint64]time.Duration{1: 2 * time.Hour, 2: 48 * time.Hour, 3: time.Minute, 4: 2 * time.Hour, 5: 2 * time.Hour}
+	for id := range mean {
+		p.Add(PageInfo{ID: id, Channel: ChannelID(fmt.Sprint("c", id)), Site: fmt.Sprint("s", id)}, plannerEpoch)
+	}
+	// Feed each page 40 dated visits at its own mean interval's half, so
+	// that its evidence, not the schedule, decides.
+	for id, m := range mean {
+		at := plannerEpoch
+		for k := range 40 {
+			at = at.Add(m / 2)
+			links := 0
+			if id == 5 {
+				links = 3
+			}
+			// Every other visit sees a change, half a mean after it.
+			v := Visit{At: at, Interval: m / 2, Changed: k%2 == 1}
+			if v.Changed {
+				v.LastModified = at.Add(-m / 4)
+			}
+			p.Visit(id, v, links)
+		}
+	}
+	p.Solve(plannerEpoch.Add(30 * 24 * time.Hour))
+	iv := map[uint64]time.Duration{}
+	for id := range mean {
+		pp, ok := p.Page(id)
+		if !ok || !pp.Ready {
+			t.Fatalf("page %d: %+v, %v", id, pp, ok)
+		}
+		iv[id] = pp.Interval
+	}
+	t.Logf("intervals: %v", iv)
+	if !(iv[1] < iv[2]) {
+		t.Errorf("2-hour page every %v, 2-day page every %v: want the first more often", iv[1], iv[2])
+	}
+	if !(iv[3] > iv[1] && iv[3] > iv[2]) {
+		t.Errorf("1-minute page every %v: want it visited least (2-hour %v, 2-day %v)", iv[3], iv[1], iv[2])
+	}
+	if !(iv[5] < iv[4]) {
+		t.Errorf("page bringing new links every %v, the same page without every %v: want the first more often", iv[5], iv[4])
+	}
+	var spend float64
+	for _, d := range iv {
+		spend += 1 / d.Seconds()
+	}
+	if spend > 4.0/3600*1.001 {
+		t.Errorf("spends %.2f visits an hour of 4", spend*3600)
+	}
+}
