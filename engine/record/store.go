@@ -3,7 +3,7 @@
 // (this file, in the manner of database/sql/driver), the Batch of changes
 // the engine hands it, and the records and kinds they hold. The engine,
 // storage (SQLite), the cluster and the exports depend on it; it depends on
-// no part of the engine's logic.
+// no part of the engine's logic. MemStore keeps a crawl in memory, for tests.
 package record
 
 import (
