@@ -136,7 +136,7 @@ func (v LinksView) Lists(yield func(int32, []int32) bool) {
 
 // PageRank computes the view's PageRank with PageRankLists, on the calling
 // goroutine, and the share of it held by the fetched pages (the crawl's
-// coverage). Beyond the graph it needs 20 bytes a node.
+// coverage). Beyond the graph it needs 29 bytes a node.
 func (v LinksView) PageRank(opt Options) (Result, float64, error) {
 	n := v.ids.len
 	res, err := PageRankLists(n, v.Lists, opt)
