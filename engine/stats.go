@@ -184,4 +184,9 @@ type IntervalGroup struct {
 	Submitted, Updates int
 	SuccessRate        float64
 	TotalUpdates       int // since the start
+	// Change is the group's estimated change interval now (0: unknown, or
+	// never seen to change), and Freshness the share of its copies the
+	// estimates expect current (meaningful with Change).
+	Change    time.Duration
+	Freshness float64
 }

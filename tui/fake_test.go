@@ -213,8 +213,10 @@ func measured(s engine.Stats) engine.Stats {
 		s.Coverage = append(s.Coverage, record.CoveragePoint{Pages: p, Coverage: cov, Oracle: min(cov+0.031, 1)})
 	}
 	s.Intervals = []engine.IntervalGroup{
-		{Name: "group 0", Index: 0, Rank: 2, Channels: 12, Interval: 45 * time.Minute, Initial: time.Hour, Submitted: 30, Updates: 27, SuccessRate: 0.9},
-		{Name: "group 1", Index: 1, Rank: 1, Channels: 140, Interval: 6 * time.Hour, Initial: 4 * time.Hour, Submitted: 40, Updates: 30, SuccessRate: 0.75},
+		{Name: "group 0", Index: 0, Rank: 2, Channels: 12, Interval: 45 * time.Minute, Initial: time.Hour, Submitted: 30, Updates: 27, SuccessRate: 0.9,
+			Change: 50 * time.Minute, Freshness: 0.71},
+		{Name: "group 1", Index: 1, Rank: 1, Channels: 140, Interval: 6 * time.Hour, Initial: 4 * time.Hour, Submitted: 40, Updates: 30, SuccessRate: 0.75,
+			Change: 5 * time.Hour, Freshness: 0.55},
 		{Name: "group 2", Index: 2, Rank: 0, Channels: 48, Interval: 3 * 24 * time.Hour, Initial: 16 * time.Hour},
 	}
 	r := &engine.RecrawlStats{Policy: "iir", Now: s.Time, Channels: 200, Copies: 122_000, Tasks: 410, Done: 380, Dropped: 12,

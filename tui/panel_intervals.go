@@ -13,9 +13,11 @@ import (
 )
 
 // intervalsPanel shows recrawling: per priority group its channels, its
-// interval now and at the start, its updates and success rate since the
-// last reassignment and its interval over time; when and by which policy
-// the intervals were last reassigned; the freshness of the copies.
+// estimated change interval, its recrawl interval now, the freshness the
+// estimates expect, its updates and success rate since the last
+// reassignment and its interval over time; when and by which policy the
+// intervals were last reassigned; the freshness of the copies; and why the
+// robots sit idle when they do.
 type intervalsPanel struct {
 	com    *common
 	w, h   int
@@ -96,6 +98,9 @@ func (p *intervalsPanel) view() string {
 	head = append(head, c.fit(p.w, fresh, last), c.fit(p.w,
 		c.fig(count(int64(r.Channels)), "channels"), c.fig(count(int64(r.Done)), "recrawls"), c.fig(count(int64(r.Dropped)), "dropped")))
 	lines := append(head, p.table(groups, r.History)...)
+	if why := idleReason(c.stats); why != "" {
+		lines = append(lines, c.dim(why))
+	}
 	if p.zoomed {
 		from, to := p.scroll.window(len(lines)-1, p.h-1)
 		return strings.Join(append(lines[:1:1], lines[1+from:1+to]...), "\n")
@@ -106,36 +111,73 @@ func (p *intervalsPanel) view() string {
 	return strings.Join(trimList(c, lines, p.h), "\n")
 }
 
+// idleReason says why robots sit idle while recrawling, or "" when they
+// do not: nothing is queued, so every channel is recrawled as often as
+// its interval wants; or what is queued waits for its sites' politeness.
+func idleReason(st *engine.Stats) string {
+	if st == nil || st.Recrawl == nil || st.RobotsBusy >= st.Robots || st.Robots == 0 {
+		return ""
+	}
+	idle := st.Robots - st.RobotsBusy
+	switch {
+	case st.QueueDepth == 0:
+		return fmt.Sprintf("%d robots idle: every channel is recrawled as often as its interval wants", idle)
+	case st.SitesReady == 0 && st.SitesWaiting > 0:
+		return fmt.Sprintf("%d robots idle: the %d sites with queued pages wait for their politeness delay", idle, st.SitesWaiting)
+	}
+	return ""
+}
+
 // Column widths of the groups' table.
 const (
 	grpW   = 3 // "g0"
 	chW    = 6 // channels
 	ivW    = 6 // an interval, as every writes it
+	frW    = 5 // a freshness, "82%"
 	updW   = 5
 	succW  = 5
 	spkMin = 6 // the narrowest sparkline worth drawing
 )
 
-// table is a heading and a row per group: its channels, its interval now
-// and at the start, updates and success rate since the last reassignment,
-// and a sparkline of its interval over history when there is room.
+// table is a heading and a row per group: its channels, its estimated
+// change interval, its recrawl interval now, the freshness the estimates
+// expect, updates and success rate since the last reassignment, and a
+// sparkline of its interval over history when there is room.
 func (p *intervalsPanel) table(groups []engine.IntervalGroup, history []engine.IntervalPoint) []string {
 	c := p.com
-	fixed := grpW + chW + 2*ivW + updW + succW + 5
+	fixed := grpW + chW + 2*ivW + frW + updW + succW + 6
 	spk := p.w - fixed - 1
+	// Short of room for the sparkline, the updates give theirs.
+	upd := true
+	if spk < spkMin && spk+updW+1 >= spkMin && len(history) >= 2 {
+		upd, spk = false, spk+updW+1
+	}
 	if spk < spkMin || len(history) < 2 {
 		spk = 0
 	}
-	heading := pad("grp", grpW) + " " + padLeft("chans", chW) + " " + padLeft("now", ivW) + " " + padLeft("start", ivW) +
-		" " + padLeft("upd", updW) + " " + padLeft("succ", succW)
+	heading := pad("grp", grpW) + " " + padLeft("chans", chW) + " " + padLeft("change", ivW) + " " + padLeft("every", ivW) +
+		" " + padLeft("fresh", frW)
+	if upd {
+		heading += " " + padLeft("upd", updW)
+	}
+	heading += " " + padLeft("succ", succW)
 	if spk > 0 {
 		heading += " " + pad("interval over time", spk)
 	}
 	lines := []string{c.styles.Column.Render(heading)}
 	for _, g := range groups {
+		change, fresh := g.Change, "–"
+		if change == 0 {
+			change = g.Initial // an engine that keeps only the start's estimate
+		} else {
+			fresh = fmt.Sprintf("%.0f%%", 100*min(max(g.Freshness, 0), 1))
+		}
 		row := pad("g"+strconv.Itoa(g.Index), grpW) + " " + padLeft(count(int64(g.Channels)), chW) + " " +
-			padLeft(every(g.Interval), ivW) + " " + padLeft(every(g.Initial), ivW) + " " +
-			padLeft(count(int64(g.Updates)), updW) + " " + padLeft(succ(g), succW)
+			padLeft(every(change), ivW) + " " + padLeft(every(g.Interval), ivW) + " " + padLeft(fresh, frW)
+		if upd {
+			row += " " + padLeft(count(int64(g.Updates)), updW)
+		}
+		row += " " + padLeft(succ(g), succW)
 		if spk > 0 {
 			vals := make([]float64, 0, len(history))
 			for _, pt := range history {

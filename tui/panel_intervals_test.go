@@ -28,3 +28,38 @@ func TestIntervalsPanelWarmupThenGroups(t *testing.T) {
 	hs.press("enter")
 	mustShow(t, hs, "82.3% fresh (ground truth)", "25m since iir's reassignment #3", "380 recrawls", "12 dropped", "interval over time", "90%")
 }
+
+func TestIntervalsPanelSaysWhyRobotsIdle(t *testing.T) {
+	s := crawlSeries(1, engine.StateRunning)
+	for _, tc := range []struct {
+		name           string
+		busy           int
+		queued         int64
+		ready, waiting int
+		want, wantNot  string
+	}{
+		{"nothing queued", 0, 0, 0, 0, "robots idle: every channel is recrawled as often as its interval wants", ""},
+		{"politeness", 1, 40, 0, 3, "robots idle: the 3 sites with queued pages wait for their politeness delay", ""},
+		{"busy", 0, 40, 2, 1, "", "robots idle"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := measured(s[0])
+			st.RobotsBusy, st.QueueDepth, st.SitesReady, st.SitesWaiting = tc.busy, tc.queued, tc.ready, tc.waiting
+			if tc.name == "busy" {
+				st.RobotsBusy = st.Robots
+			}
+			c := newFake([]engine.Stats{st})
+			hs := newHarness(t, c, 120, 40)
+			for hs.m.focus != intervalsPanelID {
+				hs.press("tab")
+			}
+			hs.press("enter")
+			if tc.want != "" {
+				mustShow(t, hs, tc.want)
+			}
+			if tc.wantNot != "" {
+				mustNotShow(t, hs, tc.wantNot)
+			}
+		})
+	}
+}

@@ -415,6 +415,10 @@ type GroupStats struct {
 	TotalSubmitted, TotalUpdates int
 	// Freshness is the mean EstimatedFreshness of the group's channels now.
 	Freshness float64
+	// Change is the group's estimated change interval now: 1 over the
+	// mean of its channels' estimated rates (0 when none is seen to
+	// change).
+	Change time.Duration
 }
 
 // Stats is a snapshot of the Manager, a value the console polls.
@@ -446,12 +450,17 @@ func (m *Manager) Stats() Stats {
 		sub, suc := g.window()
 		gs := GroupStats{Index: i, Rank: Rank(i, len(m.b.Groups)), Channels: len(g.Channels),
 			Interval: iv[i], Initial: g.Initial, Submitted: sub, Updates: suc, SuccessRate: g.successRate()}
+		var rates Rate
 		for _, c := range g.Channels {
 			gs.TotalSubmitted += c.Submitted
 			gs.TotalUpdates += c.Updates
 			gs.Freshness += EstimatedFreshness(c.Rate, c.LastUpdate, s.At)
+			rates += c.Rate
 		}
 		if len(g.Channels) > 0 {
+			if rates > 0 {
+				gs.Change = (rates / Rate(len(g.Channels))).Interval()
+			}
 			gs.Freshness /= float64(len(g.Channels))
 			s.Freshness += gs.Freshness * float64(len(g.Channels))
 		}
