@@ -89,6 +89,13 @@ type Result struct {
 	// Canonical is the first <link rel="canonical"> target, resolved and
 	// normalised, or "".
 	Canonical string
+	// OGURL is the first <meta property="og:url"> content, resolved and
+	// normalised, or "" (see provenance.go).
+	OGURL string
+	// MirroredFrom is the address the first mirroring tool's comment
+	// names ("Mirrored from www.x.org/a.html by HTTrack"), read as an
+	// http URL and normalised, or "" (see provenance.go).
+	MirroredFrom string
 	// MetaRobots is the raw content of <meta name="robots"> (several such
 	// elements are joined with ", "), for the robots package to parse.
 	MetaRobots string
@@ -184,6 +191,8 @@ func (e *Extractor) Extract(body []byte, contentType string, page *url.URL, dst 
 		canonical = -1 // index in dst.Links of the first canonical link
 		refresh   = -1
 		robots    []string
+		ogRaw     string // og:url and a mirroring tool's note, as written
+		mirrorRaw string
 	)
 	addLink := func(raw string, kind Kind, nofollow bool) int {
 		if maxLinks > 0 && len(dst.Links) >= maxLinks {
@@ -206,6 +215,9 @@ func (e *Extractor) Extract(body []byte, contentType string, page *url.URL, dst 
 				dst.Title = collapseSpace(z.Text())
 				titleSeen = true
 			}
+		}
+		if tt == html.CommentToken && mirrorRaw == "" {
+			mirrorRaw = mirroredFrom(z.Text())
 		}
 		if tt != html.StartTagToken && tt != html.SelfClosingTagToken {
 			continue
@@ -241,6 +253,9 @@ func (e *Extractor) Extract(body []byte, contentType string, page *url.URL, dst 
 				}
 			}
 		case "meta":
+			if ogRaw == "" {
+				ogRaw = ogURL(raw)
+			}
 			metaName, equiv, content := metaAttrs(z)
 			if content == nil {
 				break
@@ -279,6 +294,8 @@ func (e *Extractor) Extract(body []byte, contentType string, page *url.URL, dst 
 		}
 	}
 	dst.Base = base
+	dst.OGURL = resolveClaim(norm, base, ogRaw, false)
+	dst.MirroredFrom = resolveClaim(norm, base, mirrorRaw, true)
 
 	// Second pass: resolve in place, dropping what does not resolve.
 	w := 0
