@@ -39,7 +39,7 @@ func ogURL(raw []byte) string {
 // mirrorNotes are the notes mirroring tools leave in a page's comments,
 // each followed by the address the page was copied from.
 var mirrorNotes = [...]string{
-	"mirrored from ", // HTTrack: "Mirrored from host/path by HTTrack Website Copier/3.x"
+	"mirrored from ",  // HTTrack: "Mirrored from host/path by HTTrack Website Copier/3.x"
 	"saved from url=", // Internet Explorer and wget-style saves: "saved from url=(0023)http://x/"
 }
 
