@@ -98,6 +98,16 @@ type Page struct {
 	NoURL   uint64 // Fingerprints.NoURL; 0 for the same as Simhash
 	Title   uint64 // Fingerprints.Title; 0 for none
 	Status  int    // HTTP status; 0 means unknown, taken as 200
+
+	// What the page says of its origin (see extract.Result and
+	// original.go), normalised URLs or "": its rel=canonical (a <link>
+	// element or the HTTP Link header), its og:url, and the address a
+	// mirroring tool's note in it names. Claims weigh which of two
+	// copies is the original; they never make a rule by themselves.
+	Canonical, OGURL, MirroredFrom string
+	// LastModified is the response's Last-Modified time in Unix seconds;
+	// 0 for none.
+	LastModified int64
 }
 
 // Decision is the verdict on one page.
@@ -120,6 +130,12 @@ type Decision struct {
 	Learned []Rule
 	// Withdrawn are the rules this observation contradicted.
 	Withdrawn []Rule
+	// Demoted are pages observed before as unique that this observation
+	// showed to be copies: the page itself was their original (it was
+	// observed after them, and one of them claims it), or a swap rule was
+	// reversed (see original.go). The crawler should record them as
+	// duplicates.
+	Demoted []Demotion
 	// Soft404 is the host's soft-404 signature when this observation
 	// established or changed it, or nil.
 	Soft404 *Soft404Sig
@@ -162,8 +178,8 @@ type Stats struct {
 // recognises soft 404s. It is meant to be owned by the crawl loop: it is
 // not safe for concurrent use. The zero value is not usable; call New.
 //
-// Per page it keeps 56 bytes (id, four fingerprints, digest, directory,
-// file name) plus the file name and query in an arena, one copy of each
+// Per page it keeps 64 bytes (id, four fingerprints, digest, directory,
+// file name, Last-Modified) plus the file name and query in an arena, one copy of each
 // directory, a map from URL id to page (about 24 bytes), and nine hash
 // indexes of about 8 bytes each: digest, path on the site, last segment,
 // title on the origin, four bands of the main text's simhash, and shape
@@ -195,6 +211,9 @@ type Detector struct {
 	reps     map[uint64]rep      // by canonical URL id: the first page a rule rewrites to it
 	missing  map[uint64]struct{} // URL ids that answered 404 or 410 (see NotFound)
 
+	claims         map[uint32]pageClaim // stored pages that claim another URL as their origin
+	claimsByOrigin map[string][]uint32
+
 	soft     map[string]*soft404State // by origin
 	softSigs []*Soft404Sig
 	probes   map[uint64]string // probes asked for, not answered: URL id -> origin
@@ -209,6 +228,7 @@ type pageRec struct {
 	id, sim, main, nourl, title, digest uint64
 	dir                                 uint32 // index in dirs; top bit set for a duplicate
 	rest                                uint32 // arena reference of the file name and query
+	lm                                  uint32 // Last-Modified, Unix seconds (to 2106); 0 for none
 }
 
 const dupFlag = 1 << 31
@@ -397,9 +417,19 @@ func (d *Detector) Observe(p Page) Decision {
 		dec.Similarity = 1 - float64(dec.Distance)/64
 	}
 
+	original := orig >= 0 && d.pageOriginal(&p, uint32(orig))
+	if original {
+		// The page observed before claims this one as its origin.
+		d.demote(uint32(orig))
+		dec.Demoted = append(dec.Demoted, Demotion{Copy: dec.Of, CopyURL: dec.OfURL, Of: p.ID, OfURL: p.URL})
+		dec.Kind, dec.Of, dec.OfURL, dec.Test, dec.Distance, dec.Similarity = Unique, 0, "", "", 0, 0
+	}
 	idx, stored := d.add(&p, &u, dec.Kind != Unique, s.exact < 0)
 	if stored {
 		dec.Withdrawn = append(dec.Withdrawn, d.checkTwins(idx, &u)...)
+		d.noteClaim(idx, &p, &u)
+		w, l, dm := d.reconsider(&p, &u)
+		dec.Withdrawn, dec.Learned, dec.Demoted = append(dec.Withdrawn, w...), append(dec.Learned, l...), append(dec.Demoted, dm...)
 	}
 	switch dec.Kind {
 	case Unique:
@@ -412,8 +442,11 @@ func (d *Detector) Observe(p Page) Decision {
 	if !stored {
 		return dec
 	}
-	if orig >= 0 && d.evidenceMin > 0 && !d.isSoft404(uint32(orig)) {
-		dec.Learned = d.support(idx, uint32(orig), &u)
+	if original && d.evidenceMin > 0 {
+		ou := d.parts(uint32(orig))
+		dec.Learned = append(dec.Learned, d.support(uint32(orig), idx, &ou)...)
+	} else if orig >= 0 && d.evidenceMin > 0 && !d.isSoft404(uint32(orig)) {
+		dec.Learned = append(dec.Learned, d.support(idx, uint32(orig), &u)...)
 		if len(dec.Learned) == 0 {
 			ou := d.parts(uint32(orig))
 			if u.origin() == ou.origin() && hasDigit(&u) && shapeKey(&u) == shapeKey(&ou) {
@@ -584,7 +617,7 @@ func (d *Detector) bytes() int64 {
 		candidateBytes = 320
 		byIDBytes      = 24
 	)
-	n := int64(cap(d.recs))*56 + int64(d.arena.bytes())
+	n := int64(cap(d.recs))*64 + int64(d.arena.bytes())
 	n += int64(cap(d.dirs))*dirRecBytes + int64(len(d.dirIndex))*dirIndexBytes
 	for k := range d.bands {
 		n += int64(d.bands[k].bytes())
@@ -614,7 +647,11 @@ func (d *Detector) add(p *Page, u *urlParts, dup, newDigest bool) (uint32, bool)
 		flag = dupFlag
 	}
 	idx := uint32(len(d.recs))
-	d.recs = append(d.recs, pageRec{id: p.ID, sim: p.Simhash, main: p.Main, nourl: p.NoURL, title: p.Title, digest: p.Digest, dir: uint32(dir) | flag, rest: rest})
+	lm := uint32(0)
+	if p.LastModified > 0 && p.LastModified <= math.MaxUint32 {
+		lm = uint32(p.LastModified)
+	}
+	d.recs = append(d.recs, pageRec{id: p.ID, sim: p.Simhash, main: p.Main, nourl: p.NoURL, title: p.Title, digest: p.Digest, dir: uint32(dir) | flag, rest: rest, lm: lm})
 	d.byID[p.ID] = idx
 	o := d.dirs[dir].head[:u.originEnd]
 	d.byOrigin[o] = append(d.byOrigin[o], idx)

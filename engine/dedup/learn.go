@@ -365,7 +365,7 @@ func (d *Detector) supportOne(rw *rewriteOf, pair Pair, cu *urlParts, cp uint32)
 	if !d.ready(c) {
 		return nil
 	}
-	return d.activate(c, pair)
+	return d.activateChosen(c, pair)
 }
 
 // hostDir is the directory a host swap covers: its From, or the whole

@@ -116,6 +116,10 @@ type Rule struct {
 	// Covered counts the URLs the crawler dropped under the rule (see
 	// Detector.Covered).
 	Covered int64
+	// Choice is why a directory or host swap keeps its canonical side
+	// rather than the other (see original.go); zero for other kinds and
+	// for swaps where arrival decided with no evidence.
+	Choice Choice
 }
 
 // Key returns a string that identifies the rule (its kind, origin and
@@ -403,7 +407,9 @@ type rep struct {
 // URL, if a rule rewrites its URL and none is recorded yet.
 func (d *Detector) noteRep(i uint32, url string) {
 	canon, by, covered := d.rewrite(url)
-	if !covered || canon == "" {
+	if !covered || canon == "" || by.Choice.ByEvidence {
+		// A copy stands for its original only when arrival chose which
+		// was which: evidence that one is the original asks for it.
 		return
 	}
 	id := ID(canon)

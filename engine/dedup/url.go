@@ -89,6 +89,7 @@ const (
 	keyRule     = 6 // a rewrite (learn.go)
 	keyBand     = 7 // site and 16 bits of the main text's simhash
 	keyProbe    = 8 // the origin of a probe URL
+	keyHost     = 9 // a host name without port and "www." (original.go)
 )
 
 // hasher is FNV-1a 64 over a sequence of strings, finished with fmix64 so
