@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -30,9 +31,14 @@ type MirrorOptions struct {
 	// Realweb is the folder of real sites copied from public repositories
 	// (../shared/realweb/sites in the project's workspace): it must hold
 	// catb.org-jargon and sinewalker.github.io.
-	Realweb          string
-	Robots           int
-	PagesPerVisit    int
+	Realweb       string
+	Robots        int
+	PagesPerVisit int
+	// Races is the number of runs that crawl the two copies of the
+	// Jargon File from their home pages at once (and the blog from its
+	// own), so that either copy may answer first: each run says which
+	// one detection kept.
+	Races            int
 	Limit            time.Duration // longest time one run may take
 	Dir              string        // where the crawl databases go ("": a temporary directory)
 	OpenStore        func(path string) (record.Store, io.Closer, error)
@@ -44,6 +50,7 @@ func (o *MirrorOptions) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.Realweb, "realweb", "../shared/realweb/sites", "folder holding the real sites catb.org-jargon and sinewalker.github.io")
 	fs.IntVar(&o.Robots, "robots", 8, "r: sites visited at once")
 	fs.IntVar(&o.PagesPerVisit, "c", 100, "pages per keep-alive connection")
+	fs.IntVar(&o.Races, "races", 10, "runs crawling both copies' home pages at once")
 	fs.DurationVar(&o.Limit, "limit", 5*time.Minute, "longest time one run may take")
 	fs.StringVar(&o.Dir, "dir", "", "directory for the crawl databases (default: a temporary one, removed after)")
 	fs.DurationVar(&o.ProgressInterval, "progress", 5*time.Second, "progress line interval")
@@ -61,6 +68,8 @@ const (
 // MirrorRun is one crawl of the two sites.
 type MirrorRun struct {
 	Detect bool
+	// Race is set for a run seeded with both copies' home pages.
+	Race bool
 	// CopiesFetched counts the pages fetched on both sites (same path
 	// under the two directories): one of each pair was wasted, whichever
 	// way detection took the copy. Copies is how many pairs there are.
@@ -68,10 +77,13 @@ type MirrorRun struct {
 	// OriginalFetched counts www.catb.org pages fetched; OwnFetched the
 	// mirror host's pages outside the mirror directory.
 	OriginalFetched, OwnFetched int
-	Rules                       []dedup.Rule
-	Dup                         engine.DupStats
-	Elapsed                     time.Duration
-	Stopped                     bool
+	// MirrorCopiesFetched counts the mirror's copies fetched: what
+	// keeping the original costs (all of them, had the mirror been kept).
+	MirrorCopiesFetched int
+	Rules               []dedup.Rule
+	Dup                 engine.DupStats
+	Elapsed             time.Duration
+	Stopped             bool
 }
 
 // Mirror crawls a real host that keeps a mirror of another real site in
@@ -112,21 +124,32 @@ func Mirror(ctx context.Context, o MirrorOptions, out io.Writer) ([]MirrorRun, e
 		mirrorOriginal, len(copies), "/jargon/html/", mirrorHost, mirrorDir, o.Realweb, port, o.Robots, o.PagesPerVisit)
 
 	var runs []MirrorRun
-	for _, detect := range []bool{true, false} {
-		cfg := benchConfig([]string{origin(mirrorOriginal) + "/jargon/html/", origin(mirrorHost) + "/"}, o.Robots, o.PagesPerVisit)
+	type plan struct {
+		detect, race bool
+		seeds        []string
+	}
+	plans := []plan{{true, false, []string{origin(mirrorOriginal) + mirrorDir, origin(mirrorHost) + "/"}}, {false, false, []string{origin(mirrorOriginal) + mirrorDir, origin(mirrorHost) + "/"}}}
+	for range o.Races {
+		// The two copies' home pages and the blog's, at once: whichever
+		// copy answers first, the original is to be kept.
+		plans = append(plans, plan{true, true, []string{origin(mirrorHost) + mirrorDir, origin(mirrorOriginal) + mirrorDir, origin(mirrorHost) + "/"}})
+	}
+	for k, pl := range plans {
+		detect := pl.detect
+		cfg := benchConfig(pl.seeds, o.Robots, o.PagesPerVisit)
 		cfg.Detect = detect
 		// Only the two origins on this port: the pages' absolute links
 		// name the real sites' port 80, which is not theirs here.
 		cfg.Scope.Include = []string{"^" + regexp.QuoteMeta(origin(mirrorOriginal)) + "/", "^" + regexp.QuoteMeta(origin(mirrorHost)) + "/"}
-		fmt.Fprintf(out, "\nrun detection=%v\n", detect)
+		fmt.Fprintf(out, "\nrun detection=%v race=%v\n", detect, pl.race)
 		// Every name in scope is in the hosts file; a name that is not is
 		// asked of a loopback port where no server answers.
 		dnsCfg := dns.Config{Servers: []string{"127.0.0.1:9"}, HostsFile: hosts, Timeout: 200 * time.Millisecond}
-		c, err := runRecorded(ctx, cfg, o.OpenStore, filepath.Join(dir, fmt.Sprintf("mirror-detect-%v.db", detect)), dnsCfg, o.Limit, o.ProgressInterval, out)
+		c, err := runRecorded(ctx, cfg, o.OpenStore, filepath.Join(dir, fmt.Sprintf("mirror-%d-detect-%v.db", k, detect)), dnsCfg, o.Limit, o.ProgressInterval, out)
 		if err != nil {
 			return nil, err
 		}
-		run := MirrorRun{Detect: detect, Copies: len(copies), Rules: c.Rules, Dup: c.Stats.Dup, Elapsed: c.Elapsed, Stopped: c.Stopped}
+		run := MirrorRun{Detect: detect, Race: pl.race, Copies: len(copies), Rules: c.Rules, Dup: c.Stats.Dup, Elapsed: c.Elapsed, Stopped: c.Stopped}
 		seen := map[string]bool{}
 		for _, f := range c.fetched {
 			if f.Status >= 200 && f.Status < 300 {
@@ -142,32 +165,54 @@ func Mirror(ctx context.Context, o MirrorOptions, out io.Writer) ([]MirrorRun, e
 					run.CopiesFetched++
 				}
 			case strings.HasPrefix(u, copyDir) && copies[strings.TrimPrefix(u, copyDir)]:
+				run.MirrorCopiesFetched++
 			case strings.HasPrefix(u, origin(mirrorHost)+"/"):
 				run.OwnFetched++
 			}
 		}
 		runs = append(runs, run)
 		for _, r := range run.Rules {
-			fmt.Fprintf(out, "  rule %s (supported by %d pairs, covered %d URLs)\n", r.String(), r.Supports, r.Covered)
+			fmt.Fprintf(out, "  rule %s (supported by %d pairs, covered %d URLs; original chosen by: %s)\n", r.String(), r.Supports, r.Covered, r.Choice)
 		}
 	}
 
 	fmt.Fprintln(out)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "detection\tcatb pages\tfetched on both sites\tof\tmilosophical own pages\trules\tnear\texact\ttime\t")
+	fmt.Fprintln(tw, "detection\trace\tcatb pages\tmirror copies\tfetched on both sites\tof\tmilosophical own pages\trules\tnear\texact\ttime\t")
 	for _, r := range runs {
-		fmt.Fprintf(tw, "%v\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s%s\t\n", r.Detect, r.OriginalFetched, r.CopiesFetched, r.Copies, r.OwnFetched,
+		fmt.Fprintf(tw, "%v\t%v\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s%s\t\n", r.Detect, r.Race, r.OriginalFetched, r.MirrorCopiesFetched, r.CopiesFetched, r.Copies, r.OwnFetched,
 			len(r.Rules), r.Dup.Near, r.Dup.Exact, r.Elapsed.Round(100*time.Millisecond), stoppedNote(r.Stopped))
 	}
 	tw.Flush()
 	on, off := runs[0], runs[1]
+	kept, races := 0, 0
+	var mirrorFetched []int
+	for _, r := range runs[2:] {
+		races++
+		if r.OriginKept() {
+			kept++
+		}
+		mirrorFetched = append(mirrorFetched, r.MirrorCopiesFetched)
+	}
+	slices.Sort(mirrorFetched)
+	median := 0
+	if len(mirrorFetched) > 0 {
+		median = mirrorFetched[len(mirrorFetched)/2]
+	}
 	ownRecall := 1.0
 	if off.OwnFetched > 0 {
 		ownRecall = float64(on.OwnFetched) / float64(off.OwnFetched)
 	}
-	fmt.Fprintf(out, "mirror_copies=%d copies_fetched=%d copies_fetched_without_detection=%d own_pages=%d own_recall=%.4f rules=%d\n",
-		on.Copies, on.CopiesFetched, off.CopiesFetched, off.OwnFetched, ownRecall, len(on.Rules))
+	fmt.Fprintf(out, "mirror_copies=%d copies_fetched=%d copies_fetched_without_detection=%d own_pages=%d own_recall=%.4f rules=%d races=%d origin_kept=%d race_mirror_copies_fetched_median=%d\n",
+		on.Copies, on.CopiesFetched, off.CopiesFetched, off.OwnFetched, ownRecall, len(on.Rules), races, kept, median)
 	return runs, nil
+}
+
+// OriginKept reports whether the run kept the original: at least 99% of
+// the Jargon File fetched at its source, and at most 1% of the mirror's
+// copies.
+func (r *MirrorRun) OriginKept() bool {
+	return 100*r.OriginalFetched >= 99*r.Copies && 100*r.MirrorCopiesFetched <= r.Copies
 }
 
 // mirrorCopies returns the relative paths of the HTML pages found in both

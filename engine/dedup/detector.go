@@ -56,6 +56,7 @@ const (
 	TestMainText          = "main-text"            // a structural suspect whose main text (not its template) matches
 	TestSameText          = "same-text"            // a page of the site whose main text is near, whatever its URL
 	TestSoft404           = "soft-404"             // the host's soft-404 page
+	TestClaimed           = "claimed"              // a page observed before its original, which it names (Decision.Demoted)
 )
 
 // Defaults for zero Config fields.
@@ -99,12 +100,22 @@ type Page struct {
 	Title   uint64 // Fingerprints.Title; 0 for none
 	Status  int    // HTTP status; 0 means unknown, taken as 200
 
-	// What the page says of its origin (see extract.Result and
-	// original.go), normalised URLs or "": its rel=canonical (a <link>
-	// element or the HTTP Link header), its og:url, and the address a
-	// mirroring tool's note in it names. Claims weigh which of two
-	// copies is the original; they never make a rule by themselves.
-	Canonical, OGURL, MirroredFrom string
+	// Claims are what the page says of its origin.
+	Claims
+}
+
+// Claims are what a page says of its origin (see extract.Result and
+// original.go): normalised URLs, or "" for nothing said. They weigh which
+// of two copies is the original; they never make a rule by themselves.
+// The zero value claims nothing.
+type Claims struct {
+	// Canonical is the page's rel=canonical: its <link> element, or the
+	// HTTP Link header's when it has none.
+	Canonical string
+	// OGURL is its og:url.
+	OGURL string
+	// MirroredFrom is the address a mirroring tool's note in it names.
+	MirroredFrom string
 	// LastModified is the response's Last-Modified time in Unix seconds;
 	// 0 for none.
 	LastModified int64
@@ -421,7 +432,7 @@ func (d *Detector) Observe(p Page) Decision {
 	if original {
 		// The page observed before claims this one as its origin.
 		d.demote(uint32(orig))
-		dec.Demoted = append(dec.Demoted, Demotion{Copy: dec.Of, CopyURL: dec.OfURL, Of: p.ID, OfURL: p.URL})
+		dec.Demoted = append(dec.Demoted, Demotion{Copy: dec.Of, CopyURL: dec.OfURL, Of: p.ID, OfURL: p.URL, Similarity: dec.Similarity})
 		dec.Kind, dec.Of, dec.OfURL, dec.Test, dec.Distance, dec.Similarity = Unique, 0, "", "", 0, 0
 	}
 	idx, stored := d.add(&p, &u, dec.Kind != Unique, s.exact < 0)

@@ -117,6 +117,20 @@ func (c Choice) String() string {
 	return b.String()
 }
 
+// claimed reports whether pages' claims took part in the choice, or it
+// was reversed.
+func (c *Choice) claimed() bool {
+	if c.Reversed {
+		return true
+	}
+	for _, s := range [...]Signal{SignalMirrorNote, SignalCanonical, SignalOGURL} {
+		if c.For[s] != 0 || c.Against[s] != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // ParseChoice reads a Choice written by String.
 func ParseChoice(s string) (Choice, error) {
 	var c Choice
@@ -163,6 +177,9 @@ type Demotion struct {
 	CopyURL string
 	Of      uint64
 	OfURL   string
+	// Similarity is that of the two pages as compared (as in Decision),
+	// or 0 when a rule's pairs vouch for them (a reversed swap).
+	Similarity float64
 }
 
 // pageClaim is what a stored page claims as its origin: the first of a

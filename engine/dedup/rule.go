@@ -407,9 +407,9 @@ type rep struct {
 // URL, if a rule rewrites its URL and none is recorded yet.
 func (d *Detector) noteRep(i uint32, url string) {
 	canon, by, covered := d.rewrite(url)
-	if !covered || canon == "" || by.Choice.ByEvidence {
-		// A copy stands for its original only when arrival chose which
-		// was which: evidence that one is the original asks for it.
+	if !covered || canon == "" || by.Choice.claimed() {
+		// A copy stands for its original only when no page claimed
+		// which was which: a claim asks for the original itself.
 		return
 	}
 	id := ID(canon)

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"lidi/engine/dedup"
 	"lidi/engine/fetch"
 	"lidi/engine/record"
 	"lidi/engine/robots"
@@ -122,6 +123,7 @@ type PageResult struct {
 	Links   []FoundLink
 	Skipped LinkSkips
 	Detect  time.Duration // CPU time spent fingerprinting the page (duplicate detection's cost)
+	Claims  dedup.Claims  `json:",omitzero"` // what the page says of its origin (duplicate detection's evidence)
 }
 
 // FoundLink is a link to a URL in scope, normalised.

@@ -325,6 +325,7 @@ func (r *Robot) fetchPage(ctx context.Context, sess *fetch.Session, q record.Que
 					t := cputime.Start()
 					fp := dedup.Fingerprint(resp.Body, q.URL)
 					rec.Simhash, rec.MainSimhash, rec.NoURLSimhash, rec.TitleHash = fp.Text, fp.Main, fp.NoURL, fp.Title
+					pr.Claims = claimsOf(res, resp.Header, base)
 					pr.Detect = t.Elapsed()
 				}
 				pr.Skipped.Invalid += res.Invalid

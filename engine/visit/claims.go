@@ -1,0 +1,24 @@
+package visit
+
+import (
+	"net/http"
+	"net/url"
+
+	"lidi/engine/dedup"
+	"lidi/engine/extract"
+)
+
+// claimsOf returns what a fetched page says of its origin, for duplicate
+// detection to weigh which of two copies is the original: its
+// rel=canonical (the <link> element, else the HTTP Link header, RFC
+// 6596), its og:url, a mirroring tool's note, and Last-Modified.
+func claimsOf(res *extract.Result, h http.Header, page *url.URL) dedup.Claims {
+	c := dedup.Claims{Canonical: res.Canonical, OGURL: res.OGURL, MirroredFrom: res.MirroredFrom}
+	if c.Canonical == "" {
+		c.Canonical = extract.LinkCanonical(h.Values("Link"), page, nil)
+	}
+	if t, err := http.ParseTime(h.Get("Last-Modified")); err == nil && t.Unix() > 0 {
+		c.LastModified = t.Unix()
+	}
+	return c
+}
