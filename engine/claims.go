@@ -17,3 +17,30 @@ func (c *crawl) demoted(ds []dedup.Demotion, now time.Time) {
 		c.batch.Dups = append(c.batch.Dups, record.DupRecord{URL: dm.Copy, Of: dm.Of, Kind: dedup.Near, Test: dedup.TestClaimed, Similarity: dm.Similarity, Time: now})
 	}
 }
+
+// prefer queues url, the original a page of m's claims to copy (see
+// dedup.Decision.Prefer), ahead of the rest of its site's queue, as a
+// probe is (see probe), so that the original answers before more copies
+// are fetched. A URL out of scope, known already or covered by a rule is
+// left as it is.
+func (c *crawl) prefer(url string, m *PageResult, now time.Time) {
+	if url == "" {
+		return
+	}
+	f, ok := c.e.inScope(url, m.Depth)
+	if !ok {
+		return
+	}
+	n := len(c.batch.URLs)
+	c.discover(f, m.Depth, m.Record.URL, now)
+	if len(c.batch.URLs) != n+1 || c.batch.URLs[n].ID != f.id || c.batch.URLs[n].State != URLQueued {
+		return
+	}
+	rec := &c.batch.URLs[n]
+	rec.Priority = probePriority
+	s := c.sites[rec.Site]
+	if p := s.leasing; p != nil {
+		p.sincePrio = min(p.sincePrio, probePriority)
+	}
+	c.f.Found(&s.Site, 0, probePriority, now)
+}

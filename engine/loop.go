@@ -1224,6 +1224,7 @@ func (c *crawl) observe(run *leaseRun, m *visit.PageResult, now time.Time) bool 
 	t := cputime.Start()
 	d := e.det.Observe(dedup.Page{ID: rec.URL, URL: m.URL, Digest: rec.Digest, Simhash: rec.Simhash, Main: rec.MainSimhash, NoURL: rec.NoURLSimhash, Title: rec.TitleHash, Status: rec.Status, Claims: m.Claims})
 	c.demoted(d.Demoted, now)
+	c.prefer(d.Prefer, m, now)
 	if len(d.Learned) > 0 || d.Kind == dedup.Exact || d.Kind == dedup.Near {
 		c.refilter(run) // what was learned spares the rest of the lease
 	}

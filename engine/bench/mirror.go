@@ -157,14 +157,25 @@ func Mirror(ctx context.Context, o MirrorOptions, out io.Writer) ([]MirrorRun, e
 			}
 		}
 		origDir, copyDir := origin(mirrorOriginal)+mirrorDir, origin(mirrorHost)+mirrorDir
+		// A directory's URL is its index page.
+		rel := func(u, dir string) string {
+			r := strings.TrimPrefix(u, dir)
+			if r == "" || strings.HasSuffix(r, "/") {
+				r += "index.html"
+			}
+			return r
+		}
+		fetched := func(dir, rel string) bool {
+			return seen[dir+rel] || strings.HasSuffix(rel, "index.html") && seen[dir+strings.TrimSuffix(rel, "index.html")]
+		}
 		for u := range seen {
 			switch {
 			case strings.HasPrefix(u, origin(mirrorOriginal)+"/"):
 				run.OriginalFetched++
-				if rel := strings.TrimPrefix(u, origDir); copies[rel] && seen[copyDir+rel] {
+				if r := rel(u, origDir); copies[r] && fetched(copyDir, r) {
 					run.CopiesFetched++
 				}
-			case strings.HasPrefix(u, copyDir) && copies[strings.TrimPrefix(u, copyDir)]:
+			case strings.HasPrefix(u, copyDir) && copies[rel(u, copyDir)]:
 				run.MirrorCopiesFetched++
 			case strings.HasPrefix(u, origin(mirrorHost)+"/"):
 				run.OwnFetched++

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"lidi/engine/dedup"
 )
 
 // TestMirror runs the benchmark on a miniature of the real sites: 25
@@ -64,6 +66,8 @@ func TestMirror(t *testing.T) {
 		}
 	}
 	write(filepath.Join(orig, "index.html"), index.String())
+	// The mirror's copy of the index, with the note HTTrack leaves.
+	write(filepath.Join(mirror, "index.html"), "<!-- Mirrored from www.catb.org/~esr/jargon/html/index.html by HTTrack Website Copier/3.x [XR&CO'2014] -->\n"+index.String())
 	// The blog links the entries of its copy from a reading list, not
 	// through the copy's index (which would be a duplicate, and its
 	// links not followed).
@@ -73,7 +77,15 @@ func TestMirror(t *testing.T) {
 	// answers 404), linked only from the end of a chain of the blog's
 	// posts, so that the rule covers it when it is found (the copies, two
 	// links from home, are fetched before): it must be fetched after all.
-	write(filepath.Join(blog, "blog", "reading.html"), strings.ReplaceAll(index.String(), `href="`, `href="/jargon/html/`))
+	var reading strings.Builder
+	reading.WriteString(`<html><head><title>Reading list</title></head><body><p>Entries of the Jargon File worth reading on a slow
+		afternoon, from the copy this blog keeps, each with a word on why: some for their history, some for the jokes, and some because
+		they explain a habit of mind that outlasted the machines it grew on.</p><ol>`)
+	for i, e := range entries {
+		fmt.Fprintf(&reading, "<li>Number %d: <a href=\"/jargon/html/%s\">read it here</a></li>", i+1, e)
+	}
+	reading.WriteString("</ol></body></html>")
+	write(filepath.Join(blog, "blog", "reading.html"), reading.String())
 	write(filepath.Join(blog, "blog", "second.html"), `<html><head><title>A second post</title></head><body><p>The second post says
 		that one entry of the file is only in this copy: <a href="/jargon/html/M/mirror-only.html">mirror-only</a>, kept from another version.</p></body></html>`)
 	write(filepath.Join(mirror, "M", "mirror-only.html"), `<html><head><title>mirror-only</title></head><body><dl><dt>mirror-only</dt>
@@ -87,48 +99,65 @@ func TestMirror(t *testing.T) {
 	// crawl meets a mirror found late; two sites crawled at once meet
 	// copies on both sides, and how many are fetched before the rule then
 	// depends on timing (4 to 12 of 25 seen).
-	o := MirrorOptions{Realweb: root, Robots: 1, PagesPerVisit: 100, Limit: 3 * time.Minute, OpenStore: openTestStore, ProgressInterval: time.Minute}
+	// Then two races: both copies' home pages crawled at once by two
+	// robots; the original must be kept whichever copy answers first.
+	o := MirrorOptions{Realweb: root, Robots: 2, PagesPerVisit: 100, Limit: 3 * time.Minute, OpenStore: openTestStore, ProgressInterval: time.Minute, Races: 2}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	runs, err := Mirror(ctx, o, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(runs) != 4 {
+		t.Fatalf("%d runs, want 4", len(runs))
+	}
 	on, off := runs[0], runs[1]
-	if !on.Detect || off.Detect || on.Copies != len(entries) {
+	if !on.Detect || off.Detect || on.Copies != len(entries)+1 { // and the index
 		t.Fatalf("runs %+v, %+v", on, off)
 	}
 	if on.Stopped || off.Stopped {
 		t.Fatal("a run reached its time limit")
 	}
-	if off.CopiesFetched != len(entries) || off.OriginalFetched < len(entries) {
-		t.Errorf("without detection: %d entries fetched on both sites and %d original pages fetched, want %d each", off.CopiesFetched, off.OriginalFetched, len(entries))
+	if off.CopiesFetched != len(entries)+1 || off.OriginalFetched < len(entries)+1 {
+		t.Errorf("without detection: %d copies fetched on both sites and %d original pages fetched, want %d each", off.CopiesFetched, off.OriginalFetched, len(entries)+1)
 	}
-	// One rule, that sends one site's entries to the other's and leaves
-	// the blog's own pages alone. Which way depends on which copy the
-	// crawl met first; the fixture's /jargon/ holds only the copy, so
-	// either directory level is right too.
+	// One rule, that sends the mirror's entries to the original's, and
+	// leaves the blog's own pages alone. Which copy the crawl meets first
+	// depends on timing; which one is kept must not.
 	if len(on.Rules) != 1 {
 		t.Fatalf("rules %v, want one", on.Rules)
 	}
 	r := on.Rules[0]
 	port := r.Origin[strings.LastIndexByte(r.Origin, ':'):]
 	catb, copyURL := "http://www.catb.org"+port+"/jargon/html/"+entries[0], "http://milosophical.me"+port+"/jargon/html/"+entries[0]
-	from, to := copyURL, catb
-	if strings.Contains(r.Origin, "catb") {
-		from, to = catb, copyURL
+	if got, ok := r.Rewrite(copyURL); !ok || got != catb {
+		t.Errorf("rule %v rewrites %s to %q, %v; want the original", r.String(), copyURL, got, ok)
 	}
-	if got, ok := r.Rewrite(from); !ok || got != to {
-		t.Errorf("rule %v rewrites %s to %q, %v", r.String(), from, got, ok)
+	if !r.Choice.ByEvidence || r.Choice.For[dedup.SignalMirrorNote] == 0 {
+		t.Errorf("rule %v chosen by %v, want HTTrack's notes", r.String(), r.Choice)
 	}
 	if got, ok := r.Rewrite("http://milosophical.me" + port + "/blog/first.html"); ok && got != "http://milosophical.me"+port+"/blog/first.html" {
 		t.Errorf("rule %v rewrites the blog's own page to %q", r.String(), got)
 	}
-	t.Logf("with detection, %d of %d copies fetched; without, %d", on.CopiesFetched, on.Copies, off.CopiesFetched)
-	if on.CopiesFetched > 8 {
-		t.Errorf("with detection, %d of %d copies fetched", on.CopiesFetched, len(entries))
+	t.Logf("with detection, %d of %d copies fetched on the mirror; without, %d", on.MirrorCopiesFetched, on.Copies, off.MirrorCopiesFetched)
+	if on.OriginalFetched < len(entries)+1 {
+		t.Errorf("with detection, %d of the original's %d pages fetched", on.OriginalFetched, len(entries)+1)
 	}
 	if on.OwnFetched != off.OwnFetched || on.OwnFetched != 5 {
 		t.Errorf("the blog's own pages: %d with detection, %d without; want its 4 and the entry only its copy holds", on.OwnFetched, off.OwnFetched)
+	}
+	for _, race := range runs[2:] {
+		if !race.Race || race.Stopped {
+			t.Fatalf("race %+v", race)
+		}
+		t.Logf("race: %d copies fetched on the mirror", race.MirrorCopiesFetched)
+		if race.OriginalFetched < len(entries)+1 {
+			t.Errorf("race: %d of the original's %d pages fetched", race.OriginalFetched, len(entries)+1)
+		}
+		for _, r := range race.Rules {
+			if strings.Contains(r.Origin, "catb") {
+				t.Errorf("race: rule %v rewrites the original", r.String())
+			}
+		}
 	}
 }

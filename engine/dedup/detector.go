@@ -147,6 +147,13 @@ type Decision struct {
 	// reversed (see original.go). The crawler should record them as
 	// duplicates.
 	Demoted []Demotion
+	// Prefer, when not "", is the URL of the original this page claims
+	// to copy (its canonical URL, or its path on the host a mirroring
+	// tool's note names), not observed yet: the crawler should fetch it
+	// ahead of the rest of its site's queue, so that the evidence of
+	// which copy to keep comes from the original's side before more
+	// copies are fetched. It is a hint: nothing is skipped for it.
+	Prefer string
 	// Soft404 is the host's soft-404 signature when this observation
 	// established or changed it, or nil.
 	Soft404 *Soft404Sig
@@ -224,6 +231,7 @@ type Detector struct {
 
 	claims         map[uint32]pageClaim // stored pages that claim another URL as their origin
 	claimsByOrigin map[string][]uint32
+	originsByHost  map[uint64]string // the first origin observed with each hostKey
 
 	soft     map[string]*soft404State // by origin
 	softSigs []*Soft404Sig
@@ -438,7 +446,7 @@ func (d *Detector) Observe(p Page) Decision {
 	idx, stored := d.add(&p, &u, dec.Kind != Unique, s.exact < 0)
 	if stored {
 		dec.Withdrawn = append(dec.Withdrawn, d.checkTwins(idx, &u)...)
-		d.noteClaim(idx, &p, &u)
+		dec.Prefer = d.noteClaim(idx, &p, &u)
 		w, l, dm := d.reconsider(&p, &u)
 		dec.Withdrawn, dec.Learned, dec.Demoted = append(dec.Withdrawn, w...), append(dec.Learned, l...), append(dec.Demoted, dm...)
 	}
@@ -665,6 +673,9 @@ func (d *Detector) add(p *Page, u *urlParts, dup, newDigest bool) (uint32, bool)
 	d.recs = append(d.recs, pageRec{id: p.ID, sim: p.Simhash, main: p.Main, nourl: p.NoURL, title: p.Title, digest: p.Digest, dir: uint32(dir) | flag, rest: rest, lm: lm})
 	d.byID[p.ID] = idx
 	o := d.dirs[dir].head[:u.originEnd]
+	if len(d.byOrigin[o]) == 0 {
+		d.noteOrigin(o)
+	}
 	d.byOrigin[o] = append(d.byOrigin[o], idx)
 	if len(d.origins) > 0 {
 		d.noteRep(idx, p.URL)

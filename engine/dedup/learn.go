@@ -33,6 +33,7 @@ type candidate struct {
 	values   []string // DropParam: distinct values dropped, up to 2
 	home     bool     // SwapHost: the home page is among the copies
 	dirs     []int32  // SwapHost: distinct directories of the copies, up to 2
+	under    string   // SwapHost: the deepest directory holding every copy
 	contra   int      // pairs that contradicted it
 	active   *Rule    // the rule it became, while active
 	rejected bool     // it would hide its own original
@@ -361,11 +362,27 @@ func (d *Detector) supportOne(rw *rewriteOf, pair Pair, cu *urlParts, cp uint32)
 		if dir := int32(d.recs[cp].dir &^ dupFlag); len(c.dirs) < 2 && !slices.Contains(c.dirs, dir) {
 			c.dirs = append(c.dirs, dir)
 		}
+		c.under = commonDir(c.under, cu.dirPath())
 	}
 	if !d.ready(c) {
 		return nil
 	}
 	return d.activateChosen(c, pair)
+}
+
+// commonDir returns the deepest directory path holding both a ("" for
+// none yet) and b.
+func commonDir(a, b string) string {
+	if a == "" {
+		return strings.Clone(b)
+	}
+	n := 0
+	for i := 0; i < len(a) && i < len(b) && a[i] == b[i]; i++ {
+		if a[i] == '/' {
+			n = i + 1
+		}
+	}
+	return a[:n]
 }
 
 // hostDir is the directory a host swap covers: its From, or the whole
@@ -478,6 +495,16 @@ func (d *Detector) ready(c *candidate) bool {
 		// that differ contradict the swap (see compareTwins).
 		if c.home {
 			return true
+		}
+		if r.From == "" && c.under != "/" {
+			// Every copy is in one directory, and the host has pages of
+			// its own outside it: that directory is the mirror, not the
+			// host (its own swap says so, less generally).
+			all, _ := d.dirCounts(r.Origin + "/")
+			in, _ := d.dirCounts(r.Origin + c.under)
+			if all > in {
+				return false
+			}
 		}
 		u, dp := d.dirCounts(r.Origin + hostDir(r.From))
 		others := max(int(u)+int(dp)-r.Supports, 0)

@@ -226,11 +226,22 @@ func claimOf(p *Page) (pageClaim, bool) {
 	return pageClaim{}, false
 }
 
-// noteClaim keeps what stored page i at u claims, if anything.
-func (d *Detector) noteClaim(i uint32, p *Page, u *urlParts) {
+// noteOrigin records an origin observed for the first time.
+func (d *Detector) noteOrigin(origin string) {
+	if d.originsByHost == nil {
+		d.originsByHost = make(map[uint64]string)
+	}
+	if k := hostKey(origin); d.originsByHost[k] == "" {
+		d.originsByHost[k] = origin
+	}
+}
+
+// noteClaim keeps what stored page i at u claims, if anything, and
+// returns the URL of the original to fetch first (Decision.Prefer).
+func (d *Detector) noteClaim(i uint32, p *Page, u *urlParts) string {
 	c, ok := claimOf(p)
 	if !ok {
-		return
+		return ""
 	}
 	if d.claims == nil {
 		d.claims = make(map[uint32]pageClaim)
@@ -241,6 +252,27 @@ func (d *Detector) noteClaim(i uint32, p *Page, u *urlParts) {
 	if len(d.claimsByOrigin[o]) < maxClaimsScanned {
 		d.claimsByOrigin[o] = append(d.claimsByOrigin[o], i)
 	}
+	if d.recs[i].dir&dupFlag != 0 {
+		return "" // a copy of a page observed: the evidence is in
+	}
+	named := p.Canonical
+	switch c.sig {
+	case SignalMirrorNote:
+		named = p.MirroredFrom
+	case SignalOGURL:
+		named = p.OGURL
+	}
+	// A mirroring tool's note names the path it copied, which the
+	// original's host may serve under another (/~esr/jargon/ is
+	// /jargon/): its own path on that host, crawled under the origin
+	// observed there, is the likelier twin.
+	if o := d.originsByHost[c.host]; c.sig == SignalMirrorNote && o != "" && o != u.origin() {
+		named = o + p.URL[u.originEnd:]
+	}
+	if d.Observed(ID(named)) {
+		return ""
+	}
+	return named
 }
 
 // maxClaimsScanned bounds the claims kept for each origin, which a
@@ -426,11 +458,17 @@ func (d *Detector) activateChosen(c *candidate, pair Pair) *Rule {
 	ch := d.choose(&c.rule)
 	if ch.Score() < 0 {
 		if ic := d.inverseCandidate(c); ic != nil && ic.active == nil && !ic.rejected && ic.contra == 0 {
+			c.rejected = true // the evidence says it would keep the copy
 			if ic.rule.Supports < c.rule.Supports {
 				ic.rule.Supports = c.rule.Supports
 			}
+			if ic.rule.Kind == SwapHost && !d.ready(ic) {
+				// The other host's swap has the evidence of its own shape
+				// to gather (a directory, not the whole host): its own
+				// pairs make it a rule when they do.
+				return nil
+			}
 			ic.rule.Choice = d.choose(&ic.rule)
-			c.rejected = true // the evidence says it would keep the copy
 			return d.activate(ic, Pair{Copy: pair.Original, Original: pair.Copy})
 		}
 	}
