@@ -212,8 +212,11 @@ type PrecisionRun struct {
 // RuleCount is one row of PrecisionRun.Rules.
 type RuleCount struct {
 	Learned, Withdrawn int
-	Covered            int64 // URLs the rules covered, not fetched
-	ByKind             map[dedup.RuleKind]int
+	// Prior counts the rules learned from fewer pairs because other
+	// hosts had learned the same rewrite (dedup.Rule.Prior).
+	Prior   int
+	Covered int64 // URLs the rules covered, not fetched
+	ByKind  map[dedup.RuleKind]int
 }
 
 // Precision runs the precision benchmark: it serves simweb with traps in
@@ -330,6 +333,9 @@ func rulesByTrap(web *simweb.Web, rules []dedup.Rule, urls map[uint64]string) ma
 		}
 		row.Covered += r.Covered
 		row.ByKind[r.Kind]++
+		if r.Prior > 0 {
+			row.Prior++
+		}
 		out[k] = row
 	}
 	return out
@@ -347,7 +353,7 @@ func writeRuleTable(out io.Writer, rules map[simweb.TrapKind]RuleCount) {
 	}
 	slices.Sort(kinds)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  rules by trap of their first copy\tlearned\twithdrawn\tURLs covered\tkinds")
+	fmt.Fprintln(tw, "  rules by trap of their first copy\tlearned\twith a prior\twithdrawn\tURLs covered\tkinds")
 	for _, k := range kinds {
 		r := rules[k]
 		var parts []string
@@ -356,7 +362,7 @@ func writeRuleTable(out io.Writer, rules map[simweb.TrapKind]RuleCount) {
 				parts = append(parts, fmt.Sprintf("%s %d", rk, n))
 			}
 		}
-		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%s\n", k, r.Learned, r.Withdrawn, r.Covered, strings.Join(parts, ", "))
+		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\t%s\n", k, r.Learned, r.Prior, r.Withdrawn, r.Covered, strings.Join(parts, ", "))
 	}
 	tw.Flush()
 }

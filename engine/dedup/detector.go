@@ -233,6 +233,9 @@ type Detector struct {
 	claimsByOrigin map[string][]uint32
 	originsByHost  map[uint64]string // the first origin observed with each hostKey
 
+	priors  map[uint64]*prior // shapes of rules across origins (prior.go)
+	matters map[string]bool   // parameter names a pair showed to change the page
+
 	soft     map[string]*soft404State // by origin
 	softSigs []*Soft404Sig
 	probes   map[uint64]string // probes asked for, not answered: URL id -> origin

@@ -459,23 +459,25 @@ const maxCandidates = 1 << 16
 // ready reports whether candidate c has the evidence a rule needs.
 func (d *Detector) ready(c *candidate) bool {
 	r := &c.rule
-	if d.evidenceMin == 0 || r.Supports < d.evidenceMin {
+	need := d.need(c)
+	if d.evidenceMin == 0 || r.Supports < need {
 		return false
 	}
+	prior := need < d.evidenceMin
 	switch r.Kind {
 	case DropParam, DropPathParam:
 		// Only a parameter seen with two values is noise whatever its
 		// value; with one, DropParamValue is the rule (for a query).
-		return len(c.paths) >= d.evidenceMin && len(c.values) >= 2
+		return len(c.paths) >= need && (len(c.values) >= 2 || prior)
 	case DropParamValue:
-		return len(c.paths) >= d.evidenceMin
+		return len(c.paths) >= need
 	case SortParams:
 		// Pairs on one path suffice: the order of parameters hardly ever
 		// matters, and pages that differ by it contradict the rule.
 		return true
 	case DropSegments, ReplaceSegments:
 		// Under one parent the prefix swap says the same, less generally.
-		return len(c.contexts) >= 2
+		return len(c.contexts) >= 2 || prior
 	case SwapPrefix:
 		if u, dp := d.dirCounts(r.Origin + r.From); dp < u {
 			return false // the directory has more unique pages than copies
@@ -534,6 +536,10 @@ func (d *Detector) activate(c *candidate, pair Pair) *Rule {
 		return nil
 	}
 	c.active = rule
+	if p := d.priorOf(c); p > 0 && c.rule.Supports < d.evidenceMin {
+		rule.Prior = p
+	}
+	d.learnedShape(rule)
 	d.noteReps(rule.Origin)
 	d.stats.Rules++
 	d.stats.RulesByKind[rule.Kind]++
@@ -604,6 +610,7 @@ func removePtr(s []*Rule, r *Rule) []*Rule {
 // different content: every candidate relating them is contradicted for
 // good, and an active rule relating them is withdrawn (returned).
 func (d *Detector) contradict(a, b *urlParts, ia, ib uint64) []Rule {
+	d.noteMatters(a, b)
 	if d.candOrigins[a.origin()] == 0 && d.candOrigins[b.origin()] == 0 {
 		return nil
 	}
@@ -617,6 +624,7 @@ func (d *Detector) contradict(a, b *urlParts, ia, ib uint64) []Rule {
 			return
 		}
 		c.contra++
+		d.contradictedShape(c)
 		if c.active != nil {
 			out = append(out, d.withdraw(c.active, Pair{Copy: ia, Original: ib}))
 		}
@@ -647,6 +655,7 @@ func (d *Detector) withdraw(r *Rule, pair Pair) Rule {
 		if c.active == r {
 			c.active = nil
 			c.contra++
+			d.contradictedShape(c)
 		}
 	}
 	d.stats.Rules--
@@ -732,7 +741,7 @@ func (d *Detector) Unproven(url string) (cand uint64, need int, ok bool) {
 		if _, ok := c.rule.Rewrite(url); !ok {
 			continue
 		}
-		return c.key, max(1, d.evidenceMin-c.rule.Supports), true
+		return c.key, max(1, d.need(c)-c.rule.Supports), true
 	}
 	return 0, 0, false
 }

@@ -116,6 +116,10 @@ type Rule struct {
 	// Covered counts the URLs the crawler dropped under the rule (see
 	// Detector.Covered).
 	Covered int64
+	// Prior, when not 0, is how many other origins had learned a rule of
+	// the same rewrite, never contradicted, when this one was learned
+	// from fewer pairs than Config.MirrorEvidence (see prior.go).
+	Prior int
 	// Choice is why a directory or host swap keeps its canonical side
 	// rather than the other (see original.go); zero for other kinds and
 	// for swaps where arrival decided with no evidence.

@@ -81,15 +81,16 @@ func siteHost(hostPort string) string {
 
 // Key kinds: each index hashes a different view of a page's URL.
 const (
-	keyDigest   = 1 // the content digest
-	keySitePath = 2 // host without "www.", port and path, no scheme, no query
-	keyTail     = 3 // last path segment and query
-	keyShape    = 4 // origin, path and query with every run of digits as '#'
-	keyTitle    = 5 // origin and title
-	keyRule     = 6 // a rewrite (learn.go)
-	keyBand     = 7 // site and 16 bits of the main text's simhash
-	keyProbe    = 8 // the origin of a probe URL
-	keyHost     = 9 // a host name without port and "www." (original.go)
+	keyDigest   = 1  // the content digest
+	keySitePath = 2  // host without "www.", port and path, no scheme, no query
+	keyTail     = 3  // last path segment and query
+	keyShape    = 4  // origin, path and query with every run of digits as '#'
+	keyTitle    = 5  // origin and title
+	keyRule     = 6  // a rewrite (learn.go)
+	keyBand     = 7  // site and 16 bits of the main text's simhash
+	keyProbe    = 8  // the origin of a probe URL
+	keyHost     = 9  // a host name without port and "www." (original.go)
+	keyPrior    = 10 // a rule's rewrite without its origin (prior.go)
 )
 
 // hasher is FNV-1a 64 over a sequence of strings, finished with fmix64 so

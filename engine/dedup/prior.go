@@ -1,0 +1,147 @@
+package dedup
+
+import "strings"
+
+// Evidence shared across hosts. A shape of duplication (dropping
+// ?utm_source, a printer-friendly /print/ copy, a session id, the order
+// of a query) that one host shows, other hosts show too: once rules of
+// one shape were learned on priorHosts origins, each from its own full
+// evidence, and no pair anywhere contradicted the shape, the next origin
+// needs one duplicate pair of it instead of Config.MirrorEvidence. The
+// rule says so (Rule.Prior), and a pair that contradicts it withdraws it
+// as any rule.
+//
+// Parameters that matter are kept out: a parameter name that any pair,
+// on any origin, showed to change the page (?page=2 against ?page=3,
+// ?id=) never has a prior, whatever else was learned of it.
+
+// priorHosts is how many origins must have learned a shape before it
+// needs one pair on the next.
+const priorHosts = 3
+
+// prior is what the crawl knows of one shape across origins.
+type prior struct {
+	origins      []string // origins that learned it, up to priorHosts
+	contradicted bool     // a pair somewhere contradicted it
+}
+
+// shapeKey identifies rule r's rewrite without its origin, or 0 for
+// kinds that are one host's own (host swaps, number patterns).
+func priorKey(r *Rule) uint64 {
+	switch r.Kind {
+	case SwapHost, NumberPattern:
+		return 0
+	}
+	value := ""
+	if r.Kind == DropParamValue {
+		value = r.Value
+	}
+	return newHasher(keyPrior).byte(byte(r.Kind)).str(r.Name).byte(0).str(value).byte(0).
+		byte(byte(r.Index)).str(r.From).byte(0).str(r.To).sum()
+}
+
+func isParamKind(k RuleKind) bool {
+	return k == DropParam || k == DropParamValue || k == DropPathParam
+}
+
+// priorOf returns how many other origins learned c's shape, if enough
+// did and nothing contradicted it; 0 otherwise.
+func (d *Detector) priorOf(c *candidate) int {
+	if len(d.priors) == 0 {
+		return 0
+	}
+	k := priorKey(&c.rule)
+	p := d.priors[k]
+	if k == 0 || p == nil || p.contradicted || len(p.origins) < priorHosts {
+		return 0
+	}
+	if isParamKind(c.rule.Kind) && d.matters[c.rule.Name] {
+		return 0
+	}
+	for _, o := range p.origins {
+		if o == c.rule.Origin {
+			return 0 // learned here already
+		}
+	}
+	return len(p.origins)
+}
+
+// learnedShape records that rule r was learned on its origin.
+func (d *Detector) learnedShape(r *Rule) {
+	k := priorKey(r)
+	if k == 0 {
+		return
+	}
+	if d.priors == nil {
+		d.priors = make(map[uint64]*prior)
+	}
+	p := d.priors[k]
+	if p == nil {
+		p = &prior{}
+		d.priors[k] = p
+	}
+	if len(p.origins) < priorHosts && !containsStr(p.origins, r.Origin) {
+		p.origins = append(p.origins, strings.Clone(r.Origin))
+	}
+}
+
+// contradictedShape records that a pair contradicted a rewrite of c's
+// shape: it has no prior from then on, and a parameter it drops is one
+// that matters.
+func (d *Detector) contradictedShape(c *candidate) {
+	if isParamKind(c.rule.Kind) {
+		if d.matters == nil {
+			d.matters = make(map[string]bool)
+		}
+		d.matters[strings.Clone(c.rule.Name)] = true
+	}
+	k := priorKey(&c.rule)
+	if k == 0 {
+		return
+	}
+	if d.priors == nil {
+		d.priors = make(map[uint64]*prior)
+	}
+	p := d.priors[k]
+	if p == nil {
+		p = &prior{}
+		d.priors[k] = p
+	}
+	p.contradicted = true
+}
+
+func containsStr(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// need returns the pairs candidate c needs before it is a rule.
+func (d *Detector) need(c *candidate) int {
+	if d.priorOf(c) > 0 {
+		return 1
+	}
+	return d.evidenceMin
+}
+
+// noteMatters records the parameter that alone tells apart two URLs of
+// one path whose pages differ: it matters (see priorOf).
+func (d *Detector) noteMatters(a, b *urlParts) {
+	qa, _ := a.query()
+	qb, _ := b.query()
+	if qa == qb || a.origin() != b.origin() || a.dirPath() != b.dirPath() || a.file() != b.file() {
+		return
+	}
+	n, name := 0, ""
+	eachDifference(qa, qb, func(nm, _, _ string) { n, name = n+1, nm })
+	if n != 1 || d.matters[name] {
+		return
+	}
+	if d.matters == nil {
+		d.matters = make(map[string]bool)
+	}
+	d.matters[strings.Clone(name)] = true
+}
