@@ -788,6 +788,10 @@ func (s *search) run() {
 	// (b) and (c): the same path under another query, scheme or www twin;
 	// the same last segment elsewhere; the same path but for its numbers.
 	s.lookup(&d.sitePaths, sitePathKey(u), "")
+	if lower, ok := lowerASCII(u.dirPath() + u.file()); ok {
+		// The same path in lower case: the host may ignore case.
+		s.lookup(&d.sitePaths, sitePathKeyOfPath(u, lower), "")
+	}
 	if f := u.file(); strings.IndexByte(f, ';') >= 0 {
 		// The same file without its path parameters (";sid=…").
 		s.lookup(&d.sitePaths, sitePathKeyOfPath(u, u.dirPath()+withoutPathParams(f)), "")

@@ -82,6 +82,18 @@ func (d *Detector) alignments(a, b *urlParts, fn func(c *rewriteOf)) {
 	sameOrigin := a.origin() == b.origin()
 	samePath := a.dirPath() == b.dirPath() && sameFile(a.file(), b.file())
 	switch {
+	case sameOrigin && qa == qb && a.dirPath() == b.dirPath() && (a.file() == "") != (b.file() == ""):
+		// A directory and a file in it: the host serves that name as
+		// the directory's index, whatever the name.
+		name := a.file() + b.file()
+		if !strings.ContainsAny(name, ";") {
+			fn(&rewriteOf{kind: DropIndex, origin: a.origin(), name: name, sole: true})
+		}
+		return
+	case sameOrigin && a.dirPath()+a.file() != b.dirPath()+b.file() && qa == qb && strings.EqualFold(a.dirPath()+a.file(), b.dirPath()+b.file()):
+		// The same path but for the case of its letters.
+		fn(&rewriteOf{kind: FoldCase, origin: a.origin(), sole: true})
+		return
 	case sameOrigin && samePath && qa != qb:
 		if samePermutation(qa, qb) {
 			fn(&rewriteOf{kind: SortParams, origin: a.origin(), sole: true})
@@ -340,6 +352,15 @@ func (d *Detector) supportOne(rw *rewriteOf, pair Pair, cu *urlParts, cp uint32)
 		c.rule.Support = append(c.rule.Support, pair)
 	}
 	switch rw.kind {
+	case DropIndex, FoldCase:
+		// Evidence on as many paths: one page's aliases are no rule.
+		pk := sitePathKeyOfPath(cu, strings.ToLower(cu.dirPath()))
+		if rw.kind == FoldCase {
+			pk = sitePathKeyOfPath(cu, strings.ToLower(cu.dirPath()+cu.file()))
+		}
+		if !slices.Contains(c.paths, pk) && len(c.paths) < d.evidenceMin {
+			c.paths = append(c.paths, pk)
+		}
 	case DropParam, DropParamValue, SortParams, DropPathParam:
 		pk := sitePathKey(cu)
 		if rw.kind == DropPathParam {
@@ -469,7 +490,7 @@ func (d *Detector) ready(c *candidate) bool {
 		// Only a parameter seen with two values is noise whatever its
 		// value; with one, DropParamValue is the rule (for a query).
 		return len(c.paths) >= need && (len(c.values) >= 2 || prior)
-	case DropParamValue:
+	case DropParamValue, DropIndex, FoldCase:
 		return len(c.paths) >= need
 	case SortParams:
 		// Pairs on one path suffice: the order of parameters hardly ever

@@ -46,13 +46,20 @@ const (
 	// segment of the path (a session id carried as a path parameter,
 	// "/cart;jsessionid=…" → "/cart").
 	DropPathParam
+	// DropIndex removes the file name Name that the host serves as its
+	// directories' index ("/docs/start.htm" → "/docs/"): learned from
+	// pairs, whatever the name.
+	DropIndex
+	// FoldCase lower-cases the path: the host ignores the case of its
+	// paths ("/Docs/Guide.html" → "/docs/guide.html"), as IIS does.
+	FoldCase
 
 	// NumRuleKinds is one more than the largest kind: arrays indexed by
 	// RuleKind have this length.
 	NumRuleKinds
 )
 
-var ruleKindNames = [...]string{"", "drop-param", "drop-param-value", "sort-params", "drop-segment", "replace-segment", "swap-prefix", "swap-host", "number-pattern", "drop-path-param"}
+var ruleKindNames = [...]string{"", "drop-param", "drop-param-value", "sort-params", "drop-segment", "replace-segment", "swap-prefix", "swap-host", "number-pattern", "drop-path-param", "drop-index", "fold-case"}
 
 // String returns the kind's name as stored, such as "drop-param".
 func (k RuleKind) String() string {
@@ -174,6 +181,10 @@ func (r *Rule) String() string {
 		return r.From + " (numbers alike)"
 	case DropPathParam:
 		what = "drop ;" + r.Name
+	case DropIndex:
+		what = "drop index " + r.Name
+	case FoldCase:
+		what = "fold the path's case"
 	}
 	return r.Origin + ": " + what
 }
@@ -240,6 +251,18 @@ func (r *Rule) Rewrite(url string) (string, bool) {
 		if shapePattern(url) == r.From {
 			return "", true
 		}
+	case DropIndex:
+		dir, file := path[:strings.LastIndexByte(path, '/')+1], path[strings.LastIndexByte(path, '/')+1:]
+		if file != r.Name {
+			return "", false
+		}
+		return withQuery(url[:oe]+dir, query), true
+	case FoldCase:
+		lower, ok := lowerASCII(path)
+		if !ok {
+			return "", false
+		}
+		return withQuery(url[:oe]+lower, query), true
 	case DropPathParam:
 		dir, file := path[:strings.LastIndexByte(path, '/')+1], path[strings.LastIndexByte(path, '/')+1:]
 		name, params, ok := strings.Cut(file, ";")
@@ -262,6 +285,36 @@ func (r *Rule) Rewrite(url string) (string, bool) {
 		return withQuery(url[:oe]+dir+kept, query), true
 	}
 	return "", false
+}
+
+// lowerASCII returns path with its ASCII letters lower-cased, and
+// whether it had any upper-case one. A percent-escape's hex digits are
+// left as they are: normalised URLs write them in upper case.
+func lowerASCII(path string) (string, bool) {
+	var b []byte
+	for i := 0; i < len(path); i++ {
+		c := path[i]
+		if c == '%' {
+			if b != nil {
+				b = append(b, path[i:min(i+3, len(path))]...)
+			}
+			i += 2
+			continue
+		}
+		if 'A' <= c && c <= 'Z' {
+			if b == nil {
+				b = append(make([]byte, 0, len(path)), path[:i]...)
+			}
+			c += 'a' - 'A'
+		}
+		if b != nil {
+			b = append(b, c)
+		}
+	}
+	if b == nil {
+		return path, false
+	}
+	return string(b), true
 }
 
 func withQuery(u, q string) string {

@@ -1,0 +1,79 @@
+package dedup
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// Index aliases and case-insensitive paths, on webs whose names no code
+// of lidi knows: the index file is "welcome.jsp" or "Start.HTM", the
+// paths are mixed case.
+func TestIndexAndCaseShapes(t *testing.T) {
+	t.Run("index alias", func(t *testing.T) {
+		for _, name := range []string{"welcome.jsp", "Start.HTM", "index.html"} {
+			w := newWeb("http://intranet.example", 33)
+			var fs []fetch
+			for i, dir := range []string{"/", "/people/", "/projects/alpha/", "/news/"} {
+				f := w.page(dir, uint64(i), pageOpt{})
+				fs = append(fs, f, w.page(dir+name, uint64(i), pageOpt{}))
+			}
+			d := New(Config{})
+			rs := learned(crawl(d, fs))
+			if len(rs) != 1 || rs[0].Kind != DropIndex || rs[0].Name != name || rs[0].Supports != DefaultMirrorEvidence {
+				t.Fatalf("%s: learned %v, want drop index %s from %d pairs", name, rs, name, DefaultMirrorEvidence)
+			}
+			if c, _, _ := d.Canonical("http://intranet.example/other/" + name + "?x=1"); c != "http://intranet.example/other/?x=1" {
+				t.Errorf("%s: Canonical = %s", name, c)
+			}
+			if c, _, covered := d.Canonical("http://intranet.example/other/" + name + "x"); covered {
+				t.Errorf("%s: another file rewritten to %s", name, c)
+			}
+		}
+	})
+	t.Run("one directory's alias is no rule", func(t *testing.T) {
+		w := newWeb("http://intranet.example", 34)
+		var fs []fetch
+		for i := range 4 {
+			// The same directory under three names, and other pages.
+			fs = append(fs, w.page("/docs/", 1, pageOpt{}), w.page(fmt.Sprintf("/docs/v%d.html", i), 1, pageOpt{}))
+		}
+		if rs := learned(crawl(New(Config{}), fs)); len(rs) > 0 {
+			t.Errorf("learned %v from one directory", rs)
+		}
+	})
+	t.Run("case", func(t *testing.T) {
+		w := newWeb("https://www.shop.example", 35)
+		var fs []fetch
+		for i, p := range []string{"/Products/Widget-Blue.aspx", "/About/Team.aspx", "/products/", "/Support/FAQ.aspx"} {
+			f := w.page(strings.ToLower(p), uint64(i), pageOpt{})
+			fs = append(fs, f, w.page(p, uint64(i), pageOpt{}))
+		}
+		d := New(Config{})
+		ds := crawl(d, fs)
+		rs := learned(ds)
+		if len(rs) != 1 || rs[0].Kind != FoldCase || rs[0].Supports != DefaultMirrorEvidence {
+			t.Fatalf("learned %v, want fold-case from %d pairs", rs, DefaultMirrorEvidence)
+		}
+		if c, _, _ := d.Canonical("https://www.shop.example/Cart/View%2FAll.aspx?Item=B"); c != "https://www.shop.example/cart/view%2Fall.aspx?Item=B" {
+			t.Errorf("Canonical = %s; the query and escapes keep their case", c)
+		}
+		// A page that differs from its lower-case spelling withdraws it.
+		g := newWeb("https://www.shop.example", 36)
+		d.Observe(pageOf("https://www.shop.example/legal/x.aspx", g.page("/legal/x.aspx", 1, pageOpt{}).body))
+		if dec := d.Observe(pageOf("https://www.shop.example/Legal/X.aspx", g.page("/Legal/X.aspx", 2, pageOpt{}).body)); len(dec.Withdrawn) != 1 {
+			t.Errorf("withdrawn %v, want fold-case", dec.Withdrawn)
+		}
+	})
+	t.Run("case-sensitive host", func(t *testing.T) {
+		// Two spellings, two pages: no rule.
+		w := newWeb("http://unix.example", 37)
+		var fs []fetch
+		for i, p := range []string{"/Makefile", "/README", "/src/Main.c"} {
+			fs = append(fs, w.page(strings.ToLower(p), uint64(2*i), pageOpt{}), w.page(p, uint64(2*i+1), pageOpt{}))
+		}
+		if rs := learned(crawl(New(Config{}), fs)); len(rs) > 0 {
+			t.Errorf("learned %v", rs)
+		}
+	})
+}
