@@ -290,6 +290,15 @@ func (x *reachExplorer) expandTrapLinks(p int32, s int, level int32) {
 	if st.printParam != "" {
 		x.push(s, false, string(w.appendPath(nil, p)), st.printParam+"="+st.printValue, level+1)
 	}
+	if st.indexName != "" || st.caseFold {
+		path := w.appendPath(nil, p)
+		if st.indexName != "" && path[len(path)-1] == '/' {
+			x.push(s, false, string(path)+st.indexName, "", level+1)
+		}
+		if st.caseFold && hasLower(path) {
+			x.push(s, false, string(appendTitleCase(nil, path)), "", level+1)
+		}
+	}
 }
 
 // expandRendered renders the URL (site, path) as the server would and

@@ -40,7 +40,9 @@ func (rd *renderer) trapLinks(dst []byte, p int32, st *siteTraps) []byte {
 	links := w.traps.extra[p]
 	print := st != nil && st.set.Has(TrapPrintCopy)
 	printParam := st != nil && st.printParam != ""
-	if len(links) == 0 && !print && !printParam {
+	indexAlias := st != nil && st.indexName != "" && len(rd.cur) > 0 && rd.cur[len(rd.cur)-1] == '/'
+	caseLink := st != nil && st.caseFold && hasLower(rd.cur)
+	if len(links) == 0 && !print && !printParam && !indexAlias && !caseLink {
 		return dst
 	}
 	dst = append(dst, "<ul class=\"more\">\n"...)
@@ -72,7 +74,73 @@ func (rd *renderer) trapLinks(dst []byte, p int32, st *siteTraps) []byte {
 		dst = append(dst, st.printValue...)
 		dst = append(dst, "\">Print this page</a></li>\n"...)
 	}
+	if indexAlias {
+		dst = append(dst, "<li><a href=\""...)
+		dst = append(dst, rd.cur...)
+		dst = append(dst, st.indexName...)
+		dst = append(dst, "\">Section home</a></li>\n"...)
+	}
+	if caseLink {
+		dst = append(dst, "<li><a href=\""...)
+		dst = appendTitleCase(dst, rd.cur)
+		dst = append(dst, "\">Permalink</a></li>\n"...)
+	}
 	return append(dst, "</ul>\n"...)
+}
+
+// appendTitleCase appends path with the first letter of each word (a run
+// of letters) upper-cased: the spelling of a case-insensitive server's
+// links (TrapCaseFold).
+func appendTitleCase[S ~string | ~[]byte](dst []byte, path S) []byte {
+	prev := byte('/')
+	for i := 0; i < len(path); i++ {
+		c := path[i]
+		if 'a' <= c && c <= 'z' && !('a' <= prev && prev <= 'z' || 'A' <= prev && prev <= 'Z' || '0' <= prev && prev <= '9' || prev == '%') {
+			c -= 'a' - 'A'
+		}
+		dst = append(dst, c)
+		prev = path[i]
+	}
+	return dst
+}
+
+// hasLower reports whether path has a lower-case ASCII letter.
+func hasLower(path []byte) bool {
+	for _, c := range path {
+		if 'a' <= c && c <= 'z' {
+			return true
+		}
+	}
+	return false
+}
+
+// lowerPath returns path with its ASCII letters lower-cased, and whether
+// it had an upper-case one; a percent-escape's hex digits are kept.
+func lowerPath(path string) (string, bool) {
+	var b []byte
+	for i := 0; i < len(path); i++ {
+		c := path[i]
+		if c == '%' && i+2 < len(path) {
+			if b != nil {
+				b = append(b, path[i:i+3]...)
+			}
+			i += 2
+			continue
+		}
+		if 'A' <= c && c <= 'Z' {
+			if b == nil {
+				b = append(make([]byte, 0, len(path)), path[:i]...)
+			}
+			c += 'a' - 'A'
+		}
+		if b != nil {
+			b = append(b, c)
+		}
+	}
+	if b == nil {
+		return path, false
+	}
+	return string(b), true
 }
 
 const hexDigits = "0123456789abcdef"

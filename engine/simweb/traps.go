@@ -73,6 +73,14 @@ const (
 	// site's own way), linked with the parameters in either order: each
 	// page answers under two URLs.
 	TrapParamOrder
+	// TrapIndexAlias: every directory page links to itself under the file
+	// name the server also answers it at (/dir/index.php, /dir/default.aspx:
+	// one name per site).
+	TrapIndexAlias
+	// TrapCaseFold: the server ignores the case of paths, as IIS does, and
+	// every page links to itself with the words of its path capitalised
+	// (/Docs/Guide.html for /docs/guide.html).
+	TrapCaseFold
 
 	numTrapKinds
 )
@@ -92,6 +100,8 @@ var trapKindNames = [...]string{
 	TrapDeepChain:    "deep-chain",
 	TrapPrintParam:   "print-param",
 	TrapParamOrder:   "param-order",
+	TrapIndexAlias:   "index-alias",
+	TrapCaseFold:     "case-fold",
 }
 
 // String returns the kind's name as used in traps.csv, such as "loop".
@@ -224,6 +234,8 @@ type siteTraps struct {
 	octet      bool         // TrapHTMLAsOctet: /export/report-N.html
 
 	printParam, printValue string // TrapPrintParam: the query parameter of the copy
+	indexName              string // TrapIndexAlias: the file name a directory is also served as
+	caseFold               bool   // TrapCaseFold
 
 	catPath            string // TrapParamOrder: the catalogue's path ("/catalog")
 	catName, pageName  string // its parameters
@@ -530,6 +542,18 @@ func (w *Web) addTrap(k TrapKind, s int, r *rng, children func(int32) []int32) b
 		pp := [...][2]string{{"print", "1"}, {"view", "printable"}, {"format", "print"}, {"output", "pf"}, {"mode", "print"}}[r.intn(5)]
 		st.printParam, st.printValue = pp[0], pp[1]
 		add(w.siteURL(s, "/?"+pp[0]+"="+pp[1]), w.siteURL(s, "/"), "every page links to a printer-friendly copy ?"+pp[0]+"="+pp[1]+": the same text without navigation or footer")
+
+	case TrapIndexAlias:
+		st.indexName = [...]string{"index.php", "default.aspx", "index.html", "index.htm", "home.html", "welcome.jsp"}[r.intn(6)]
+		add(w.siteURL(s, "/"+st.indexName), w.siteURL(s, "/"), "every directory page links to itself as <dir>/"+st.indexName+", which the server answers as <dir>/")
+
+	case TrapCaseFold:
+		if npages < 2 {
+			return false
+		}
+		st.caseFold = true
+		p := path(home + 1)
+		add(w.siteURL(s, string(appendTitleCase(nil, p))), w.siteURL(s, p), "the server ignores the case of paths; every page links to itself with the words of its path capitalised")
 
 	case TrapParamOrder:
 		st.catPath = []string{"/catalog", "/browse.php", "/shop/list", "/index.php"}[r.intn(4)]

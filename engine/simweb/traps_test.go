@@ -693,6 +693,13 @@ func TestTrappedLinksAreTheGraph(t *testing.T) {
 			if st.loopDir == int32(p) {
 				wantExtra++
 			}
+			path := w.appendPath(nil, int32(p))
+			if st.indexName != "" && path[len(path)-1] == '/' {
+				wantExtra++
+			}
+			if st.caseFold && hasLower(path) {
+				wantExtra++
+			}
 		}
 		if extra != wantExtra {
 			t.Fatalf("page %d: %d anchors beyond the graph, want %d", p, extra, wantExtra)
@@ -1048,5 +1055,51 @@ func TestTrapsFlagAndExport(t *testing.T) {
 	readme, err := os.ReadFile(filepath.Join(dir, "README.txt"))
 	if err != nil || !strings.Contains(string(readme), "traps.csv: one line per trap instance") || !strings.Contains(string(readme), "Traps:4}") {
 		t.Errorf("README.txt: %v\n%s", err, readme)
+	}
+}
+
+// TestIndexAliasAndCaseFold checks the two traps' copies: a directory
+// page answered under the site's index name, and any page under any case
+// of its path on a case-insensitive site (only there).
+func TestIndexAliasAndCaseFold(t *testing.T) {
+	w := testWeb(t, trapWeb)
+	var alias, fold, plain int
+	for s := range w.sites {
+		st := w.traps.sites[s]
+		for p := w.siteStart[s]; p < w.siteStart[s+1]; p++ {
+			u := w.URL(int(p))
+			path := string(w.appendPath(nil, p))
+			orig := w.Truth(u)
+			if orig.Status != 200 || !orig.Genuine {
+				continue
+			}
+			if st != nil && st.indexName != "" && strings.HasSuffix(path, "/") {
+				tr := w.Truth(u + st.indexName)
+				if tr.Status != 200 || tr.Content != orig.Content || tr.Trap != TrapIndexAlias {
+					t.Fatalf("%s%s: %+v, want the copy of %s", u, st.indexName, tr, u)
+				}
+				alias++
+			}
+			if !hasLower([]byte(path)) {
+				continue
+			}
+			origin := u[:len(u)-len(path)]
+			tr := w.Truth(origin + string(appendTitleCase(nil, path)))
+			switch {
+			case st != nil && st.caseFold:
+				if tr.Status != 200 || tr.Content != orig.Content || tr.Trap != TrapCaseFold {
+					t.Fatalf("%s in title case: %+v, want the copy", u, tr)
+				}
+				fold++
+			case st == nil || !st.set.Has(TrapSoft404):
+				if tr.Status == 200 {
+					t.Fatalf("%s in title case on a case-sensitive site: %+v", u, tr)
+				}
+				plain++
+			}
+		}
+	}
+	if alias == 0 || fold == 0 || plain == 0 {
+		t.Errorf("%d index aliases, %d case-folded pages, %d case-sensitive ones checked", alias, fold, plain)
 	}
 }

@@ -128,6 +128,18 @@ func (w *Web) resolve(s int, path string) resolution {
 			res.traps = res.traps.With(TrapSessionID)
 		}
 	}
+	if st.caseFold {
+		if lower, ok := lowerPath(path); ok {
+			path = lower
+			res.traps = res.traps.With(TrapCaseFold)
+		}
+	}
+	if st.indexName != "" {
+		if dir, ok := strings.CutSuffix(path, "/"+st.indexName); ok {
+			path = dir + "/"
+			res.traps = res.traps.With(TrapIndexAlias)
+		}
+	}
 	orig := path
 	if st.set.Has(TrapPrintCopy) {
 		if path+"/" == printPrefix {
@@ -546,7 +558,7 @@ func (w *Web) truthAt(s int, host, path, query string) Truth {
 // junkKinds, copyKinds and featureKinds are the precedence of Truth.Trap.
 var (
 	junkKinds    = []TrapKind{TrapSoft404, TrapBinaryAsHTML, TrapCalendar}
-	copyKinds    = []TrapKind{TrapPrintCopy, TrapPrintParam, TrapDirMirror, TrapLoop, TrapHostMirror, TrapSessionID, TrapTracking}
+	copyKinds    = []TrapKind{TrapPrintCopy, TrapPrintParam, TrapIndexAlias, TrapCaseFold, TrapDirMirror, TrapLoop, TrapHostMirror, TrapSessionID, TrapTracking}
 	featureKinds = []TrapKind{TrapCalendar, TrapDeepChain, TrapHTMLAsOctet, TrapParamOrder}
 )
 
