@@ -5,6 +5,7 @@ import (
 
 	"lidi/engine/dedup"
 	"lidi/engine/record"
+	"lidi/engine/visit"
 )
 
 // demoted records pages observed before as new content that duplicate
@@ -23,7 +24,7 @@ func (c *crawl) demoted(ds []dedup.Demotion, now time.Time) {
 // probe is (see probe), so that the original answers before more copies
 // are fetched. A URL out of scope, known already or covered by a rule is
 // left as it is.
-func (c *crawl) prefer(url string, m *PageResult, now time.Time) {
+func (c *crawl) prefer(url string, m *visit.PageResult, now time.Time) {
 	if url == "" {
 		return
 	}
@@ -33,7 +34,7 @@ func (c *crawl) prefer(url string, m *PageResult, now time.Time) {
 	}
 	n := len(c.batch.URLs)
 	c.discover(f, m.Depth, m.Record.URL, now)
-	if len(c.batch.URLs) != n+1 || c.batch.URLs[n].ID != f.id || c.batch.URLs[n].State != URLQueued {
+	if len(c.batch.URLs) != n+1 || c.batch.URLs[n].ID != f.ID || c.batch.URLs[n].State != record.URLQueued {
 		return
 	}
 	rec := &c.batch.URLs[n]
