@@ -366,6 +366,20 @@ func TestDetectTraps(t *testing.T) {
 			copiesDetected(t, func(f fetchRow) bool { return has(simweb.TrapPrintParam)(f) && strings.HasPrefix(f.url, origin) },
 				origin+"never-seen.html"+q, 2*evidence, 2*evidence)
 		},
+		// A directory page linked under the site's index name, and every
+		// page under its title-cased path on a case-insensitive server:
+		// copies, until a rule drops the name or folds the case.
+		simweb.TrapIndexAlias: func(t *testing.T, in simweb.TrapInstance) {
+			origin := originOf(in.URL)
+			name := strings.TrimPrefix(in.URL, origin)
+			copiesDetected(t, func(f fetchRow) bool { return has(simweb.TrapIndexAlias)(f) && strings.HasPrefix(f.url, origin) },
+				origin+"never/seen/"+name, 2*evidence, 2*evidence)
+		},
+		simweb.TrapCaseFold: func(t *testing.T, in simweb.TrapInstance) {
+			origin := originOf(in.URL)
+			copiesDetected(t, func(f fetchRow) bool { return has(simweb.TrapCaseFold)(f) && strings.HasPrefix(f.url, origin) },
+				origin+"Never/Seen.html", 2*evidence, 2*evidence)
+		},
 		// Every page of the catalogue is fetched (both parameters matter);
 		// a page met again under its other URL is a duplicate, and a rule
 		// sorts the parameters once such pages are a few.

@@ -183,7 +183,7 @@ func Mirror(ctx context.Context, o MirrorOptions, out io.Writer) ([]MirrorRun, e
 		}
 		runs = append(runs, run)
 		for _, r := range run.Rules {
-			fmt.Fprintf(out, "  rule %s (supported by %d pairs, covered %d URLs; original chosen by: %s)\n", r.String(), r.Supports, r.Covered, r.Choice)
+			fmt.Fprintf(out, "  rule %s (supported by %d pairs, covered %d URLs)\n", r.String(), r.Supports, r.Covered)
 		}
 	}
 

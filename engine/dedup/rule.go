@@ -186,7 +186,14 @@ func (r *Rule) String() string {
 	case FoldCase:
 		what = "fold the path's case"
 	}
-	return r.Origin + ": " + what
+	out := r.Origin + ": " + what
+	if r.Choice.ByEvidence || r.Choice.Reversed {
+		out += " [original by " + r.Choice.String() + "]"
+	}
+	if r.Prior > 0 {
+		out += " [prior: " + strconv.Itoa(r.Prior) + " hosts]"
+	}
+	return out
 }
 
 // Rewrite applies the rule to a normalised URL. It reports false when the
