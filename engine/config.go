@@ -52,6 +52,7 @@ type Config struct {
 	MirrorEvidence int // dedup.mirror_evidence: duplicate pairs that make a URL rewrite rule
 
 	KeepBodies    bool // storage.keep_bodies: store page bodies (zlib)
+	KeepHeaders   bool // storage.keep_headers: store each fetch's request and response heads (PageRecord.Wire)
 	CompressLevel int  // storage.compress_level: zlib level 1..9
 
 	// PageRank of the discovered graph during the crawl (pagerank.*).
@@ -85,11 +86,13 @@ type Config struct {
 func (c Config) Robot() visit.Config {
 	sc := c.Scope
 	sc.Seeds = c.Seeds
+	fc := c.Fetch
+	fc.KeepWire = c.KeepHeaders
 	return visit.Config{
 		UserAgent:        c.UserAgent,
 		Scope:            sc,
 		Normalizer:       c.Normalizer,
-		Fetch:            c.Fetch,
+		Fetch:            fc,
 		CheckType:        c.Detect,
 		Fingerprint:      c.Detect || c.Recrawl.Enabled,
 		RecrawlThreshold: c.Recrawl.Threshold,
@@ -124,6 +127,7 @@ func Defaults() Config {
 		BackoffMax:       time.Hour,
 		MaxRedirects:     5,
 		KeepBodies:       true,
+		KeepHeaders:      true,
 		Detect:           true,
 		MaxHamming:       3,
 		MirrorEvidence:   3,

@@ -29,12 +29,14 @@ const sqlURLInsert = `INSERT OR IGNORE INTO urls (id, site, url, depth, priority
 
 const sqlLinkInsert = `INSERT OR IGNORE INTO links (from_id, to_id) VALUES `
 
-const sqlSiteUpsert = `INSERT INTO sites (id, key, host, addr, robots_status, robots_body, robots_fetched, next_visit, failures, parked, fetched)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+const sqlSiteUpsert = `INSERT INTO sites (id, key, host, addr, robots_status, robots_body, robots_fetched, next_visit, failures, parked, fetched,
+	robots_wire, robots_ip)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO UPDATE SET key = excluded.key, host = excluded.host, addr = excluded.addr,
 	robots_status = excluded.robots_status, robots_body = excluded.robots_body,
 	robots_fetched = excluded.robots_fetched, next_visit = excluded.next_visit,
-	failures = excluded.failures, parked = excluded.parked, fetched = excluded.fetched`
+	failures = excluded.failures, parked = excluded.parked, fetched = excluded.fetched,
+	robots_wire = excluded.robots_wire, robots_ip = excluded.robots_ip`
 
 // sqlPageUpdate records a fetch on its URL, but only when the URL is in the
 // given state: Apply tries state 0 first (the usual case), so one statement
@@ -309,7 +311,7 @@ func (a *applier) apply(st *statements, b *record.Batch) error {
 		s := &b.Sites[i]
 		if _, err := a.exec(st.site, s.ID, s.Key, s.Host, nullString(s.Addr), int64(s.RobotsStatus),
 			s.RobotsBody, millis(s.RobotsFetched), millis(s.NextVisit), int64(s.Failures),
-			boolInt(s.Parked), s.Fetched); err != nil {
+			boolInt(s.Parked), s.Fetched, s.RobotsWire, nullString(s.RobotsIP)); err != nil {
 			return fmt.Errorf("site %d (%s): %w", s.ID, s.Key, err)
 		}
 	}

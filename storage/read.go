@@ -63,7 +63,7 @@ func (db *DB) Sites(ctx context.Context) ([]record.SiteRecord, error) {
 		return nil, ErrClosed
 	}
 	rows, err := db.r.QueryContext(ctx, `SELECT s.id, s.key, s.host, s.addr, s.robots_status, s.robots_body,
-		s.robots_fetched, s.next_visit, s.failures, s.parked, s.fetched, coalesce(q.n, 0)
+		s.robots_fetched, s.next_visit, s.failures, s.parked, s.fetched, coalesce(q.n, 0), s.robots_wire, s.robots_ip
 	FROM sites AS s
 	LEFT JOIN (SELECT site, count(*) AS n FROM urls WHERE state = 0 GROUP BY site) AS q ON q.site = s.id
 	ORDER BY s.id`)
@@ -74,14 +74,14 @@ func (db *DB) Sites(ctx context.Context) ([]record.SiteRecord, error) {
 	var out []record.SiteRecord
 	for rows.Next() {
 		var s record.SiteRecord
-		var addr sql.NullString
+		var addr, robotsIP sql.NullString
 		var robotsFetched, nextVisit sql.NullInt64
 		var parked int64
 		if err := rows.Scan(&s.ID, &s.Key, &s.Host, &addr, &s.RobotsStatus, &s.RobotsBody,
-			&robotsFetched, &nextVisit, &s.Failures, &parked, &s.Fetched, &s.Pending); err != nil {
+			&robotsFetched, &nextVisit, &s.Failures, &parked, &s.Fetched, &s.Pending, &s.RobotsWire, &robotsIP); err != nil {
 			return nil, fmt.Errorf("storage: sites: %w", err)
 		}
-		s.Addr = addr.String
+		s.Addr, s.RobotsIP = addr.String, robotsIP.String
 		s.RobotsFetched = fromMillis(robotsFetched)
 		s.NextVisit = fromMillis(nextVisit)
 		s.Parked = parked != 0

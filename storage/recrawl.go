@@ -70,7 +70,7 @@ const reassignmentsTable = `CREATE TABLE reassignments (
 	)`
 
 const sqlFetchInsert = `INSERT INTO fetches (url_id, time, status, recrawl, changed, verdict, digest, simhash, length,
-	etag, last_modified, duration_ms, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	etag, last_modified, duration_ms, error, wire, ip) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // sqlNotModified records a 304 on its URL: the copy (body, digest,
 // fingerprints) stays, the validators are those the 304 sent, if any.
@@ -118,7 +118,7 @@ func (a *applier) fetchRow(st *recrawlStatements, p *record.PageRecord) error {
 	}
 	if _, err := a.exec(st.fetch, int64(p.URL), millis(p.Fetched), int64(p.Status), boolInt(p.Recrawl), changed,
 		p.Verdict.String(), nullID(p.Digest), nullID(p.Simhash), p.Length, nullString(p.ETag), nullString(p.LastModified),
-		float64(p.Duration)/float64(time.Millisecond), nullString(p.Err)); err != nil {
+		float64(p.Duration)/float64(time.Millisecond), nullString(p.Err), p.Wire, nullString(p.IP)); err != nil {
 		return fmt.Errorf("fetch history of %016x: %w", p.URL, err)
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -11,11 +12,16 @@ import (
 	"lidi/engine/record"
 )
 
+// dropVersion6 turns a current file back into a version 5 one.
+var dropVersion6 = []string{"ALTER TABLE fetches DROP COLUMN wire", "ALTER TABLE fetches DROP COLUMN ip",
+	"ALTER TABLE sites DROP COLUMN robots_wire", "ALTER TABLE sites DROP COLUMN robots_ip"}
+
 // dropVersion5 turns a current file back into a version 4 one.
-var dropVersion5 = []string{"DROP INDEX urls_rule_skips", "ALTER TABLE urls DROP COLUMN skip_rule", "ALTER TABLE rules DROP COLUMN hash", "DROP TABLE held_links"}
+var dropVersion5 = slices.Concat(dropVersion6, []string{"DROP INDEX urls_rule_skips", "ALTER TABLE urls DROP COLUMN skip_rule",
+	"ALTER TABLE rules DROP COLUMN hash", "DROP TABLE held_links"})
 
 // dropVersion3 turns a current file back into a version 2 one.
-var dropVersion3 = append(dropVersion5, "DROP TABLE fetches", "DROP TABLE channels", "DROP TABLE channel_groups",
+var dropVersion3 = append(slices.Clip(dropVersion5), "DROP TABLE fetches", "DROP TABLE channels", "DROP TABLE channel_groups",
 	"DROP TABLE reassignments", "ALTER TABLE urls DROP COLUMN etag", "ALTER TABLE urls DROP COLUMN last_modified",
 	// Duplicate detection's rules replaced version 2's mirror labels.
 	"DROP TABLE rules", "DROP TABLE soft404s",
@@ -176,5 +182,44 @@ func TestRecrawlManagerRecords(t *testing.T) {
 	}
 	if v := queryInt(t, r, "SELECT interval_ms FROM channel_groups WHERE grp = 0"); v != 3000000 {
 		t.Errorf("group interval %d ms", v)
+	}
+}
+
+// A version 5 file gains the columns of what a WARC record needs; each
+// fetch keeps its own heads and address, and a site those of its
+// robots.txt.
+func TestUpgradeFromVersion5KeepsWire(t *testing.T) {
+	db, path := olderFile(t, append(slices.Clip(dropVersion6), "PRAGMA user_version = 5")...)
+	wire1, wire2 := compress(t, []byte("GET /1 HTTP/1.1\r\n\r\nHTTP/1.1 200 OK\r\n\r\n")), compress(t, []byte("GET /1 HTTP/1.1\r\n\r\nHTTP/1.1 304 Not Modified\r\n\r\n"))
+	s := site(1)
+	s.RobotsStatus, s.RobotsFetched, s.RobotsWire, s.RobotsIP = 200, t0, wire1, "127.0.0.2"
+	apply(t, db, record.Batch{Sites: []record.SiteRecord{s}, Pages: []record.PageRecord{{URL: 1, Site: 1, Fetched: t0, Status: 200, Wire: wire1, IP: "127.0.0.2"}}})
+	apply(t, db, record.Batch{Pages: []record.PageRecord{{URL: 1, Site: 1, Fetched: t0.Add(time.Hour), Status: 304, Recrawl: true,
+		Verdict: fetch.VerdictNotModified, Wire: wire2, IP: "127.0.0.3"}}})
+	r := rawOpen(t, path)
+	if v := queryInt(t, r, "PRAGMA user_version"); v != SchemaVersion {
+		t.Fatalf("user_version %d after upgrade", v)
+	}
+	rows, err := r.Query("SELECT wire, ip FROM fetches WHERE url_id = 1 ORDER BY time")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var got [][]byte
+	var ips []string
+	for rows.Next() {
+		var w []byte
+		var ip string
+		if err := rows.Scan(&w, &ip); err != nil {
+			t.Fatal(err)
+		}
+		got, ips = append(got, w), append(ips, ip)
+	}
+	if len(got) != 2 || string(got[0]) != string(wire1) || string(got[1]) != string(wire2) || ips[0] != "127.0.0.2" || ips[1] != "127.0.0.3" {
+		t.Errorf("fetches kept %d wires, ips %v", len(got), ips)
+	}
+	sites, err := db.Sites(context.Background())
+	if err != nil || len(sites) != 1 || string(sites[0].RobotsWire) != string(wire1) || sites[0].RobotsIP != "127.0.0.2" {
+		t.Errorf("sites after upgrade: %+v, %v", sites, err)
 	}
 }

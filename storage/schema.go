@@ -11,7 +11,7 @@ import (
 // SchemaVersion is the schema version this package writes and reads, kept in
 // PRAGMA user_version. A file with a higher version was written by a newer
 // lidi and is refused.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // ApplicationID marks a lidi crawl file in the SQLite header (PRAGMA
 // application_id); it is "lidi" in ASCII.
@@ -105,6 +105,7 @@ var schema = []string{
 	pagerankTable,
 	fetchesTable,
 	fetchesIndex,
+	wireColumns[0], wireColumns[1], wireColumns[2], wireColumns[3],
 	channelsTable,
 	channelGroupsTable,
 	reassignmentsTable,
@@ -183,7 +184,17 @@ var upgrades = [][]string{
 		`ALTER TABLE urls ADD COLUMN nourl_simhash INTEGER`, `ALTER TABLE urls ADD COLUMN title_hash INTEGER`},
 	soft404sProbe[:],
 	{`ALTER TABLE urls ADD COLUMN skip_rule INTEGER`, rulesHash, urlsRuleSkips, heldLinksTable},
+	wireColumns[:],
 }
+
+// Version 6: what a WARC record of a fetch needs (storage.keep_headers,
+// lidi export --warc). fetches.wire is the request head as sent followed
+// by the response head as received, each through its blank line, in one
+// zlib stream (engine.PageRecord.Wire); ip the address connected to. The
+// sites table keeps the same of the latest robots.txt fetch. NULL when
+// not kept, or for fetches recorded by an older lidi.
+var wireColumns = [...]string{`ALTER TABLE fetches ADD COLUMN wire BLOB`, `ALTER TABLE fetches ADD COLUMN ip TEXT`,
+	`ALTER TABLE sites ADD COLUMN robots_wire BLOB`, `ALTER TABLE sites ADD COLUMN robots_ip TEXT`}
 
 // soft404sProbe are the columns of soft404s added by version 4: the probe
 // that confirmed or refuted the soft 404.

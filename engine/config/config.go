@@ -112,6 +112,7 @@ type File struct {
 	Storage struct {
 		Path          string        `yaml:"path"`
 		KeepBodies    bool          `yaml:"keep_bodies"`
+		KeepHeaders   bool          `yaml:"keep_headers"`
 		CompressLevel int           `yaml:"compress_level"`
 		FlushInterval time.Duration `yaml:"flush_interval"`
 		FlushRecords  int           `yaml:"flush_records"`
@@ -205,6 +206,7 @@ func Default() *File {
 	f.PageRank.BatchPages = d.RankBatch
 	f.Storage.Path = "crawl.db"
 	f.Storage.KeepBodies = d.KeepBodies
+	f.Storage.KeepHeaders = d.KeepHeaders
 	f.Storage.CompressLevel = d.CompressLevel
 	f.Storage.FlushInterval = d.FlushEvery
 	f.Storage.FlushRecords = d.FlushRecords
@@ -467,6 +469,7 @@ func (f *File) Engine() engine.Config {
 	c.RankStoreEvery = f.PageRank.StoreEvery
 	c.RankBatch = f.PageRank.BatchPages
 	c.KeepBodies = f.Storage.KeepBodies
+	c.KeepHeaders = f.Storage.KeepHeaders
 	c.CompressLevel = f.Storage.CompressLevel
 	c.FlushEvery = f.Storage.FlushInterval
 	c.FlushRecords = f.Storage.FlushRecords

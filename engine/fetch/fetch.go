@@ -50,6 +50,9 @@ type Config struct {
 	Proxy func(*http.Request) (*url.URL, error)
 	// Dial, if set, replaces net.Dialer for every connection (tests).
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// KeepWire records each exchange's heads as sent and received
+	// (Response.Wire; see Wire). Off, Response.Wire is nil.
+	KeepWire bool
 }
 
 // DefaultCloseTimeout is Config.CloseTimeout's default: servers close at
@@ -114,6 +117,7 @@ type Session struct {
 
 	mu   sync.Mutex
 	last *politeConn // the connection opened last; the next waits for its close
+	wire *wireConn   // its recorder, with Config.KeepWire
 
 	addr netip.Addr // where every connection goes (see Open)
 	port int
@@ -176,6 +180,9 @@ func (f *Fetcher) Open(addr netip.Addr, port int) *Session {
 		// the scheduler like any other URL.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
+	if f.cfg.KeepWire {
+		s.recordWire()
+	}
 	return s
 }
 
@@ -229,6 +236,7 @@ type Response struct {
 	TypeCheck   TypeCheck // see Config.CheckType
 	RetryAfter  time.Duration
 	Duration    time.Duration
+	Wire        *Wire // the exchange's heads, with Config.KeepWire; nil when not recorded
 }
 
 // TypeCheck is what a fetch made of a body's type (see Config.CheckType).
@@ -327,6 +335,7 @@ func (s *Session) get(ctx context.Context, url string, v Validators, limit int64
 		Status:      resp.StatusCode,
 		Header:      resp.Header,
 		ContentType: resp.Header.Get("Content-Type"),
+		Wire:        s.lastWire(),
 	}
 	if loc := resp.Header.Get("Location"); loc != "" && resp.StatusCode >= 300 && resp.StatusCode < 400 {
 		if u, err := resp.Request.URL.Parse(loc); err == nil {

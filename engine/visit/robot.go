@@ -262,6 +262,7 @@ func (r *Robot) fetchRobots(ctx context.Context, sess *fetch.Session, key string
 		return rf, kind
 	}
 	rf.Status, rf.Body = resp.Status, bytes.Clone(resp.Body) // the session reuses its buffer
+	rf.Wire, rf.IP = r.wire(resp.Wire)
 	return rf, FailureNone
 }
 
@@ -284,6 +285,7 @@ func (r *Robot) fetchPage(ctx context.Context, sess *fetch.Session, q record.Que
 		rec.Truncated = resp.Truncated
 		rec.Duration = resp.Duration
 		rec.TypeCheck = resp.TypeCheck
+		rec.Wire, rec.IP = r.wire(resp.Wire)
 	}
 	if err != nil {
 		rec.Err = err.Error()
@@ -370,6 +372,15 @@ func (r *Robot) InScope(u string, depth int) (FoundLink, bool) {
 	}
 	f := FoundLink{URL: u}
 	return f, f.Resolve()
+}
+
+// wire returns an exchange's heads as PageRecord.Wire keeps them, and
+// the address; nothing when not recorded.
+func (r *Robot) wire(w *fetch.Wire) ([]byte, string) {
+	if w == nil {
+		return nil, ""
+	}
+	return r.compress(append(w.Request, w.Head...)), w.IP
 }
 
 // compress returns body compressed with zlib, in a slice of its own size
