@@ -57,8 +57,8 @@ them, so a slave cut off from its master, or killed and started again with
 the same --id, delivers them later. Two slaves on one machine need two ids.`},
 	{name: "version", setup: versionCmd,
 		summary: "print lidi's version: the module version and the commit it was built from (also lidi --version)"},
-	{name: "export", synopsis: "--db FILE --out FILE", setup: exportCmd,
-		summary: "write a consistent snapshot of a crawl, even while it runs"},
+	{name: "export", synopsis: "--db FILE (--out FILE | --warc DIR [--prefix P] [--max-size BYTES] [--config FILE])", setup: exportCmd,
+		summary: "write a consistent snapshot of a crawl, or a web archive (WARC/1.1 and CDXJ), even while it runs"},
 	{name: "bench crawl", synopsis: "[flags]", setup: benchCrawlCmd,
 		summary: "measure crawl speed, CPU, memory and DNS queries against simweb"},
 	{name: "bench precision", synopsis: "[flags]", setup: benchPrecisionCmd,
@@ -457,9 +457,13 @@ func simCmd(fs *flag.FlagSet) runFunc {
 func exportCmd(fs *flag.FlagSet) runFunc {
 	db := fs.String("db", "crawl.db", "the crawl's SQLite `file`")
 	snap := fs.String("out", "", "the snapshot `file` to write (must not exist)")
+	warc := addWarcFlags(fs)
 	return func(ctx context.Context, out output) error {
+		if *warc.dir != "" {
+			return exportWARC(ctx, out, *db, warc)
+		}
 		if *snap == "" {
-			return &usageError{msg: "--out is required"}
+			return &usageError{msg: "--out or --warc is required"}
 		}
 		if err := storage.Export(ctx, *db, *snap); err != nil {
 			return err
