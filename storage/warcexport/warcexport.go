@@ -171,7 +171,6 @@ func (x *exporter) open() {
 		gowarc.WithCompression(true),
 		gowarc.WithMaxFileSize(x.opt.MaxSize),
 		gowarc.WithFileNameGenerator(x.names),
-		gowarc.WithAddWarcConcurrentToHeader(true),
 		gowarc.WithRecordOptions(recordOptions...),
 		gowarc.WithWarcInfoFunc(x.warcinfo),
 	)
@@ -273,7 +272,7 @@ type built struct {
 	entry *cdxEntry
 }
 
-// write writes records together (each WARC-Concurrent-To the others).
+// write writes records in order, in one file.
 func (x *exporter) write(recs ...built) error {
 	rs := make([]gowarc.WarcRecord, len(recs))
 	for i, b := range recs {
@@ -447,25 +446,20 @@ func (x *exporter) url(u *storage.CapturedURL) error {
 		if err != nil {
 			return err
 		}
-		recs := []built{main}
-		if req != nil {
-			r, err := build(gowarc.Request, [][2]string{
-				{gowarc.WarcRecordID, recordID("request", u.URL, date)},
-				{gowarc.WarcDate, date},
-				{gowarc.WarcTargetURI, u.URL},
-				{gowarc.ContentType, "application/http;msgtype=request"},
-			}, req)
-			if err != nil {
-				return err
-			}
-			recs = append(recs, built{rec: r})
-		}
-		// The IDs must be read before the writer closes the records.
+		// Read before the writer closes the record.
 		mainID := main.rec.WarcHeader().Get(gowarc.WarcRecordID)
 		mainType := main.rec.Type()
 		payload := main.rec.WarcHeader().Get(gowarc.WarcPayloadDigest)
+		recs := []built{main}
+		if req != nil {
+			r, err := request(u.URL, date, mainID, req)
+			if err != nil {
+				return err
+			}
+			recs = append(recs, r)
+		}
 		if i == len(u.Fetches)-1 {
-			if meta, ok, err := x.pageMetadata(u, date); err != nil {
+			if meta, ok, err := x.pageMetadata(u, date, mainID); err != nil {
 				return err
 			} else if ok {
 				recs = append(recs, meta)
@@ -483,6 +477,20 @@ func (x *exporter) url(u *storage.CapturedURL) error {
 		}
 	}
 	return nil
+}
+
+// request builds the request record of a fetch. Like Heritrix, the
+// records that go with a response (request, metadata) name it in
+// WARC-Concurrent-To.
+func request(uri, date, response string, req []byte) (built, error) {
+	r, err := build(gowarc.Request, [][2]string{
+		{gowarc.WarcRecordID, recordID("request", uri, date)},
+		{gowarc.WarcDate, date},
+		{gowarc.WarcTargetURI, uri},
+		{gowarc.WarcConcurrentTo, response},
+		{gowarc.ContentType, "application/http;msgtype=request"},
+	}, req)
+	return built{rec: r}, err
 }
 
 // response builds the response record of a fetch: its head (see
@@ -564,7 +572,7 @@ func (x *exporter) standIn(uri string, f *storage.Capture, why string) (built, e
 
 // pageMetadata is the metadata record of a page: its outlinks and
 // duplicate detection's decision; ok is false when there is neither.
-func (x *exporter) pageMetadata(u *storage.CapturedURL, date string) (built, bool, error) {
+func (x *exporter) pageMetadata(u *storage.CapturedURL, date, concurrent string) (built, bool, error) {
 	if len(u.Links) == 0 && u.Dup == nil {
 		return built{}, false, nil
 	}
@@ -582,6 +590,7 @@ func (x *exporter) pageMetadata(u *storage.CapturedURL, date string) (built, boo
 		{gowarc.WarcRecordID, recordID("metadata", u.URL, date)},
 		{gowarc.WarcDate, date},
 		{gowarc.WarcTargetURI, u.URL},
+		{gowarc.WarcConcurrentTo, concurrent},
 		{gowarc.ContentType, gowarc.ApplicationWarcFields},
 	}, []byte(b.String()))
 	return built{rec: rec}, err == nil, err
@@ -657,16 +666,11 @@ func (x *exporter) robots(r storage.RobotsCapture) error {
 	if err != nil {
 		return err
 	}
-	rq, err := build(gowarc.Request, [][2]string{
-		{gowarc.WarcRecordID, recordID("request", uri, date)},
-		{gowarc.WarcDate, date},
-		{gowarc.WarcTargetURI, uri},
-		{gowarc.ContentType, "application/http;msgtype=request"},
-	}, req)
+	rq, err := request(uri, date, resp.rec.WarcHeader().Get(gowarc.WarcRecordID), req)
 	if err != nil {
 		return err
 	}
-	return x.write(resp, built{rec: rq})
+	return x.write(resp, rq)
 }
 
 // writeIndex writes the CDXJ lines sorted, as pywb looks them up.
