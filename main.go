@@ -463,7 +463,7 @@ func exportCmd(fs *flag.FlagSet) runFunc {
 			return exportWARC(ctx, out, *db, warc)
 		}
 		if *snap == "" {
-			return &usageError{msg: "--out or --warc is required"}
+			return &usageError{msg: "--out is required (or --warc DIR for a web archive)"}
 		}
 		if err := storage.Export(ctx, *db, *snap); err != nil {
 			return err
