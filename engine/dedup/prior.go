@@ -29,7 +29,14 @@ type prior struct {
 // kinds that are one host's own (host swaps, number patterns).
 func priorKey(r *Rule) uint64 {
 	switch r.Kind {
-	case SwapHost, NumberPattern:
+	case SwapHost:
+		// One host's own, but for the commonest alias of all: the www
+		// twin (www.x.org for x.org, or the other way), the whole host.
+		if tw, ok := wwwTwin(r); ok {
+			return newHasher(keyPrior).byte(byte(r.Kind)).str(tw).sum()
+		}
+		return 0
+	case NumberPattern:
 		return 0
 	}
 	value := ""
@@ -38,6 +45,23 @@ func priorKey(r *Rule) uint64 {
 	}
 	return newHasher(keyPrior).byte(byte(r.Kind)).str(r.Name).byte(0).str(value).byte(0).
 		byte(byte(r.Index)).str(r.From).byte(0).str(r.To).sum()
+}
+
+// wwwTwin reports whether host swap r swaps a whole host for its www
+// twin, and which way ("to-www", "from-www").
+func wwwTwin(r *Rule) (string, bool) {
+	if r.Kind != SwapHost || r.From != "" {
+		return "", false
+	}
+	a, b := r.Origin, r.To
+	ha, hb := a[strings.Index(a, "://")+3:], b[strings.Index(b, "://")+3:]
+	switch {
+	case "www."+ha == hb:
+		return "to-www", true
+	case ha == "www."+hb:
+		return "from-www", true
+	}
+	return "", false
 }
 
 func isParamKind(k RuleKind) bool {

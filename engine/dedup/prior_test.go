@@ -66,3 +66,29 @@ func TestPriorAcrossHosts(t *testing.T) {
 		}
 	})
 }
+
+// The www twin is the one host alias with a prior: three hosts that
+// answer on both names make the fourth's first pair enough.
+func TestPriorWWWTwin(t *testing.T) {
+	d := New(Config{})
+	for k := range 4 {
+		host := fmt.Sprintf("site%d.example", k)
+		w := newWeb("http://www."+host, uint64(100+k))
+		var fs []fetch
+		for i, p := range []string{"/", "/a.html", "/b/c.html"} {
+			f := w.page(p, uint64(i), pageOpt{})
+			fs = append(fs, f, w.at("http://"+host, f))
+		}
+		rs := learned(crawl(d, fs))
+		if len(rs) != 1 || rs[0].Kind != SwapHost || rs[0].From != "" {
+			t.Fatalf("%s: learned %v, want the whole host swapped", host, rs)
+		}
+		want := 0
+		if k == 3 {
+			want = priorHosts
+		}
+		if rs[0].Prior != want || k == 3 && rs[0].Supports != 1 {
+			t.Errorf("%s: %v from %d pairs, prior %d; want prior %d", host, rs[0].String(), rs[0].Supports, rs[0].Prior, want)
+		}
+	}
+}
