@@ -72,10 +72,10 @@ const sqlDup = `INSERT OR REPLACE INTO duplicates (url_id, of_id, kind, test, si
 
 // sqlRule records a rule when learned and updates it when withdrawn.
 const sqlRule = `INSERT INTO rules (key, kind, origin, name, value, seg_index, from_part, to_part, supports, support,
-	contradictions, withdrawn, covered, learned, withdrawn_at, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	contradictions, withdrawn, covered, learned, withdrawn_at, hash, choice, prior) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (key) DO UPDATE SET supports = excluded.supports, support = excluded.support,
 	contradictions = excluded.contradictions, withdrawn = excluded.withdrawn, covered = excluded.covered,
-	withdrawn_at = excluded.withdrawn_at, hash = excluded.hash`
+	withdrawn_at = excluded.withdrawn_at, hash = excluded.hash, choice = excluded.choice, prior = excluded.prior`
 
 // sqlSoft404 records a host's soft-404 page; a probe's answer replaces
 // the row (confirmed, replaced or withdrawn).
@@ -366,7 +366,7 @@ func (a *applier) apply(st *statements, b *record.Batch) error {
 		}
 		if _, err := a.exec(st.rule, r.Key(), r.Kind.String(), r.Origin, nullString(r.Name), nullString(r.Value), r.Index,
 			nullString(r.From), nullString(r.To), r.Supports, formatPairs(r.Support), formatPairs(r.Contradictions),
-			boolInt(r.Withdrawn), r.Covered, learned, withdrawn, int64(r.ID())); err != nil {
+			boolInt(r.Withdrawn), r.Covered, learned, withdrawn, int64(r.ID()), ruleChoice(r), r.Prior); err != nil {
 			return fmt.Errorf("rule %s: %w", r, err)
 		}
 	}
@@ -588,4 +588,13 @@ func parsePairs(s string) ([]dedup.Pair, error) {
 		out = append(out, dedup.Pair{Copy: x, Original: y})
 	}
 	return out, nil
+}
+
+// ruleChoice is rules.choice for r: NULL for a kind with no sides to
+// choose between.
+func ruleChoice(r *dedup.Rule) any {
+	if r.Kind != dedup.SwapHost && r.Kind != dedup.SwapPrefix {
+		return nil
+	}
+	return r.Choice.String()
 }

@@ -18,7 +18,8 @@ import (
 func TestDedupDecisions(t *testing.T) {
 	db := openTest(t)
 	rule := dedup.Rule{Kind: dedup.SwapPrefix, Origin: "http://s1.test", From: "/copy/", To: "/docs/", Supports: 3,
-		Support: []dedup.Pair{{Copy: 4, Original: 1}, {Copy: 5, Original: 1 << 63}, {Copy: 6, Original: 3}}}
+		Support: []dedup.Pair{{Copy: 4, Original: 1}, {Copy: 5, Original: 1 << 63}, {Copy: 6, Original: 3}}, Prior: 3}
+	rule.Choice.ByEvidence, rule.Choice.For[dedup.SignalCanonical], rule.Choice.Against[dedup.SignalNesting] = true, 4, 1
 	urls := []record.URLRecord{}
 	for i := uint64(1); i <= 6; i++ {
 		u := queued(i, 1, 0, int64(i))
@@ -53,7 +54,8 @@ func TestDedupDecisions(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(rs) != 1 || rs[0].Rule.Key() != rule.Key() || !slices.Equal(rs[0].Rule.Support, rule.Support) || !rs[0].Rule.Withdrawn ||
-		!slices.Equal(rs[0].Rule.Contradictions, withdrawn.Contradictions) || rs[0].Rule.Covered != 9 || !rs[0].Time.Equal(t0.Add(time.Second)) {
+		!slices.Equal(rs[0].Rule.Contradictions, withdrawn.Contradictions) || rs[0].Rule.Covered != 9 || !rs[0].Time.Equal(t0.Add(time.Second)) ||
+		rs[0].Rule.Choice != rule.Choice || rs[0].Rule.Prior != 3 {
 		t.Errorf("rules = %+v", rs)
 	}
 	ss, err := db.Soft404s(context.Background())
@@ -194,6 +196,23 @@ func TestHeldLinks(t *testing.T) {
 	}
 	if n := graphed(); n != 2 {
 		t.Errorf("%d pages in the link graph once the links are decided, want 2", n)
+	}
+}
+
+// A file of version 6 gets the rules' choices and priors; a rule
+// written before has none.
+func TestUpgradeFromVersion6Rules(t *testing.T) {
+	db, path := olderFile(t, append(slices.Clone(dropVersion7), "PRAGMA user_version = 6")...)
+	rule := dedup.Rule{Kind: dedup.SwapHost, Origin: "http://s1.test", To: "http://s2.test", Supports: 3, Prior: 3}
+	rule.Choice.ByEvidence, rule.Choice.For[dedup.SignalMirrorNote] = true, 2
+	apply(t, db, record.Batch{Rules: []record.RuleRecord{{Rule: rule, Time: t0}}})
+	r := rawOpen(t, path)
+	if v := queryInt(t, r, "PRAGMA user_version"); v != SchemaVersion {
+		t.Errorf("user_version %d after upgrade", v)
+	}
+	rs, err := db.Rules(context.Background())
+	if err != nil || len(rs) != 1 || rs[0].Rule.Choice != rule.Choice || rs[0].Rule.Prior != 3 {
+		t.Errorf("rules = %+v, %v", rs, err)
 	}
 }
 

@@ -154,7 +154,7 @@ func (db *DB) Rules(ctx context.Context) ([]record.RuleRecord, error) {
 	}
 	rows, err := db.r.QueryContext(ctx, `SELECT kind, origin, coalesce(name, ''), coalesce(value, ''), coalesce(seg_index, 0),
 		coalesce(from_part, ''), coalesce(to_part, ''), supports, coalesce(support, ''), coalesce(contradictions, ''),
-		withdrawn, covered, coalesce(withdrawn_at, learned, 0) FROM rules ORDER BY id`)
+		withdrawn, covered, coalesce(withdrawn_at, learned, 0), coalesce(choice, ''), prior FROM rules ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("storage: rules: %w", err)
 	}
@@ -163,10 +163,13 @@ func (db *DB) Rules(ctx context.Context) ([]record.RuleRecord, error) {
 	for rows.Next() {
 		var rec record.RuleRecord
 		r := &rec.Rule
-		var kind, support, contra string
+		var kind, support, contra, choice string
 		var ms int64
 		if err := rows.Scan(&kind, &r.Origin, &r.Name, &r.Value, &r.Index, &r.From, &r.To, &r.Supports, &support, &contra,
-			&r.Withdrawn, &r.Covered, &ms); err != nil {
+			&r.Withdrawn, &r.Covered, &ms, &choice, &r.Prior); err != nil {
+			return nil, fmt.Errorf("storage: rules: %w", err)
+		}
+		if r.Choice, err = dedup.ParseChoice(choice); err != nil {
 			return nil, fmt.Errorf("storage: rules: %w", err)
 		}
 		if r.Kind, err = dedup.ParseRuleKind(kind); err != nil {

@@ -12,12 +12,15 @@ import (
 	"lidi/engine/record"
 )
 
-// dropVersion6 turns a current file back into a version 5 one.
+// dropVersion6 turns a version 6 file back into a version 5 one.
 var dropVersion6 = []string{"ALTER TABLE fetches DROP COLUMN wire", "ALTER TABLE fetches DROP COLUMN ip",
 	"ALTER TABLE sites DROP COLUMN robots_wire", "ALTER TABLE sites DROP COLUMN robots_ip"}
 
+// dropVersion7 turns a current file back into a version 6 one.
+var dropVersion7 = []string{"ALTER TABLE rules DROP COLUMN choice", "ALTER TABLE rules DROP COLUMN prior"}
+
 // dropVersion5 turns a current file back into a version 4 one.
-var dropVersion5 = slices.Concat(dropVersion6, []string{"DROP INDEX urls_rule_skips", "ALTER TABLE urls DROP COLUMN skip_rule",
+var dropVersion5 = slices.Concat(dropVersion7, dropVersion6, []string{"DROP INDEX urls_rule_skips", "ALTER TABLE urls DROP COLUMN skip_rule",
 	"ALTER TABLE rules DROP COLUMN hash", "DROP TABLE held_links"})
 
 // dropVersion3 turns a current file back into a version 2 one.
@@ -189,7 +192,7 @@ func TestRecrawlManagerRecords(t *testing.T) {
 // fetch keeps its own heads and address, and a site those of its
 // robots.txt.
 func TestUpgradeFromVersion5KeepsWire(t *testing.T) {
-	db, path := olderFile(t, append(slices.Clip(dropVersion6), "PRAGMA user_version = 5")...)
+	db, path := olderFile(t, append(slices.Concat(dropVersion7, dropVersion6), "PRAGMA user_version = 5")...)
 	wire1, wire2 := compress(t, []byte("GET /1 HTTP/1.1\r\n\r\nHTTP/1.1 200 OK\r\n\r\n")), compress(t, []byte("GET /1 HTTP/1.1\r\n\r\nHTTP/1.1 304 Not Modified\r\n\r\n"))
 	s := site(1)
 	s.RobotsStatus, s.RobotsFetched, s.RobotsWire, s.RobotsIP = 200, t0, wire1, "127.0.0.2"

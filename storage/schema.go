@@ -11,7 +11,7 @@ import (
 // SchemaVersion is the schema version this package writes and reads, kept in
 // PRAGMA user_version. A file with a higher version was written by a newer
 // lidi and is refused.
-const SchemaVersion = 6
+const SchemaVersion = 7
 
 // ApplicationID marks a lidi crawl file in the SQLite header (PRAGMA
 // application_id); it is "lidi" in ASCII.
@@ -99,6 +99,7 @@ var schema = []string{
 	soft404sTable,
 	soft404sProbe[0], soft404sProbe[1], soft404sProbe[2],
 	rulesHash,
+	rulesChoice[0], rulesChoice[1],
 	urlsRuleSkips,
 	heldLinksTable,
 	rankRunsTable,
@@ -185,6 +186,7 @@ var upgrades = [][]string{
 	soft404sProbe[:],
 	{`ALTER TABLE urls ADD COLUMN skip_rule INTEGER`, rulesHash, urlsRuleSkips, heldLinksTable},
 	wireColumns[:],
+	rulesChoice[:],
 }
 
 // Version 6: what a WARC record of a fetch needs (storage.keep_headers,
@@ -195,6 +197,12 @@ var upgrades = [][]string{
 // not kept, or for fetches recorded by an older lidi.
 var wireColumns = [...]string{`ALTER TABLE fetches ADD COLUMN wire BLOB`, `ALTER TABLE fetches ADD COLUMN ip TEXT`,
 	`ALTER TABLE sites ADD COLUMN robots_wire BLOB`, `ALTER TABLE sites ADD COLUMN robots_ip TEXT`}
+
+// Version 7: why a rule keeps the side it keeps (dedup.Rule.Choice, as
+// its String: "mirror-note 12:0 nesting 1:0", "arrival", "… reversed";
+// NULL for a kind with no sides), and how many other origins' rules of
+// the same rewrite let it be learned from fewer pairs (dedup.Rule.Prior).
+var rulesChoice = [...]string{`ALTER TABLE rules ADD COLUMN choice TEXT`, `ALTER TABLE rules ADD COLUMN prior INTEGER NOT NULL DEFAULT 0`}
 
 // soft404sProbe are the columns of soft404s added by version 4: the probe
 // that confirmed or refuted the soft 404.
