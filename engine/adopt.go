@@ -53,9 +53,9 @@ func (c *crawl) adopt(ctx context.Context) error {
 		for _, q := range urls {
 			run.want[q.ID] = true
 		}
-		c.leases[l.ID] = run
-		c.busy++
-		c.planned += run.planned
+		c.leases.runs[l.ID] = run
+		c.leases.busy++
+		c.leases.planned += run.planned
 		c.e.mu.Lock()
 		c.e.visits[s.ID] = run.tracker
 		c.e.mu.Unlock()
@@ -134,7 +134,7 @@ func (run *leaseRun) wanted(end *visit.LeaseEnd) *visit.LeaseEnd {
 func (c *crawl) dropResults() {
 	for {
 		select {
-		case r := <-c.results:
+		case r := <-c.leases.results:
 			if r.Committed != nil {
 				r.Committed(ErrStopped)
 			}

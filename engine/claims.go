@@ -12,10 +12,10 @@ import (
 // detection has since found to be copies (see dedup.Decision.Demoted):
 // their original was fetched after them, or a rule keeping the wrong copy
 // was reversed. Their links, followed already, stay followed.
-func (c *crawl) demoted(ds []dedup.Demotion, now time.Time) {
+func (d *detection) demoted(ds []dedup.Demotion, now time.Time, v *verdict) {
 	for _, dm := range ds {
-		c.dup.Near++
-		c.batch.Dups = append(c.batch.Dups, record.DupRecord{URL: dm.Copy, Of: dm.Of, Kind: dedup.Near, Test: dedup.TestClaimed, Similarity: dm.Similarity, Time: now})
+		d.dup.Near++
+		v.rec.Dups = append(v.rec.Dups, record.DupRecord{URL: dm.Copy, Of: dm.Of, Kind: dedup.Near, Test: dedup.TestClaimed, Similarity: dm.Similarity, Time: now})
 	}
 }
 
@@ -28,7 +28,7 @@ func (c *crawl) prefer(url string, m *visit.PageResult, now time.Time) {
 	if url == "" {
 		return
 	}
-	f, ok := c.e.inScope(url, m.Depth)
+	f, ok := c.inScope(url, m.Depth)
 	if !ok {
 		return
 	}

@@ -152,3 +152,40 @@ func (c *committer) flush() error {
 	c.in <- req
 	return <-req
 }
+
+// takeEvents moves the events recorded since the last call into the batch.
+func (c *crawl) takeEvents() {
+	e := c.e
+	e.mu.Lock()
+	c.batch.Events = append(c.batch.Events, e.unsaved...)
+	clear(e.unsaved)
+	e.unsaved = e.unsaved[:0]
+	e.mu.Unlock()
+}
+
+// handOff passes the batch gathered so far to the committer if it can take
+// it now. The loop hands off after every event it handles, so a result
+// waits in the loop only while the committer is busy, and the committer's
+// own timer bounds the rest: every page reaches the store within
+// storage.flush_interval whatever visits, pauses and page rates do.
+func (c *crawl) handOff() {
+	c.takeEvents()
+	if c.batch.empty() {
+		return
+	}
+	select {
+	case c.e.commit.in <- c.batch:
+		c.batch = c.e.commit.batch()
+	default:
+	}
+}
+
+// flush hands the batch gathered so far to the committer.
+func (c *crawl) flush() {
+	c.takeEvents()
+	if c.batch.empty() {
+		return
+	}
+	c.e.commit.in <- c.batch
+	c.batch = c.e.commit.batch()
+}

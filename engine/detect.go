@@ -12,54 +12,68 @@ import (
 	"lidi/engine/visit"
 )
 
-// refilter applies what duplicate detection learned from a page of a
-// running lease to the rest of that lease, as onHead would have had it
-// known it then: the URLs a rule now covers, and the copies of a
-// candidate rule beyond what its evidence still needs, are revoked (see
-// visit.Feed). The robot returns them unfetched and they are decided
-// again when the site's queue is next read (skipped under the rule, or
-// fetched if it never came). Each URL is revoked once; URLs queued for a
-// recrawl are left to the recrawler.
-func (c *crawl) refilter(run *leaseRun) {
-	det := c.e.det
-	l := run.lease
-	if det == nil || l.Feed == nil {
-		return
-	}
-	var taken map[uint64]int // copies of a candidate left in the lease
-	for i := run.upTo; i < len(l.URLs); i++ {
-		q := &l.URLs[i]
-		if q.Copy != nil || run.revoked != nil && run.revoked[i] {
-			continue
-		}
-		if _, _, covered := det.Canonical(q.URL); !covered {
-			cand, need, ok := det.Unproven(q.URL)
-			if !ok {
-				continue
-			}
-			if taken == nil {
-				taken = make(map[uint64]int)
-			}
-			if taken[cand] < need {
-				taken[cand]++
-				continue
-			}
-		}
-		c.revoke(run, i)
-	}
+// detection is duplicate detection as a crawl runs it: the detector, its
+// figures, and the decisions that wait for an answer. Only the loop
+// goroutine uses it, and it never touches the loop's state: what a decision
+// asks of the loop (records to write, events, URLs queued again, held pages
+// whose links are now decided) comes back in a verdict, which the loop
+// applies (crawl.apply) at once. Its zero value, with det nil, is detection
+// off: every method is then a no-op.
+type detection struct {
+	det *dedup.Detector
+	dup DupStats
+
+	// How many URLs of each site are skipped under each rule in force (by
+	// dedup.Rule.ID), queued again if it is withdrawn; URLs skipped in
+	// favour of a canonical URL not fetched yet, by its ID (see
+	// canonAnswered); pages whose links wait for a probe's answer, by the
+	// probe's URL ID.
+	ruleSkips  map[uint64]map[int64]int64
+	awaitCanon map[uint64][]canonSkip
+	held       map[uint64][]*visit.PageResult
 }
 
-// revoke revokes URL i of a running lease, once.
-func (c *crawl) revoke(run *leaseRun, i int) {
-	l := run.lease
-	if l.URLs[i].Copy != nil || run.revoked != nil && run.revoked[i] {
-		return
+// verdict is what detection's decisions ask of the loop. Its zero value
+// asks nothing.
+type verdict struct {
+	rec      record.Batch // records to write (Dups, Rules, Soft404s, Unskips, UnskipRules, Holds, Releases)
+	events   []record.Event
+	requeued []requeued // URLs of a site back in its queue
+	settled  []settled  // held pages whose links are decided
+}
+
+// requeued counts URLs of a site back in its queue, at priority 0 until
+// the site's next visit reads its true head.
+type requeued struct {
+	site int64
+	n    int64
+}
+
+// settled is a held page whose links are decided: followed, or not when
+// the page is a soft 404.
+type settled struct {
+	page    *visit.PageResult
+	soft404 bool
+}
+
+func (v *verdict) empty() bool {
+	return v.rec.Len() == 0 && len(v.events) == 0 && len(v.requeued) == 0 && len(v.settled) == 0
+}
+
+// on reports whether detection is on.
+func (d *detection) on() bool { return d.det != nil }
+
+// canonical reports whether a rule covers url, the canonical URL fetched
+// instead ("" for none) and the rule; it counts the URL as covered.
+func (d *detection) canonical(url string) (covered bool, canon string, by *dedup.Rule) {
+	if d.det == nil {
+		return false, "", nil
 	}
-	if run.revoked == nil {
-		run.revoked = make([]bool, len(l.URLs))
+	canon, by, covered = d.det.Canonical(url)
+	if covered {
+		d.det.Covered(by)
 	}
-	run.revoked[i] = true
-	l.Feed.Revoked <- l.URLs[i].ID // never blocks: it holds every URL of the lease
+	return covered, canon, by
 }
 
 // ruleID is the ID under which the store keeps the URLs skipped under
@@ -71,12 +85,13 @@ func ruleID(by *dedup.Rule) uint64 {
 	return by.ID()
 }
 
-// ruleSkipped counts a URL of site s skipped under a rule (its ID, see
+// ruleSkipped counts a URL of site skipped under a rule (its ID, see
 // ruleID), recorded in the store with the rule's ID, so that it is
-// queued again if the rule is withdrawn, in this run or a later one.
+// queued again if the rule is withdrawn, in this run or a later one; canon
+// is the ID of the canonical URL queued in its favour (0 for none).
 //
 // Which URLs a rule skipped is kept in the store alone, not in memory:
-// the loop keeps a count per rule and site (what the frontier needs to
+// detection keeps a count per rule and site (what the frontier needs to
 // visit the site again), and a withdrawal queues them again in the store
 // by one UPDATE on an index of the rule-skipped rows. A URL list in
 // memory cost 16 bytes a skip for all the crawl and had to be read back
@@ -85,35 +100,35 @@ func ruleID(by *dedup.Rule) uint64 {
 // rules and withdraws none; the loop holds 68 counts instead, and the
 // index takes 58 pages of the file. At 1M URLs the list would be some
 // 280,000 skips, 4.5 MB, read back at each restart for nothing.
-func (c *crawl) ruleSkipped(rule, id uint64, s *site, canon uint64, now time.Time) {
-	c.dup.Pruned++
-	c.probeUnanswered(id, now)
+func (d *detection) ruleSkipped(rule, id uint64, site int64, canon uint64, now time.Time, v *verdict) {
+	d.dup.Pruned++
+	d.probeUnanswered(id, now, v)
 	if rule != 0 {
-		c.countRuleSkips(rule, s.ID, 1)
+		d.countRuleSkips(rule, site, 1)
 	}
 	if canon != 0 {
-		c.awaitCanonical(canon, canonSkip{id: id, site: s, rule: rule})
+		d.awaitCanonical(canon, canonSkip{id: id, site: site, rule: rule})
 	}
 }
 
 // awaitCanonical makes skip wait for the answer of its canonical URL,
 // canon, unless that is fetched already: if it turns out not to exist,
 // the skipped URL is fetched after all (see canonAnswered).
-func (c *crawl) awaitCanonical(canon uint64, skip canonSkip) {
-	if c.e.det.Observed(canon) {
+func (d *detection) awaitCanonical(canon uint64, skip canonSkip) {
+	if d.det.Observed(canon) {
 		return
 	}
-	if c.awaitCanon == nil {
-		c.awaitCanon = make(map[uint64][]canonSkip)
+	if d.awaitCanon == nil {
+		d.awaitCanon = make(map[uint64][]canonSkip)
 	}
-	c.awaitCanon[canon] = append(c.awaitCanon[canon], skip)
+	d.awaitCanon[canon] = append(d.awaitCanon[canon], skip)
 }
 
 // canonSkip is a URL skipped under a rule whose canonical URL is not
 // fetched yet.
 type canonSkip struct {
 	id   uint64
-	site *site
+	site int64
 	rule uint64
 }
 
@@ -122,125 +137,97 @@ type canonSkip struct {
 // covers no URL that rewrites to it from then on, and the URLs skipped in
 // its favour are queued again, to be fetched for themselves: a mirror
 // often holds pages its original no longer has. Any other answer keeps
-// them skipped. After a restart, restoreDetection finds the skips that
-// still wait.
-func (c *crawl) canonAnswered(id uint64, status int, now time.Time) {
+// them skipped. After a restart, restore finds the skips that still wait.
+func (d *detection) canonAnswered(id uint64, status int, v *verdict) {
+	if d.det == nil {
+		return
+	}
 	if status != http.StatusNotFound && status != http.StatusGone {
-		if len(c.awaitCanon) > 0 {
-			delete(c.awaitCanon, id)
+		if len(d.awaitCanon) > 0 {
+			delete(d.awaitCanon, id)
 		}
 		return
 	}
-	c.e.det.NotFound(id)
-	skips := c.awaitCanon[id]
-	delete(c.awaitCanon, id)
+	d.det.NotFound(id)
+	skips := d.awaitCanon[id]
+	delete(d.awaitCanon, id)
 	for _, sk := range skips {
-		c.batch.Unskips = append(c.batch.Unskips, sk.id)
+		v.rec.Unskips = append(v.rec.Unskips, sk.id)
 		if sk.rule != 0 {
-			c.countRuleSkips(sk.rule, sk.site.ID, -1)
+			d.countRuleSkips(sk.rule, sk.site, -1)
 		}
-		c.dup.Pruned--
-		c.dup.Requeued++
-		c.enqueued(sk.site, 1, 0, now)
+		d.dup.Pruned--
+		d.dup.Requeued++
+		v.requeued = append(v.requeued, requeued{site: sk.site, n: 1})
 	}
 }
 
 // countRuleSkips adds n to the URLs of site skipped under rule.
-func (c *crawl) countRuleSkips(rule uint64, site int64, n int64) {
-	if c.ruleSkips == nil {
-		c.ruleSkips = make(map[uint64]map[int64]int64)
+func (d *detection) countRuleSkips(rule uint64, site int64, n int64) {
+	if d.ruleSkips == nil {
+		d.ruleSkips = make(map[uint64]map[int64]int64)
 	}
-	bySite := c.ruleSkips[rule]
+	bySite := d.ruleSkips[rule]
 	if bySite == nil {
 		bySite = make(map[int64]int64, 1)
-		c.ruleSkips[rule] = bySite
+		d.ruleSkips[rule] = bySite
 	}
 	bySite[site] += n
 }
 
-// requeueWithdrawn queues again the URLs skipped under rule r, just
-// withdrawn: they were pruned on a rewrite now known to lose content. The
-// store moves them back to its queue (Batch.UnskipRules, after the
-// batch's skips, so none made before the withdrawal is missed); they are
-// decided again when their site's queue is next read, so one that
-// another rule covers is skipped again under that rule. Their priority
-// is the one they were queued with; the site's head is taken to be the
-// best (0) until its next visit reads it.
-func (c *crawl) requeueWithdrawn(r *dedup.Rule, now time.Time) {
-	id := r.ID()
-	c.batch.UnskipRules = append(c.batch.UnskipRules, id)
-	for siteID, n := range c.ruleSkips[id] {
-		c.dup.Pruned -= n
-		c.dup.Requeued += n
-		if s := c.sites[siteID]; s != nil {
-			c.enqueued(s, n, 0, now)
+// ruleChanged records a rule learned or withdrawn and tells the console.
+// What is queued under a new rule is exchanged for its canonical URL as
+// each URL's turn comes, not at once in the store: the canonical URL may
+// not be known yet.
+//
+// The URLs skipped under a rule just withdrawn were pruned on a rewrite
+// now known to lose content: the store moves them back to its queue
+// (Batch.UnskipRules, after the batch's skips, so none made before the
+// withdrawal is missed); they are decided again when their site's queue is
+// next read, so one that another rule covers is skipped again under that
+// rule. Their priority is the one they were queued with; the site's head
+// is taken to be the best (0) until its next visit reads it.
+func (d *detection) ruleChanged(r dedup.Rule, now time.Time, v *verdict) {
+	v.rec.Rules = append(v.rec.Rules, record.RuleRecord{Rule: r, Time: now})
+	kind, text := record.EventRule, fmt.Sprintf("rule learned: %s (%d duplicate pairs)", r.String(), r.Supports)
+	if r.Withdrawn {
+		kind, text = record.EventRuleWithdrawn, fmt.Sprintf("rule withdrawn: %s (a URL it rewrites holds other content)", r.String())
+		id := r.ID()
+		v.rec.UnskipRules = append(v.rec.UnskipRules, id)
+		for site, n := range d.ruleSkips[id] {
+			d.dup.Pruned -= n
+			d.dup.Requeued += n
+			v.requeued = append(v.requeued, requeued{site: site, n: n})
 		}
+		delete(d.ruleSkips, id)
 	}
-	delete(c.ruleSkips, id)
+	v.events = append(v.events, record.Event{Time: now, Kind: kind, Text: text})
 }
 
-// probePriority puts a probe ahead of the URLs discovered in its site's
-// queue (the strategies' priorities are depths, 0 and up, or minus a
-// PageRank, -1 and up), so that the site's next visit answers it first.
-const probePriority = -2
-
-// probe queues the probe duplicate detection asked for (see
-// dedup.ProbeURL) on the site of page m: a URL that cannot exist, fetched
-// once as any URL of the site, in one of its visits, so that robots.txt
-// and the politeness delay apply to it as to any page. The rest of the
-// lease that fetched m is cut short (revoked: see visit.Feed), so that the
-// probe is answered before more of the site's pages are judged without
-// it, and with hold, m's links wait for the answer (m completed the
-// evidence: if the host serves soft 404s, m is one). When the probe
-// cannot be queued (out of scope, known already, covered by a rule), the
-// evidence decides and the signature it put in force is returned.
-func (c *crawl) probe(run *leaseRun, url string, m *visit.PageResult, hold bool, now time.Time) *dedup.Soft404Sig {
-	f, ok := c.e.inScope(url, m.Depth)
-	n := len(c.batch.URLs)
-	if ok {
-		c.discover(f, m.Depth, m.Record.URL, now)
-	}
-	if len(c.batch.URLs) != n+1 || c.batch.URLs[n].ID != f.ID || c.batch.URLs[n].State != record.URLQueued {
-		return c.probeUnanswered(dedup.ID(url), now)
-	}
-	rec := &c.batch.URLs[n]
-	rec.Priority = probePriority
-	s := c.sites[rec.Site]
-	if p := s.leasing; p != nil {
-		p.sincePrio = min(p.sincePrio, probePriority)
-	}
-	c.f.Found(&s.Site, 0, probePriority, now)
-	c.cut(run)
-	if hold {
-		c.hold(f.ID, m)
-	}
-	return nil
-}
-
-// hold keeps the links of page m until probe id is answered (see
-// release), in memory and in the store (Batch.Holds), so that a crawl
-// stopped before the answer decides them when it runs again.
-func (c *crawl) hold(probe uint64, m *visit.PageResult) {
-	c.keepHeld(probe, m)
+// hold keeps the links of page m until probe is answered (see release),
+// in memory and in the store (Batch.Holds), so that a crawl stopped before
+// the answer decides them when it runs again.
+func (d *detection) hold(probe uint64, m *visit.PageResult, v *verdict) {
+	d.keepHeld(probe, m)
 	h := record.HeldLinks{Probe: probe, Page: m.Record.URL, Links: make([]string, len(m.Links))}
 	for i := range m.Links {
 		h.Links[i] = m.Links[i].URL
 	}
-	c.batch.Holds = append(c.batch.Holds, h)
+	v.rec.Holds = append(v.rec.Holds, h)
 }
 
 // keepHeld keeps page m, whose links wait for probe, in memory.
-func (c *crawl) keepHeld(probe uint64, m *visit.PageResult) {
-	if c.held == nil {
-		c.held = make(map[uint64][]*visit.PageResult)
+func (d *detection) keepHeld(probe uint64, m *visit.PageResult) {
+	if d.held == nil {
+		d.held = make(map[uint64][]*visit.PageResult)
 	}
-	c.held[probe] = append(c.held[probe], m)
+	d.held[probe] = append(d.held[probe], m)
 }
 
 // linksHeld reports whether the links of page id wait for a probe's
 // answer.
-func (c *crawl) linksHeld(id uint64) bool {
-	for _, ms := range c.held {
+func (d *detection) linksHeld(id uint64) bool {
+	for _, ms := range d.held {
 		for _, m := range ms {
 			if m.Record.URL == id {
 				return true
@@ -250,118 +237,186 @@ func (c *crawl) linksHeld(id uint64) bool {
 	return false
 }
 
-// release settles the pages whose links waited for probe id, once the
+// release settles the pages whose links waited for probe, once the
 // soft-404 signature is decided: a soft 404 under it is recorded as one
 // and its links are not followed; otherwise they are followed now.
-func (c *crawl) release(probe uint64, now time.Time) {
-	ms, ok := c.held[probe]
+func (d *detection) release(probe uint64, now time.Time, v *verdict) {
+	ms, ok := d.held[probe]
 	if !ok {
 		return
 	}
-	delete(c.held, probe)
-	c.batch.Releases = append(c.batch.Releases, probe)
+	delete(d.held, probe)
+	v.rec.Releases = append(v.rec.Releases, probe)
 	for _, m := range ms {
 		rec := &m.Record
-		if of, dist, soft := c.e.det.Soft404Match(dedup.Page{URL: m.URL, Simhash: rec.Simhash, NoURL: rec.NoURLSimhash, Title: rec.TitleHash}); soft {
-			c.dup.Soft404++
-			c.batch.Dups = append(c.batch.Dups, record.DupRecord{URL: rec.URL, Of: of, Kind: dedup.Soft404, Test: dedup.TestSoft404, Similarity: 1 - float64(dist)/64, Time: now})
-			c.skipped[record.SkipDuplicate] += int64(len(m.Links))
-			c.left(rec.URL, nil)
-			c.pageLinks(rec.URL, m.URL, nil)
-			continue
+		of, dist, soft := d.det.Soft404Match(dedup.Page{URL: m.URL, Simhash: rec.Simhash, NoURL: rec.NoURLSimhash, Title: rec.TitleHash})
+		if soft {
+			d.dup.Soft404++
+			v.rec.Dups = append(v.rec.Dups, record.DupRecord{URL: rec.URL, Of: of, Kind: dedup.Soft404, Test: dedup.TestSoft404, Similarity: 1 - float64(dist)/64, Time: now})
 		}
-		c.followLinks(m, now)
+		v.settled = append(v.settled, settled{page: m, soft404: soft})
 	}
 }
 
 // probeUnanswered tells duplicate detection that URL id will not be
 // fetched; when it is a probe, the soft-404 signature the evidence made
-// is put in force and recorded.
-func (c *crawl) probeUnanswered(id uint64, now time.Time) *dedup.Soft404Sig {
-	if c.e.det == nil {
+// is put in force and recorded, and returned.
+func (d *detection) probeUnanswered(id uint64, now time.Time, v *verdict) *dedup.Soft404Sig {
+	if d.det == nil {
 		return nil
 	}
-	sig := c.e.det.ProbeUnanswered(id)
+	sig := d.det.ProbeUnanswered(id)
 	if sig != nil {
-		c.soft404(sig, now)
+		d.soft404(sig, now, v)
 	}
-	c.release(id, now)
+	d.release(id, now, v)
 	return sig
 }
 
 // soft404 records a soft-404 signature put in force, and tells the
 // console.
-func (c *crawl) soft404(sig *dedup.Soft404Sig, now time.Time) {
-	c.batch.Soft404s = append(c.batch.Soft404s, record.Soft404Record{Sig: *sig, Time: now})
+func (d *detection) soft404(sig *dedup.Soft404Sig, now time.Time, v *verdict) {
+	v.rec.Soft404s = append(v.rec.Soft404s, record.Soft404Record{Sig: *sig, Time: now})
 	how := "its probe (a URL that cannot exist) unanswered"
 	if sig.Probe != 0 {
 		how = fmt.Sprintf("its probe (a URL that cannot exist) answered %d", sig.ProbeStatus)
 	}
 	text := fmt.Sprintf("%s answers URLs that do not exist with one page (%d URLs; %s), recorded as soft 404s", sig.Origin, len(sig.Evidence)+1, how)
-	c.e.event(record.Event{Time: now, Kind: record.EventSoft404, Text: text})
-	c.dupCounts()
-}
-
-// cut revokes the URLs of a running lease not reported yet (see
-// visit.Feed): they return to the site's queue.
-func (c *crawl) cut(run *leaseRun) {
-	l := run.lease
-	if l.Feed == nil {
-		return
-	}
-	for i := run.upTo; i < len(l.URLs); i++ {
-		c.revoke(run, i)
-	}
+	v.events = append(v.events, record.Event{Time: now, Kind: record.EventSoft404, Text: text})
+	d.counts()
 }
 
 // probed takes the answer to a probe: it confirms, replaces or withdraws
 // the host's soft-404 signature (see dedup.Detector.Probed). No link of a
-// probe is followed: it reports false.
-func (c *crawl) probed(m *visit.PageResult, now time.Time) bool {
-	e := c.e
+// probe is followed.
+func (d *detection) probed(m *visit.PageResult, now time.Time, v *verdict) {
 	rec := &m.Record
 	t := cputime.Start()
-	d := e.det.Probed(dedup.Page{ID: rec.URL, URL: m.URL, Digest: rec.Digest, Simhash: rec.Simhash, Main: rec.MainSimhash, NoURL: rec.NoURLSimhash, Title: rec.TitleHash, Status: rec.Status})
-	c.dup.Time += t.Elapsed() + m.Detect
-	if w := d.Soft404Withdrawn; w != nil {
-		c.batch.Soft404s = append(c.batch.Soft404s, record.Soft404Record{Sig: *w, Time: now})
+	dec := d.det.Probed(pageOf(m))
+	d.dup.Time += t.Elapsed() + m.Detect
+	if w := dec.Soft404Withdrawn; w != nil {
+		v.rec.Soft404s = append(v.rec.Soft404s, record.Soft404Record{Sig: *w, Time: now})
 		text := fmt.Sprintf("%s: not a soft-404 host: a URL that cannot exist answered %d (%d URLs with one page were copies)", w.Origin, w.ProbeStatus, len(w.Evidence)+1)
-		e.event(record.Event{Time: now, Kind: record.EventSoft404, Text: text})
+		v.events = append(v.events, record.Event{Time: now, Kind: record.EventSoft404, Text: text})
 	}
-	if s := d.Soft404; s != nil {
-		c.soft404(s, now)
+	if s := dec.Soft404; s != nil {
+		d.soft404(s, now, v)
 	}
-	if d.Kind == dedup.Soft404 {
-		c.dup.Soft404++
-		c.batch.Dups = append(c.batch.Dups, record.DupRecord{URL: rec.URL, Of: d.Of, Kind: d.Kind, Test: d.Test, Similarity: d.Similarity, Time: now})
+	if dec.Kind == dedup.Soft404 {
+		d.dup.Soft404++
+		v.rec.Dups = append(v.rec.Dups, record.DupRecord{URL: rec.URL, Of: dec.Of, Kind: dec.Kind, Test: dec.Test, Similarity: dec.Similarity, Time: now})
 	}
-	c.dupCounts()
-	c.release(rec.URL, now)
+	d.counts()
+	d.release(rec.URL, now, v)
+}
+
+// observe runs duplicate detection on a page fetched (2xx, with a body),
+// recording the rules it learned or withdrew and the soft-404 signature it
+// put in force; judge records its kind once the loop has done what the
+// decision asks (a probe, held links).
+func (d *detection) observe(m *visit.PageResult, now time.Time, v *verdict) dedup.Decision {
+	p := pageOf(m)
+	p.Claims = m.Claims // what the page says of its origin
+	dec := d.det.Observe(p)
+	d.demoted(dec.Demoted, now, v)
+	for _, r := range dec.Learned {
+		d.ruleChanged(r, now, v)
+	}
+	for _, r := range dec.Withdrawn {
+		d.ruleChanged(r, now, v)
+	}
+	if dec.Soft404 != nil {
+		v.rec.Soft404s = append(v.rec.Soft404s, record.Soft404Record{Sig: *dec.Soft404, Time: now})
+		text := fmt.Sprintf("%s answers URLs that do not exist with one page (%d URLs), recorded as soft 404s", dec.Soft404.Origin, len(dec.Soft404.Evidence)+1)
+		v.events = append(v.events, record.Event{Time: now, Kind: record.EventSoft404, Text: text})
+	}
+	return dec
+}
+
+// judge counts a page's decision and records it when the page is a copy;
+// it reports whether the page is new content.
+func (d *detection) judge(dec *dedup.Decision, rec *record.PageRecord, now time.Time, v *verdict) bool {
+	if len(dec.Learned) > 0 || len(dec.Withdrawn) > 0 || dec.Soft404 != nil {
+		d.counts()
+	}
+	switch dec.Kind {
+	case dedup.Exact:
+		d.dup.Exact++
+	case dedup.Near:
+		d.dup.Near++
+	case dedup.Soft404:
+		// Not a genuine page: its links, found only here, are not
+		// followed.
+		d.dup.Soft404++
+	default:
+		return true
+	}
+	v.rec.Dups = append(v.rec.Dups, record.DupRecord{URL: rec.URL, Of: dec.Of, Kind: dec.Kind, Test: dec.Test, Similarity: dec.Similarity, Time: now})
 	return false
 }
 
-// restoreDetection takes back what the loop keeps of duplicate
-// detection's decisions from the store, once the detector is restored:
-// how many URLs each rule skipped, by site (they count in Dup.Pruned,
-// as the rules count in Dup.Rules), those of them whose canonical URL has
-// not answered yet, and the pages whose links wait for a probe. Such a probe is queued still: the batch that queued it held the
-// page's links, and the one that takes its answer (or skips it) lets
-// them go. So the probe is fetched at its site's next visit, and its
-// answer decides the links as it would have before the restart.
-func (c *crawl) restoreDetection(ctx context.Context) error {
-	err := c.e.store.RuleSkipped(ctx, func(u record.RuleSkippedURL) {
-		c.countRuleSkips(u.Rule, u.Site, 1)
-		c.dup.Pruned++
+// pageOf is what the detector is told of a page fetched.
+func pageOf(m *visit.PageResult) dedup.Page {
+	rec := &m.Record
+	return dedup.Page{ID: rec.URL, URL: m.URL, Digest: rec.Digest, Simhash: rec.Simhash, Main: rec.MainSimhash, NoURL: rec.NoURLSimhash, Title: rec.TitleHash, Status: rec.Status}
+}
+
+// counts copies the detector's rule and soft-404 counts into the figures.
+func (d *detection) counts() {
+	s := d.det.Stats()
+	d.dup.Rules, d.dup.Withdrawn, d.dup.Soft404Hosts = int64(s.Rules), int64(s.Withdrawn), int64(s.Soft404Host)
+	for k := range s.RulesByKind {
+		d.dup.Learned[k] = int64(s.RulesByKind[k] + s.WithdrawnByKind[k])
+	}
+}
+
+// restore takes back detection's state from the store at the start of a
+// run: the fingerprints of every page fetched, the rules and soft 404s
+// recorded, how many URLs each rule skipped, by site (they count in
+// Dup.Pruned, as the rules count in Dup.Rules), those of them whose
+// canonical URL has not answered yet, and the pages whose links wait for a
+// probe. Such a probe is queued still: the batch that queued it held the
+// page's links, and the one that takes its answer (or skips it) lets them
+// go. So the probe is fetched at its site's next visit, and its answer
+// decides the links as it would have before the restart. known reports
+// whether a site ID is one of the crawl's.
+func (d *detection) restore(ctx context.Context, store record.Store, known func(site int64) bool) error {
+	if d.det == nil {
+		return nil
+	}
+	err := store.Fingerprints(ctx, func(p record.FetchedPage) {
+		d.det.Restore(dedup.Page{ID: p.URL, URL: p.Addr, Digest: p.Digest, Simhash: p.Simhash, Main: p.Main, NoURL: p.NoURL, Title: p.Title, Status: p.Status})
+	})
+	if err != nil {
+		return fmt.Errorf("engine: loading fingerprints: %w", err)
+	}
+	rs, err := store.Rules(ctx)
+	if err != nil {
+		return fmt.Errorf("engine: loading rules: %w", err)
+	}
+	for _, r := range rs {
+		d.det.RestoreRule(r.Rule)
+	}
+	ss, err := store.Soft404s(ctx)
+	if err != nil {
+		return fmt.Errorf("engine: loading soft 404s: %w", err)
+	}
+	for _, s := range ss {
+		d.det.RestoreSoft404(s.Sig)
+	}
+	err = store.RuleSkipped(ctx, func(u record.RuleSkippedURL) {
+		d.countRuleSkips(u.Rule, u.Site, 1)
+		d.dup.Pruned++
 		// Its canonical URL, computed again with the restored rules.
-		canon, _, covered := c.e.det.Canonical(u.URL)
-		if s := c.sites[u.Site]; covered && canon != "" && s != nil {
-			c.awaitCanonical(dedup.ID(canon), canonSkip{id: u.ID, site: s, rule: u.Rule})
+		canon, _, covered := d.det.Canonical(u.URL)
+		if covered && canon != "" && known(u.Site) {
+			d.awaitCanonical(dedup.ID(canon), canonSkip{id: u.ID, site: u.Site, rule: u.Rule})
 		}
 	})
 	if err != nil {
 		return fmt.Errorf("engine: loading rule skips: %w", err)
 	}
-	held, err := c.e.store.Held(ctx)
+	held, err := store.Held(ctx)
 	if err != nil {
 		return fmt.Errorf("engine: loading held links: %w", err)
 	}
@@ -371,7 +426,8 @@ func (c *crawl) restoreDetection(ctx context.Context) error {
 		for i, u := range h.Links {
 			m.Links[i].URL = u
 		}
-		c.keepHeld(h.Probe, m)
+		d.keepHeld(h.Probe, m)
 	}
+	d.counts()
 	return nil
 }

@@ -11,7 +11,8 @@
 // slaves run leases alike (Robot): robots.txt if needed, then the pages, w
 // apart, each reported back as a Result. The loop turns the links found into
 // new URLs and sites and passes everything to the committer, the one
-// goroutine that writes to the Store; see lease.go for the contract.
+// goroutine that writes to the Store (package record is its contract;
+// package visit is the robots'). docs/architecture.md draws the path.
 //
 // With recrawl.enabled, a recrawl is a visit too: the loop puts the fetched
 // URLs of due channels back in their sites' queues, each with the copy it
@@ -282,21 +283,6 @@ func (v *visitTracker) stats() VisitStats {
 	return s
 }
 
-// canonical reports whether a rule duplicate detection learned covers url
-// and, if so, the canonical URL to fetch instead ("" for none: a number
-// pattern covers it) and the rule (the detector's own). A covered URL is
-// counted against its rule.
-func (e *Engine) canonical(url string) (covered bool, canon string, by *dedup.Rule) {
-	if e.det == nil {
-		return false, "", nil
-	}
-	canon, by, covered = e.det.Canonical(url)
-	if covered {
-		e.det.Covered(by)
-	}
-	return covered, canon, by
-}
-
 // Rules returns the URL rewrite rules duplicate detection has learned and
 // withdrawn, with the URLs each covered; nil with detection off. Only the
 // loop uses the detector: call Rules after Run has returned.
@@ -305,9 +291,4 @@ func (e *Engine) Rules() []dedup.Rule {
 		return nil
 	}
 	return e.det.AllRules()
-}
-
-// inScope checks a normalised URL against the crawl's scope.
-func (e *Engine) inScope(u string, depth int) (visit.FoundLink, bool) {
-	return e.robot.InScope(u, depth)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -38,77 +37,6 @@ const rankPace = 10
 // ranks are an estimate over a graph that changes while they are computed,
 // and a warm start makes each run short anyway.
 const rankTolerance = 1e-7
-
-// linkGraph is the web graph a crawl has discovered, kept compactly for
-// PageRank: every URL seen is a node (an int32 index, the value of the
-// loop's seen map) and every fetched page appends its in-scope links, as
-// node indexes, to the current chunk of linkChunk links — 4 bytes a link
-// and 12 a fetched page. Chunks are never reallocated: a growing slice of
-// ten million links would be copied as it grows and hold half again its
-// size in spare capacity, which on the 1,000,000-URL crawl cost more peak
-// memory than the links themselves. Only the loop goroutine appends; a
-// background recomputation reads a prefix (graphView), which appends never
-// touch.
-type linkGraph struct {
-	ids   []uint64 // node -> URL ID
-	pages []int32  // the nodes of fetched pages, in fetch order
-	// ends[i] is where pages[i]'s links end: chunk<<32 | offset. A page's
-	// links lie in one chunk, from the previous page's end when that is in
-	// the same chunk, else from offset 0.
-	ends   []int64
-	chunks [][]int32
-	links  int // links in all chunks
-}
-
-// linkChunk is the size of a chunk of links: 4 MiB.
-const linkChunk = 1 << 20
-
-// add makes a node for the URL id and returns it.
-func (g *linkGraph) add(id uint64) int32 {
-	g.ids = append(g.ids, id)
-	return int32(len(g.ids) - 1)
-}
-
-// fetched records that page was fetched, linking to links.
-func (g *linkGraph) fetched(page int32, links []int32) {
-	last := len(g.chunks) - 1
-	if last < 0 || len(g.chunks[last])+len(links) > cap(g.chunks[last]) {
-		// A page with more links than a chunk holds gets a chunk of its own.
-		g.chunks = append(g.chunks, make([]int32, 0, max(linkChunk, len(links))))
-		last++
-	}
-	g.chunks[last] = append(g.chunks[last], links...)
-	g.links += len(links)
-	g.pages = append(g.pages, page)
-	g.ends = append(g.ends, int64(last)<<32|int64(len(g.chunks[last])))
-}
-
-// view returns the graph as it is now, for another goroutine to read. The
-// chunk headers are copied: the loop goes on appending to the last chunk,
-// within its capacity, past what the view reads.
-func (g *linkGraph) view() graphView {
-	return graphView{ids: g.ids[:len(g.ids):len(g.ids)], pages: g.pages[:len(g.pages):len(g.pages)],
-		ends: g.ends[:len(g.ends):len(g.ends)], chunks: append([][]int32(nil), g.chunks...), links: g.links}
-}
-
-// graphView is a prefix of a linkGraph, immutable.
-type graphView linkGraph
-
-// lists yields each fetched page's links, for rank.PageRankLists.
-func (v graphView) lists(yield func(int32, []int32) bool) {
-	prev := int64(-1)
-	for i, p := range v.pages {
-		chunk, end := v.ends[i]>>32, v.ends[i]&(1<<32-1)
-		start := int64(0)
-		if prev>>32 == chunk {
-			start = prev & (1<<32 - 1)
-		}
-		prev = v.ends[i]
-		if !yield(p, v.chunks[chunk][start:end:end]) {
-			return
-		}
-	}
-}
 
 // pagerank computes the PageRank of the view (damping 0.85), warm-started
 // from last (the scores of an earlier, smaller view; nodes added since start
@@ -224,7 +152,7 @@ func (c *crawl) startRanker(now time.Time) {
 	c.rank.out = make(chan rankResult, 1)
 	c.rank.ctx, c.rank.cancel = context.WithCancel(context.Background())
 	c.rank.started = now
-	c.rank.pages = c.pages
+	c.rank.pages = c.tally.pages
 }
 
 func (c *crawl) stopRanker() {
@@ -239,10 +167,10 @@ func (c *crawl) stopRanker() {
 func (c *crawl) rankDue(now time.Time) {
 	cfg := &c.e.cfg
 	r := &c.rank
-	if !cfg.Rank || r.busy || c.pages == r.pages || len(c.graph.pages) == 0 {
+	if !cfg.Rank || r.busy || c.tally.pages == r.pages || c.web.graph.fetchedPages() == 0 {
 		return
 	}
-	if c.pages-r.pages < int64(cfg.RankEveryPages) && (cfg.RankEvery <= 0 || now.Sub(r.started) < cfg.RankEvery) {
+	if c.tally.pages-r.pages < int64(cfg.RankEveryPages) && (cfg.RankEvery <= 0 || now.Sub(r.started) < cfg.RankEvery) {
 		return
 	}
 	if now.Sub(r.started) < rankPace*r.took {
@@ -264,8 +192,8 @@ func (c *crawl) rankDue(now time.Time) {
 // rankJob snapshots what a run needs and decides whether it writes ranks.
 func (c *crawl) rankJob(now time.Time) rankJob {
 	r := &c.rank
-	r.pages, r.started = c.pages, now
-	j := rankJob{view: c.graph.view(), last: r.last, prev: r.lastTime, pages: c.pages, oracle: -1}
+	r.pages, r.started = c.tally.pages, now
+	j := rankJob{view: c.web.graph.view(), last: r.last, prev: r.lastTime, pages: c.tally.pages, oracle: -1}
 	if c.e.cfg.Oracle != nil {
 		j.oracle = min(r.oracleSum, 1)
 	}
@@ -324,7 +252,7 @@ func (c *crawl) finalRank() {
 	if r.busy {
 		c.onRank(<-r.out)
 	}
-	if len(c.graph.pages) == 0 {
+	if c.web.graph.fetchedPages() == 0 {
 		return
 	}
 	j := c.rankJob(c.e.clock.Now())
@@ -337,39 +265,13 @@ func (c *crawl) finalRank() {
 	}
 }
 
-// addNode makes the graph node of a newly seen URL of site (0: unknown).
-// With PageRank off and a strategy that needs no nodes, no graph is kept:
-// every URL is node 0.
-func (c *crawl) addNode(id uint64, site int64) int32 {
-	if !c.e.cfg.Rank && c.rp == nil {
-		return 0
-	}
-	n := c.graph.add(id)
-	if c.rp != nil {
-		c.nodeSite = append(c.nodeSite, int32(site))
-	}
-	return n
-}
-
-// pageLinks records a fetched page in the graph, with the nodes of the
-// links followed (all seen by now), and adds its true PageRank to the
-// oracle's coverage.
+// pageLinks records a fetched page in the graph, with the links followed
+// (all seen by now), and adds its true PageRank to the oracle's coverage.
 func (c *crawl) pageLinks(id uint64, url string, follow []followed) {
 	if !c.e.cfg.Rank {
 		return
 	}
-	page, ok := c.seen[id]
-	if !ok {
-		page = c.addNode(id, 0)
-		c.seen[id] = page
-	}
-	c.nodeBuf = c.nodeBuf[:0]
-	for _, f := range follow {
-		if n, ok := c.seen[f.ID]; ok {
-			c.nodeBuf = append(c.nodeBuf, n)
-		}
-	}
-	c.graph.fetched(page, c.nodeBuf)
+	c.web.fetched(id, follow)
 	if o := c.e.cfg.Oracle; o != nil {
 		if pr, ok := o.PageRank(url); ok {
 			c.rank.oracleSum += pr
@@ -397,20 +299,6 @@ func newStrategy(cfg Config) (frontier.Strategy, error) {
 		}
 	}
 	return frontier.NewStrategy(cfg.Strategy, opt)
-}
-
-// strategyNames lists the strategies config.yaml may name.
-func strategyNames() []string {
-	return append(frontier.StrategyNames(), "optimal")
-}
-
-func knownStrategy(name string) bool {
-	for _, n := range strategyNames() {
-		if strings.EqualFold(n, name) {
-			return true
-		}
-	}
-	return false
 }
 
 // loadCoverage puts the earlier runs' coverage curve in the Stats.

@@ -268,8 +268,8 @@ func (c *crawl) startManager(now time.Time) error {
 	rc.stats = m.Stats()
 	rc.reassigns = rc.stats.Reassignments
 	text := fmt.Sprintf("recrawl: %d channels in %d groups by estimated change rate, policy %s", len(specs), opt.Groups, opt.Policy)
-	c.batch.Events = append(c.batch.Events, record.Event{Time: c.e.clock.Now(), Kind: "recrawl", Text: text})
-	c.e.event(record.Event{Kind: "recrawl", Text: text})
+	c.batch.Events = append(c.batch.Events, record.Event{Time: c.e.clock.Now(), Kind: record.EventRecrawl, Text: text})
+	c.e.event(record.Event{Kind: record.EventRecrawl, Text: text})
 	c.recordGroups(now)
 	return nil
 }
@@ -293,7 +293,7 @@ func (c *crawl) addToManager(ch *rchannel) {
 	rc := c.rc
 	ch.added = true
 	if err := rc.mgr.Add(ch.spec()); err != nil {
-		c.e.event(record.Event{Kind: "recrawl", Text: err.Error()})
+		c.e.event(record.Event{Kind: record.EventRecrawl, Text: err.Error()})
 		return
 	}
 	rc.managerSeeds(ch, 0)
@@ -319,7 +319,7 @@ func (c *crawl) recrawlTick(now time.Time) {
 	rnow := rc.clock.Now()
 	if rc.mgr == nil && !rnow.Before(rc.warmEnd) {
 		if err := c.startManager(rnow); err != nil {
-			c.e.event(record.Event{Kind: "recrawl", Text: err.Error()})
+			c.e.event(record.Event{Kind: record.EventRecrawl, Text: err.Error()})
 			c.rc = nil
 			return
 		}
@@ -389,7 +389,7 @@ func (r *recrawler) noteReassignments(c *crawl, rnow time.Time) {
 			SuccessRates: ra.SuccessRates, Theta: ra.Theta, Budget: ra.Budget}
 		c.batch.Reassignments = append(c.batch.Reassignments, rec)
 		text := fmt.Sprintf("%s reassigned the recrawl intervals: %s", ra.Policy, describeIntervals(ra.Before, ra.After))
-		ev := record.Event{Time: c.e.clock.Now(), Kind: "reassign", Text: text}
+		ev := record.Event{Time: c.e.clock.Now(), Kind: record.EventReassign, Text: text}
 		c.batch.Events = append(c.batch.Events, ev)
 		c.e.event(ev)
 	}

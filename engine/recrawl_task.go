@@ -131,7 +131,7 @@ func (c *crawl) take(ch *rchannel, f visit.FoundLink, depth, crawlDepth int, par
 		if !it.queued {
 			c.queueCopy(it, s, now)
 		}
-	} else if _, seen := c.seen[f.ID]; seen || !c.discoverAt(f, crawlDepth, parent, true, now) {
+	} else if c.web.has(f.ID) || !c.discoverAt(f, crawlDepth, parent, true, now) {
 		// Known without a copy: the crawl's own queue has it, or skipped it.
 		return false
 	}
@@ -397,7 +397,7 @@ func (c *crawl) recrawled(m *visit.PageResult, now time.Time) {
 		if !f.Resolve() {
 			continue
 		}
-		if _, seen := c.seen[f.ID]; seen || f.ID == m.Record.URL {
+		if c.web.has(f.ID) || f.ID == m.Record.URL {
 			continue
 		}
 		c.batch.Links = append(c.batch.Links, record.Link{From: m.Record.URL, To: f.ID})

@@ -19,6 +19,16 @@ import (
 // for Batch the crawl has nothing to fetch until the next batch is known
 // anyway; for Partial it stalls the loop for one PageRank every K pages.
 
+// reprioritizer is what driving a frontier.Reprioritizer needs; rp is
+// nil for the other strategies.
+type reprioritizer struct {
+	rp        frontier.Reprioritizer
+	update    func(uint64, float64)
+	touched   map[int64]siteTouch
+	fetchHeld bool
+	links     []uint64 // scratch: a page's links, for Fetched
+}
+
 // siteTouch is what one Fetched call changed in a site's queue.
 type siteTouch struct {
 	best float64 // the best new priority
@@ -27,31 +37,31 @@ type siteTouch struct {
 
 // reprioritize is the update function given to the strategy.
 func (c *crawl) reprioritize(id uint64, prio float64) {
-	n, ok := c.seen[id]
+	n, ok := c.web.node(id)
 	if !ok {
 		return // first found on the page being learnt: PagePriority answers
 	}
 	c.batch.Priorities = append(c.batch.Priorities, record.PriorityUpdate{URL: id, Priority: prio})
-	site := int64(c.nodeSite[n])
+	site := c.web.siteOf(n)
 	if site <= 0 {
 		return // known from an earlier run: its site learns at its next visit
 	}
-	t, ok := c.touched[site]
+	t, ok := c.reprio.touched[site]
 	if !ok || prio < t.best {
 		t.best = prio
 	}
 	t.n++
-	c.touched[site] = t
+	c.reprio.touched[site] = t
 }
 
 // left tells the strategy that the page id left the queue, with links
 // (nil when it was not fetched or its links are not followed), and applies
 // the priorities it changed.
 func (c *crawl) left(id uint64, links []uint64) {
-	if c.rp == nil {
+	if c.reprio.rp == nil {
 		return
 	}
-	c.rp.Fetched(id, links, c.update)
+	c.reprio.rp.Fetched(id, links, c.reprio.update)
 	c.applyTouched()
 }
 
@@ -62,8 +72,8 @@ func (c *crawl) left(id uint64, links []uint64) {
 // Partial; a little optimistic otherwise, until the site's next visit reads
 // its true head).
 func (c *crawl) applyTouched() {
-	for id, t := range c.touched {
-		delete(c.touched, id)
+	for id, t := range c.reprio.touched {
+		delete(c.reprio.touched, id)
 		s := c.sites[id]
 		if s == nil || s.parked {
 			continue
@@ -94,19 +104,19 @@ func (c *crawl) applyTouched() {
 // asked to release pages (frontier.Unholder); failing that, held pages are
 // fetched anyway, in queue order.
 func (c *crawl) next(now time.Time) *frontier.Site {
-	if c.fetchHeld {
+	if c.reprio.fetchHeld {
 		return c.f.Next(now)
 	}
-	if fs := c.f.NextUnheld(now); fs != nil || c.rp == nil || !c.stalled(now) {
+	if fs := c.f.NextUnheld(now); fs != nil || c.reprio.rp == nil || !c.stalled(now) {
 		return fs
 	}
-	if u, ok := c.rp.(frontier.Unholder); ok && u.Unhold(c.update) {
+	if u, ok := c.reprio.rp.(frontier.Unholder); ok && u.Unhold(c.reprio.update) {
 		c.applyTouched()
 		if fs := c.f.NextUnheld(now); fs != nil || !c.stalled(now) {
 			return fs
 		}
 	}
-	c.fetchHeld = true
+	c.reprio.fetchHeld = true
 	text := fmt.Sprintf("strategy %s holds every queued page and releases none: fetching them in queue order", c.e.strategy.Name())
 	c.e.event(record.Event{Time: now, Kind: record.EventStrategy, Text: text})
 	return c.f.Next(now)
@@ -119,7 +129,7 @@ func (c *crawl) next(now time.Time) *frontier.Site {
 // minutes; they are fetched when it comes back, but not waited for).
 func (c *crawl) stalled(now time.Time) bool {
 	f := c.f
-	if c.busy > 0 || c.resolving > 0 || len(c.toResolve) > 0 || f.Count(frontier.Ready) == 0 ||
+	if c.leases.busy > 0 || c.dns.running > 0 || len(c.dns.queue) > 0 || f.Count(frontier.Ready) == 0 ||
 		f.Count(frontier.Resolving)+f.Count(frontier.Blocked) > 0 {
 		return false
 	}

@@ -304,7 +304,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case snapshotMsg:
 		m.snapshotting = false
-		ev := record.Event{Time: m.opt.Now(), Kind: "snapshot"}
+		ev := record.Event{Time: m.opt.Now(), Kind: record.EventSnapshot}
 		if msg.err != nil {
 			ev.Text = "failed: " + msg.err.Error()
 			m.setStatus("snapshot failed: "+msg.err.Error(), true)

@@ -187,6 +187,9 @@ const (
 	EventRule          EventKind = "rule"           // a URL rewrite rule learned
 	EventRuleWithdrawn EventKind = "rule-withdrawn" // a rule withdrawn: a URL it rewrites holds other content
 	EventSoft404       EventKind = "soft-404"       // a host's soft-404 page recognised
+	// Recrawling (docs/recrawl.md).
+	EventRecrawl  EventKind = "recrawl"  // recrawling started, or a channel or task failed
+	EventReassign EventKind = "reassign" // the recrawl policy recalculated the groups' intervals
 )
 
 // Counters are crawl totals kept across restarts.

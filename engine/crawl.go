@@ -1,0 +1,143 @@
+package engine
+
+import (
+	"context"
+	"net/netip"
+	"time"
+
+	"lidi/engine/frontier"
+	"lidi/engine/record"
+	"lidi/engine/robots"
+	"lidi/engine/visit"
+)
+
+// site is what the loop knows of a site beyond what the scheduler needs.
+type site struct {
+	frontier.Site
+	port    int
+	robots  *visit.RobotsFile // nil: unknown, or to be fetched again
+	rules   *robots.Rules     // robots parsed
+	delay   time.Duration     // w, raised by Crawl-delay
+	fetched int64
+	parked  bool
+	// lookingUp is set while the host's DNS look-up is queued or under
+	// way, so that each look-up is started once and none is forgotten.
+	lookingUp bool
+
+	// leasing is the head read on its way to the loop for the site's
+	// next lease (nil when none is).
+	leasing *leasing
+}
+
+// leasing is a site taken from the frontier whose queue head the loop has
+// asked the committer for. The head holds what was queued when it was
+// asked for; what the site's queue gained or had re-ordered since is
+// gathered here, so that the frontier's count and head priority come out
+// right when the head arrives (onHead).
+type leasing struct {
+	budget     int64   // pages the lease may take (c, or less near a page limit)
+	since      int64   // URLs queued since
+	sincePrio  float64 // the best of them
+	reprio     bool    // a Reprioritizer changed the queue since
+	reprioHead float64
+}
+
+// leaseRun is a lease handed to the dispatcher, as the loop follows it.
+type leaseRun struct {
+	lease   *visit.Lease
+	site    *site
+	planned int64 // pages it may still fetch (counted in crawl.planned)
+	seq     int   // the last result applied
+	early   map[int]visit.Result
+	upTo    int // lease.URLs[upTo:] are not reported fetched
+	tracker *visitTracker
+	revoked []bool // lease.URLs[i] revoked (see visit.Feed); nil for none
+	// want, for a lease of an earlier run (adopt.go), are its URLs the
+	// store still holds queued: only their results are applied.
+	want map[uint64]bool
+}
+
+// crawl is the loop's state. Only the loop goroutine touches it. Each
+// feature keeps its own state in a value of its own (tally, seedWatch,
+// lookups, leaseBook, decisions, the link graph, the recrawler); the loop
+// alone discovers URLs and writes the batch.
+type crawl struct {
+	e      *Engine
+	f      *frontier.Frontier
+	sites  map[int64]*site
+	batch  *pending
+	closed chan struct{} // closed when the loop has returned: late reports are dropped
+
+	visitCtx   context.Context
+	leases     leaseBook
+	dns        lookups
+	seeds      seedWatch
+	tally      tally
+	nextSiteID int64
+	nextSeq    int64
+	hops       map[uint64]int // redirect chain length of queued redirect targets
+
+	// Parked sites with rounds left, tried again after errors.park_for.
+	parkedSites []*site
+
+	web       webGraph // the URLs seen and the links of the pages fetched
+	rank      ranker
+	reprio    reprioritizer                                     // a strategy that re-orders queued pages; see reprioritize.go
+	detect    detection                                         // duplicate detection; see detect.go
+	verdict   verdict                                           // what detection last asked of the loop (see apply)
+	inScope   func(u string, depth int) (visit.FoundLink, bool) // the robots' scope
+	rc        *recrawler                                        // nil when recrawling is off
+	followBuf []followed
+
+	savedPause bool
+	adopted    string // the start event's note on leases of an earlier run taken over (adopt.go)
+}
+
+// tally is the crawl's figures, which publish copies into Stats.
+type tally struct {
+	pages, bytes, errors, discovered int64
+	errKinds                         map[visit.FailureKind]int64
+	skipped                          map[record.SkipReason]int64
+	published                        time.Time // when publish last copied them
+}
+
+// leaseBook follows the leases: busy counts the sites taken from the
+// frontier, whose head is being read (heading) or whose lease runs (runs).
+type leaseBook struct {
+	results chan visit.Result // robots' reports
+	heads   chan headReply    // queue heads read for leases
+	runs    map[uint64]*leaseRun
+	next    uint64
+	heading int
+	busy    int
+	planned int64 // pages planned by visits in flight
+}
+
+// lookups are the sites' DNS look-ups: at most dns.parallel running, the
+// rest queued, and those that failed tried again after dns.retry.
+type lookups struct {
+	out     chan dnsResult
+	running int
+	queue   []*site
+	retry   []dnsRetry
+}
+
+// seedWatch follows the seeds' sites while the crawl has had no answer
+// yet: when all of them fail, it ends at once (SeedsFailedError).
+type seedWatch struct {
+	answered bool
+	sites    map[int64]bool
+	failed   map[int64]string
+	bad      []string // seeds that are no URL in scope
+}
+
+type dnsRetry struct {
+	site *site
+	at   time.Time
+}
+
+type dnsResult struct {
+	site *site
+	addr netip.Addr
+	err  error
+}
