@@ -19,15 +19,18 @@ func (d *detection) demoted(ds []dedup.Demotion, now time.Time, v *verdict) {
 	}
 }
 
-// prefer queues url, the original a page of m's claims to copy (see
-// dedup.Decision.Prefer), ahead of the rest of its site's queue, as a
+// prefer queues urls, the original page m claims to copy (see
+// dedup.Decision.Prefer), ahead of the rest of their site's queue, as a
 // probe is (see probe), so that the original answers before more copies
 // are fetched. A URL out of scope, known already or covered by a rule is
 // left as it is.
-func (c *crawl) prefer(url string, m *visit.PageResult, now time.Time) {
-	if url == "" {
-		return
+func (c *crawl) prefer(urls []string, m *visit.PageResult, now time.Time) {
+	for _, u := range urls {
+		c.preferOne(u, m, now)
 	}
+}
+
+func (c *crawl) preferOne(url string, m *visit.PageResult, now time.Time) {
 	f, ok := c.inScope(url, m.Depth)
 	if !ok {
 		return

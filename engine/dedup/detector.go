@@ -147,13 +147,13 @@ type Decision struct {
 	// reversed (see original.go). The crawler should record them as
 	// duplicates.
 	Demoted []Demotion
-	// Prefer, when not "", is the URL of the original this page claims
-	// to copy (its canonical URL, or its path on the host a mirroring
-	// tool's note names), not observed yet: the crawler should fetch it
-	// ahead of the rest of its site's queue, so that the evidence of
-	// which copy to keep comes from the original's side before more
-	// copies are fetched. It is a hint: nothing is skipped for it.
-	Prefer string
+	// Prefer are the URLs of the original this page claims to copy
+	// (its canonical URL; the URL a mirroring tool's note names, and the
+	// page's own path on that host), not observed yet: the crawler should
+	// fetch them ahead of the rest of their site's queue, so that the
+	// evidence of which copy to keep comes from the original's side
+	// before more copies are fetched. A hint: nothing is skipped for it.
+	Prefer []string
 	// Soft404 is the host's soft-404 signature when this observation
 	// established or changed it, or nil.
 	Soft404 *Soft404Sig
@@ -231,7 +231,8 @@ type Detector struct {
 
 	claims         map[uint32]pageClaim // stored pages that claim another URL as their origin
 	claimsByOrigin map[string][]uint32
-	originsByHost  map[uint64]string // the first origin observed with each hostKey
+	originsByHost  map[uint64]string    // the first origin observed with each hostKey
+	mirrored       map[string]*mirrored // by origin: directories whose pages say they are copies
 
 	priors  map[uint64]*prior // shapes of rules across origins (prior.go)
 	matters map[string]bool   // parameter names a pair showed to change the page

@@ -764,5 +764,10 @@ func (d *Detector) Unproven(url string) (cand uint64, need int, ok bool) {
 		}
 		return c.key, max(1, d.need(c)-c.rule.Supports), true
 	}
+	if len(d.mirrored) > 0 {
+		if key, ok := d.unprovenMirror(url); ok {
+			return key, 1, true
+		}
+	}
 	return 0, 0, false
 }

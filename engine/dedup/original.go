@@ -237,11 +237,11 @@ func (d *Detector) noteOrigin(origin string) {
 }
 
 // noteClaim keeps what stored page i at u claims, if anything, and
-// returns the URL of the original to fetch first (Decision.Prefer).
-func (d *Detector) noteClaim(i uint32, p *Page, u *urlParts) string {
+// returns the URLs of the original to fetch first (Decision.Prefer).
+func (d *Detector) noteClaim(i uint32, p *Page, u *urlParts) []string {
 	c, ok := claimOf(p)
 	if !ok {
-		return ""
+		return nil
 	}
 	if d.claims == nil {
 		d.claims = make(map[uint32]pageClaim)
@@ -252,8 +252,11 @@ func (d *Detector) noteClaim(i uint32, p *Page, u *urlParts) string {
 	if len(d.claimsByOrigin[o]) < maxClaimsScanned {
 		d.claimsByOrigin[o] = append(d.claimsByOrigin[o], i)
 	}
+	if c.sig == SignalMirrorNote && c.path == "" && d.originsByHost[c.host] != "" {
+		d.noteMirrored(o, u.dirPath())
+	}
 	if d.recs[i].dir&dupFlag != 0 {
-		return "" // a copy of a page observed: the evidence is in
+		return nil // a copy of a page observed: the evidence is in
 	}
 	named := p.Canonical
 	switch c.sig {
@@ -262,17 +265,22 @@ func (d *Detector) noteClaim(i uint32, p *Page, u *urlParts) string {
 	case SignalOGURL:
 		named = p.OGURL
 	}
-	// A mirroring tool's note names the path it copied, which the
-	// original's host may serve under another (/~esr/jargon/ is
-	// /jargon/): its own path on that host, crawled under the origin
-	// observed there, is the likelier twin.
+	out := make([]string, 0, 2)
 	if o := d.originsByHost[c.host]; c.sig == SignalMirrorNote && o != "" && o != u.origin() {
-		named = o + p.URL[u.originEnd:]
+		// A note names the host as the world knows it: the crawl
+		// reaches it under the origin observed there (another port,
+		// the www twin). And it names the path it copied, which the
+		// original's host may serve under another (/~esr/jargon/ is
+		// /jargon/): the page's own path there is the other likely twin.
+		named = o + named[originEnd(named):]
+		if own := o + p.URL[u.originEnd:]; own != named && !d.Observed(ID(own)) {
+			out = append(out, own)
+		}
 	}
-	if d.Observed(ID(named)) {
-		return ""
+	if !d.Observed(ID(named)) {
+		out = append(out, named)
 	}
-	return named
+	return out
 }
 
 // maxClaimsScanned bounds the claims kept for each origin, which a
@@ -581,4 +589,49 @@ func (d *Detector) reverse(r *Rule) (Rule, *Rule, []Demotion) {
 	w := *r
 	w.Support = append([]Pair(nil), r.Support...)
 	return w, nr, demoted
+}
+
+// A page whose mirroring tool's note names a host the crawl has reached
+// is a copy whose original can be fetched, and so are its neighbours,
+// likely: until a swap of their directory is learned, a visit of their
+// site takes one of them at a time (Unproven), while the originals they
+// name are fetched first (Decision.Prefer). Without it a mirror answering
+// first is crawled at full speed until the first pairs are in. Bounded:
+// after maxMirroredWait such pages without a rule, they are crawled as
+// any page.
+
+// mirrored is the directory of an origin whose pages say they are copies.
+type mirrored struct {
+	under string // the deepest directory holding all of them
+	pages int
+	key   uint64
+}
+
+// maxMirroredWait bounds the pages a mirrored directory is held back for.
+const maxMirroredWait = 64
+
+// noteMirrored records a page in directory dir of origin whose note
+// names a host the crawl has reached.
+func (d *Detector) noteMirrored(origin, dir string) {
+	if d.mirrored == nil {
+		d.mirrored = make(map[string]*mirrored)
+	}
+	m := d.mirrored[origin]
+	if m == nil {
+		m = &mirrored{key: newHasher(keyRule).str(origin).str(" mirrored").sum()}
+		d.mirrored[origin] = m
+	}
+	m.under = commonDir(m.under, dir)
+	m.pages++
+}
+
+// unprovenMirror is Unproven for a URL of a directory whose pages say
+// they are copies, while no rule covers it.
+func (d *Detector) unprovenMirror(url string) (uint64, bool) {
+	oe := originEnd(url)
+	m := d.mirrored[url[:oe]]
+	if m == nil || m.pages > maxMirroredWait || m.under == "/" || !strings.HasPrefix(url[oe:], m.under) {
+		return 0, false
+	}
+	return m.key, true
 }

@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -217,5 +218,34 @@ func TestCanonicalNotObeyed(t *testing.T) {
 	p.Canonical = home.url
 	if dec := d.Observe(p); dec.Kind != Exact || dec.OfURL != f.url || len(dec.Demoted) > 0 {
 		t.Errorf("copy naming a third site: %v of %s, demoted %v", dec.Kind, dec.OfURL, dec.Demoted)
+	}
+}
+
+// A page whose mirroring tool's note names a host the crawl has reached
+// holds its directory back to one copy a visit (Unproven) and asks for
+// the original it names (Prefer), until the pairs are in; pages outside
+// the directory are not held back.
+func TestMirrorNoteHoldsBack(t *testing.T) {
+	w := newWeb("http://docs.example.org", 61)
+	const mirror = "http://blog.example.net"
+	d := New(Config{})
+	home := w.page("/", 1, pageOpt{})
+	d.Observe(pageOf(home.url, home.body))
+	own := newWeb(mirror, 62).page("/posts/1.html", 2, pageOpt{})
+	d.Observe(pageOf(own.url, own.body))
+	for i, p := range []string{"/manual/a.html", "/manual/b/c.html"} {
+		f := w.at(mirror+"/copies/docs", w.page(p, uint64(10+i), pageOpt{}))
+		pg := pageOf(f.url, f.body)
+		pg.MirroredFrom = "http://docs.example.org" + p
+		want := []string{"http://docs.example.org/copies/docs" + p, "http://docs.example.org" + p}
+		if got := d.Observe(pg).Prefer; !slices.Equal(got, want) {
+			t.Errorf("prefer %v, want %v: the URL the note names, and the page's own path, on the host it names", got, want)
+		}
+	}
+	if _, need, ok := d.Unproven(mirror + "/copies/docs/manual/d.html"); !ok || need != 1 {
+		t.Errorf("a sibling of the copies: need %d, %v; want held back to one a visit", need, ok)
+	}
+	if _, _, ok := d.Unproven(mirror + "/posts/2.html"); ok {
+		t.Error("the blog's own page is held back")
 	}
 }
