@@ -46,7 +46,7 @@ type leasing struct {
 type leaseRun struct {
 	lease   *visit.Lease
 	site    *site
-	planned int64 // pages it may still fetch (counted in crawl.planned)
+	planned int64 // pages it may still fetch (counted in leaseBook.planned)
 	seq     int   // the last result applied
 	early   map[int]visit.Result
 	upTo    int // lease.URLs[upTo:] are not reported fetched
@@ -58,9 +58,9 @@ type leaseRun struct {
 }
 
 // crawl is the loop's state. Only the loop goroutine touches it. Each
-// feature keeps its own state in a value of its own (tally, seedWatch,
-// lookups, leaseBook, decisions, the link graph, the recrawler); the loop
-// alone discovers URLs and writes the batch.
+// feature keeps its state in a value of its own (tally, seedWatch,
+// lookups, leaseBook, detection, webGraph, ranker, reprioritizer,
+// recrawler); the loop alone discovers URLs and writes the batch.
 type crawl struct {
 	e      *Engine
 	f      *frontier.Frontier
