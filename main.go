@@ -134,13 +134,13 @@ func crawl(ctx context.Context, cfg *config.File, wire func(*engine.Config), hea
 	if err := ec.Validate(); err != nil {
 		return err
 	}
-	resolver, err := dns.NewCache(cfg.DNSConfig())
+	resolver, err := dns.NewCache(cfg.DNS)
 	if err != nil {
 		return err
 	}
 	defer resolver.Close()
-	setHeapLimit(cfg.Memory.HeapLimitMB)
-	db, err := storage.Open(cfg.Storage.Path, storage.Options{MaxSize: cfg.Storage.MaxSize})
+	setHeapLimit(cfg.HeapLimitMB)
+	db, err := storage.Open(cfg.StoragePath, storage.Options{MaxSize: cfg.MaxSize})
 	if err != nil {
 		return err
 	}
@@ -149,7 +149,7 @@ func crawl(ctx context.Context, cfg *config.File, wire func(*engine.Config), hea
 	if err != nil {
 		return err
 	}
-	eng.SnapshotDir = filepath.Dir(cfg.Storage.Path)
+	eng.SnapshotDir = filepath.Dir(cfg.StoragePath)
 	master, stopMaster, err := startMaster(ctx, cfg, eng, out.stdout)
 	if err != nil {
 		return err
@@ -164,7 +164,7 @@ func crawl(ctx context.Context, cfg *config.File, wire func(*engine.Config), hea
 		stopCrawl(engine.Stopped(engine.EndSignal, context.Cause(ctx).Error()))
 	})()
 	var until time.Time
-	if d := cfg.Limits.MaxDuration; d > 0 {
+	if d := cfg.MaxDuration; d > 0 {
 		var cancel context.CancelFunc
 		crawlCtx, cancel = context.WithTimeoutCause(crawlCtx, d, engine.Stopped(engine.EndMaxDuration, d.String()))
 		defer cancel()
@@ -180,13 +180,13 @@ func crawl(ctx context.Context, cfg *config.File, wire func(*engine.Config), hea
 		}
 		return err
 	}
-	opt := tui.Options{Refresh: cfg.Console.Refresh, Until: until}
+	opt := tui.Options{Refresh: cfg.Refresh, Until: until}
 	if master != nil {
 		opt.Cluster = master
 	}
 	err = runConsole(ctx, crawlCtx, func() { stopCrawl(engine.Stopped(engine.EndKey, "q")) }, eng, opt)
 	if err == nil {
-		where, _ := filepath.Abs(cfg.Storage.Path)
+		where, _ := filepath.Abs(cfg.StoragePath)
 		fmt.Fprintf(out.stdout, "lidi: the crawl is kept in %s (%d pages fetched); to continue it: %s\n", where, eng.Stats().Pages, again)
 	}
 	return err
@@ -274,9 +274,9 @@ func progressLine(s engine.Stats) string {
 }
 
 func demoCmd(fs *flag.FlagSet) runFunc {
-	sites := fs.Int("sites", 200, "sites in the synthetic web")
-	pages := fs.Int("pages", 4000, "pages in the synthetic web")
-	seed := fs.Int64("seed", 1, "the synthetic web's seed")
+	var sites, pages = new(int), new(int)
+	seed := new(int64)
+	simweb.WebFlags(fs, sites, 200, pages, 4000, seed)
 	traps := fs.Int("traps", 2, "sites per kind of crawler trap (mirrors, session ids, soft 404s, …) in the synthetic web, for duplicate detection to find; 0 for none")
 	dbPath := fs.String("db", "", "the demo crawl's SQLite `file` (default lidi-demo-FLAGS.db, named after the flags below; run the demo again to continue it)")
 	headless := fs.Bool("headless", false, "no console: print a progress line every few seconds")
@@ -298,7 +298,7 @@ func demoCmd(fs *flag.FlagSet) runFunc {
 			return &usageError{msg: err.Error()}
 		}
 		cfg := config.Default()
-		cfg.Storage.Path = *dbPath
+		cfg.StoragePath = *dbPath
 		if err := cfg.CheckStorageDir(); err != nil {
 			return err
 		}
@@ -321,20 +321,20 @@ func demoCmd(fs *flag.FlagSet) runFunc {
 		cfg.Scope.AllowedDomains = []string{"test"} // simweb's hosts
 		cfg.DNS.Servers = []string{srv.DNSAddr()}
 		cfg.Robots = 16
-		cfg.Politeness.Delay = 200 * time.Millisecond
-		cfg.Politeness.PagesPerConnection = 20
+		cfg.Delay = 200 * time.Millisecond
+		cfg.PagesPerVisit = 20
 		// A coverage point every 100 pages of the demo's few thousand, and
 		// the synthetic web's true PageRank for the oracle's curve.
-		cfg.PageRank.EveryPages = 100
-		cfg.PageRank.Every = 2 * time.Second
-		cfg.PageRank.StoreEvery = 10 * time.Second
-		cfg.PageRank.BatchPages = 200
+		cfg.RankEveryPages = 100
+		cfg.RankEvery = 2 * time.Second
+		cfg.RankStoreEvery = 10 * time.Second
+		cfg.RankBatch = 200
 		// The web changes (SARSS's groups, an hour to sixteen): recrawl
 		// it on its own clock, probing every half hour for three hours
 		// before the policy takes over.
 		cfg.Recrawl.Enabled = *policy != "off"
 		if cfg.Recrawl.Enabled {
-			cfg.Recrawl.Policy = *policy
+			cfg.Recrawl.Options.Policy = recrawl.PolicyName(*policy)
 		}
 		cfg.Recrawl.InitialInterval = 30 * time.Minute
 		cfg.Recrawl.Warmup = 3 * time.Hour

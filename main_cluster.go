@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"go.yaml.in/yaml/v3"
-
 	"lidi/engine"
 	"lidi/engine/cluster"
 	"lidi/engine/config"
@@ -38,7 +36,7 @@ func startMaster(ctx context.Context, cfg *config.File, eng *engine.Engine, stdo
 	var srv *cluster.Server
 	if cc.Listen != "" {
 		if auth.Token == "" && auth.NKey == "" {
-			path := cfg.Storage.Path + ".cluster-token"
+			path := cfg.StoragePath + ".cluster-token"
 			tok, created, err := cluster.TokenFile(path)
 			if err != nil {
 				return nil, stop, err
@@ -50,19 +48,19 @@ func startMaster(ctx context.Context, cfg *config.File, eng *engine.Engine, stdo
 			}
 			fmt.Fprintf(stdout, "lidi: cluster token %s %s: %s\n", how, path, tok)
 		}
-		srv, err = cluster.StartServer(cluster.ServerOptions{Listen: cc.Listen, StoreDir: cfg.Storage.Path + ".nats", Auth: auth,
+		srv, err = cluster.StartServer(cluster.ServerOptions{Listen: cc.Listen, StoreDir: cfg.StoragePath + ".nats", Auth: auth,
 			TLS: cluster.TLSFiles{Cert: cc.TLSCert, Key: cc.TLSKey}})
 		if err != nil {
 			return nil, stop, err
 		}
 	}
 	m, err = cluster.StartMaster(ctx, cluster.MasterOptions{Server: srv, Dial: dial, Pins: pins,
-		Timing: cluster.Timing{Grace: cc.LeaseGrace, Heartbeat: cc.Heartbeat}})
+		Timing: cluster.Timing{Grace: cfg.LeaseGrace, Heartbeat: cc.Heartbeat}})
 	if err != nil {
 		srv.Close()
 		return nil, stop, err
 	}
-	settings, err := yaml.Marshal(cfg)
+	settings, err := cfg.Marshal()
 	if err == nil {
 		err = m.PublishSettings(ctx, settings)
 	}

@@ -49,7 +49,7 @@ func exportWARC(ctx context.Context, out output, dbPath string, f *warcFlags) er
 		opt.Info = [][2]string{
 			{"http-header-user-agent", cfg.UserAgent},
 			{"robots", fmt.Sprintf("obey robots.txt (RFC 9309); rel=nofollow honoured: %v; robots meta tags and X-Robots-Tag honoured: %v",
-				cfg.RobotsTxt.Nofollow, cfg.RobotsTxt.Meta)},
+				cfg.HonourNofollow, cfg.HonourMetaRobots)},
 		}
 	}
 	if err := os.MkdirAll(opt.Dir, 0o755); err != nil {

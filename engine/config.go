@@ -8,77 +8,83 @@ import (
 
 	"lidi/engine/fetch"
 	"lidi/engine/frontier"
+	"lidi/engine/keys"
 	"lidi/engine/scope"
 	"lidi/engine/urlnorm"
 	"lidi/engine/visit"
 )
 
-// Config is everything a crawl is told. config.yaml documents each field
-// under the key named in its comment; Defaults fills what is left zero.
+// Config is everything a crawl is told. A field that is a config.yaml key
+// names it in its yaml tag, and bounds its simple values in a check tag
+// (package keys reads both); config.yaml documents every key with the
+// default Defaults gives it; Validate checks the rest. A crawl's config file
+// (package config) adds the keys only the program reads.
 type Config struct {
-	Seeds     []string // seeds
-	UserAgent string   // user_agent
+	Seeds []string `yaml:"seeds"` // where the crawl starts: absolute http or https URLs
+	// UserAgent is sent as User-Agent; its product token is the agent
+	// robots.txt groups are matched against.
+	UserAgent string `yaml:"user_agent"`
 
-	Strategy      string        // strategy: a name of frontier's registry (frontier.Strategies); "optimal" needs Oracle
-	Robots        int           // robots (r): sites visited at once
-	Delay         time.Duration // politeness.delay (w): between two requests to one site
-	MaxDelay      time.Duration // politeness.max_delay: cap on robots.txt Crawl-delay
-	PagesPerVisit int           // politeness.pages_per_connection (c)
-	PerAddress    bool          // politeness.one_per_address: one visit per IP address at a time
+	Strategy      string        `yaml:"strategy"`                                    // a name of frontier's registry (frontier.Strategies); "optimal" needs Oracle
+	Robots        int           `yaml:"robots" check:">=1"`                          // r: sites visited at once
+	Delay         time.Duration `yaml:"politeness.delay" check:">=0"`                // w: between two requests to one site
+	MaxDelay      time.Duration `yaml:"politeness.max_delay"`                        // cap on robots.txt Crawl-delay; at least Delay
+	PagesPerVisit int           `yaml:"politeness.pages_per_connection" check:">=1"` // c: pages per visit, over one connection
+	PerAddress    bool          `yaml:"politeness.one_per_address"`                  // one visit per IP address at a time
 
-	MaxPages int64 // limits.max_pages; 0 = no limit
+	MaxPages int64 `yaml:"limits.max_pages" check:">=0"` // 0 = no limit
 
-	Scope      scope.Config       // scope.*
-	Normalizer urlnorm.Normalizer // urls.*
-	Fetch      fetch.Config       // fetch.*
+	Scope      scope.Config       `yaml:"scope"` // Scope.Seeds is set from Seeds
+	Normalizer urlnorm.Normalizer `yaml:"urls"`
+	Fetch      fetch.Config       `yaml:"fetch"` // Fetch.UserAgent empty: UserAgent
 
-	RobotsTTL        time.Duration // robots_txt.ttl: how long robots.txt is trusted; at most 24 h
-	RobotsRetry      time.Duration // robots_txt.retry: after a 5xx or unreachable robots.txt
-	HonourNofollow   bool          // robots_txt.nofollow: rel="nofollow" links are not followed
-	HonourMetaRobots bool          // robots_txt.meta: <meta name=robots> and X-Robots-Tag
+	RobotsTTL        time.Duration `yaml:"robots_txt.ttl" check:">0,<=24h"` // how long robots.txt is trusted (RFC 9309: at most 24 h)
+	RobotsRetry      time.Duration `yaml:"robots_txt.retry"`                // after a 5xx or unreachable robots.txt
+	HonourNofollow   bool          `yaml:"robots_txt.nofollow"`             // rel="nofollow" links are not followed
+	HonourMetaRobots bool          `yaml:"robots_txt.meta"`                 // <meta name=robots> and X-Robots-Tag
 
-	ParkAfter    int           // errors.park_after: consecutive failed visits (or look-ups) before a site is parked
-	ParkFor      time.Duration // errors.park_for: how long a parked site waits before it is tried again
-	ParkRounds   int           // errors.park_rounds: times a site is parked before it is given up for good
-	BackoffBase  time.Duration // errors.backoff: first back-off after 429/503 or a failure
-	BackoffMax   time.Duration // errors.backoff_max
-	MaxRedirects int           // fetch.max_redirects: longest redirect chain followed
+	ParkAfter    int           `yaml:"errors.park_after" check:">=1"`   // consecutive failed visits (or look-ups) before a site is parked
+	ParkFor      time.Duration `yaml:"errors.park_for" check:">0"`      // how long a parked site waits before it is tried again
+	ParkRounds   int           `yaml:"errors.park_rounds" check:">=1"`  // times a site is parked before it is given up for good
+	BackoffBase  time.Duration `yaml:"errors.backoff"`                  // first back-off after 429/503 or a failure
+	BackoffMax   time.Duration `yaml:"errors.backoff_max"`              // the longest back-off
+	MaxRedirects int           `yaml:"fetch.max_redirects" check:">=0"` // longest redirect chain followed
 
 	// Detect turns on duplicate, near-duplicate and soft-404 detection,
 	// URL rewrite rules learned from duplicates, and the file-type check of
-	// bodies as they arrive (dedup.enabled).
-	Detect         bool
-	MaxHamming     int // dedup.max_hamming: simhash bits two near-duplicates may differ by (3 of 64: over 95% similar)
-	MirrorEvidence int // dedup.mirror_evidence: duplicate pairs that make a URL rewrite rule
+	// bodies as they arrive.
+	Detect         bool `yaml:"dedup.enabled"`
+	MaxHamming     int  `yaml:"dedup.max_hamming" check:"0..32"`   // simhash bits two near-duplicates may differ by (3 of 64: over 95% similar)
+	MirrorEvidence int  `yaml:"dedup.mirror_evidence" check:">=1"` // duplicate pairs that make a URL rewrite rule
 
-	KeepBodies    bool // storage.keep_bodies: store page bodies (zlib)
-	KeepHeaders   bool // storage.keep_headers: store each fetch's request and response heads (PageRecord.Wire)
-	CompressLevel int  // storage.compress_level: zlib level 1..9
+	KeepBodies    bool `yaml:"storage.keep_bodies"`                 // store page bodies (zlib)
+	KeepHeaders   bool `yaml:"storage.keep_headers"`                // store each fetch's request and response heads (PageRecord.Wire)
+	CompressLevel int  `yaml:"storage.compress_level" check:"1..9"` // zlib level
 
-	// PageRank of the discovered graph during the crawl (pagerank.*).
-	Rank           bool          // pagerank.enabled
-	RankEveryPages int           // pagerank.every_pages: recompute after this many pages fetched since the last run
-	RankEvery      time.Duration // pagerank.every: or after this long since the last run (0: by pages only)
-	RankStoreEvery time.Duration // pagerank.store_every: every page's rank written at most this often (0: at every run); always at the end
-	RankBatch      int           // pagerank.batch_pages: K of the "batch" and "partial" strategies
+	// PageRank of the discovered graph during the crawl.
+	Rank           bool          `yaml:"pagerank.enabled"`
+	RankEveryPages int           `yaml:"pagerank.every_pages" check:">=1"` // recompute after this many pages fetched since the last run
+	RankEvery      time.Duration `yaml:"pagerank.every" check:">=0"`       // or after this long since the last run (0: by pages only)
+	RankStoreEvery time.Duration `yaml:"pagerank.store_every" check:">=0"` // every page's rank written at most this often (0: at every run); always at the end
+	RankBatch      int           `yaml:"pagerank.batch_pages" check:">=1"` // K of the "batch" and "partial" strategies
 
 	// Oracle knows the true PageRank of the web (not a config.yaml key:
 	// the program sets it; lidi demo gives simweb's). Nil means none: no
 	// oracle coverage, and the "optimal" strategy cannot run.
 	Oracle Oracle
 
-	FlushEvery    time.Duration // storage.flush_interval: longest time a result waits to be written
-	FlushRecords  int           // storage.flush_records: records that trigger a write
-	ResolveAhead  int           // dns.parallel: look-ups in flight at once
-	ResolveFailed time.Duration // dns.retry: when a failed host is tried again
+	FlushEvery    time.Duration `yaml:"storage.flush_interval" check:">0"` // longest time a result waits to be written
+	FlushRecords  int           `yaml:"storage.flush_records" check:">=1"` // records that trigger a write
+	ResolveAhead  int           `yaml:"dns.parallel" check:">=1"`          // look-ups in flight at once
+	ResolveFailed time.Duration `yaml:"dns.retry" check:">0"`              // when a failed host is tried again
 
 	// A lease's deadline leaves its slowest page LeaseSlack (at least the
 	// fetch's connect and body timeouts); a lease whose end has not come
 	// LeaseGrace past its deadline is given up and its site leased again.
-	LeaseSlack time.Duration // cluster.lease_slack
-	LeaseGrace time.Duration // cluster.lease_grace
+	LeaseSlack time.Duration `yaml:"cluster.lease_slack" check:">0"`
+	LeaseGrace time.Duration `yaml:"cluster.lease_grace" check:">0"`
 
-	Recrawl RecrawlConfig // recrawl.*
+	Recrawl RecrawlConfig `yaml:"recrawl"`
 }
 
 // Robot returns what the crawl's robots need of its configuration: the
@@ -109,7 +115,7 @@ func (c Config) Robot() visit.Config {
 // Defaults returns the default configuration of a real crawl.
 func Defaults() Config {
 	return Config{
-		UserAgent:        "lidi/0.1 (+https://github.com/lidi-crawler/lidi)",
+		UserAgent:        fetch.DefaultUserAgent,
 		Strategy:         "length",
 		Robots:           256,
 		Delay:            15 * time.Second,
@@ -126,6 +132,7 @@ func Defaults() Config {
 		BackoffBase:      30 * time.Second,
 		BackoffMax:       time.Hour,
 		MaxRedirects:     5,
+		Fetch:            fetch.Defaults(),
 		KeepBodies:       true,
 		KeepHeaders:      true,
 		Detect:           true,
@@ -147,91 +154,25 @@ func Defaults() Config {
 	}
 }
 
-// ConfigError is a configuration value that cannot be used. Its message
-// names where the value is ("config: site.yaml:12: politeness.delay: ...")
-// and says what to write instead.
-type ConfigError struct {
-	File string // the config file read, if any
-	Line int    // the line of the file the key is on; 0: not known (the key was not written)
-	Key  string // the config.yaml key: "politeness.delay", "cluster.pins[0].tag"; "" for a file that is not YAML
-	Err  error
-}
-
-func (e *ConfigError) Error() string {
-	var b strings.Builder
-	b.WriteString("config: ")
-	switch {
-	case e.File != "" && e.Line > 0:
-		fmt.Fprintf(&b, "%s:%d: ", e.File, e.Line)
-	case e.File != "":
-		b.WriteString(e.File + ": ")
-	case e.Line > 0:
-		fmt.Fprintf(&b, "line %d: ", e.Line)
-	}
-	if e.Key != "" {
-		b.WriteString(e.Key + ": ")
-	}
-	b.WriteString(e.Err.Error())
-	return b.String()
-}
-
-func (e *ConfigError) Unwrap() error { return e.Err }
+// ConfigError is a configuration value that cannot be used: its message
+// names the key (and the file and line, when read from one) and says what
+// to write instead.
+type ConfigError = keys.Error
 
 // Validate reports the first value that cannot be used, naming its key.
 func (c *Config) Validate() error {
 	bad := func(key, format string, a ...any) error {
 		return &ConfigError{Key: key, Err: fmt.Errorf(format, a...)}
 	}
-	switch {
-	case len(c.Seeds) == 0:
+	if len(c.Seeds) == 0 {
 		return &ConfigError{Key: "seeds", Err: errors.New("no seed URL: write the URLs the crawl starts from, such as seeds: [https://www.example.org/], " +
 			"and the scope it keeps to, such as scope: {allowed_domains: [example.org]}")}
-	case c.Robots < 1:
-		return bad("robots", "must be at least 1, got %d", c.Robots)
-	case c.Delay < 0:
-		return bad("politeness.delay", "must not be negative, got %s", c.Delay)
-	case c.MaxDelay < c.Delay:
+	}
+	if err := keys.Check(c); err != nil {
+		return err
+	}
+	if c.MaxDelay < c.Delay {
 		return bad("politeness.max_delay", "must be at least politeness.delay (%s), got %s", c.Delay, c.MaxDelay)
-	case c.PagesPerVisit < 1:
-		return bad("politeness.pages_per_connection", "must be at least 1, got %d", c.PagesPerVisit)
-	case c.MaxPages < 0:
-		return bad("limits.max_pages", "must not be negative, got %d", c.MaxPages)
-	case c.RobotsTTL <= 0 || c.RobotsTTL > 24*time.Hour:
-		return bad("robots_txt.ttl", "must be between 0 and 24h (RFC 9309), got %s", c.RobotsTTL)
-	case c.ParkAfter < 1:
-		return bad("errors.park_after", "must be at least 1, got %d", c.ParkAfter)
-	case c.ParkFor <= 0:
-		return bad("errors.park_for", "must be positive, got %s", c.ParkFor)
-	case c.ParkRounds < 1:
-		return bad("errors.park_rounds", "must be at least 1, got %d", c.ParkRounds)
-	case c.ResolveFailed <= 0:
-		return bad("dns.retry", "must be positive, got %s", c.ResolveFailed)
-	case c.CompressLevel < 1 || c.CompressLevel > 9:
-		return bad("storage.compress_level", "must be 1..9, got %d", c.CompressLevel)
-	case c.FlushEvery <= 0:
-		return bad("storage.flush_interval", "must be positive, got %s", c.FlushEvery)
-	case c.FlushRecords < 1:
-		return bad("storage.flush_records", "must be at least 1, got %d", c.FlushRecords)
-	case c.ResolveAhead < 1:
-		return bad("dns.parallel", "must be at least 1, got %d", c.ResolveAhead)
-	case c.LeaseSlack <= 0:
-		return bad("cluster.lease_slack", "must be positive, got %s", c.LeaseSlack)
-	case c.LeaseGrace <= 0:
-		return bad("cluster.lease_grace", "must be positive, got %s", c.LeaseGrace)
-	case c.MaxHamming < 0 || c.MaxHamming > 32:
-		return bad("dedup.max_hamming", "must be 0..32, got %d", c.MaxHamming)
-	case c.MirrorEvidence < 1:
-		return bad("dedup.mirror_evidence", "must be at least 1, got %d", c.MirrorEvidence)
-	case c.RankEveryPages < 1:
-		return bad("pagerank.every_pages", "must be at least 1, got %d", c.RankEveryPages)
-	case c.RankEvery < 0:
-		return bad("pagerank.every", "must not be negative, got %s", c.RankEvery)
-	case c.RankStoreEvery < 0:
-		return bad("pagerank.store_every", "must not be negative, got %s", c.RankStoreEvery)
-	case c.RankBatch < 1:
-		return bad("pagerank.batch_pages", "must be at least 1, got %d", c.RankBatch)
-	case c.MaxRedirects < 0:
-		return bad("fetch.max_redirects", "must not be negative, got %d", c.MaxRedirects)
 	}
 	switch s, ok := frontier.LookupStrategy(c.Strategy); {
 	case !ok:

@@ -2,7 +2,7 @@ package engine
 
 import (
 	"errors"
-	"fmt"
+	"strings"
 	"time"
 
 	"lidi/engine/recrawl"
@@ -12,30 +12,30 @@ import (
 // visits what it has crawled again, and how often (engine/recrawl's
 // Manager and policies decide; see docs/recrawl.md).
 type RecrawlConfig struct {
-	Enabled bool // recrawl.enabled
+	Enabled bool `yaml:"enabled"`
 	// Options are the Manager's: recrawl.policy, recrawl.groups (K),
 	// recrawl.rate_cap, recrawl.min_interval, recrawl.max_interval and
 	// the policies' parameters. Options.Clock is set by the engine.
-	Options  recrawl.Options
-	Channels []recrawl.Rule // recrawl.channels: sub-directories that are channels of their own
+	Options  recrawl.Options `yaml:",inline"`
+	Channels []recrawl.Rule  `yaml:"channels"` // sub-directories that are channels of their own
 	// Scope bounds the recrawl of every channel whose rule gives none:
 	// recrawl.filters and recrawl.max_depth.
-	Scope recrawl.Scope
+	Scope recrawl.Scope `yaml:",inline"`
 	// Threshold is the number of simhash bits (of 64) a refetched page's
 	// text may differ by and still count as unchanged (recrawl.threshold):
 	// a date or a counter moves a few bits, an edit many. Negative
 	// compares digests only.
-	Threshold int
+	Threshold int `yaml:"threshold" check:"<=32"`
 	// InitialInterval is how often every channel is recrawled during the
 	// warm-up (recrawl.initial_interval), and Warmup how long that lasts
 	// (recrawl.warmup) before the channels are grouped by the change rates
 	// it estimated and the policy takes over. Both by the recrawl clock.
-	InitialInterval time.Duration
-	Warmup          time.Duration
+	InitialInterval time.Duration `yaml:"initial_interval" check:">0"`
+	Warmup          time.Duration `yaml:"warmup" check:">=0"`
 	// TimeScale runs the recrawl clock this many times as fast as the
 	// engine's (recrawl.time_scale): against a simweb serving with
 	// --time-scale N, N makes the intervals the web's. Zero means 1.
-	TimeScale float64
+	TimeScale float64 `yaml:"time_scale" check:">=0"`
 	// Clock, if set, is the recrawl clock instead (not a config.yaml key:
 	// lidi demo gives simweb's virtual clock).
 	Clock recrawl.Clock
@@ -67,7 +67,7 @@ type FreshnessOracle interface {
 // defaults (iir, K = 5, a rate cap of twice the change rate), a threshold
 // of 3 bits, a warm-up of 6 hours recrawling every channel hourly.
 func DefaultRecrawl() RecrawlConfig {
-	return RecrawlConfig{Options: recrawl.Defaults(), Threshold: 3, InitialInterval: time.Hour, Warmup: 6 * time.Hour}
+	return RecrawlConfig{Options: recrawl.Defaults(), Threshold: 3, InitialInterval: time.Hour, Warmup: 6 * time.Hour, TimeScale: 1}
 }
 
 func (r *RecrawlConfig) validate() error {
@@ -75,23 +75,19 @@ func (r *RecrawlConfig) validate() error {
 		return nil
 	}
 	if _, err := recrawl.ParsePolicyName(string(r.Options.Policy)); err != nil {
-		return &ConfigError{Key: "recrawl.policy", Err: err}
+		return &ConfigError{Key: "recrawl.policy", Err: errors.New(strings.TrimPrefix(err.Error(), recrawl.ErrConfig.Error()+": "))}
 	}
 	if err := r.Options.Validate(); err != nil {
-		return &ConfigError{Key: "recrawl", Err: err} // the message names the key
+		// "recrawl: bad configuration: recrawl.encourage: must be ..."
+		msg := strings.TrimPrefix(err.Error(), recrawl.ErrConfig.Error()+": ")
+		key, msg, ok := strings.Cut(msg, ": ")
+		if !ok {
+			key, msg = "recrawl", err.Error()
+		}
+		return &ConfigError{Key: key, Err: errors.New(msg)}
 	}
 	if _, err := recrawl.NewChannels(r.Channels, r.Scope); err != nil {
-		return &ConfigError{Key: "recrawl.channels", Err: err}
-	}
-	switch {
-	case r.Threshold > 32:
-		return &ConfigError{Key: "recrawl.threshold", Err: fmt.Errorf("must be at most 32, got %d", r.Threshold)}
-	case r.InitialInterval <= 0:
-		return &ConfigError{Key: "recrawl.initial_interval", Err: fmt.Errorf("must be positive, got %s", r.InitialInterval)}
-	case r.Warmup < 0:
-		return &ConfigError{Key: "recrawl.warmup", Err: fmt.Errorf("must not be negative, got %s", r.Warmup)}
-	case r.TimeScale < 0:
-		return &ConfigError{Key: "recrawl.time_scale", Err: fmt.Errorf("must not be negative, got %g", r.TimeScale)}
+		return &ConfigError{Key: "recrawl.channels", Err: errors.New(strings.TrimPrefix(err.Error(), recrawl.ErrConfig.Error()+": "))}
 	}
 	return nil
 }

@@ -17,8 +17,6 @@ import (
 	"syscall"
 	"time"
 
-	"go.yaml.in/yaml/v3"
-
 	"lidi/engine/config"
 	"lidi/engine/simweb"
 )
@@ -68,19 +66,16 @@ type ChaosDB interface {
 
 // RegisterFlags adds the benchmark's flags to fs, with their defaults.
 func (o *ChaosOptions) RegisterFlags(fs *flag.FlagSet) {
-	fs.IntVar(&o.Sites, "sites", 60, "sites in the synthetic web")
-	fs.IntVar(&o.Pages, "pages", 6000, "pages in the synthetic web")
-	fs.Int64Var(&o.Seed, "seed", 1, "the synthetic web's seed")
+	simweb.WebFlags(fs, &o.Sites, 60, &o.Pages, 6000, &o.Seed)
 	fs.IntVar(&o.Seeds, "seeds", 5, "seed URLs (home pages of the most popular sites)")
 	fs.IntVar(&o.Kills, "kills", 20, "SIGKILLs before the crawl is let finish")
 	fs.Int64Var(&o.KillSeed, "kill-seed", 1, "seed of the random kill moments")
-	fs.IntVar(&o.Robots, "robots", 32, "r: sites visited at once")
-	fs.IntVar(&o.PagesPerVisit, "c", 100, "pages per keep-alive connection")
+	crawlerFlags(fs, &o.Robots, 32, &o.PagesPerVisit, 100)
 	fs.DurationVar(&o.Delay, "w", 20*time.Millisecond, "w: delay between two requests to one site")
-	fs.DurationVar(&o.FlushInterval, "flush-interval", config.Default().Storage.FlushInterval, "storage.flush_interval of the crawls")
+	fs.DurationVar(&o.FlushInterval, "flush-interval", config.Default().FlushEvery, "storage.flush_interval of the crawls")
 	fs.DurationVar(&o.Jitter, "jitter", time.Second, "longest random wait between a kill's moment and the kill")
-	fs.DurationVar(&o.Limit, "limit", 5*time.Minute, "longest time one run of the crawler may take")
-	fs.StringVar(&o.Dir, "dir", "", "directory for the crawl databases and logs (default: a temporary one, removed after)")
+	limitFlag(fs, &o.Limit, 5*time.Minute)
+	dirFlag(fs, &o.Dir, "the crawl databases and logs")
 }
 
 // ChaosKill is one kill of the crawler.
@@ -348,20 +343,20 @@ func (h *chaosHarness) writeConfig(name string) (string, error) {
 	cfg.Seeds = h.srv.SeedURLs(o.Seeds)
 	cfg.Scope.AllowedDomains = []string{"test"} // simweb's hosts
 	cfg.Robots = o.Robots
-	cfg.Politeness.Delay = o.Delay
-	cfg.Politeness.MaxDelay = o.Delay // simweb's Crawl-delays would make the crawl last hours
-	cfg.Politeness.PagesPerConnection = o.PagesPerVisit
+	cfg.Delay = o.Delay
+	cfg.MaxDelay = o.Delay // simweb's Crawl-delays would make the crawl last hours
+	cfg.PagesPerVisit = o.PagesPerVisit
 	cfg.DNS.Servers = []string{h.srv.DNSAddr()}
 	// Sites whose robots.txt answers 5xx are retried soon, then parked,
 	// so the crawl ends.
-	cfg.RobotsTxt.Retry = 200 * time.Millisecond
-	cfg.Errors.ParkAfter = 3
-	cfg.Storage.Path = filepath.Join(h.dir, name+".db")
-	cfg.Storage.FlushInterval = o.FlushInterval
+	cfg.RobotsRetry = 200 * time.Millisecond
+	cfg.ParkAfter = 3
+	cfg.StoragePath = filepath.Join(h.dir, name+".db")
+	cfg.FlushEvery = o.FlushInterval
 	if err := cfg.Check(); err != nil {
 		return "", fmt.Errorf("bench: chaos crawl's configuration: %w", err)
 	}
-	data, err := yaml.Marshal(cfg)
+	data, err := cfg.Marshal()
 	if err != nil {
 		return "", err
 	}

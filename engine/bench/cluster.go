@@ -47,9 +47,7 @@ type ClusterOptions struct {
 
 // RegisterFlags adds the benchmark's flags to fs, with their defaults.
 func (o *ClusterOptions) RegisterFlags(fs *flag.FlagSet) {
-	fs.IntVar(&o.Sites, "sites", 128, "sites in the synthetic web (one address each, up to simweb's limit)")
-	fs.IntVar(&o.Pages, "pages", 6400, "pages in the synthetic web")
-	fs.Int64Var(&o.Seed, "seed", 1, "the synthetic web's seed")
+	simweb.WebFlags(fs, &o.Sites, 128, &o.Pages, 6400, &o.Seed) // one address a site, up to simweb's limit
 	fs.DurationVar(&o.Latency, "latency", 5*time.Millisecond, "the median time a site takes to answer")
 	fs.Func("slaves", "the cluster sizes to measure, comma-separated (default 1,2,4)", func(s string) error { return parseList(s, &o.Slaves) })
 	fs.IntVar(&o.Robots, "robots", 4, "r: the single process's robots, and each slave's")
@@ -60,8 +58,8 @@ func (o *ClusterOptions) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.Cut, "cut", 30*time.Second, "how long the cut-off slave is cut off")
 	fs.DurationVar(&o.LeaseSlack, "lease-slack", 30*time.Second, "cluster.lease_slack: a lease's time for its slowest page (at least the fetch timeouts, 7s here); a lease outlives a cut of --cut only if its deadline does")
 	fs.DurationVar(&o.LeaseGrace, "lease-grace", 2*time.Second, "cluster.lease_grace: past a lease's deadline, its site is leased again (master and slaves share this machine's clock)")
-	fs.DurationVar(&o.Limit, "limit", 6*time.Minute, "stop a run still going after this long, and report it unfinished")
-	fs.StringVar(&o.Dir, "dir", "", "directory for the runs' files (default: a temporary one, removed after)")
+	limitFlag(fs, &o.Limit, 6*time.Minute)
+	dirFlag(fs, &o.Dir, "the runs' files")
 }
 
 // clusterRun is one run's figures.

@@ -25,6 +25,7 @@ import (
 	"lidi/engine"
 	"lidi/engine/dns"
 	"lidi/engine/record"
+	"lidi/engine/simweb"
 )
 
 // CrawlOptions sets up `lidi bench crawl`. The zero value is not usable:
@@ -51,19 +52,16 @@ type CrawlOptions struct {
 
 // RegisterFlags adds the benchmark's flags to fs, with their defaults.
 func (o *CrawlOptions) RegisterFlags(fs *flag.FlagSet) {
-	fs.IntVar(&o.Sites, "sites", 2000, "sites in the synthetic web")
 	// About 16% of simweb's pages are disallowed by robots.txt or on
 	// unreachable sites (168,733 of 200,000 fetched at seed 1), so the
 	// default web is larger than the 200,000 pages the default run fetches.
-	fs.IntVar(&o.Pages, "pages", 250000, "pages in the synthetic web")
-	fs.Int64Var(&o.Seed, "seed", 1, "the synthetic web's seed")
+	simweb.WebFlags(fs, &o.Sites, 2000, &o.Pages, 250000, &o.Seed)
 	fs.Int64Var(&o.MaxPages, "max-pages", 200000, "stop after this many pages (0: crawl the whole web)")
 	fs.Int64Var(&o.UntilDiscovered, "until-discovered", 0, "stop once this many URLs are known (the 1,000,000-URL memory check)")
-	fs.IntVar(&o.Robots, "robots", 256, "r: sites visited at once")
-	fs.IntVar(&o.PagesPerVisit, "c", 100, "pages per keep-alive connection")
+	crawlerFlags(fs, &o.Robots, 256, &o.PagesPerVisit, 100)
 	fs.BoolVar(&o.KeepBodies, "bodies", true, "store page bodies (zlib)")
-	fs.StringVar(&o.Dir, "dir", "", "directory for the crawl database (default: a temporary one, removed after)")
-	fs.DurationVar(&o.ProgressInterval, "progress", 5*time.Second, "progress line interval")
+	dirFlag(fs, &o.Dir, "the crawl database")
+	progressFlag(fs, &o.ProgressInterval)
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the crawl to this file")
 	fs.StringVar(&o.MemProfile, "memprofile", "", "write a heap profile of the crawl to this file (rewritten at every progress line, so it shows the crawl near its end)")
 	fs.Int64Var(&o.Window, "window", 100000, "pages the first and last rates are measured over (at most half the pages fetched)")

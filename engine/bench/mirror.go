@@ -48,12 +48,11 @@ type MirrorOptions struct {
 // RegisterFlags adds the benchmark's flags to fs, with their defaults.
 func (o *MirrorOptions) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.Realweb, "realweb", "../shared/realweb/sites", "folder holding the real sites catb.org-jargon and sinewalker.github.io")
-	fs.IntVar(&o.Robots, "robots", 8, "r: sites visited at once")
-	fs.IntVar(&o.PagesPerVisit, "c", 100, "pages per keep-alive connection")
+	crawlerFlags(fs, &o.Robots, 8, &o.PagesPerVisit, 100)
 	fs.IntVar(&o.Races, "races", 10, "runs crawling both copies' home pages at once")
-	fs.DurationVar(&o.Limit, "limit", 5*time.Minute, "longest time one run may take")
-	fs.StringVar(&o.Dir, "dir", "", "directory for the crawl databases (default: a temporary one, removed after)")
-	fs.DurationVar(&o.ProgressInterval, "progress", 5*time.Second, "progress line interval")
+	limitFlag(fs, &o.Limit, 5*time.Minute)
+	dirFlag(fs, &o.Dir, "the crawl databases")
+	progressFlag(fs, &o.ProgressInterval)
 }
 
 // The two real sites: the Jargon File as www.catb.org serves it, and the

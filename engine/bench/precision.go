@@ -47,10 +47,8 @@ const (
 
 // RegisterFlags adds the benchmark's flags to fs, with their defaults.
 func (o *PrecisionOptions) RegisterFlags(fs *flag.FlagSet) {
-	fs.IntVar(&o.Sites, "sites", 400, "sites in the synthetic web")
-	fs.IntVar(&o.Pages, "pages", 20000, "pages in the synthetic web (before traps)")
+	simweb.WebFlags(fs, &o.Sites, 400, &o.Pages, 20000, &o.Seed) // pages before traps
 	fs.IntVar(&o.Traps, "traps", 12, "sites per trap kind")
-	fs.Int64Var(&o.Seed, "seed", 1, "the synthetic web's seed")
 	fs.IntVar(&o.Seeds, "seeds", 10, "seed URLs (home pages of the most popular sites)")
 	fs.IntVar(&o.FixedDepth, "depth", 10, "max depth of the fixed-depth run")
 	o.Modes = []string{ModeLidi, ModeFixedDepth}
@@ -63,11 +61,10 @@ func (o *PrecisionOptions) RegisterFlags(fs *flag.FlagSet) {
 		}
 		return nil
 	})
-	fs.IntVar(&o.Robots, "robots", 64, "r: sites visited at once")
-	fs.IntVar(&o.PagesPerVisit, "c", 100, "pages per keep-alive connection")
-	fs.DurationVar(&o.Limit, "limit", 10*time.Minute, "longest time one run may take")
-	fs.StringVar(&o.Dir, "dir", "", "directory for the crawl databases (default: a temporary one, removed after)")
-	fs.DurationVar(&o.ProgressInterval, "progress", 5*time.Second, "progress line interval")
+	crawlerFlags(fs, &o.Robots, 64, &o.PagesPerVisit, 100)
+	limitFlag(fs, &o.Limit, 10*time.Minute)
+	dirFlag(fs, &o.Dir, "the crawl databases")
+	progressFlag(fs, &o.ProgressInterval)
 }
 
 // Fetch is one page retrieved: its URL and the status it answered (0 when

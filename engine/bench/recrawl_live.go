@@ -62,9 +62,7 @@ func (o *RecrawlLiveOptions) RegisterFlags(fs *flag.FlagSet) {
 		o.Shapes = sh
 		return err
 	})
-	fs.IntVar(&o.Sites, "sites", 40, "sites (channels) of the changing web")
-	fs.IntVar(&o.Pages, "pages", 600, "pages of the changing web")
-	fs.Int64Var(&o.Seed, "seed", 1, "the web's seed")
+	simweb.WebFlags(fs, &o.Sites, 40, &o.Pages, 600, &o.Seed) // a site is a channel
 	fs.Float64Var(&o.TimeScale, "time-scale", 600, "the web's clock runs `N` times as fast as real time")
 	fs.DurationVar(&o.Duration, "duration", 3*time.Minute, "length of the real crawl, real time")
 	fs.IntVar(&o.Robots, "robots", 8, "r: robots, the recrawl capacity")

@@ -63,15 +63,18 @@ type StrategiesOptions struct {
 
 // RegisterFlags adds the benchmark's flags to fs, with their defaults.
 func (o *StrategiesOptions) RegisterFlags(fs *flag.FlagSet) {
-	fs.IntVar(&o.Sites, "sites", 3000, "sites in the synthetic web")
-	fs.IntVar(&o.Pages, "pages", 200_000, "pages in the synthetic web")
-	fs.Int64Var(&o.Seed, "seed", 1, "the synthetic web's seed")
+	simweb.WebFlags(fs, &o.Sites, 3000, &o.Pages, 200_000, &o.Seed)
 	fs.IntVar(&o.Seeds, "seeds", 0, "start from the home pages of this many most popular sites (0: all, as the chapter)")
 	fs.DurationVar(&o.Latency, "latency", 250*time.Millisecond, "median site latency")
 	fs.Int64Var(&o.SiteBandwidth, "site-bandwidth", 50_000, "median site bandwidth in `bytes/s`")
 	o.Strategies = []string{"optimal", "depth", "length", "batch", "partial"}
-	fs.Func("strategies", "comma-separated strategies (default "+strings.Join(o.Strategies, ",")+")", func(s string) error {
+	fs.Func("strategies", "comma-separated strategies among "+strings.Join(frontier.StrategyNames(), ", ")+" (default "+strings.Join(o.Strategies, ",")+")", func(s string) error {
 		o.Strategies = strings.Split(s, ",")
+		for _, name := range o.Strategies {
+			if _, ok := frontier.LookupStrategy(name); !ok {
+				return fmt.Errorf("bench: unknown strategy %q", name)
+			}
+		}
 		return nil
 	})
 	o.Robots = []int{1, 64, 256}
@@ -95,8 +98,8 @@ func (o *StrategiesOptions) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.RealLatency, "real-latency", 5*time.Millisecond, "median site latency of Figure 6.13's web (served for real)")
 	fs.StringVar(&o.RealStrategy, "real-strategy", "length", "strategy of Figure 6.13's crawls: length or depth (the engine's batch and partial take K from its own configuration)")
 	fs.StringVar(&o.Out, "out", "bench-strategies", "directory for the CSV files, the chart and the tables")
-	fs.StringVar(&o.Dir, "dir", "", "directory for the real crawl's database (default: a temporary one, removed after)")
-	fs.DurationVar(&o.ProgressInterval, "progress", 5*time.Second, "progress line interval of the real crawl")
+	dirFlag(fs, &o.Dir, "the real crawl's database")
+	progressFlag(fs, &o.ProgressInterval)
 }
 
 func parseList[T int | int64](s string, dst *[]T) error {

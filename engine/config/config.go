@@ -21,132 +21,47 @@ import (
 	"lidi/engine"
 	"lidi/engine/cluster"
 	"lidi/engine/dns"
-	"lidi/engine/fetch"
+	"lidi/engine/keys"
 )
 
-// File is config.yaml as read. Its zero value is empty; Default returns the
+// File is config.yaml as read: the engine's keys (engine.Config), and the
+// keys only the program reads, each declared once, by its field's yaml
+// tag (see package keys). Its zero value is empty; Default returns the
 // defaults and Load reads a file over them.
 type File struct {
-	Seeds     []string `yaml:"seeds"`
-	UserAgent string   `yaml:"user_agent"`
-	Strategy  string   `yaml:"strategy"`
-	Robots    int      `yaml:"robots"`
+	engine.Config `yaml:",inline"`
 
-	Politeness struct {
-		Delay              time.Duration `yaml:"delay"`
-		MaxDelay           time.Duration `yaml:"max_delay"`
-		PagesPerConnection int           `yaml:"pages_per_connection"`
-		OnePerAddress      bool          `yaml:"one_per_address"`
-	} `yaml:"politeness"`
-
-	Limits struct {
-		MaxPages    int64         `yaml:"max_pages"`
-		MaxDuration time.Duration `yaml:"max_duration"`
-	} `yaml:"limits"`
-
-	Scope struct {
-		AllowedHosts   []string `yaml:"allowed_hosts"`
-		AllowedDomains []string `yaml:"allowed_domains"`
-		Include        []string `yaml:"include"`
-		Exclude        []string `yaml:"exclude"`
-		MaxDepth       int      `yaml:"max_depth"`
-		Anywhere       bool     `yaml:"anywhere"`
-	} `yaml:"scope"`
-
-	URLs struct {
-		DropParams []string `yaml:"drop_params"`
-		SortQuery  bool     `yaml:"sort_query"`
-	} `yaml:"urls"`
-
-	Fetch struct {
-		ConnectTimeout time.Duration `yaml:"connect_timeout"`
-		HeaderTimeout  time.Duration `yaml:"header_timeout"`
-		BodyTimeout    time.Duration `yaml:"body_timeout"`
-		CloseTimeout   time.Duration `yaml:"close_timeout"`
-		MaxBodySize    int64         `yaml:"max_body_size"`
-		MaxRedirects   int           `yaml:"max_redirects"`
-		CAFile         string        `yaml:"ca_file"`
-		Proxy          string        `yaml:"proxy"`
-	} `yaml:"fetch"`
-
-	RobotsTxt struct {
-		TTL      time.Duration `yaml:"ttl"`
-		Retry    time.Duration `yaml:"retry"`
-		Nofollow bool          `yaml:"nofollow"`
-		Meta     bool          `yaml:"meta"`
-	} `yaml:"robots_txt"`
-
-	Errors struct {
-		ParkAfter  int           `yaml:"park_after"`
-		ParkFor    time.Duration `yaml:"park_for"`
-		ParkRounds int           `yaml:"park_rounds"`
-		Backoff    time.Duration `yaml:"backoff"`
-		BackoffMax time.Duration `yaml:"backoff_max"`
-	} `yaml:"errors"`
-
-	DNS struct {
-		Servers     []string      `yaml:"servers"`
-		MinTTL      time.Duration `yaml:"min_ttl"`
-		MaxTTL      time.Duration `yaml:"max_ttl"`
-		NegativeTTL time.Duration `yaml:"negative_ttl"`
-		Timeout     time.Duration `yaml:"timeout"`
-		Parallel    int           `yaml:"parallel"`
-		Retry       time.Duration `yaml:"retry"`
-		HostsFile   string        `yaml:"hosts_file"`
-	} `yaml:"dns"`
-
-	Dedup struct {
-		Enabled        bool `yaml:"enabled"`
-		MaxHamming     int  `yaml:"max_hamming"`
-		MirrorEvidence int  `yaml:"mirror_evidence"`
-	} `yaml:"dedup"`
-
-	PageRank struct {
-		Enabled    bool          `yaml:"enabled"`
-		EveryPages int           `yaml:"every_pages"`
-		Every      time.Duration `yaml:"every"`
-		StoreEvery time.Duration `yaml:"store_every"`
-		BatchPages int           `yaml:"batch_pages"`
-	} `yaml:"pagerank"`
-
-	Storage struct {
-		Path          string        `yaml:"path"`
-		KeepBodies    bool          `yaml:"keep_bodies"`
-		KeepHeaders   bool          `yaml:"keep_headers"`
-		CompressLevel int           `yaml:"compress_level"`
-		FlushInterval time.Duration `yaml:"flush_interval"`
-		FlushRecords  int           `yaml:"flush_records"`
-		MaxSize       int64         `yaml:"max_size"`
-	} `yaml:"storage"`
-
-	Recrawl Recrawl `yaml:"recrawl"`
-
-	Console struct {
-		Refresh time.Duration `yaml:"refresh"`
-	} `yaml:"console"`
-
-	Memory struct {
-		HeapLimitMB int `yaml:"heap_limit_mb"`
-	} `yaml:"memory"`
-
-	Cluster struct {
-		Listen      string        `yaml:"listen"`
-		NATSURL     string        `yaml:"nats_url"`
-		Token       string        `yaml:"token"`
-		NKey        string        `yaml:"nkey"`
-		NKeySeed    string        `yaml:"nkey_seed"`
-		TLSCert     string        `yaml:"tls_cert"`
-		TLSKey      string        `yaml:"tls_key"`
-		TLSCA       string        `yaml:"tls_ca"`
-		LocalRobots int           `yaml:"local_robots"`
-		Heartbeat   time.Duration `yaml:"heartbeat"`
-		LeaseSlack  time.Duration `yaml:"lease_slack"`
-		LeaseGrace  time.Duration `yaml:"lease_grace"`
-		Pins        []ClusterPin  `yaml:"pins"`
-	} `yaml:"cluster"`
+	// Anywhere lets the crawl follow links to every host: a crawl of the
+	// whole web. A crawl with seeds needs it, or a scope.
+	Anywhere    bool          `yaml:"scope.anywhere"`
+	MaxDuration time.Duration `yaml:"limits.max_duration" check:">=0"` // 0: no limit
+	CAFile      string        `yaml:"fetch.ca_file"`                   // PEM CAs trusted besides the system's
+	Proxy       string        `yaml:"fetch.proxy"`                     // "": the environment's
+	DNS         dns.Config    `yaml:"dns"`
+	StoragePath string        `yaml:"storage.path"`                     // the crawl's SQLite file
+	MaxSize     int64         `yaml:"storage.max_size" check:">=0"`     // bytes; 0: no limit
+	Refresh     time.Duration `yaml:"console.refresh" check:">0"`       // how often the console polls the crawl's figures
+	HeapLimitMB int           `yaml:"memory.heap_limit_mb" check:">=0"` // MiB; 0: no limit
+	Cluster     Cluster       `yaml:"cluster"`
 
 	rootCAs *x509.CertPool // the system's CAs and fetch.ca_file's, read by Check
 	proxy   *url.URL       // fetch.proxy, parsed by Check
+}
+
+// Cluster is the cluster section's transport: how the master serves or
+// reaches NATS, and which slaves get which sites.
+type Cluster struct {
+	Listen      string        `yaml:"listen"`   // an embedded NATS server on host:port
+	NATSURL     string        `yaml:"nats_url"` // or an existing one
+	Token       string        `yaml:"token"`
+	NKey        string        `yaml:"nkey"`
+	NKeySeed    string        `yaml:"nkey_seed"`
+	TLSCert     string        `yaml:"tls_cert"`
+	TLSKey      string        `yaml:"tls_key"`
+	TLSCA       string        `yaml:"tls_ca"`
+	LocalRobots int           `yaml:"local_robots" check:">=0"`
+	Heartbeat   time.Duration `yaml:"heartbeat" check:">0"`
+	Pins        []ClusterPin  `yaml:"pins"`
 }
 
 // ClusterPin is one of cluster.pins: the sites whose host ends with Suffix,
@@ -168,55 +83,14 @@ const DefaultHeapLimitMB = 256
 
 // Default returns the configuration a file with no keys gives.
 func Default() *File {
-	d := engine.Defaults()
-	f := &File{UserAgent: d.UserAgent, Strategy: d.Strategy, Robots: d.Robots}
-	f.Politeness.Delay = d.Delay
-	f.Politeness.MaxDelay = d.MaxDelay
-	f.Politeness.PagesPerConnection = d.PagesPerVisit
-	f.Politeness.OnePerAddress = d.PerAddress
-	f.Fetch.ConnectTimeout = 10 * time.Second
-	f.Fetch.HeaderTimeout = 15 * time.Second
-	f.Fetch.BodyTimeout = 60 * time.Second
-	f.Fetch.CloseTimeout = fetch.DefaultCloseTimeout
-	f.Fetch.MaxBodySize = 10 << 20
-	f.Fetch.MaxRedirects = d.MaxRedirects
-	f.RobotsTxt.TTL = d.RobotsTTL
-	f.RobotsTxt.Retry = d.RobotsRetry
-	f.RobotsTxt.Nofollow = d.HonourNofollow
-	f.RobotsTxt.Meta = d.HonourMetaRobots
-	f.Errors.ParkAfter = d.ParkAfter
-	f.Errors.ParkFor = d.ParkFor
-	f.Errors.ParkRounds = d.ParkRounds
-	f.Errors.Backoff = d.BackoffBase
-	f.Errors.BackoffMax = d.BackoffMax
-	f.DNS.MinTTL = 60 * time.Second
-	f.DNS.MaxTTL = 24 * time.Hour
-	f.DNS.NegativeTTL = 30 * time.Second
-	f.DNS.Timeout = 2 * time.Second
-	f.DNS.Parallel = d.ResolveAhead
-	f.DNS.Retry = d.ResolveFailed
-	f.DNS.HostsFile = "/etc/hosts"
-	f.Dedup.Enabled = d.Detect
-	f.Dedup.MaxHamming = d.MaxHamming
-	f.Dedup.MirrorEvidence = d.MirrorEvidence
-	f.PageRank.Enabled = d.Rank
-	f.PageRank.EveryPages = d.RankEveryPages
-	f.PageRank.Every = d.RankEvery
-	f.PageRank.StoreEvery = d.RankStoreEvery
-	f.PageRank.BatchPages = d.RankBatch
-	f.Storage.Path = "crawl.db"
-	f.Storage.KeepBodies = d.KeepBodies
-	f.Storage.KeepHeaders = d.KeepHeaders
-	f.Storage.CompressLevel = d.CompressLevel
-	f.Storage.FlushInterval = d.FlushEvery
-	f.Storage.FlushRecords = d.FlushRecords
-	f.Recrawl = recrawlFile(d.Recrawl)
-	f.Console.Refresh = 250 * time.Millisecond
-	f.Memory.HeapLimitMB = DefaultHeapLimitMB
-	f.Cluster.Heartbeat = cluster.DefaultTiming.Heartbeat
-	f.Cluster.LeaseSlack = d.LeaseSlack
-	f.Cluster.LeaseGrace = d.LeaseGrace
-	return f
+	return &File{
+		Config:      engine.Defaults(),
+		DNS:         dns.Config{MinTTL: dns.DefaultMinTTL, MaxTTL: dns.DefaultMaxTTL, NegativeTTL: dns.DefaultNegativeTTL, Timeout: dns.DefaultTimeout, HostsFile: "/etc/hosts"},
+		StoragePath: "crawl.db",
+		Refresh:     250 * time.Millisecond,
+		HeapLimitMB: DefaultHeapLimitMB,
+		Cluster:     Cluster{Heartbeat: cluster.DefaultTiming.Heartbeat},
+	}
 }
 
 // Load reads path over the defaults and checks the result, and that the
@@ -259,11 +133,11 @@ func Parse(data []byte) (*File, error) {
 // relative to dir, and returns the line of each key written.
 func read(data []byte, dir string) (*File, map[string]int, error) {
 	f := Default()
-	lines, err := decode(data, f)
+	lines, err := keys.Decode(data, f)
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, p := range []*string{&f.Storage.Path, &f.Fetch.CAFile, &f.DNS.HostsFile} {
+	for _, p := range []*string{&f.StoragePath, &f.CAFile, &f.DNS.HostsFile} {
 		if *p != "" && !filepath.IsAbs(*p) {
 			*p = filepath.Join(dir, *p)
 		}
@@ -274,7 +148,7 @@ func read(data []byte, dir string) (*File, map[string]int, error) {
 // CheckStorageDir reports a storage.path whose directory is missing, before
 // anything tries to create the database (or its lock) there. Load calls it.
 func (f *File) CheckStorageDir() error {
-	dir := filepath.Dir(f.Storage.Path)
+	dir := filepath.Dir(f.StoragePath)
 	st, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -293,39 +167,19 @@ func (f *File) Check() error {
 	if err := f.checkScope(); err != nil {
 		return err
 	}
-	if f.Storage.Path == "" {
-		return &engine.ConfigError{Key: "storage.path", Err: errors.New("must not be empty")}
+	if err := keys.Check(f); err != nil {
+		return err
 	}
-	if f.Limits.MaxDuration < 0 {
-		return &engine.ConfigError{Key: "limits.max_duration", Err: fmt.Errorf("must not be negative, got %s", f.Limits.MaxDuration)}
+	if f.StoragePath == "" {
+		return &engine.ConfigError{Key: "storage.path", Err: errors.New("write the crawl's database file, such as crawl.db")}
 	}
 	for _, s := range f.DNS.Servers {
 		if _, _, err := net.SplitHostPort(s); err != nil {
-			return &engine.ConfigError{Key: "dns.servers", Err: fmt.Errorf("%q is not host:port", s)}
-		}
-	}
-	for _, d := range []struct {
-		key string
-		v   time.Duration
-	}{{"dns.min_ttl", f.DNS.MinTTL}, {"dns.max_ttl", f.DNS.MaxTTL}, {"dns.negative_ttl", f.DNS.NegativeTTL}, {"dns.timeout", f.DNS.Timeout}} {
-		if d.v < 0 {
-			return &engine.ConfigError{Key: d.key, Err: fmt.Errorf("must not be negative, got %s", d.v)}
+			return &engine.ConfigError{Key: "dns.servers", Err: fmt.Errorf("%q is not host:port: write one such as 192.0.2.53:53", s)}
 		}
 	}
 	if f.DNS.MinTTL > f.DNS.MaxTTL {
 		return &engine.ConfigError{Key: "dns.max_ttl", Err: fmt.Errorf("must be at least dns.min_ttl (%s), got %s", f.DNS.MinTTL, f.DNS.MaxTTL)}
-	}
-	if f.Console.Refresh <= 0 {
-		return &engine.ConfigError{Key: "console.refresh", Err: fmt.Errorf("must be positive, got %s", f.Console.Refresh)}
-	}
-	if f.Storage.MaxSize < 0 {
-		return &engine.ConfigError{Key: "storage.max_size", Err: fmt.Errorf("must not be negative, got %d", f.Storage.MaxSize)}
-	}
-	if f.Memory.HeapLimitMB < 0 {
-		return &engine.ConfigError{Key: "memory.heap_limit_mb", Err: fmt.Errorf("must not be negative, got %d", f.Memory.HeapLimitMB)}
-	}
-	if f.Fetch.MaxBodySize <= 0 {
-		return &engine.ConfigError{Key: "fetch.max_body_size", Err: fmt.Errorf("must be positive, got %d", f.Fetch.MaxBodySize)}
 	}
 	if err := f.checkTLS(); err != nil {
 		return err
@@ -349,9 +203,9 @@ func (f *File) checkScope() error {
 	switch {
 	case len(f.Seeds) == 0:
 		return nil // the engine's check says what to write
-	case s.Anywhere && scoped:
+	case f.Anywhere && scoped:
 		return &engine.ConfigError{Key: "scope.anywhere", Err: errors.New("true follows links to every host: leave it out, or leave out allowed_hosts, allowed_domains and include")}
-	case !s.Anywhere && !scoped:
+	case !f.Anywhere && !scoped:
 		return &engine.ConfigError{Key: "scope", Err: errors.New("none: write the hosts the crawl keeps to, such as scope: {allowed_domains: [example.org]} " +
 			"(or allowed_hosts, or include patterns), or scope: {anywhere: true} to follow links to every host on the web")}
 	}
@@ -384,12 +238,6 @@ func (f *File) checkCluster() error {
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return bad("tls_key", errors.New("tls_cert and tls_key go together"))
 	}
-	if c.LocalRobots < 0 {
-		return bad("local_robots", fmt.Errorf("must not be negative, got %d", c.LocalRobots))
-	}
-	if c.Heartbeat <= 0 {
-		return bad("heartbeat", fmt.Errorf("must be positive, got %s", c.Heartbeat))
-	}
 	_, err := f.ClusterPins()
 	return err
 }
@@ -418,70 +266,32 @@ func (f *File) ClusterPins() ([]cluster.Pin, error) {
 	return pins, nil
 }
 
-// Engine returns the engine's part of the configuration.
+// Engine returns the engine's configuration: the engine's keys, with the
+// CAs of fetch.ca_file and the proxy of fetch.proxy (or the environment's)
+// that Check read.
 func (f *File) Engine() engine.Config {
-	c := engine.Defaults()
-	c.Seeds = f.Seeds
-	c.UserAgent = f.UserAgent
-	c.Strategy = f.Strategy
-	c.Robots = f.Robots
-	c.Delay = f.Politeness.Delay
-	c.MaxDelay = f.Politeness.MaxDelay
-	c.PagesPerVisit = f.Politeness.PagesPerConnection
-	c.PerAddress = f.Politeness.OnePerAddress
-	c.MaxPages = f.Limits.MaxPages
-	c.Scope.AllowedHosts = f.Scope.AllowedHosts
-	c.Scope.AllowedDomains = f.Scope.AllowedDomains
-	c.Scope.Include = f.Scope.Include
-	c.Scope.Exclude = f.Scope.Exclude
-	c.Scope.MaxDepth = f.Scope.MaxDepth
-	if f.URLs.DropParams != nil {
-		c.Normalizer.DropParams = f.URLs.DropParams
-	}
-	c.Normalizer.SortQuery = f.URLs.SortQuery
-	c.Fetch.UserAgent = f.UserAgent
-	c.Fetch.ConnectTimeout = f.Fetch.ConnectTimeout
-	c.Fetch.HeaderTimeout = f.Fetch.HeaderTimeout
-	c.Fetch.BodyTimeout = f.Fetch.BodyTimeout
-	c.Fetch.CloseTimeout = f.Fetch.CloseTimeout
-	c.Fetch.MaxBodySize = f.Fetch.MaxBodySize
+	c := f.Config
 	c.Fetch.RootCAs = f.rootCAs
 	c.Fetch.Proxy = http.ProxyFromEnvironment
 	if f.proxy != nil {
 		c.Fetch.Proxy = http.ProxyURL(f.proxy)
 	}
-	c.MaxRedirects = f.Fetch.MaxRedirects
-	c.RobotsTTL = f.RobotsTxt.TTL
-	c.RobotsRetry = f.RobotsTxt.Retry
-	c.HonourNofollow = f.RobotsTxt.Nofollow
-	c.HonourMetaRobots = f.RobotsTxt.Meta
-	c.ParkAfter = f.Errors.ParkAfter
-	c.ParkFor = f.Errors.ParkFor
-	c.ParkRounds = f.Errors.ParkRounds
-	c.BackoffBase = f.Errors.Backoff
-	c.BackoffMax = f.Errors.BackoffMax
-	c.Detect = f.Dedup.Enabled
-	c.MaxHamming = f.Dedup.MaxHamming
-	c.MirrorEvidence = f.Dedup.MirrorEvidence
-	c.Rank = f.PageRank.Enabled
-	c.RankEveryPages = f.PageRank.EveryPages
-	c.RankEvery = f.PageRank.Every
-	c.RankStoreEvery = f.PageRank.StoreEvery
-	c.RankBatch = f.PageRank.BatchPages
-	c.KeepBodies = f.Storage.KeepBodies
-	c.KeepHeaders = f.Storage.KeepHeaders
-	c.CompressLevel = f.Storage.CompressLevel
-	c.FlushEvery = f.Storage.FlushInterval
-	c.FlushRecords = f.Storage.FlushRecords
-	c.ResolveAhead = f.DNS.Parallel
-	c.ResolveFailed = f.DNS.Retry
-	c.LeaseSlack = f.Cluster.LeaseSlack
-	c.LeaseGrace = f.Cluster.LeaseGrace
-	c.Recrawl = f.Recrawl.engine()
 	return c
 }
 
-// DNSConfig returns the DNS cache's part of the configuration.
-func (f *File) DNSConfig() dns.Config {
-	return dns.Config{Servers: f.DNS.Servers, HostsFile: f.DNS.HostsFile, MinTTL: f.DNS.MinTTL, MaxTTL: f.DNS.MaxTTL, NegativeTTL: f.DNS.NegativeTTL, Timeout: f.DNS.Timeout}
+// Marshal writes f's keys as YAML, one dotted key a line, which Load and
+// Parse read back.
+func (f *File) Marshal() ([]byte, error) { return keys.Marshal(f) }
+
+// locate gives err the file and the line of its key.
+func locate(err error, file string, lines map[string]int) error {
+	var ce *engine.ConfigError
+	if !errors.As(err, &ce) {
+		if file == "" {
+			return fmt.Errorf("config: %w", err)
+		}
+		return fmt.Errorf("config: %s: %w", file, err)
+	}
+	keys.Locate(err, file, lines)
+	return err
 }

@@ -18,6 +18,7 @@ import (
 
 	"lidi/engine"
 	"lidi/engine/frontier"
+	"lidi/engine/keys"
 )
 
 // The documented config.yaml must give exactly the defaults: it is the
@@ -28,9 +29,16 @@ func TestDocumentedConfigIsTheDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, _, err := read(data, "")
+	f, lines, err := read(data, "")
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Every key is written in it, with its default; drop_params's default
+	// (a built-in list) cannot be written, so it is shown in a comment.
+	for _, k := range keys.Of(reflect.TypeFor[File]()) {
+		if lines[k.Name] == 0 && !(k.Name == "urls.drop_params" && strings.Contains(string(data), "\n  # drop_params: [")) {
+			t.Errorf("config.yaml does not document %s", k.Name)
+		}
 	}
 	for _, name := range frontier.StrategyNames() {
 		if !strings.Contains(string(data), `"`+name+`"`) {
@@ -181,7 +189,7 @@ func TestOverrides(t *testing.T) {
 	if e.MaxDelay != 60*time.Second || !e.PerAddress {
 		t.Errorf("defaults lost: %+v", e)
 	}
-	if f.Storage.Path != filepath.Join(dir, "x.db") || f.DNSConfig().Servers[0] != "127.0.0.1:5353" {
+	if f.StoragePath != filepath.Join(dir, "x.db") || f.DNS.Servers[0] != "127.0.0.1:5353" {
 		t.Errorf("file = %+v", f)
 	}
 	if _, err := Load(filepath.Join(dir, "missing.yaml")); err == nil {
@@ -215,11 +223,11 @@ func TestRelativePaths(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if f.Storage.Path != tc.want {
-			t.Errorf("storage.path %q: got %q, want %q", tc.storage, f.Storage.Path, tc.want)
+		if f.StoragePath != tc.want {
+			t.Errorf("storage.path %q: got %q, want %q", tc.storage, f.StoragePath, tc.want)
 		}
-		if f.Fetch.CAFile != ca || f.DNS.HostsFile != filepath.Join(dir, "hosts") {
-			t.Errorf("ca_file %q, hosts_file %q", f.Fetch.CAFile, f.DNS.HostsFile)
+		if f.CAFile != ca || f.DNS.HostsFile != filepath.Join(dir, "hosts") {
+			t.Errorf("ca_file %q, hosts_file %q", f.CAFile, f.DNS.HostsFile)
 		}
 		if f.Engine().Fetch.RootCAs == nil {
 			t.Error("fetch.ca_file read but no CA pool given to the fetcher")
@@ -307,5 +315,23 @@ func TestErrorsSayWhatToWrite(t *testing.T) {
 		if want := "config: " + path + ":" + tc.want; err == nil || err.Error() != want {
 			t.Errorf("%q:\n got %v\nwant %s", tc.yaml, err, want)
 		}
+	}
+}
+
+// What Marshal writes (the master's settings for its slaves, bench chaos's
+// configs), Parse reads back the same.
+func TestMarshalRoundTrip(t *testing.T) {
+	f, err := Parse([]byte("seeds: [https://www.example.org/]\nscope: {allowed_domains: [example.org], exclude: ['\\?a=b: c']}\n" +
+		"recrawl: {enabled: true, channels: [{host: www.example.org, prefixes: [/news/], max_depth: 2}]}\ncluster: {pins: [{suffix: .fr, tag: eu}]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := f.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Parse(data)
+	if err != nil || !reflect.DeepEqual(back, f) {
+		t.Errorf("%s\n got %#v, %v\nwant %#v", data, back, err, f)
 	}
 }

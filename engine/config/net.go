@@ -14,11 +14,11 @@ import (
 // besides the system's.
 func (f *File) checkTLS() error {
 	f.rootCAs = nil
-	if f.Fetch.CAFile == "" {
+	if f.CAFile == "" {
 		return nil
 	}
 	bad := func(err error) error { return &engine.ConfigError{Key: "fetch.ca_file", Err: err} }
-	pem, err := os.ReadFile(f.Fetch.CAFile)
+	pem, err := os.ReadFile(f.CAFile)
 	if err != nil {
 		return bad(err)
 	}
@@ -27,7 +27,7 @@ func (f *File) checkTLS() error {
 		pool = x509.NewCertPool() // no system store: the file's CAs alone
 	}
 	if !pool.AppendCertsFromPEM(pem) {
-		return bad(fmt.Errorf("%s holds no PEM certificate", f.Fetch.CAFile))
+		return bad(fmt.Errorf("%s holds no PEM certificate", f.CAFile))
 	}
 	f.rootCAs = pool
 	return nil
@@ -37,21 +37,21 @@ func (f *File) checkTLS() error {
 // host. Empty means the environment's HTTP_PROXY, HTTPS_PROXY and NO_PROXY.
 func (f *File) checkProxy() error {
 	f.proxy = nil
-	if f.Fetch.Proxy == "" {
+	if f.Proxy == "" {
 		return nil
 	}
 	bad := func(err error) error { return &engine.ConfigError{Key: "fetch.proxy", Err: err} }
-	u, err := url.Parse(f.Fetch.Proxy)
+	u, err := url.Parse(f.Proxy)
 	if err != nil {
 		return bad(err)
 	}
 	switch u.Scheme {
 	case "http", "https", "socks5", "socks5h":
 	default:
-		return bad(fmt.Errorf("%q: the scheme must be http, https or socks5", f.Fetch.Proxy))
+		return bad(fmt.Errorf("%q: the scheme must be http, https or socks5", f.Proxy))
 	}
 	if u.Hostname() == "" {
-		return bad(errors.New("no proxy host in " + f.Fetch.Proxy))
+		return bad(errors.New("no proxy host in " + f.Proxy))
 	}
 	f.proxy = u
 	return nil

@@ -102,18 +102,19 @@ type Config struct {
 	// They are tried in order; the next one is tried when one times out,
 	// cannot be reached or answers with an error other than NXDOMAIN.
 	// Empty means the nameservers of /etc/resolv.conf.
-	Servers []string
+	Servers []string `yaml:"servers"`
 	// MinTTL and MaxTTL bound how long an answer is kept, whatever its
 	// TTL. Zero means DefaultMinTTL and DefaultMaxTTL.
-	MinTTL, MaxTTL time.Duration
+	MinTTL time.Duration `yaml:"min_ttl" check:">=0"`
+	MaxTTL time.Duration `yaml:"max_ttl" check:">=0"`
 	// NegativeTTL is how long a failure is kept. Zero means
 	// DefaultNegativeTTL.
-	NegativeTTL time.Duration
+	NegativeTTL time.Duration `yaml:"negative_ttl" check:">=0"`
 	// Timeout bounds one query to one server (dial, write and read). A
 	// look-up tries each server once, a lone server twice, so it gives up
 	// after about Timeout × max(2, len(Servers)). Zero means
 	// DefaultTimeout.
-	Timeout time.Duration
+	Timeout time.Duration `yaml:"timeout" check:">=0"`
 	// MaxEntries caps the number of cached names (answers and failures).
 	// When full, a second-chance (CLOCK) sweep evicts an expired entry or
 	// one not looked up since the sweep last passed it. It also caps the
@@ -127,7 +128,7 @@ type Config struct {
 	// HostsFile names a file in /etc/hosts format whose names are answered
 	// from it, before any server is asked (and never expire). Empty means
 	// none; a file that does not exist has no names.
-	HostsFile string
+	HostsFile string `yaml:"hosts_file"`
 	// IPv4Only disables the AAAA query for names without an A record.
 	// The zero value (false) asks AAAA in that case.
 	IPv4Only bool

@@ -28,15 +28,14 @@ import (
 // Config sets the limits of every fetch. The zero value gets the defaults
 // noted on each field.
 type Config struct {
-	UserAgent      string        // default "lidi"
-	ConnectTimeout time.Duration // default 10 s
-	HeaderTimeout  time.Duration // time to first response byte; default 15 s
-	BodyTimeout    time.Duration // time for the whole response; default 60 s
-	MaxBodySize    int64         // bytes kept; the rest is not downloaded; default 10 MiB
+	UserAgent      string        // empty: DefaultUserAgent
+	ConnectTimeout time.Duration `yaml:"connect_timeout"`          // fetch.connect_timeout
+	HeaderTimeout  time.Duration `yaml:"header_timeout"`           // fetch.header_timeout: time to first response byte
+	BodyTimeout    time.Duration `yaml:"body_timeout"`             // fetch.body_timeout: time for the whole response
+	MaxBodySize    int64         `yaml:"max_body_size" check:">0"` // fetch.max_body_size: bytes kept; the rest is not downloaded
 	// CloseTimeout bounds the wait, when a connection closes, for the
-	// server to close its side too (see Session); default
-	// DefaultCloseTimeout.
-	CloseTimeout time.Duration
+	// server to close its side too (see Session): fetch.close_timeout.
+	CloseTimeout time.Duration `yaml:"close_timeout"`
 	// CheckType looks at a body's first bytes as they arrive: a body
 	// declared HTML that is binary stops downloading at once (TypeCheck
 	// "binary-as-html"); an HTML body declared as something else is
@@ -55,28 +54,39 @@ type Config struct {
 	KeepWire bool
 }
 
-// DefaultCloseTimeout is Config.CloseTimeout's default: servers close at
-// once when the client does, so a second is plenty.
-const DefaultCloseTimeout = time.Second
+// DefaultUserAgent is lidi's User-Agent: its product token "lidi" is the
+// agent robots.txt groups are matched against (config.yaml's user_agent
+// starts from it).
+const DefaultUserAgent = "lidi/0.1 (+https://github.com/lidi-crawler/lidi)"
+
+// Defaults returns the fetcher's defaults, which a zero field of a Config
+// takes. UserAgent is left empty: DefaultUserAgent is sent. A close
+// timeout of a second is plenty: servers close at once when the client
+// does.
+func Defaults() Config {
+	return Config{ConnectTimeout: 10 * time.Second, HeaderTimeout: 15 * time.Second, BodyTimeout: 60 * time.Second,
+		MaxBodySize: 10 << 20, CloseTimeout: time.Second}
+}
 
 func (c *Config) defaults() {
+	d := Defaults()
 	if c.UserAgent == "" {
-		c.UserAgent = "lidi"
+		c.UserAgent = DefaultUserAgent
 	}
 	if c.ConnectTimeout <= 0 {
-		c.ConnectTimeout = 10 * time.Second
+		c.ConnectTimeout = d.ConnectTimeout
 	}
 	if c.HeaderTimeout <= 0 {
-		c.HeaderTimeout = 15 * time.Second
+		c.HeaderTimeout = d.HeaderTimeout
 	}
 	if c.BodyTimeout <= 0 {
-		c.BodyTimeout = 60 * time.Second
+		c.BodyTimeout = d.BodyTimeout
 	}
 	if c.MaxBodySize <= 0 {
-		c.MaxBodySize = 10 << 20
+		c.MaxBodySize = d.MaxBodySize
 	}
 	if c.CloseTimeout <= 0 {
-		c.CloseTimeout = DefaultCloseTimeout
+		c.CloseTimeout = d.CloseTimeout
 	}
 }
 

@@ -102,13 +102,18 @@ func show(f reflect.Value) string {
 }
 
 // Marshal writes the keys of *v (v a pointer to a struct) as YAML, one
-// dotted key a line ("politeness.delay: 15s"), which Decode reads back.
+// dotted key a line ("politeness.delay: 15s"), which Decode reads back
+// over the same defaults. A nil list is left out.
 func Marshal(v any) ([]byte, error) {
 	root := reflect.ValueOf(v).Elem()
 	doc := &yaml.Node{Kind: yaml.MappingNode}
 	for _, k := range Of(root.Type()) {
+		f := root.FieldByIndex(k.Index)
+		if f.Kind() == reflect.Slice && f.IsNil() {
+			continue // a nil list may mean something else than an empty one (urls.drop_params: the built-in list)
+		}
 		var val yaml.Node
-		if err := val.Encode(root.FieldByIndex(k.Index).Interface()); err != nil {
+		if err := val.Encode(f.Interface()); err != nil {
 			return nil, fmt.Errorf("keys: %s: %w", k.Name, err)
 		}
 		flow(&val)

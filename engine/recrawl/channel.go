@@ -17,17 +17,17 @@ type ChannelID string
 type Rule struct {
 	// Name is the channel's ID; empty means the host followed by the
 	// first prefix ("news.example.org/w/").
-	Name string
+	Name string `yaml:"name"`
 	// Host is the host, with its port if not the scheme's default, as in
 	// URLs (case-insensitive).
-	Host string
+	Host string `yaml:"host"`
 	// Prefixes are the path prefixes the channel covers, each starting
 	// with "/" ("/w/", "/sports/"). A URL belongs to the rule whose prefix
 	// is its longest match.
-	Prefixes []string
+	Prefixes []string `yaml:"prefixes"`
 	// Scope bounds the channel's recrawls; a zero Scope means the default
 	// given to NewChannels.
-	Scope Scope
+	Scope Scope `yaml:",inline"`
 }
 
 // Scope is what a recrawl of a channel may fetch (SARSS 2.1): the URLs
@@ -35,10 +35,10 @@ type Rule struct {
 type Scope struct {
 	// Filters are regular expressions (RE2 syntax); a recrawl fetches only
 	// the URLs one of them matches. None: every URL of the channel.
-	Filters []string
+	Filters []string `yaml:"filters,omitempty"`
 	// MaxDepth is how many links from a seed a recrawl follows; 0 means
 	// no limit.
-	MaxDepth int
+	MaxDepth int `yaml:"max_depth"`
 }
 
 // compiled is a Scope ready for use.

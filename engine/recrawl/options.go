@@ -8,35 +8,35 @@ import (
 // Options configure a Manager (config.yaml's recrawl.* keys). Defaults
 // returns the documented defaults; a zero field is not replaced by one.
 type Options struct {
-	Policy PolicyName // recrawl.policy
-	Groups int        // recrawl.groups: K priority groups
+	Policy PolicyName `yaml:"policy"` // recrawl.policy
+	Groups int        `yaml:"groups"` // recrawl.groups: K priority groups
 
 	// RateCap caps each channel's recrawl rate at RateCap times its
 	// estimated change rate (recrawl.rate_cap; SARSS suggests 2). 0: no
 	// cap.
-	RateCap     float64
-	MinInterval time.Duration // recrawl.min_interval: no channel is recrawled more often
-	MaxInterval time.Duration // recrawl.max_interval: nor less often
+	RateCap     float64       `yaml:"rate_cap"`
+	MinInterval time.Duration `yaml:"min_interval"` // recrawl.min_interval: no channel is recrawled more often
+	MaxInterval time.Duration `yaml:"max_interval"` // recrawl.max_interval: nor less often
 
 	// SARSS (iir and icr).
 	// Encourage is δ (recrawl.encourage): a group's new interval is
 	// multiplied by it when its success rate rose. SARSS gives no value;
 	// 0.5 is what lidi bench recrawl measured best (docs/recrawl.md): with
 	// 0.9 lost recrawls ratchet the intervals up.
-	Encourage        float64
-	SmallestMultiple float64 // recrawl.smallest_multiple: σ of checkPriorities
-	BiggestMultiple  float64 // recrawl.biggest_multiple: μ of checkPriorities
-	Quorum           float64 // recrawl.quorum: share of the top group's channels ...
-	MinUpdates       int     // recrawl.min_updates: ... with more than this many updates since the last reassignment
-	HistoryUpdates   int     // recrawl.history_updates: L, the updates per channel ICR's capacity history covers
+	Encourage        float64 `yaml:"encourage"`
+	SmallestMultiple float64 `yaml:"smallest_multiple"` // recrawl.smallest_multiple: σ of checkPriorities
+	BiggestMultiple  float64 `yaml:"biggest_multiple"`  // recrawl.biggest_multiple: μ of checkPriorities
+	Quorum           float64 `yaml:"quorum"`            // recrawl.quorum: share of the top group's channels ...
+	MinUpdates       int     `yaml:"min_updates"`       // recrawl.min_updates: ... with more than this many updates since the last reassignment
+	HistoryUpdates   int     `yaml:"history_updates"`   // recrawl.history_updates: L, the updates per channel ICR's capacity history covers
 
 	// Wolf (optimal).
-	Horizon time.Duration // recrawl.horizon: T, the scheduling interval crawls are counted over
-	Period  time.Duration // recrawl.period: how often the allocation is solved again
+	Horizon time.Duration `yaml:"horizon"` // recrawl.horizon: T, the scheduling interval crawls are counted over
+	Period  time.Duration `yaml:"period"`  // recrawl.period: how often the allocation is solved again
 
 	// Nutch (adaptive).
-	IncRate float64 // recrawl.inc_rate: the interval grows by this share when a recrawl found no change
-	DecRate float64 // recrawl.dec_rate: and shrinks by this share when it found one
+	IncRate float64 `yaml:"inc_rate"` // recrawl.inc_rate: the interval grows by this share when a recrawl found no change
+	DecRate float64 `yaml:"dec_rate"` // recrawl.dec_rate: and shrinks by this share when it found one
 
 	// Clock tells the time; nil means SystemClock.
 	Clock Clock

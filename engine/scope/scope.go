@@ -41,22 +41,22 @@ type Config struct {
 	// AllowedHosts are host names (or IP addresses) allowed exactly.
 	// Case, IDN and a port ("example.com:8080") are normalised away: a host
 	// is allowed on every port.
-	AllowedHosts []string
+	AllowedHosts []string `yaml:"allowed_hosts"`
 	// AllowedDomains are domains allowed with all their hosts, matched by
 	// registrable domain (see the package documentation).
-	AllowedDomains []string
+	AllowedDomains []string `yaml:"allowed_domains"`
 	// SeedHosts adds each seed's host to AllowedHosts.
 	SeedHosts bool
 	// SeedDomains adds each seed's registrable domain to AllowedDomains.
 	SeedDomains bool
 	// Include, if not empty, lists regular expressions of which a URL must
 	// match at least one.
-	Include []string
+	Include []string `yaml:"include"`
 	// Exclude lists regular expressions; a URL matching any is out.
-	Exclude []string
+	Exclude []string `yaml:"exclude"`
 	// MaxDepth is the largest depth allowed, seeds being at depth 0;
 	// 0 means unlimited.
-	MaxDepth int
+	MaxDepth int `yaml:"max_depth" check:">=0"`
 	// Normalizer normalises seeds; nil means urlnorm.Default. It should be
 	// the crawler's, so that seeds are spelled as discovered URLs are.
 	Normalizer *urlnorm.Normalizer

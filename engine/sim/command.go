@@ -79,9 +79,7 @@ oracle PageRank it gathers against pages fetched.`
 // a summary ending in key=value lines.
 func CommandFlags(fs *flag.FlagSet) func(ctx context.Context, stdout io.Writer) error {
 	webOpt := simweb.Options{Seed: 1, Sites: 2000, Pages: 200_000}
-	fs.Int64Var(&webOpt.Seed, "seed", webOpt.Seed, "seed of the synthetic web")
-	fs.IntVar(&webOpt.Sites, "sites", webOpt.Sites, "sites of the synthetic web")
-	fs.IntVar(&webOpt.Pages, "pages", webOpt.Pages, "pages of the synthetic web")
+	simweb.WebFlags(fs, &webOpt.Sites, webOpt.Sites, &webOpt.Pages, webOpt.Pages, &webOpt.Seed)
 	fs.IntVar(&webOpt.PageSizeMedian, "page-size", 0, "median page size in `bytes` (0: simweb's 12288; with --graph, every page's size)")
 	graph := fs.String("graph", "", "crawl the web exported by `lidi simweb --export DIR` instead of generating one")
 	seeds := fs.Int("seeds", 10, "start from the home pages of this many most popular sites")

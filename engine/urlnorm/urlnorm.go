@@ -106,12 +106,12 @@ type Normalizer struct {
 	// '*' matches any run of bytes ("utm_*"). A name is compared in its
 	// normalised encoded form. Nil means DefaultDropParams; an empty non-nil
 	// slice removes nothing.
-	DropParams []string
+	DropParams []string `yaml:"drop_params"`
 
 	// SortQuery sorts query parameters by name, keeping the order of
 	// parameters that share a name. Off by default: order can matter to the
 	// server, and most pages link one spelling consistently.
-	SortQuery bool
+	SortQuery bool `yaml:"sort_query"`
 
 	// MaxLength caps the length in bytes of a normalised URL; zero means
 	// DefaultMaxLength.
