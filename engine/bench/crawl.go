@@ -38,6 +38,7 @@ type CrawlOptions struct {
 	Robots           int   // r
 	PagesPerVisit    int   // c
 	KeepBodies       bool
+	KeepHeaders      bool
 	Dir              string // where the crawl's database goes ("" : a temporary directory)
 	OpenStore        func(path string) (record.Store, io.Closer, error)
 	SimwebCommand    []string // argv that serves simweb, e.g. {"/path/lidi", "simweb"}
@@ -60,6 +61,7 @@ func (o *CrawlOptions) RegisterFlags(fs *flag.FlagSet) {
 	fs.Int64Var(&o.UntilDiscovered, "until-discovered", 0, "stop once this many URLs are known (the 1,000,000-URL memory check)")
 	crawlerFlags(fs, &o.Robots, 256, &o.PagesPerVisit, 100)
 	fs.BoolVar(&o.KeepBodies, "bodies", true, "store page bodies (zlib)")
+	fs.BoolVar(&o.KeepHeaders, "headers", true, "store each fetch's request and response headers (storage.keep_headers)")
 	dirFlag(fs, &o.Dir, "the crawl database")
 	progressFlag(fs, &o.ProgressInterval)
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the crawl to this file")
@@ -176,6 +178,7 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 	cfg := benchConfig(sw.seeds, o.Robots, o.PagesPerVisit)
 	cfg.MaxPages = o.MaxPages
 	cfg.KeepBodies = o.KeepBodies
+	cfg.KeepHeaders = o.KeepHeaders
 	eng, err := engine.New(cfg, store, resolver, nil)
 	if err != nil {
 		return err
@@ -214,6 +217,15 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 		return runErr
 	}
 	s := eng.Stats()
+	// The crawl file's size once closed (its WAL checkpointed into it):
+	// what a page costs on disk.
+	if err := closer.Close(); err != nil {
+		return err
+	}
+	var fileBytes int64
+	if fi, err := os.Stat(filepath.Join(dir, "bench.db")); err == nil {
+		fileBytes = fi.Size()
+	}
 	queries, names, most, err := sw.witnessDNS()
 	if err != nil {
 		return err
@@ -243,8 +255,10 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 	fmt.Fprintf(out, "sites                %d found, %d resolved (names asked of simweb's DNS server)\n", s.Sites, names)
 	fmt.Fprintf(out, "DNS queries per host %.3f (%d queries for %d names; at most %d for one name)\n", perHost, queries, names, most)
 	fmt.Fprintf(out, "errors               %d %v\n", errs, s.ErrorKind)
-	fmt.Fprintf(out, "pages=%d pages_per_s=%.0f peak_rss_mb=%.0f dns_queries_per_host=%.3f discovered=%d cpu_s_per_1000_first=%.3f cpu_s_per_1000_last=%.3f bytes_per_url=%.0f pages_per_s_first=%.0f pages_per_s_last=%.0f cpu_s_per_1000=%.3f\n",
-		s.Pages, pps, rss, perHost, s.Discovered, first.cpuPer1000(), last.cpuPer1000(), perURL, first.pagesPerSec(), last.pagesPerSec(), cpuPer1000)
+	filePerPage := float64(fileBytes) / float64(max(s.Pages, 1))
+	fmt.Fprintf(out, "crawl file           %.1f MB, %.0f bytes per page (bodies kept %v, headers kept %v)\n", float64(fileBytes)/1e6, filePerPage, o.KeepBodies, o.KeepHeaders)
+	fmt.Fprintf(out, "pages=%d pages_per_s=%.0f peak_rss_mb=%.0f dns_queries_per_host=%.3f discovered=%d cpu_s_per_1000_first=%.3f cpu_s_per_1000_last=%.3f bytes_per_url=%.0f pages_per_s_first=%.0f pages_per_s_last=%.0f cpu_s_per_1000=%.3f file_bytes_per_page=%.0f\n",
+		s.Pages, pps, rss, perHost, s.Discovered, first.cpuPer1000(), last.cpuPer1000(), perURL, first.pagesPerSec(), last.pagesPerSec(), cpuPer1000, filePerPage)
 	return nil
 }
 
