@@ -18,8 +18,6 @@ package warcexport
 
 import (
 	"context"
-	"crypto/sha1"
-	"encoding/base32"
 	"errors"
 	"fmt"
 	"os"
@@ -315,6 +313,22 @@ var idSpace = uuid.MustParse("6c696469-7761-7263-8000-000000000000")
 // warcDate is a WARC-Date to the millisecond (WARC/1.1 allows fractions).
 func warcDate(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 
+// fields are a record's usual WARC fields: its id (from kind, uri and
+// date), date, target URI, content type and, when known, the address
+// the capture came from.
+func fields(kind, uri, date, contentType, ip string) [][2]string {
+	fs := [][2]string{
+		{gowarc.WarcRecordID, recordID(kind, uri, date)},
+		{gowarc.WarcDate, date},
+		{gowarc.WarcTargetURI, uri},
+		{gowarc.ContentType, contentType},
+	}
+	if ip != "" {
+		fs = append(fs, [2]string{gowarc.WarcIPAddress, ip})
+	}
+	return fs
+}
+
 // build makes a record of type t with the fields given and block.
 func build(t gowarc.RecordType, fields [][2]string, block []byte) (gowarc.WarcRecord, error) {
 	rb := gowarc.NewRecordBuilder(t, recordOptions...)
@@ -330,12 +344,6 @@ func build(t gowarc.RecordType, fields [][2]string, block []byte) (gowarc.WarcRe
 		return nil, fmt.Errorf("warcexport: %s record: %w", t, err)
 	}
 	return rec, nil
-}
-
-// sha1Digest is a digest as WARC-Payload-Digest gives it.
-func sha1Digest(b []byte) string {
-	sum := sha1.Sum(b)
-	return "sha1:" + base32.StdEncoding.EncodeToString(sum[:])
 }
 
 // capture is a response (or revisit) record written for a URL: what a
@@ -483,13 +491,8 @@ func (x *exporter) url(u *storage.CapturedURL) error {
 // records that go with a response (request, metadata) name it in
 // WARC-Concurrent-To.
 func request(uri, date, response string, req []byte) (built, error) {
-	r, err := build(gowarc.Request, [][2]string{
-		{gowarc.WarcRecordID, recordID("request", uri, date)},
-		{gowarc.WarcDate, date},
-		{gowarc.WarcTargetURI, uri},
-		{gowarc.WarcConcurrentTo, response},
-		{gowarc.ContentType, "application/http;msgtype=request"},
-	}, req)
+	fs := append(fields("request", uri, date, "application/http;msgtype=request", ""), [2]string{gowarc.WarcConcurrentTo, response})
+	r, err := build(gowarc.Request, fs, req)
 	return built{rec: r}, err
 }
 
@@ -498,19 +501,11 @@ func request(uri, date, response string, req []byte) (built, error) {
 func (x *exporter) response(uri string, f *storage.Capture, req, head, body []byte, truncated bool) (built, error) {
 	date := warcDate(f.Time)
 	block := append(payloadHead(head, req, len(body)), body...)
-	fields := [][2]string{
-		{gowarc.WarcRecordID, recordID("response", uri, date)},
-		{gowarc.WarcDate, date},
-		{gowarc.WarcTargetURI, uri},
-		{gowarc.ContentType, "application/http;msgtype=response"},
-	}
-	if f.IP != "" {
-		fields = append(fields, [2]string{gowarc.WarcIPAddress, f.IP})
-	}
+	fs := fields("response", uri, date, "application/http;msgtype=response", f.IP)
 	if truncated {
-		fields = append(fields, [2]string{gowarc.WarcTruncated, "length"})
+		fs = append(fs, [2]string{gowarc.WarcTruncated, "length"})
 	}
-	rec, err := build(gowarc.Response, fields, block)
+	rec, err := build(gowarc.Response, fs, block)
 	if err != nil {
 		return built{}, err
 	}
@@ -523,21 +518,13 @@ func (x *exporter) response(uri string, f *storage.Capture, req, head, body []by
 // at the capture of the content it repeats.
 func (x *exporter) revisit(uri string, f *storage.Capture, head []byte, profile string, of *capture) (built, error) {
 	date := warcDate(f.Time)
-	fields := [][2]string{
-		{gowarc.WarcRecordID, recordID("revisit", uri, date)},
-		{gowarc.WarcDate, date},
-		{gowarc.WarcTargetURI, uri},
-		{gowarc.ContentType, "application/http;msgtype=response"},
-		{gowarc.WarcProfile, profile},
-		{gowarc.WarcRefersTo, of.id},
-		{gowarc.WarcRefersToTargetURI, uri},
-		{gowarc.WarcRefersToDate, of.date},
-		{gowarc.WarcPayloadDigest, of.payloadDigest},
-	}
-	if f.IP != "" {
-		fields = append(fields, [2]string{gowarc.WarcIPAddress, f.IP})
-	}
-	rec, err := build(gowarc.Revisit, fields, head)
+	fs := append(fields("revisit", uri, date, "application/http;msgtype=response", f.IP),
+		[2]string{gowarc.WarcProfile, profile},
+		[2]string{gowarc.WarcRefersTo, of.id},
+		[2]string{gowarc.WarcRefersToTargetURI, uri},
+		[2]string{gowarc.WarcRefersToDate, of.date},
+		[2]string{gowarc.WarcPayloadDigest, of.payloadDigest})
+	rec, err := build(gowarc.Revisit, fs, head)
 	if err != nil {
 		return built{}, err
 	}
@@ -557,16 +544,8 @@ func (x *exporter) standIn(uri string, f *storage.Capture, why string) (built, e
 	if f.Err != "" {
 		fmt.Fprintf(&b, "fetch-error: %s\r\n", oneLine(f.Err))
 	}
-	fields := [][2]string{
-		{gowarc.WarcRecordID, recordID("stand-in", uri, date)},
-		{gowarc.WarcDate, date},
-		{gowarc.WarcTargetURI, uri},
-		{gowarc.ContentType, gowarc.ApplicationWarcFields},
-	}
-	if f.IP != "" {
-		fields = append(fields, [2]string{gowarc.WarcIPAddress, f.IP})
-	}
-	rec, err := build(gowarc.Metadata, fields, []byte(b.String()))
+	fs := fields("stand-in", uri, date, gowarc.ApplicationWarcFields, f.IP)
+	rec, err := build(gowarc.Metadata, fs, []byte(b.String()))
 	return built{rec: rec}, err
 }
 
@@ -586,13 +565,8 @@ func (x *exporter) pageMetadata(u *storage.CapturedURL, date, concurrent string)
 			fmt.Fprintf(&b, "duplicate-similarity: %.3f\r\n", d.Similarity)
 		}
 	}
-	rec, err := build(gowarc.Metadata, [][2]string{
-		{gowarc.WarcRecordID, recordID("metadata", u.URL, date)},
-		{gowarc.WarcDate, date},
-		{gowarc.WarcTargetURI, u.URL},
-		{gowarc.WarcConcurrentTo, concurrent},
-		{gowarc.ContentType, gowarc.ApplicationWarcFields},
-	}, []byte(b.String()))
+	fs := append(fields("metadata", u.URL, date, gowarc.ApplicationWarcFields, ""), [2]string{gowarc.WarcConcurrentTo, concurrent})
+	rec, err := build(gowarc.Metadata, fs, []byte(b.String()))
 	return built{rec: rec}, err == nil, err
 }
 
@@ -607,12 +581,7 @@ func (x *exporter) skipped(s storage.SkippedURL) error {
 		}
 	}
 	date := warcDate(s.Discovered)
-	rec, err := build(gowarc.Metadata, [][2]string{
-		{gowarc.WarcRecordID, recordID("skipped", s.URL, date)},
-		{gowarc.WarcDate, date},
-		{gowarc.WarcTargetURI, s.URL},
-		{gowarc.ContentType, gowarc.ApplicationWarcFields},
-	}, []byte(b.String()))
+	rec, err := build(gowarc.Metadata, fields("skipped", s.URL, date, gowarc.ApplicationWarcFields, ""), []byte(b.String()))
 	if err != nil {
 		return err
 	}
@@ -625,28 +594,15 @@ func (x *exporter) robots(r storage.RobotsCapture) error {
 	date := warcDate(r.Fetched)
 	switch {
 	case r.Status < 0:
-		rec, err := build(gowarc.Metadata, [][2]string{
-			{gowarc.WarcRecordID, recordID("robots", uri, date)},
-			{gowarc.WarcDate, date},
-			{gowarc.WarcTargetURI, uri},
-			{gowarc.ContentType, gowarc.ApplicationWarcFields},
-		}, []byte("robots-status: unreachable\r\n"))
+		rec, err := build(gowarc.Metadata, fields("robots", uri, date, gowarc.ApplicationWarcFields, ""), []byte("robots-status: unreachable\r\n"))
 		if err != nil {
 			return err
 		}
 		return x.write(built{rec: rec})
 	case r.Wire == nil:
 		x.sum.Missing.RobotsHeaders++
-		fields := [][2]string{
-			{gowarc.WarcRecordID, recordID("robots", uri, date)},
-			{gowarc.WarcDate, date},
-			{gowarc.WarcTargetURI, uri},
-			{gowarc.ContentType, "text/plain"},
-		}
-		if r.IP != "" {
-			fields = append(fields, [2]string{gowarc.WarcIPAddress, r.IP})
-		}
-		rec, err := build(gowarc.Resource, fields, r.Body)
+		fs := fields("robots", uri, date, "text/plain", r.IP)
+		rec, err := build(gowarc.Resource, fs, r.Body)
 		if err != nil {
 			return err
 		}

@@ -329,7 +329,9 @@ func TestIdenticalPayloadRevisit(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	db.Close()
+	// Exported while the crawl still holds the file, as lidi export --warc
+	// does beside a running crawl.
+	defer db.Close()
 	sum := export(t, path, warcexport.Options{})
 	profiles := validate(t, sum)
 	if profiles[identicalPayload] != 1 || profiles[notModified] != 1 || sum.Records["response"] != 1 || sum.Missing.Total() != 0 {
