@@ -46,7 +46,7 @@ type applied struct {
 	unstored bool
 }
 
-func (a *applied) apply(_ context.Context, lease string, parts [][]byte, stored func(error)) error {
+func (a *applied) apply(_ context.Context, lease string, part []byte, stored func(error)) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.byLease == nil {
@@ -56,9 +56,7 @@ func (a *applied) apply(_ context.Context, lease string, parts [][]byte, stored 
 	if a.unstored {
 		return nil
 	}
-	for _, p := range parts {
-		a.byLease[lease] = append(a.byLease[lease], string(p))
-	}
+	a.byLease[lease] = append(a.byLease[lease], string(part))
 	stored(nil)
 	return nil
 }
@@ -146,7 +144,7 @@ func (c *testCluster) runSlave(opt SlaveOptions) (s *Slave, stop func()) {
 }
 
 // echo is a Work that returns its lease, upper-cased, in two parts.
-func echo(_ context.Context, lease []byte) (Outcome, error) {
+func echo(_ context.Context, lease []byte, _ func([]byte) error) (Outcome, error) {
 	return Outcome{Parts: [][]byte{[]byte(strings.ToUpper(string(lease))), []byte("end")}, Pages: 1}, nil
 }
 
@@ -163,8 +161,8 @@ func TestLeasesAreWorkedAndAppliedOnce(t *testing.T) {
 	waitFor(t, "10 leases applied", func() bool { n, _ := c.got.count(); return n == 10 })
 	waitFor(t, "an empty book", func() bool { return len(c.m.Book()) == 0 && c.m.Stats().Applied == 10 })
 	_, calls := c.got.count()
-	if calls != 10 {
-		t.Errorf("Apply called %d times for 10 leases", calls)
+	if calls != 20 {
+		t.Errorf("Apply called %d times for 10 leases of two parts each", calls)
 	}
 	if got := c.got.byLease["L3"]; !slices.Equal(got, []string{"LEASE 3", "end"}) {
 		t.Errorf("L3's result %q", got)
@@ -182,11 +180,11 @@ func TestPinnedLeasesGoToTaggedSlaves(t *testing.T) {
 	var mu sync.Mutex
 	worked := map[string]string{}
 	work := func(id string) Work {
-		return func(ctx context.Context, lease []byte) (Outcome, error) {
+		return func(ctx context.Context, lease []byte, _ func([]byte) error) (Outcome, error) {
 			mu.Lock()
 			worked[string(lease)] = id
 			mu.Unlock()
-			return echo(ctx, lease)
+			return echo(ctx, lease, nil)
 		}
 	}
 	c.slave("plain", nil, work("plain"))
@@ -224,10 +222,10 @@ func TestASlaveKilledAndStartedAgainDeliversItsSpool(t *testing.T) {
 	c := newTestCluster(t)
 	started := make(chan struct{})
 	release := make(chan struct{})
-	a, stopA := c.slave("a", nil, func(ctx context.Context, lease []byte) (Outcome, error) {
+	a, stopA := c.slave("a", nil, func(ctx context.Context, lease []byte, _ func([]byte) error) (Outcome, error) {
 		close(started)
 		<-release
-		return echo(ctx, lease)
+		return echo(ctx, lease, nil)
 	})
 	if err := c.m.Lease(context.Background(), testLease("L1", "one.test", "one")); err != nil {
 		t.Fatal(err)
@@ -243,8 +241,8 @@ func TestASlaveKilledAndStartedAgainDeliversItsSpool(t *testing.T) {
 	a2, _ := c.slave("a", nil, echo)
 	waitFor(t, "the lease applied", func() bool { n, _ := c.got.count(); return n == 1 })
 	waitFor(t, "a's spool delivered", func() bool { return a2.spool.Len() == 0 })
-	if _, calls := c.got.count(); calls != 1 {
-		t.Errorf("Apply called %d times for one lease", calls)
+	if _, calls := c.got.count(); calls != 2 {
+		t.Errorf("Apply called %d times for one lease of two parts", calls)
 	}
 	if n := b.Stats().LeasesDone; n != 0 {
 		t.Errorf("b worked %d leases: the dead slave's lease was handed over", n)
@@ -256,9 +254,9 @@ func TestASlaveKilledAndStartedAgainDeliversItsSpool(t *testing.T) {
 func TestALeasePastItsDeadlineIsNotWorked(t *testing.T) {
 	c := newTestCluster(t)
 	worked := make(chan struct{}, 1)
-	s, _ := c.slave("a", nil, func(ctx context.Context, lease []byte) (Outcome, error) {
+	s, _ := c.slave("a", nil, func(ctx context.Context, lease []byte, _ func([]byte) error) (Outcome, error) {
 		worked <- struct{}{}
-		return echo(ctx, lease)
+		return echo(ctx, lease, nil)
 	})
 	l := testLease("late", "late.test", "x")
 	l.Deadline = time.Now().Add(-time.Second)
@@ -283,10 +281,10 @@ func TestAMasterStartedAgainKeepsItsLeases(t *testing.T) {
 	c := newTestCluster(t)
 	release := make(chan struct{})
 	started := make(chan struct{}, 1)
-	s, _ := c.slave("a", nil, func(ctx context.Context, lease []byte) (Outcome, error) {
+	s, _ := c.slave("a", nil, func(ctx context.Context, lease []byte, _ func([]byte) error) (Outcome, error) {
 		started <- struct{}{}
 		<-release
-		return echo(ctx, lease)
+		return echo(ctx, lease, nil)
 	})
 	l := testLease("L1", "one.test", "one")
 	l.Addr = netip.MustParseAddr("127.0.0.9")
@@ -319,7 +317,7 @@ func TestAResultIsAcknowledgedOnlyOnceStored(t *testing.T) {
 	if err := c.m.Lease(context.Background(), testLease("L1", "one.test", "one")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the result taken", func() bool { _, calls := c.got.count(); return calls == 1 })
+	waitFor(t, "the result's two parts taken", func() bool { _, calls := c.got.count(); return calls == 2 })
 	if len(c.m.Book()) != 1 || c.m.Stats().Applied != 0 {
 		t.Fatalf("a result taken and not stored left the book: %+v, stats %+v", c.m.Book(), c.m.Stats())
 	}
@@ -430,10 +428,10 @@ func TestASlaveCutOffDeliversWhenBack(t *testing.T) {
 	started := make(chan struct{})
 	release := make(chan struct{})
 	s, _ := c.runSlave(SlaveOptions{Dial: DialOptions{URL: "nats://" + link.l.Addr().String()}, ID: "far", Robots: 1,
-		Work: func(ctx context.Context, lease []byte) (Outcome, error) {
+		Work: func(ctx context.Context, lease []byte, _ func([]byte) error) (Outcome, error) {
 			close(started)
 			<-release
-			return echo(ctx, lease)
+			return echo(ctx, lease, nil)
 		}})
 	if err := c.m.Lease(context.Background(), testLease("L1", "far.test", "far")); err != nil {
 		t.Fatal(err)
@@ -481,7 +479,7 @@ func TestALeaseDeliveredTwiceIsWorkedOnce(t *testing.T) {
 		}
 		return n == 1
 	}
-	work := func(ctx context.Context, lease []byte) (Outcome, error) {
+	work := func(ctx context.Context, lease []byte, _ func([]byte) error) (Outcome, error) {
 		worked.Add(1)
 		// Held until the copy has been seen and left.
 		tick := time.NewTicker(5 * time.Millisecond)
@@ -489,7 +487,7 @@ func TestALeaseDeliveredTwiceIsWorkedOnce(t *testing.T) {
 		for give := time.Now().Add(2 * time.Minute); !left() && time.Now().Before(give); {
 			<-tick.C
 		}
-		return echo(ctx, lease)
+		return echo(ctx, lease, nil)
 	}
 	for _, id := range []string{"a", "b"} {
 		s, _ := c.slave(id, nil, work)

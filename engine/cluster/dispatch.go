@@ -84,19 +84,27 @@ type DispatcherOptions struct {
 	Local       visit.Dispatcher
 	LocalRobots int
 	// SetRobots, when not nil, is told how many leases the crawl may
-	// have in flight: the local robots plus the robots of the slaves
-	// heard from (the engine's SetRobots).
+	// have in flight: the local robots plus the robots of the live
+	// slaves (the engine's SetRobots).
 	SetRobots func(int)
+	// Stopping, when not nil, reports whether the crawl is stopping for
+	// good (a halt is then told to slaves as "stopping", else "paused").
+	Stopping func() bool
 }
 
 // Dispatcher runs a crawl's leases on slaves through a Master, and on the
 // master's own robots while they have room: the engine's loop schedules
-// both the same way. It gives up a remote lease whose result has not come
-// by its deadline plus the grace (the engine's loop does the same and
-// leases the site again). It hands the engine the leases an earlier run of
-// the master left with slaves (visit.Resumer), and recalls the slaves'
-// leases when the crawl pauses or stops (visit.Recaller). It is safe for
-// concurrent use.
+// both the same way. Results come back page by page while a lease runs.
+// A lease whose slave is declared gone (three heartbeats without one) ends
+// at once, with the URLs whose pages have not come back returned: the
+// slave stopped fetching by itself two heartbeats after its last
+// acknowledged heartbeat (its liberty), so no request of it can reach the
+// site any more, and the crawl's robot count follows the live slaves. A
+// lease whose holder is never heard of is given up at its deadline plus
+// the grace. It hands the engine the leases an earlier run of the master
+// left with slaves (visit.Resumer), and recalls the slaves' leases when
+// the crawl pauses or stops (visit.Recaller). It is safe for concurrent
+// use.
 type Dispatcher struct {
 	m   *Master
 	opt DispatcherOptions
@@ -106,15 +114,23 @@ type Dispatcher struct {
 	localBusy int
 	earlier   []Booked // the book an earlier run left, until Resume
 	expired   int64
+	given     int64 // leases ended because their slave was declared gone
 	robots    int
 	halted    bool
 	stop      chan struct{}
+	recount   chan struct{}
 }
 
 type remoteLease struct {
 	lease  *visit.Lease
 	report func(visit.Result)
 	timer  *time.Timer
+	// holder is the slave working the lease, from its heartbeats ("" until
+	// one names it).
+	holder string
+	// pages are the Seqs of the results passed to the loop, with the URL
+	// of each page (0 for other results).
+	pages map[int]uint64
 }
 
 // NewDispatcher returns a Dispatcher on m. Once Resume is called (the
@@ -124,7 +140,10 @@ type remoteLease struct {
 // engine has taken the lease over.
 func NewDispatcher(m *Master, opt DispatcherOptions) *Dispatcher {
 	d := &Dispatcher{m: m, opt: opt, remote: make(map[string]*remoteLease), earlier: m.Book(),
-		stop: make(chan struct{}), robots: -1}
+		stop: make(chan struct{}), recount: make(chan struct{}, 1), robots: -1}
+	m.mu.Lock()
+	m.onStatus, m.onGone = d.status, d.gone
+	m.mu.Unlock()
 	go d.followSlaves()
 	return d
 }
@@ -151,9 +170,10 @@ func (d *Dispatcher) Outstanding() []*visit.Lease {
 }
 
 // Resume implements visit.Resumer: the results of the leases the engine
-// takes over are reported to it as those of its own, until the lease's
-// deadline and grace; the earlier run's other leases are forgotten (their
-// results, should they come, are dropped).
+// takes over are reported to it as those of its own, until their end, the
+// slave working them declared gone, or their deadline and grace; the
+// earlier run's other leases are forgotten (their results, should they
+// come, are dropped).
 func (d *Dispatcher) Resume(leases []*visit.Lease, report func(visit.Result)) {
 	d.mu.Lock()
 	earlier := d.earlier
@@ -173,10 +193,9 @@ func (d *Dispatcher) Resume(leases []*visit.Lease, report func(visit.Result)) {
 	d.m.setApply(d.apply)
 }
 
-// follow waits for a remote lease's result until its deadline and grace.
-// Called with d.mu held.
+// follow waits for a remote lease's results. Called with d.mu held.
 func (d *Dispatcher) follow(id string, l *visit.Lease, report func(visit.Result)) {
-	rl := &remoteLease{lease: l, report: report}
+	rl := &remoteLease{lease: l, report: report, pages: make(map[int]uint64)}
 	d.remote[id] = rl
 	rl.timer = time.AfterFunc(time.Until(l.Deadline.Add(d.m.opt.Timing.Grace)), func() { d.expire(id) })
 }
@@ -193,32 +212,144 @@ func (d *Dispatcher) Close() {
 }
 
 // followSlaves keeps the crawl's robot count at the local robots plus the
-// slaves' robots.
+// live slaves' robots, and tells the slaves again of a halt at every
+// heartbeat.
 func (d *Dispatcher) followSlaves() {
-	t := time.NewTicker(d.m.opt.Timing.Heartbeat / 2)
+	t := time.NewTicker(d.m.opt.Timing.Heartbeat / 4)
 	defer t.Stop()
+	beat := time.NewTicker(d.m.opt.Timing.Heartbeat)
+	defer beat.Stop()
 	for {
 		n := d.opt.LocalRobots
 		for _, s := range d.m.Slaves() {
-			n += s.Robots
+			if !s.Stopping {
+				n += s.Robots
+			}
 		}
 		d.mu.Lock()
 		changed := n != d.robots
 		d.robots = n
-		halted := d.halted
 		d.mu.Unlock()
-		if halted {
-			d.m.control(true)
-		}
 		if changed && d.opt.SetRobots != nil {
 			d.opt.SetRobots(n)
 		}
 		select {
 		case <-t.C:
+		case <-d.recount:
+		case <-beat.C:
+			d.mu.Lock()
+			halted := d.halted
+			d.mu.Unlock()
+			if halted {
+				d.m.control(true, d.state())
+			}
 		case <-d.stop:
 			return
 		}
 	}
+}
+
+// state is the crawl's state as slaves are told it.
+func (d *Dispatcher) state() string {
+	d.mu.Lock()
+	halted := d.halted
+	d.mu.Unlock()
+	switch {
+	case d.opt.Stopping != nil && d.opt.Stopping():
+		return "stopping"
+	case halted:
+		return "paused"
+	}
+	return "running"
+}
+
+// status answers a slave's heartbeat: the slave holds the leases it names,
+// and those the dispatcher no longer follows (it declared the slave gone,
+// or gave them up at their deadline) are void: the slave drops them.
+func (d *Dispatcher) status(st SlaveStatus) StatusReply {
+	r := StatusReply{State: d.state()}
+	d.mu.Lock()
+	for _, h := range st.Held {
+		if rl := d.remote[h.ID]; rl != nil {
+			rl.holder = st.ID
+			continue
+		}
+		if !d.fromEarlier(h.ID) {
+			r.Void = append(r.Void, h.ID)
+		}
+	}
+	d.mu.Unlock()
+	return r
+}
+
+// fromEarlier reports whether a lease is of the earlier run's book, not
+// yet taken over. Called with d.mu held.
+func (d *Dispatcher) fromEarlier(id string) bool {
+	for _, b := range d.earlier {
+		if b.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// gone ends the leases of a slave declared gone, or that said goodbye: the
+// URLs whose pages did not come back are queued again and the site may be
+// leased again after its delay. The slave fetches nothing after its
+// liberty, which ends before the master declares it gone.
+func (d *Dispatcher) gone(slave string) {
+	now := time.Now()
+	type ended struct {
+		id  string
+		rl  *remoteLease
+		end visit.Result
+	}
+	var out []ended
+	d.mu.Lock()
+	for id, rl := range d.remote {
+		if rl.holder != slave {
+			continue
+		}
+		delete(d.remote, id)
+		rl.timer.Stop()
+		d.given++
+		out = append(out, ended{id, rl, rl.endNow(now)})
+	}
+	d.mu.Unlock()
+	select {
+	case d.recount <- struct{}{}:
+	default:
+	}
+	for _, e := range out {
+		d.m.Forget(context.Background(), e.id)
+		d.m.event(SlaveEvent{Time: now, Kind: LeaseReturned, Slave: slave,
+			Text: fmt.Sprintf("lease %s of %s given back: slave %s is gone; %d pages came back, %d URLs queued again", e.id, e.rl.lease.Key, slave, e.end.End.Fetched, len(e.end.End.Returned))})
+		go e.rl.report(e.end)
+	}
+}
+
+// endNow is the end of a lease whose slave is gone: the pages passed to
+// the loop in order are done, every other URL is returned. Called with
+// d.mu held.
+func (rl *remoteLease) endNow(now time.Time) visit.Result {
+	done := make(map[uint64]bool)
+	seq := 1
+	for ; ; seq++ {
+		u, ok := rl.pages[seq]
+		if !ok {
+			break
+		}
+		if u != 0 {
+			done[u] = true
+		}
+	}
+	end := &visit.LeaseEnd{Next: now.Add(rl.lease.Delay), Delay: rl.lease.Delay, Failure: visit.FailureExpired, Fetched: len(done)}
+	for _, q := range rl.lease.URLs {
+		if !done[q.ID] {
+			end.Returned = append(end.Returned, q.ID)
+		}
+	}
+	return visit.Result{Lease: rl.lease.ID, Seq: seq, End: end}
 }
 
 // DispatcherStats are a Dispatcher's figures, a value snapshot.
@@ -226,6 +357,7 @@ type DispatcherStats struct {
 	Remote  int   // leases with slaves
 	Local   int   // leases on the master's own robots
 	Expired int64 // remote leases given up at their deadline and grace
+	Given   int64 // remote leases ended because their slave was declared gone
 	Robots  int   // leases the crawl may have in flight
 }
 
@@ -233,7 +365,28 @@ type DispatcherStats struct {
 func (d *Dispatcher) Stats() DispatcherStats {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return DispatcherStats{Remote: len(d.remote), Local: d.localBusy, Expired: d.expired, Robots: max(d.robots, 0)}
+	return DispatcherStats{Remote: len(d.remote), Local: d.localBusy, Expired: d.expired, Given: d.given, Robots: max(d.robots, 0)}
+}
+
+// Waiting is a lease a stopping master waits for.
+type Waiting struct {
+	ID    string
+	Site  string
+	Slave string    // "" when no heartbeat has named it yet
+	Until time.Time // its deadline and grace: the master gives it up then
+}
+
+// Waiting returns the remote leases still out, by site: what a stopping
+// crawl waits for. A lease of a slave declared gone is not among them.
+func (d *Dispatcher) Waiting() []Waiting {
+	d.mu.Lock()
+	out := make([]Waiting, 0, len(d.remote))
+	for id, rl := range d.remote {
+		out = append(out, Waiting{ID: id, Site: rl.lease.Key, Slave: rl.holder, Until: rl.lease.Deadline.Add(d.m.opt.Timing.Grace)})
+	}
+	d.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Site < out[j].Site })
+	return out
 }
 
 // Dispatch implements visit.Dispatcher.
@@ -275,12 +428,14 @@ func (d *Dispatcher) publish(ctx context.Context, id string, l *visit.Lease) {
 	if err != nil && ctx.Err() == nil {
 		// Not known to be out, nor known not to be (an acknowledgement
 		// lost): the lease runs out at its deadline and grace like one
-		// whose slave died, so the site is never leased twice at once.
+		// whose slave is never heard of, so the site is never leased
+		// twice at once.
 		d.m.event(SlaveEvent{Time: time.Now(), Kind: LeaseExpired, Text: fmt.Sprintf("lease %s of %s: %v; it is given up at its deadline", id, l.Key, err)})
 	}
 }
 
-// expire gives up a remote lease at its deadline plus the grace.
+// expire gives up a remote lease at its deadline plus the grace: no slave
+// named it in a heartbeat and no end came.
 func (d *Dispatcher) expire(id string) {
 	d.mu.Lock()
 	rl := d.remote[id]
@@ -297,29 +452,41 @@ func (d *Dispatcher) expire(id string) {
 		Text: fmt.Sprintf("lease %s of %s expired: no result by its deadline %s and the grace; its URLs are queued again", id, rl.lease.Key, rl.lease.Deadline.Format(time.TimeOnly))})
 }
 
-// apply hands a slave's results to the loop, once: a lease given up, or
-// applied already, drops them. stored hears when the crawl's store has
+// apply hands a part of a slave's results to the loop, once each: a lease
+// ended (or given up) drops them. stored hears when the crawl's store has
 // them.
-func (d *Dispatcher) apply(_ context.Context, id string, parts [][]byte, stored func(error)) error {
-	rs, err := DecodeResults(parts)
+func (d *Dispatcher) apply(_ context.Context, id string, part []byte, stored func(error)) error {
+	rs, err := DecodeResults([][]byte{part})
 	if err != nil {
 		return err
 	}
 	d.mu.Lock()
 	rl := d.remote[id]
-	delete(d.remote, id)
-	d.mu.Unlock()
 	if rl == nil {
+		d.mu.Unlock()
 		stored(nil) // nothing to store
 		return nil
 	}
-	rl.timer.Stop()
 	mine := rs[:0]
 	for _, r := range rs {
-		if r.Lease == rl.lease.ID {
-			mine = append(mine, r)
+		if r.Lease != rl.lease.ID {
+			continue
+		}
+		if _, dup := rl.pages[r.Seq]; dup {
+			continue
+		}
+		var u uint64
+		if r.Page != nil {
+			u = r.Page.Record.URL
+		}
+		rl.pages[r.Seq] = u
+		mine = append(mine, r)
+		if r.End != nil {
+			delete(d.remote, id)
+			rl.timer.Stop()
 		}
 	}
+	d.mu.Unlock()
 	if len(mine) == 0 {
 		stored(nil)
 		return nil
@@ -341,5 +508,5 @@ func (d *Dispatcher) Recall(halt bool) {
 	d.mu.Lock()
 	d.halted = halt
 	d.mu.Unlock()
-	d.m.control(halt)
+	d.m.control(halt, d.state())
 }

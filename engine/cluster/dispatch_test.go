@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,7 +23,7 @@ func testEngineLease(id uint64, site string, deadline time.Time) *visit.Lease {
 }
 
 // fakeRobot is a slave's Work that "fetches" every URL of a lease.
-func fakeRobot(_ context.Context, payload []byte) (Outcome, error) {
+func fakeRobot(_ context.Context, payload []byte, _ func([]byte) error) (Outcome, error) {
 	l, err := DecodeLease(payload)
 	if err != nil {
 		return Outcome{}, err
@@ -164,25 +165,16 @@ func (f localDispatcher) Dispatch(ctx context.Context, l *visit.Lease, report fu
 	f(ctx, l, report)
 }
 
-// A lease whose slave dies is given up at its deadline plus the grace, with
-// an event; the dead slave's results, delivered later, are not reported.
+// A lease no slave names in a heartbeat is given up at its deadline plus
+// the grace, with an event.
 func TestDispatcherGivesUpALeaseAtItsDeadlineAndGrace(t *testing.T) {
 	c := newTestCluster(t)
-	started := make(chan struct{})
-	release := make(chan struct{})
-	a, stopA := c.slave("a", nil, func(ctx context.Context, payload []byte) (Outcome, error) {
-		close(started)
-		<-release
-		return fakeRobot(ctx, payload)
-	})
 	d := NewDispatcher(c.m, DispatcherOptions{})
 	defer d.Close()
 	d.Resume(nil, nil) // no earlier run
 	var r reports
 	deadline := time.Now().Add(200 * time.Millisecond)
 	d.Dispatch(context.Background(), testEngineLease(5, "five.test", deadline), r.report)
-	<-started
-	a.nc.Close() // killed: no heartbeat, no delivery
 	waitFor(t, "the lease given up, with an event", func() bool {
 		for _, ev := range c.m.Events() {
 			if ev.Kind == LeaseExpired && strings.Contains(ev.Text, "five.test") {
@@ -197,13 +189,71 @@ func TestDispatcherGivesUpALeaseAtItsDeadlineAndGrace(t *testing.T) {
 	if n := d.Stats().Expired; n != 1 {
 		t.Errorf("%d leases given up, want 1", n)
 	}
+	if len(c.m.Book()) != 0 {
+		t.Errorf("book: %+v", c.m.Book())
+	}
+}
+
+// A slave killed in the middle of a lease: the pages it sent while the
+// lease ran are reported as they came; once the slave is declared gone
+// (three heartbeats), long before the lease's deadline, the lease ends with
+// the other URLs returned, and the robot count drops to the live slaves'.
+// The dead slave's spool, delivered when it is started again, is dropped:
+// nothing is reported twice.
+func TestDispatcherGivesBackTheLeasesOfASlaveDeclaredGone(t *testing.T) {
+	c := newTestCluster(t)
+	sent := make(chan struct{})
+	release := make(chan struct{})
+	a, stopA := c.slave("a", nil, func(ctx context.Context, payload []byte, emit func([]byte) error) (Outcome, error) {
+		l, err := DecodeLease(payload)
+		if err != nil {
+			return Outcome{}, err
+		}
+		// The first page is sent at once; the slave dies before the rest.
+		part, err := EncodeResults([]visit.Result{{Lease: l.ID, Seq: 1, Page: &visit.PageResult{Record: record.PageRecord{URL: l.URLs[0].ID, Status: 200}, URL: l.URLs[0].URL}}})
+		if err != nil {
+			return Outcome{}, err
+		}
+		if err := emit(part[0]); err != nil {
+			return Outcome{}, err
+		}
+		close(sent)
+		<-release
+		return fakeRobot(ctx, payload, nil)
+	})
+	var robots atomic.Int64
+	d := NewDispatcher(c.m, DispatcherOptions{SetRobots: func(n int) { robots.Store(int64(n)) }})
+	defer d.Close()
+	d.Resume(nil, nil)
+	waitFor(t, "the slave's robots counted", func() bool { return robots.Load() == 2 })
+	var r reports
+	l := testEngineLease(6, "six.test", time.Now().Add(time.Hour))
+	d.Dispatch(context.Background(), l, r.report)
+	<-sent
+	waitFor(t, "the first page reported", func() bool { return len(r.of(6)) == 1 })
+	killed := time.Now()
+	a.nc.Close() // killed: no heartbeat, no delivery
+	waitFor(t, "the lease ended", func() bool { rs := r.of(6); return len(rs) == 2 && rs[1].End != nil })
+	if took := time.Since(killed); took > 10*testTiming.Heartbeat+time.Second {
+		t.Errorf("the lease came back %s after the kill", took)
+	}
+	end := r.of(6)[1]
+	if end.Seq != 2 || end.End.Fetched != 1 || !slices.Equal(end.End.Returned, []uint64{l.URLs[1].ID}) {
+		t.Errorf("end %+v, %+v: want Seq 2, 1 fetched, the other returned", end, end.End)
+	}
+	if robots.Load() != 0 {
+		t.Errorf("robots %d with the only slave gone", robots.Load())
+	}
+	if d.Stats().Given != 1 || d.Stats().Expired != 0 || len(d.Waiting()) != 0 {
+		t.Errorf("stats %+v, waiting %v", d.Stats(), d.Waiting())
+	}
 	close(release)
 	stopA()
 	a2, _ := c.slave("a", nil, fakeRobot) // started again with its spool
-	waitFor(t, "the spool delivered", func() bool { return a2.Stats().Delivered == 1 })
-	waitFor(t, "the late result seen", func() bool { return c.m.Stats().Duplicates == 1 })
-	if rs := r.of(5); len(rs) != 0 {
-		t.Errorf("a lease given up reported %d results", len(rs))
+	waitFor(t, "the spool delivered", func() bool { return a2.Stats().Spooled == 0 && a2.Stats().Delivered > 0 })
+	waitFor(t, "the late part seen", func() bool { return c.m.Stats().Duplicates >= 1 })
+	if rs := r.of(6); len(rs) != 2 {
+		t.Errorf("%d results reported, want the page and the end", len(rs))
 	}
 	if len(c.m.Book()) != 0 {
 		t.Errorf("book: %+v", c.m.Book())

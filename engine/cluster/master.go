@@ -43,21 +43,22 @@ type MasterOptions struct {
 	Dial   DialOptions
 	Timing Timing
 	Pins   []Pin
-	// Apply applies a lease's result (its parts, inflated, in order) to
-	// the crawl; a Dispatcher on the master sets its own. It must be
-	// idempotent: a result may come twice (a master killed before it
-	// acknowledged one). When it returns nil the result is taken, and
-	// its messages are acknowledged once it calls stored with nil (the
-	// crawl's store has the result), or delivered again later when it
-	// calls stored with an error. An error wrapping ErrBadMessage drops
-	// them, any other has them delivered again later.
+	// Apply applies a part of a lease's result (inflated) to the crawl, as
+	// it comes: a slave sends each page as soon as it is fetched. A
+	// Dispatcher on the master sets its own. It must be idempotent: a part
+	// may come twice (a master killed before it acknowledged one), and
+	// parts may come out of order. When it returns nil the part is taken,
+	// and its message is acknowledged once it calls stored with nil (the
+	// crawl's store has it), or delivered again later when it calls
+	// stored with an error. An error wrapping ErrBadMessage drops it, any
+	// other has it delivered again later.
 	Apply ApplyFunc
 	// OnEvent, when not nil, hears of joins, leaves and lease expiries.
 	OnEvent func(SlaveEvent)
 }
 
-// ApplyFunc applies a lease's result: see MasterOptions.Apply.
-type ApplyFunc func(ctx context.Context, lease string, parts [][]byte, stored func(error)) error
+// ApplyFunc applies a part of a lease's result: see MasterOptions.Apply.
+type ApplyFunc func(ctx context.Context, lease string, part []byte, stored func(error)) error
 
 // Booked is a lease in hand as the master's book keeps it in the cluster's
 // bucket: a master started again knows which sites slaves may still be
@@ -116,6 +117,10 @@ type Master struct {
 
 	apply  ApplyFunc
 	events []SlaveEvent // the latest, oldest first
+	// onStatus answers a slave's heartbeat, onGone hears that a slave
+	// left (a Dispatcher sets them).
+	onStatus func(SlaveStatus) StatusReply
+	onGone   func(slave string)
 
 	published, applied, duplicates atomic.Int64
 	done                           chan struct{}
@@ -124,10 +129,9 @@ type Master struct {
 
 // gathered are the parts of one lease's result received so far.
 type gathered struct {
-	parts []jetstream.Msg
-	have  int
-	// taken: the result is applied, its messages wait for the store.
-	taken bool
+	total  int                   // parts in all, once the last has come; 0 before
+	taken  map[int]jetstream.Msg // applied, waiting for the store
+	stored map[int]bool          // in the store, acknowledged
 }
 
 // StartMaster connects to the NATS server, sets up the streams, consumers
@@ -184,15 +188,19 @@ func StartMaster(ctx context.Context, opt MasterOptions) (*Master, error) {
 	if opt.Server != nil {
 		addr = opt.Server.ClientAddr
 	}
-	m.reg = newRegistry(3*opt.Timing.Heartbeat/2, addr, m.event)
+	m.reg = newRegistry(opt.Timing.Heartbeat, addr, m.event)
 	on := func(subj string, f func(*nats.Msg)) error {
 		s, err := nc.Subscribe(subj, f)
 		m.subs = append(m.subs, s)
 		return err
 	}
 	err = errors.Join(
-		on(statusSubject, func(msg *nats.Msg) { m.reg.status(msg.Data, time.Now()) }),
-		on(byeSubject, func(msg *nats.Msg) { m.reg.bye(string(msg.Data), time.Now()) }),
+		on(statusSubject, m.status),
+		on(byeSubject, func(msg *nats.Msg) {
+			if m.reg.bye(string(msg.Data), time.Now()) {
+				m.gone(string(msg.Data))
+			}
+		}),
 	)
 	if err != nil {
 		return fail(fmt.Errorf("cluster: subscribing: %w", err))
@@ -309,19 +317,12 @@ func (m *Master) Forget(ctx context.Context, id string) {
 	m.mu.Lock()
 	b, ok := m.book[id]
 	delete(m.book, id)
-	g := m.partial[id]
 	delete(m.partial, id)
 	m.mu.Unlock()
 	if !ok {
 		return
 	}
-	if g != nil && !g.taken {
-		for _, p := range g.parts {
-			if p != nil {
-				p.Ack()
-			}
-		}
-	}
+	// Parts taken and not stored yet are acknowledged when stored.
 	m.unbook(ctx, b)
 }
 
@@ -349,14 +350,23 @@ func kvKey(id string) string {
 // run pulls results and applies each lease's once all its parts are in.
 func (m *Master) run(ctx context.Context, results jetstream.Consumer) {
 	defer close(m.done)
-	sweep := time.NewTicker(m.opt.Timing.Heartbeat)
-	defer sweep.Stop()
-	for ctx.Err() == nil {
-		select {
-		case <-sweep.C:
-			m.reg.sweep(time.Now())
-		default:
+	// The sweep runs apart from the results, so that a slave is declared
+	// gone on time whatever the store's pace.
+	go func() {
+		sweep := time.NewTicker(m.opt.Timing.Heartbeat / 4)
+		defer sweep.Stop()
+		for {
+			select {
+			case <-sweep.C:
+				for _, id := range m.reg.sweep(time.Now()) {
+					m.gone(id)
+				}
+			case <-ctx.Done():
+				return
+			}
 		}
+	}()
+	for ctx.Err() == nil {
 		m.mu.Lock()
 		ready := m.apply != nil
 		m.mu.Unlock()
@@ -376,13 +386,13 @@ func (m *Master) run(ctx context.Context, results jetstream.Consumer) {
 	}
 }
 
-// received files a result part and applies the lease's result when whole.
+// received applies a result part as it comes.
 func (m *Master) received(ctx context.Context, msg jetstream.Msg) {
 	h := msg.Headers()
 	lease := h.Get(hdrLease)
 	seq, err1 := strconv.Atoi(h.Get(hdrSeq))
 	parts, err2 := strconv.Atoi(h.Get(hdrParts))
-	if lease == "" || err1 != nil || err2 != nil || parts <= 0 || seq < 0 || seq >= parts || parts > 1<<16 {
+	if lease == "" || err1 != nil || err2 != nil || parts < 0 || seq < 0 || parts > 0 && seq >= parts || parts > 1<<16 || seq > 1<<16 {
 		msg.Term()
 		return
 	}
@@ -390,110 +400,133 @@ func (m *Master) received(ctx context.Context, msg jetstream.Msg) {
 	_, inHand := m.book[lease]
 	g := m.partial[lease]
 	if !inHand {
-		// Applied already (or never ours): a copy sent again.
+		// Applied already, given up (its slave declared gone), or never
+		// ours: a copy sent again, or a late part, dropped.
 		m.mu.Unlock()
 		m.duplicates.Add(1)
 		msg.Ack()
 		return
 	}
 	if g == nil {
-		g = &gathered{parts: make([]jetstream.Msg, parts)}
+		g = &gathered{taken: make(map[int]jetstream.Msg), stored: make(map[int]bool)}
 		m.partial[lease] = g
 	}
-	if len(g.parts) != parts {
-		m.mu.Unlock()
-		msg.Term()
-		return
+	if parts > 0 {
+		if g.total > 0 && g.total != parts {
+			m.mu.Unlock()
+			msg.Term()
+			return
+		}
+		g.total = parts
 	}
-	if g.taken {
-		// A part applied already, delivered again while the store
-		// takes it (or after it failed to): left alone, it is
-		// acknowledged with the result, or comes again to the next run.
+	switch {
+	case g.stored[seq]:
 		m.mu.Unlock()
-		return
-	}
-	if g.parts[seq] == nil {
-		g.have++
-	} else {
 		m.duplicates.Add(1)
-		g.parts[seq].Ack() // the older copy is not needed
+		msg.Ack()
+		return
+	case g.taken[seq] != nil:
+		// Applied already, delivered again while the store takes it
+		// (or after it failed to): left alone, it is acknowledged with
+		// the part, or comes again to the next run.
+		m.mu.Unlock()
+		return
 	}
-	g.parts[seq] = msg
-	whole := g.have == parts
-	if whole {
-		g.taken = true
-	}
+	g.taken[seq] = msg
 	apply := m.apply
 	m.mu.Unlock()
-	if !whole {
-		return
-	}
-	data := make([][]byte, parts)
-	var bad error
-	for i, p := range g.parts {
-		if data[i], bad = Decompress(p.Data()); bad != nil {
-			break
-		}
-	}
+	data, bad := Decompress(msg.Data())
 	if bad == nil {
-		bad = apply(ctx, lease, data, func(err error) { go m.settle(lease, g, err) })
+		bad = apply(ctx, lease, data, func(err error) { go m.settle(lease, g, seq, err) })
 	}
 	switch {
 	case bad == nil:
 	case errors.Is(bad, ErrBadMessage):
-		m.settle(lease, g, bad)
+		m.settle(lease, g, seq, bad)
 	default:
 		// Not taken: delivered again shortly.
 		m.mu.Lock()
-		if m.partial[lease] == g {
-			delete(m.partial, lease)
-		}
+		delete(g.taken, seq)
 		m.mu.Unlock()
-		for _, p := range g.parts {
-			p.NakWithDelay(time.Second)
-		}
+		msg.NakWithDelay(time.Second)
 	}
 }
 
-// settle ends a lease's result once the crawl's store has it (err nil) or
-// cannot take it. Stored (or hopeless: ErrBadMessage), the lease leaves the
-// book, and only then are its messages acknowledged: a master killed in
-// between finds the lease in its book and its result is delivered again (or
-// acknowledged as a copy, if the book entry went already); the store,
-// which has it, takes it once. When the store did not take it (it failed,
-// or the crawl ended first), the messages are left unacknowledged for the
-// master's next run, which takes the lease over: this run, whose crawl is
-// ending, applies no part of it again.
-func (m *Master) settle(lease string, g *gathered, err error) {
+// settle ends a result part once the crawl's store has it (err nil) or
+// cannot take it (ErrBadMessage): its message is acknowledged. When the
+// lease's parts are all stored, the lease leaves the book first, and only
+// then is the last message acknowledged: a master killed in between finds
+// the lease in its book and the part delivered again (or acknowledged as a
+// copy, if the book entry went already); the store, which has it, takes it
+// once. When the store did not take it (it failed, or the crawl ended
+// first), the message is left unacknowledged for the master's next run,
+// which takes the lease over: this run, whose crawl is ending, applies no
+// part of it again.
+func (m *Master) settle(lease string, g *gathered, seq int, err error) {
 	if err != nil && !errors.Is(err, ErrBadMessage) {
 		return
 	}
 	m.mu.Lock()
-	b, inHand := m.book[lease]
-	delete(m.book, lease)
-	if m.partial[lease] == g {
-		delete(m.partial, lease)
+	msg := g.taken[seq]
+	delete(g.taken, seq)
+	g.stored[seq] = true
+	whole := g.total > 0 && len(g.stored) >= g.total
+	var b Booked
+	inHand := false
+	if whole {
+		b, inHand = m.book[lease]
+		delete(m.book, lease)
+		if m.partial[lease] == g {
+			delete(m.partial, lease)
+		}
 	}
 	m.mu.Unlock()
 	if inHand {
 		m.unbook(context.Background(), b)
-	}
-	for _, p := range g.parts {
-		p.Ack()
-	}
-	if err == nil {
 		m.applied.Add(1)
+	}
+	if msg != nil {
+		msg.Ack()
+	}
+}
+
+// status records a slave's heartbeat and answers it: the answer renews the
+// slave's liberty to fetch.
+func (m *Master) status(msg *nats.Msg) {
+	st, err := m.reg.status(msg.Data, time.Now())
+	if err != nil || msg.Reply == "" {
+		return
+	}
+	m.mu.Lock()
+	f := m.onStatus
+	m.mu.Unlock()
+	r := StatusReply{State: "running"}
+	if f != nil {
+		r = f(st)
+	}
+	b, _ := json.Marshal(r)
+	msg.Respond(b)
+}
+
+// gone passes on that a slave left.
+func (m *Master) gone(slave string) {
+	m.mu.Lock()
+	f := m.onGone
+	m.mu.Unlock()
+	if f != nil {
+		f(slave)
 	}
 }
 
 // control tells the slaves to end their leases after their current page
-// and to stop fetching for three heartbeats (halt), or to go on. A halt
-// lapses by itself, so a slave that misses the "go" is not held for ever;
-// the Dispatcher says it again at every heartbeat while it lasts.
-func (m *Master) control(halt bool) {
+// and to stop fetching for three heartbeats (halt, saying whether the crawl
+// is "paused" or "stopping"), or to go on. A halt lapses by itself, so a
+// slave that misses the "go" is not held for ever; the Dispatcher says it
+// again at every heartbeat while it lasts.
+func (m *Master) control(halt bool, state string) {
 	msg := "go"
 	if halt {
-		msg = "halt " + (3 * m.opt.Timing.Heartbeat).String()
+		msg = "halt " + (3 * m.opt.Timing.Heartbeat).String() + " " + state
 	}
 	m.nc.Publish(controlSubject, []byte(msg))
 }

@@ -28,7 +28,7 @@ func TestPauseRecallsTheSlavesLeases(t *testing.T) {
 		NewWork: func(_ []byte, halt func() bool) (Work, error) {
 			// A robot whose pages never end by themselves: only a halt
 			// ends its lease, as engine.Robot's Halt does.
-			return func(ctx context.Context, payload []byte) (Outcome, error) {
+			return func(ctx context.Context, payload []byte, _ func([]byte) error) (Outcome, error) {
 				l, err := DecodeLease(payload)
 				if err != nil {
 					return Outcome{}, err
@@ -72,7 +72,7 @@ func TestARecallLapses(t *testing.T) {
 	c := newTestCluster(t)
 	s, _ := c.slave("a", nil, echo)
 	waitFor(t, "the slave connected", func() bool { return len(c.m.Slaves()) == 1 })
-	c.m.control(true) // once, as if the master died right after
+	c.m.control(true, "paused") // once, as if the master died right after
 	waitFor(t, "the slave halted", s.Halted)
 	waitFor(t, "the halt lapsed", func() bool { return !s.Halted() })
 }
@@ -92,7 +92,7 @@ func TestRobotWorkHalts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := RobotWork(r, func() bool { return true })(context.Background(), payload)
+	out, err := RobotWork(r, func() bool { return true })(context.Background(), payload, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,15 +18,21 @@ import (
 )
 
 // Work runs one lease on a slave. lease is what the master published,
-// inflated; ctx ends at the lease's deadline, by the slave's own clock, or
-// when the slave stops: Work then stops fetching and reports what it did
-// and what it leaves (the master queues that again).
-type Work func(ctx context.Context, lease []byte) (Outcome, error)
+// inflated; ctx ends at the lease's deadline, by the slave's own clock,
+// when the slave loses its liberty (the master has not acknowledged a
+// heartbeat for two of them) or when the master says the lease is over:
+// Work then stops fetching at once, its request in flight cut, and reports
+// what it did and what it leaves (the master queues that again). emit
+// sends a part of the result while the lease runs (a page as soon as it is
+// fetched): it is spooled, delivered, and applied by the master as it
+// comes, so a slave that dies mid-lease costs only what it had not emitted.
+type Work func(ctx context.Context, lease []byte, emit func(part []byte) error) (Outcome, error)
 
 // Outcome is what Work did with a lease.
 type Outcome struct {
-	// Parts are the result, in order, each a batch small enough for one
-	// message (uncompressed: the slave compresses them).
+	// Parts are the rest of the result, after what was emitted, in order,
+	// each a batch small enough for one message (uncompressed: the slave
+	// compresses them). The last holds the lease's end.
 	Parts  [][]byte
 	Site   string // the site leased, for the slave's log
 	Pages  int    // pages fetched
@@ -43,8 +50,9 @@ type SlaveOptions struct {
 	// Work runs leases; when nil, NewWork builds it from the settings the
 	// master publishes (its crawl configuration), which Run waits for.
 	// halt reports whether the master recalled the leases (its crawl
-	// pauses or stops): a Work ends its lease after the current page
-	// then, returning the URLs it did not reach (visit.Robot.Halt).
+	// pauses or stops) or the slave is stopping: a Work ends its lease
+	// after the current page then, returning the URLs it did not reach
+	// (visit.Robot.Halt).
 	Work    Work
 	NewWork func(settings []byte, halt func() bool) (Work, error)
 	// Heartbeat is how often the slave announces its status (2s when
@@ -69,12 +77,20 @@ type SlaveStats struct {
 	Duplicates int64 // of those, parts the master had already (sent before an ack was lost)
 	Stale      int64 // leases received after their deadline, left to the master
 	Claimed    int64 // leases received again that another slave had (claimed in the bucket)
-	Halted     bool  // the master recalled the leases (its crawl is paused)
-	Started    time.Time
-	BytesOut   uint64 // sent to the master, all messages
-	BytesIn    uint64
-	MsgsOut    uint64
-	MsgsIn     uint64
+	Halted     bool  // the master recalled the leases (its crawl is paused or stopping)
+	// MasterState is what the master last said of its crawl: "running",
+	// "paused" or "stopping" ("" before it said anything).
+	MasterState string
+	Stopping    bool // the slave itself is stopping: it ends its leases after their page in flight
+	// Free is whether the slave may fetch: the master acknowledged one of
+	// its heartbeats within the last two.
+	Free     bool
+	Voided   int64 // leases the master said were over while the slave held them (it had declared the slave gone)
+	Started  time.Time
+	BytesOut uint64 // sent to the master, all messages
+	BytesIn  uint64
+	MsgsOut  uint64
+	MsgsIn   uint64
 }
 
 // Slave is a light slave: it pulls leases, runs them, and delivers their
@@ -93,7 +109,11 @@ type Slave struct {
 	claimed                      atomic.Int64 // leases another slave had claimed
 	connected                    atomic.Bool
 	haltUntil                    atomic.Int64 // unix ns; the master's halt lasts until then
+	stopping                     atomic.Bool
+	voided                       atomic.Int64
 	started                      time.Time
+	// acks hears the master's replies to heartbeats (see liberty).
+	replies chan struct{}
 
 	mu     sync.Mutex
 	kv     jetstream.KeyValue // the cluster's bucket, once looked up
@@ -101,11 +121,25 @@ type Slave struct {
 	// held are the lease messages whose results are not all delivered
 	// yet, by lease id: each is acknowledged once they are.
 	held map[string]*heldLease
+	// liberty is until when the slave may start a request, by its own
+	// clock: two heartbeats after it sent the last heartbeat the master
+	// answered; a request in flight is cut half a heartbeat later. The
+	// master declares a slave gone three heartbeats after it last heard
+	// one, so by then the slave has stopped fetching on its own: its sites
+	// can be leased again at once.
+	liberty     time.Time
+	masterState string
 }
 
 type heldLease struct {
-	msg   jetstream.Msg
-	parts int // parts still to deliver
+	msg       jetstream.Msg
+	emitted   int  // parts spooled
+	delivered int  // parts delivered
+	total     int  // parts in all, once the lease has ended; 0 before
+	pages     int  // pages fetched, for the heartbeat
+	working   bool // the lease is being worked
+	// void ends the lease's work: the master said it is over.
+	void context.CancelFunc
 }
 
 // NewSlave opens the slave's spool and connects to the master; the
@@ -136,18 +170,21 @@ func NewSlave(opt SlaveOptions) (*Slave, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Slave{opt: opt, spool: sp, kick: make(chan struct{}, 1), held: make(map[string]*heldLease), started: time.Now()}
+	s := &Slave{opt: opt, spool: sp, kick: make(chan struct{}, 1), held: make(map[string]*heldLease), started: time.Now(), replies: make(chan struct{}, 1)}
 	d := opt.Dial
 	d.Name = slaveConnName(opt.ID)
 	d.retry = true
 	prev := d.OnState
-	var once sync.Once
+	var first atomic.Bool // the first connection is no reconnection
+	first.Store(true)
 	d.OnState = func(up bool) {
 		s.connected.Store(up)
 		if up {
 			again := " again"
-			once.Do(func() { again = "" }) // made at first after retries
-			s.event("connected to the master" + again)
+			if first.Swap(false) {
+				again = ""
+			}
+			s.event("connected to the master at " + opt.Dial.URL + again)
 			s.wake()
 		} else {
 			s.event("lost the master; results are spooled until it is back")
@@ -163,8 +200,8 @@ func NewSlave(opt SlaveOptions) (*Slave, error) {
 	}
 	s.nc = nc
 	if nc.IsConnected() {
+		// Its ConnectHandler, called a little later, says so.
 		s.connected.Store(true)
-		once.Do(func() {}) // the next connection is a reconnection
 	}
 	if s.js, err = newJetStream(nc); err != nil {
 		nc.Close()
@@ -182,26 +219,42 @@ func NewSlave(opt SlaveOptions) (*Slave, error) {
 	return s, nil
 }
 
-// onControl hears the master's "halt D" (end leases after their current
-// page, for D unless said again) and "go".
+// onControl hears the master's "halt D STATE" (end leases after their
+// current page, for D unless said again; STATE is "paused" or "stopping")
+// and "go".
 func (s *Slave) onControl(msg *nats.Msg) {
 	verb, arg, _ := strings.Cut(string(msg.Data), " ")
 	switch verb {
 	case "halt":
-		d, err := time.ParseDuration(arg)
+		dur, state, _ := strings.Cut(arg, " ")
+		d, err := time.ParseDuration(dur)
 		if err != nil || d <= 0 {
 			return
 		}
-		if !s.Halted() {
-			s.event("the master recalls the leases (its crawl is paused or stopping)")
+		if state == "" {
+			state = "paused" // a master of an older version
+		}
+		if changed := s.setMasterState(state); changed || !s.Halted() {
+			s.event(fmt.Sprintf("the master is %s: leases end after their current page", state))
 		}
 		s.haltUntil.Store(time.Now().Add(d).UnixNano())
 	case "go":
 		if s.Halted() {
 			s.event("the master resumes")
 		}
+		s.setMasterState("running")
 		s.haltUntil.Store(0)
 	}
+}
+
+// setMasterState records what the master said of its crawl and reports
+// whether it changed.
+func (s *Slave) setMasterState(state string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	changed := s.masterState != state
+	s.masterState = state
+	return changed
 }
 
 // Halted reports whether the master has recalled the leases: a lease in
@@ -241,18 +294,28 @@ func (s *Slave) wake() {
 // Stats returns the slave's state.
 func (s *Slave) Stats() SlaveStats {
 	ns := s.nc.Stats()
+	s.mu.Lock()
+	state, free := s.masterState, time.Now().Before(s.liberty)
+	s.mu.Unlock()
 	return SlaveStats{
 		ID: s.opt.ID, Master: s.opt.Dial.URL, Connected: s.connected.Load(), Robots: s.opt.Robots,
 		Leases: int(s.leases.Load()), LeasesDone: s.leasesDone.Load(), Pages: s.pages.Load(),
 		Failures: s.failures.Load(), Spooled: s.spool.Len(), Delivered: s.delivered.Load(), Duplicates: s.duplicates.Load(),
-		Stale: s.stale.Load(), Claimed: s.claimed.Load(), Halted: s.Halted(), Started: s.started,
+		Stale: s.stale.Load(), Claimed: s.claimed.Load(), Halted: s.Halted(), MasterState: state, Stopping: s.stopping.Load(),
+		Free: free, Voided: s.voided.Load(), Started: s.started,
 		BytesOut: ns.OutBytes, BytesIn: ns.InBytes, MsgsOut: ns.OutMsgs, MsgsIn: ns.InMsgs,
 	}
 }
 
-// Run takes leases until ctx ends, then delivers what it can for a few
-// seconds, says goodbye and closes. What is not delivered stays in the
-// spool for the next run.
+// stopBound is how long a stopping slave lets a lease's page in flight
+// finish before it cuts it.
+const stopBound = 15 * time.Second
+
+// Run takes leases until ctx ends. Then the slave is stopping: each lease
+// ends after its page in flight, its results are delivered and the URLs it
+// did not reach handed back; it delivers what it can for a few seconds,
+// says goodbye and closes. What is not delivered stays in the spool for the
+// next run.
 func (s *Slave) Run(ctx context.Context) error {
 	defer s.spool.Close()
 	defer s.nc.Close()
@@ -261,7 +324,10 @@ func (s *Slave) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if s.opt.Work, err = s.opt.NewWork(settings, s.Halted); err != nil {
+		// A slave without its liberty starts no request: its leases end
+		// after their page in flight.
+		halt := func() bool { return s.Halted() || s.stopping.Load() || !s.free() }
+		if s.opt.Work, err = s.opt.NewWork(settings, halt); err != nil {
 			return fmt.Errorf("cluster: the master's settings: %w", err)
 		}
 	}
@@ -270,10 +336,27 @@ func (s *Slave) Run(ctx context.Context) error {
 	deliverDone := make(chan struct{})
 	go func() { s.deliverLoop(deliverCtx); close(deliverDone) }()
 	statusCtx, stopStatus := context.WithCancel(context.WithoutCancel(ctx))
-	go s.statusLoop(statusCtx)
+	statusDone := make(chan struct{})
+	go func() { s.statusLoop(statusCtx); close(statusDone) }()
+	// Leases outlive ctx by stopBound at most: a stopping slave ends them
+	// after their page in flight (Halt), not in the middle of it.
+	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWork()
+	go func() {
+		<-ctx.Done()
+		s.stopping.Store(true)
+		s.event("stopping: each lease ends after its page in flight, its results delivered and its other URLs handed back")
+		t := time.NewTimer(stopBound)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			stopWork()
+		case <-workCtx.Done():
+		}
+	}()
 	for range s.opt.Robots {
 		wg.Add(1)
-		go func() { defer wg.Done(); s.robot(ctx) }()
+		go func() { defer wg.Done(); s.robot(ctx, workCtx) }()
 	}
 	wg.Wait()
 	// The delivery loop stops first: the last flush below is the only
@@ -291,6 +374,9 @@ func (s *Slave) Run(ctx context.Context) error {
 	}
 	stopFlush()
 	stopStatus()
+	<-statusDone
+	// Goodbye: the master ends at once the leases it still counts on this
+	// slave (none, when all was delivered).
 	s.nc.Publish(byeSubject, []byte(s.opt.ID))
 	s.nc.FlushTimeout(time.Second)
 	if n := s.spool.Len(); n > 0 {
@@ -335,8 +421,9 @@ func (s *Slave) consumers(ctx context.Context) []jetstream.Consumer {
 	return out
 }
 
-// robot pulls one lease at a time and works on it.
-func (s *Slave) robot(ctx context.Context) {
+// robot pulls one lease at a time, while ctx lasts, and works on it under
+// workCtx.
+func (s *Slave) robot(ctx, workCtx context.Context) {
 	var cons []jetstream.Consumer
 	var looked time.Time
 	for ctx.Err() == nil {
@@ -346,7 +433,7 @@ func (s *Slave) robot(ctx context.Context) {
 				cons = c
 			}
 		}
-		if len(cons) == 0 || !s.nc.IsConnected() {
+		if len(cons) == 0 || !s.nc.IsConnected() || !s.free() || s.stopping.Load() {
 			wait(ctx, 250*time.Millisecond)
 			continue
 		}
@@ -370,7 +457,7 @@ func (s *Slave) robot(ctx context.Context) {
 			}
 		}
 		if msg != nil {
-			s.work(ctx, msg)
+			s.work(workCtx, msg)
 		}
 	}
 }
@@ -384,7 +471,27 @@ func wait(ctx context.Context, d time.Duration) {
 	}
 }
 
-// work runs one lease until its deadline, by this machine's clock.
+// free reports whether the slave may start a request (see liberty).
+func (s *Slave) free() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return time.Now().Before(s.liberty)
+}
+
+// bound reports whether a request in flight may go on: until half a
+// heartbeat after the liberty, still half a heartbeat before the master
+// can declare the slave gone. A page that takes longer is cut.
+func (s *Slave) bound() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return time.Now().Before(s.liberty.Add(s.opt.Heartbeat / 2))
+}
+
+// libertyPoll is how often a lease's watcher checks the slave's liberty.
+const libertyPoll = 50 * time.Millisecond
+
+// work runs one lease until its deadline, by this machine's clock, while
+// the slave has its liberty, and until the master says it is over.
 func (s *Slave) work(ctx context.Context, msg jetstream.Msg) {
 	h := msg.Headers()
 	id := h.Get(hdrLease)
@@ -424,28 +531,53 @@ func (s *Slave) work(ctx context.Context, msg jetstream.Msg) {
 	}
 	leaseCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
+	hl := &heldLease{msg: msg, working: true, void: cancel}
+	s.mu.Lock()
+	s.held[id] = hl
+	s.mu.Unlock()
 	s.leases.Add(1)
 	defer s.leases.Add(-1)
-	// Progress reports keep the lease ours while we work and while its
-	// results wait to be delivered.
+	// The master hears at once that this slave holds the lease: should
+	// the slave die, the master gives the lease up with it.
+	s.announce(beat)
+	// Progress reports keep the lease ours while we work; the watcher
+	// ends the work when the slave loses its liberty.
 	beatDone := make(chan struct{})
 	go func() {
 		t := time.NewTicker(beat)
 		defer t.Stop()
+		poll := time.NewTicker(libertyPoll)
+		defer poll.Stop()
 		for {
 			select {
 			case <-t.C:
 				msg.InProgress()
+			case <-poll.C:
+				if !s.bound() {
+					cancel()
+				}
 			case <-beatDone:
 				return
 			}
 		}
 	}()
-	out, err := s.opt.Work(leaseCtx, payload)
+	emit := func(part []byte) error {
+		s.mu.Lock()
+		n := hl.emitted
+		hl.emitted++
+		hl.pages++
+		s.mu.Unlock()
+		if err := s.spool.Put(resultID(id, n), spooled(0, Compress(part))); err != nil {
+			return err
+		}
+		s.wake()
+		return nil
+	}
+	out, err := s.opt.Work(leaseCtx, payload, emit)
 	close(beatDone)
 	if err != nil {
-		// The lease could not run at all (a bad lease): it goes back
-		// to the master as it came, after the redelivery delay.
+		// The lease could not run at all (a bad lease): the master
+		// gives it up at its deadline.
 		s.failures.Add(1)
 		s.event(fmt.Sprintf("lease %s failed: %v", id, err))
 		return
@@ -454,23 +586,48 @@ func (s *Slave) work(ctx context.Context, msg jetstream.Msg) {
 	if out.Failed {
 		s.failures.Add(1)
 	}
+	parts := out.Parts
+	if len(parts) == 0 {
+		parts = [][]byte{[]byte("[]")} // the part that says the result is whole
+	}
 	s.mu.Lock()
-	s.held[id] = &heldLease{msg: msg, parts: len(out.Parts)}
+	first := hl.emitted
+	hl.emitted += len(parts)
+	hl.total, hl.working = hl.emitted, false
+	done := hl.delivered >= hl.total
 	s.mu.Unlock()
-	for i, p := range out.Parts {
-		if err := s.spool.Put(resultID(id, i), spooled(len(out.Parts), Compress(p))); err != nil {
-			// The disk failed us: the lease is worked again elsewhere.
+	for i, p := range parts {
+		if err := s.spool.Put(resultID(id, first+i), spooled(first+len(parts), Compress(p))); err != nil {
+			// The disk failed us: the master gives the lease up.
 			s.event(fmt.Sprintf("lease %s: %v", id, err))
 			return
 		}
 	}
+	if done {
+		s.finished(id)
+	}
 	s.leasesDone.Add(1)
 	how := ""
-	if out.Failed {
+	switch {
+	case out.Failed:
 		how = ", ended on a failure"
+	case leaseCtx.Err() != nil && ctx.Err() == nil && time.Now().Before(deadline):
+		how = ", cut: the slave lost the master, or the master gave the lease up"
 	}
 	s.event(fmt.Sprintf("lease %s of %s: %d pages%s", id, out.Site, out.Pages, how))
 	s.wake()
+}
+
+// finished forgets a lease whose result is delivered and acknowledges its
+// message.
+func (s *Slave) finished(id string) {
+	s.mu.Lock()
+	h := s.held[id]
+	delete(s.held, id)
+	s.mu.Unlock()
+	if h != nil {
+		h.msg.Ack()
+	}
 }
 
 // claim records in the cluster's bucket that this slave works the lease:
@@ -549,35 +706,88 @@ func (s *Slave) deliver(ctx context.Context) {
 		h := s.held[lease]
 		done := false
 		if h != nil {
-			h.parts--
-			if done = h.parts <= 0; done {
-				delete(s.held, lease)
-			}
+			h.delivered++
+			done = h.total > 0 && h.delivered >= h.total
 		}
 		s.mu.Unlock()
 		if done {
 			// Results stored: the lease is done. A lost ack only
 			// means another slave may redo it; the master applies it
 			// once.
-			h.msg.Ack()
+			s.finished(lease)
 		}
 	}
 }
 
-// statusLoop announces the slave at every heartbeat.
+// statusLoop announces the slave at every heartbeat; the master's answer
+// renews its liberty.
 func (s *Slave) statusLoop(ctx context.Context) {
-	host, _ := os.Hostname()
 	t := time.NewTicker(s.opt.Heartbeat)
 	defer t.Stop()
 	for {
-		st := s.Stats()
-		b, _ := json.Marshal(SlaveStatus{ID: s.opt.ID, Host: host, Tags: s.opt.Tags, Robots: s.opt.Robots,
-			Leases: st.Leases, Pages: st.Pages, Failures: st.Failures, Spooled: st.Spooled, Sent: time.Now()})
-		s.nc.Publish(statusSubject, b)
+		s.announce(s.opt.Heartbeat)
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+	}
+}
+
+// announce sends the slave's status and waits up to timeout for the
+// master's answer: it renews the slave's liberty until two heartbeats
+// after the status was sent, says what the master's crawl does, and names
+// the leases of this slave the master no longer counts on (it declared the
+// slave gone meanwhile): their work ends, the rest of them dropped. Safe
+// to call from several goroutines.
+func (s *Slave) announce(timeout time.Duration) {
+	host, _ := os.Hostname()
+	st := SlaveStatus{ID: s.opt.ID, Host: host, Tags: s.opt.Tags, Robots: s.opt.Robots,
+		Pages: s.pages.Load(), Failures: s.failures.Load(), Spooled: s.spool.Len(), Stopping: s.stopping.Load()}
+	s.mu.Lock()
+	for id, h := range s.held {
+		if h.working {
+			st.Held = append(st.Held, HeldStatus{ID: id, Parts: h.emitted})
+		}
+	}
+	s.mu.Unlock()
+	st.Leases = len(st.Held)
+	sort.Slice(st.Held, func(i, j int) bool { return st.Held[i].ID < st.Held[j].ID })
+	sent := time.Now()
+	st.Sent = sent
+	b, _ := json.Marshal(st)
+	if !s.nc.IsConnected() {
+		return
+	}
+	msg, err := s.nc.Request(statusSubject, b, timeout)
+	if err != nil {
+		return // no liberty renewed: a master that does not answer may have declared us gone
+	}
+	var r StatusReply
+	if json.Unmarshal(msg.Data, &r) != nil {
+		return
+	}
+	s.mu.Lock()
+	if until := sent.Add(2 * s.opt.Heartbeat); until.After(s.liberty) {
+		s.liberty = until
+	}
+	var void []*heldLease
+	for _, id := range r.Void {
+		if h := s.held[id]; h != nil && h.working {
+			void = append(void, h)
+		}
+	}
+	s.mu.Unlock()
+	if r.State != "" {
+		if s.setMasterState(r.State) && r.State != "running" {
+			s.event(fmt.Sprintf("the master is %s", r.State))
+		}
+	}
+	for _, h := range void {
+		h.void()
+	}
+	if len(void) > 0 {
+		s.voided.Add(int64(len(void)))
+		s.event(fmt.Sprintf("the master gave up %d of this slave's leases (it had declared the slave gone): their work ends, what was fetched is delivered", len(void)))
 	}
 }

@@ -20,6 +20,26 @@ type SlaveStatus struct {
 	Failures int64     `json:"failures"` // visits that ended on a failure
 	Spooled  int       `json:"spooled"`  // result batches not yet delivered
 	Sent     time.Time `json:"sent"`
+	// Held are the leases the slave works on; Stopping says it is
+	// stopping (they end after their page in flight).
+	Held     []HeldStatus `json:"held,omitempty"`
+	Stopping bool         `json:"stopping,omitempty"`
+}
+
+// HeldStatus is a lease a slave works on, as its heartbeat says.
+type HeldStatus struct {
+	ID    string `json:"id"`
+	Parts int    `json:"parts"` // result parts sent so far (a page each, while it runs)
+}
+
+// StatusReply is the master's answer to a slave's status: it renews the
+// slave's liberty to fetch.
+type StatusReply struct {
+	// State is the master's crawl: "running", "paused" or "stopping".
+	State string `json:"state"`
+	// Void are leases of the slave's the master no longer counts on: it
+	// declared the slave gone and queued their URLs again.
+	Void []string `json:"void,omitempty"`
 }
 
 // SlaveInfo is a slave as the master sees it: a value snapshot for the
@@ -34,6 +54,7 @@ type SlaveInfo struct {
 	PagesPerSec   float64
 	Failures      int64
 	Spooled       int
+	Stopping      bool // the slave said it is stopping
 	LastHeartbeat time.Time
 	Joined        time.Time
 }
@@ -55,6 +76,9 @@ const (
 	SlaveJoined  SlaveEventKind = "slave-join"
 	SlaveLeft    SlaveEventKind = "slave-leave"
 	LeaseExpired SlaveEventKind = "lease-expiry"
+	// LeaseReturned: a lease of a slave declared gone ended, its URLs
+	// not fetched queued again.
+	LeaseReturned SlaveEventKind = "lease-returned"
 )
 
 // registry follows the slaves from their status messages. It is safe for
@@ -81,13 +105,13 @@ func newRegistry(heartbeat time.Duration, addr func(string) string, events func(
 }
 
 // status records a status message received at now.
-func (r *registry) status(data []byte, now time.Time) error {
+func (r *registry) status(data []byte, now time.Time) (SlaveStatus, error) {
 	var st SlaveStatus
 	if err := json.Unmarshal(data, &st); err != nil {
-		return fmt.Errorf("cluster: bad status message: %w", err)
+		return st, fmt.Errorf("cluster: bad status message: %w", err)
 	}
 	if st.ID == "" {
-		return fmt.Errorf("cluster: status message without an id")
+		return st, fmt.Errorf("cluster: status message without an id")
 	}
 	r.mu.Lock()
 	e, ok := r.slaves[st.ID]
@@ -103,6 +127,7 @@ func (r *registry) status(data []byte, now time.Time) error {
 	}
 	in := &e.info
 	in.Tags, in.Robots, in.Leases, in.Pages, in.Failures, in.Spooled = st.Tags, st.Robots, st.Leases, st.Pages, st.Failures, st.Spooled
+	in.Stopping = st.Stopping
 	in.LastHeartbeat = now
 	if d := now.Sub(e.rateAt); d >= time.Second {
 		in.PagesPerSec = float64(st.Pages-e.ratePages) / d.Seconds()
@@ -112,11 +137,12 @@ func (r *registry) status(data []byte, now time.Time) error {
 	if !ok {
 		r.events(SlaveEvent{Time: now, Kind: SlaveJoined, Slave: st.ID, Text: fmt.Sprintf("slave %s joined from %s (%d robots, tags %v)", st.ID, in.Addr, st.Robots, st.Tags)})
 	}
-	return nil
+	return st, nil
 }
 
-// bye records a slave that said it is leaving.
-func (r *registry) bye(id string, now time.Time) {
+// bye records a slave that said it is leaving, and reports whether it was
+// known.
+func (r *registry) bye(id string, now time.Time) bool {
 	r.mu.Lock()
 	_, ok := r.slaves[id]
 	delete(r.slaves, id)
@@ -124,22 +150,26 @@ func (r *registry) bye(id string, now time.Time) {
 	if ok {
 		r.events(SlaveEvent{Time: now, Kind: SlaveLeft, Slave: id, Text: fmt.Sprintf("slave %s left", id)})
 	}
+	return ok
 }
 
-// sweep forgets the slaves silent for too long.
-func (r *registry) sweep(now time.Time) {
-	var gone []SlaveInfo
+// sweep forgets the slaves silent for too long (three heartbeats) and
+// returns their ids.
+func (r *registry) sweep(now time.Time) (gone []string) {
+	var left []SlaveInfo
 	r.mu.Lock()
 	for id, e := range r.slaves {
 		if now.Sub(e.info.LastHeartbeat) > r.silence {
-			gone = append(gone, e.info)
+			left = append(left, e.info)
 			delete(r.slaves, id)
 		}
 	}
 	r.mu.Unlock()
-	for _, in := range gone {
-		r.events(SlaveEvent{Time: now, Kind: SlaveLeft, Slave: in.ID, Text: fmt.Sprintf("slave %s left: no heartbeat since %s", in.ID, in.LastHeartbeat.Format(time.TimeOnly))})
+	for _, in := range left {
+		gone = append(gone, in.ID)
+		r.events(SlaveEvent{Time: now, Kind: SlaveLeft, Slave: in.ID, Text: fmt.Sprintf("slave %s declared gone: no heartbeat since %s; its leases are queued again", in.ID, in.LastHeartbeat.Format(time.TimeOnly))})
 	}
+	return gone
 }
 
 // snapshot returns the slaves by id.

@@ -25,7 +25,7 @@ func TestRegistryFollowsJoinsRatesAndLeaves(t *testing.T) {
 		return ""
 	}, func(ev SlaveEvent) { events = append(events, ev.Kind) })
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	must := func(err error) {
+	must := func(_ SlaveStatus, err error) {
 		t.Helper()
 		if err != nil {
 			t.Fatal(err)
@@ -52,7 +52,9 @@ func TestRegistryFollowsJoinsRatesAndLeaves(t *testing.T) {
 		t.Fatalf("a slave silent 2.5 heartbeats was dropped: %+v", got)
 	}
 	must(r.status(statusJSON(t, SlaveStatus{ID: "a", Host: "hosta", Pages: 30}), t0.Add(5*time.Second)))
-	r.sweep(t0.Add(5500 * time.Millisecond))
+	if gone := r.sweep(t0.Add(5500 * time.Millisecond)); len(gone) != 1 || gone[0] != "b" {
+		t.Errorf("declared gone %v, want [b]", gone)
+	}
 	if got := r.snapshot(); len(got) != 1 || got[0].ID != "a" {
 		t.Fatalf("after b's silence: %+v", got)
 	}
@@ -64,7 +66,7 @@ func TestRegistryFollowsJoinsRatesAndLeaves(t *testing.T) {
 	if !slices.Equal(events, want) {
 		t.Errorf("events %v, want %v", events, want)
 	}
-	if err := r.status([]byte("{"), t0); err == nil {
+	if _, err := r.status([]byte("{"), t0); err == nil {
 		t.Error("a malformed status was accepted")
 	}
 }

@@ -20,7 +20,7 @@ const (
 	hdrDead  = "Lidi-Deadline" // no request after it, by the slave's clock (RFC 3339)
 	hdrBeat  = "Lidi-Beat"     // how often it reports progress
 	hdrSeq   = "Lidi-Seq"      // a result part's number, from 0
-	hdrParts = "Lidi-Parts"    // how many parts a lease's result has
+	hdrParts = "Lidi-Parts"    // how many parts a lease's result has; 0: more follow
 	hdrSlave = "Lidi-Slave"    // who sent it
 )
 
@@ -74,15 +74,16 @@ func Decompress(data []byte) ([]byte, error) {
 	return out, nil
 }
 
-// spooled is a result part as kept in the spool: its part count, then its
-// compressed payload (the lease id and number are in the spool id).
+// spooled is a result part as kept in the spool: the lease's part count
+// (0 while the lease runs: more parts follow), then its compressed payload
+// (the lease id and number are in the spool id).
 func spooled(parts int, payload []byte) []byte {
 	return append(binary.AppendUvarint(nil, uint64(parts)), payload...)
 }
 
 func unspooled(b []byte) (parts int, payload []byte, err error) {
 	n, k := binary.Uvarint(b)
-	if k <= 0 || n == 0 || n > 1<<16 {
+	if k <= 0 || n > 1<<16 {
 		return 0, nil, fmt.Errorf("%w: spooled result", ErrBadMessage)
 	}
 	return int(n), b[k:], nil
