@@ -181,10 +181,13 @@ func crawl(ctx context.Context, cfg *config.File, wire func(*engine.Config), hea
 		return err
 	}
 	opt := tui.Options{Refresh: cfg.Refresh, Until: until}
+	closed := func() {}
 	if master != nil {
 		opt.Cluster = master
+		master.quiet.Store(true)
+		closed = master.consoleClosed
 	}
-	err = runConsole(ctx, crawlCtx, func() { stopCrawl(engine.Stopped(engine.EndKey, "q")) }, eng, opt)
+	err = runConsole(ctx, crawlCtx, func() { closed(); stopCrawl(engine.Stopped(engine.EndKey, "q")) }, eng, opt)
 	if err == nil {
 		where, _ := filepath.Abs(cfg.StoragePath)
 		fmt.Fprintf(out.stdout, "lidi: the crawl is kept in %s (%d pages fetched); to continue it: %s\n", where, eng.Stats().Pages, again)

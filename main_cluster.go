@@ -5,9 +5,17 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/netip"
+	neturl "net/url"
 	"os"
+	"os/signal"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
+
+	"github.com/charmbracelet/x/term"
 
 	"lidi/engine"
 	"lidi/engine/cluster"
@@ -16,12 +24,33 @@ import (
 	"lidi/tui"
 )
 
+// masterRun is a crawl's side of the cluster when it is a master.
+type masterRun struct {
+	m    *cluster.Master
+	d    *cluster.Dispatcher
+	srv  *cluster.Server
+	join string // the command that starts a slave of this master
+	out  io.Writer
+	// quiet is set while the console owns the terminal: the waiting list
+	// of a stopping master is printed only once it has quit.
+	quiet    atomic.Bool
+	stopping atomic.Bool
+	done     chan struct{}
+}
+
+// Slaves, Events and Stats are the master's, Join the command that starts
+// a slave: what the console shows (tui.Cluster).
+func (r *masterRun) Slaves() []cluster.SlaveInfo  { return r.m.Slaves() }
+func (r *masterRun) Events() []cluster.SlaveEvent { return r.m.Events() }
+func (r *masterRun) Stats() cluster.MasterStats   { return r.m.Stats() }
+func (r *masterRun) Join() string                 { return r.join }
+
 // startMaster makes the crawl a cluster's master when cluster.listen or
 // cluster.nats_url is set: it embeds (or connects to) the NATS server,
 // publishes the crawl's settings for the slaves, and hands the engine's
 // leases to a cluster.Dispatcher. The master is nil when the crawl is not
 // clustered; stop undoes what was started.
-func startMaster(ctx context.Context, cfg *config.File, eng *engine.Engine, stdout io.Writer) (m *cluster.Master, stop func(), err error) {
+func startMaster(ctx context.Context, cfg *config.File, eng *engine.Engine, stdout io.Writer) (mr *masterRun, stop func(), err error) {
 	stop = func() {}
 	if !cfg.Clustered() {
 		return nil, stop, nil
@@ -33,6 +62,7 @@ func startMaster(ctx context.Context, cfg *config.File, eng *engine.Engine, stdo
 	}
 	auth := cluster.Auth{Token: cc.Token, NKey: cc.NKey, NKeySeedFile: cc.NKeySeed}
 	dial := cluster.DialOptions{URL: cc.NATSURL, Auth: auth, CA: cc.TLSCA}
+	tokenFile := ""
 	var srv *cluster.Server
 	if cc.Listen != "" {
 		if auth.Token == "" && auth.NKey == "" {
@@ -42,11 +72,10 @@ func startMaster(ctx context.Context, cfg *config.File, eng *engine.Engine, stdo
 				return nil, stop, err
 			}
 			auth.Token, dial.Auth.Token = tok, tok
-			how := "kept in"
+			tokenFile = path
 			if created {
-				how = "made and kept in"
+				fmt.Fprintf(stdout, "lidi: cluster token made and kept in %s (mode 0600): slaves read it with --token-file\n", path)
 			}
-			fmt.Fprintf(stdout, "lidi: cluster token %s %s: %s\n", how, path, tok)
 		}
 		srv, err = cluster.StartServer(cluster.ServerOptions{Listen: cc.Listen, StoreDir: cfg.StoragePath + ".nats", Auth: auth,
 			TLS: cluster.TLSFiles{Cert: cc.TLSCert, Key: cc.TLSKey}})
@@ -54,7 +83,7 @@ func startMaster(ctx context.Context, cfg *config.File, eng *engine.Engine, stdo
 			return nil, stop, err
 		}
 	}
-	m, err = cluster.StartMaster(ctx, cluster.MasterOptions{Server: srv, Dial: dial, Pins: pins,
+	m, err := cluster.StartMaster(ctx, cluster.MasterOptions{Server: srv, Dial: dial, Pins: pins,
 		Timing: cluster.Timing{Grace: cfg.LeaseGrace, Heartbeat: cc.Heartbeat}})
 	if err != nil {
 		srv.Close()
@@ -69,35 +98,164 @@ func startMaster(ctx context.Context, cfg *config.File, eng *engine.Engine, stdo
 		srv.Close()
 		return nil, stop, err
 	}
-	d := cluster.NewDispatcher(m, cluster.DispatcherOptions{Local: visit.LocalDispatcher{Robot: eng.Robot()},
-		LocalRobots: cc.LocalRobots, SetRobots: eng.SetRobots})
-	eng.SetDispatcher(d)
+	mr = &masterRun{m: m, srv: srv, out: stdout, done: make(chan struct{})}
+	mr.d = cluster.NewDispatcher(m, cluster.DispatcherOptions{Local: visit.LocalDispatcher{Robot: eng.Robot()},
+		LocalRobots: cc.LocalRobots, SetRobots: eng.SetRobots, Stopping: mr.stopping.Load})
+	eng.SetDispatcher(mr.d)
 	url := cc.NATSURL
 	if srv != nil {
 		url = srv.URL()
 	}
-	tlsHint := ""
-	if cc.TLSCert != "" {
-		// Slaves verify the certificate: against the system's
-		// authorities, or the one named here.
-		tlsHint = " [--tls-ca CA_FILE, the authority of cluster.tls_cert when it is not the system's]"
-	}
-	fmt.Fprintf(stdout, "lidi: cluster master on %s; start slaves with: lidi slave --master %s %s%s\n", url, url, slaveAuthFlags(auth), tlsHint)
-	return m, func() { d.Close(); m.Close(); srv.Close() }, nil
+	mr.join = joinCommand(url, auth, tokenFile, cc.TLSCert != "")
+	fmt.Fprintf(stdout, "lidi: cluster master on %s; start a slave with: %s\n", url, mr.join)
+	go mr.watchStop(eng)
+	return mr, func() { close(mr.done); mr.d.Close(); m.Close(); srv.Close() }, nil
 }
 
-// slaveAuthFlags is how a slave proves itself, as lidi slave's flags.
-func slaveAuthFlags(a cluster.Auth) string {
-	if a.NKey != "" {
-		return "--nkey-seed SEED_FILE"
+// joinCommand is the command that starts a slave of a master at url: the
+// address as a slave reaches it (the host's name when the master listens
+// on every interface), and the token read from a file (or standard input,
+// --token-file -), never put on a command line where the shell's history
+// and ps would show it.
+func joinCommand(url string, a cluster.Auth, tokenFile string, tlsCert bool) string {
+	if u, err := neturl.Parse(url); err == nil {
+		if ip, perr := netip.ParseAddr(u.Hostname()); u.Hostname() == "" || perr == nil && ip.IsUnspecified() {
+			host, _ := os.Hostname()
+			if host == "" {
+				host = "MASTER_HOST"
+			}
+			u.Host = net.JoinHostPort(host, u.Port())
+			url = u.String()
+		}
 	}
-	return "--token " + a.Token
+	cmd := "lidi slave --master " + url
+	switch {
+	case a.NKey != "":
+		cmd += " --nkey-seed SEED_FILE"
+	case tokenFile != "":
+		cmd += " --token-file " + tokenFile + " (a copy of this file on the slave's machine)"
+	default:
+		cmd += " --token-file FILE (a file holding cluster.token)"
+	}
+	if tlsCert {
+		// Slaves verify the certificate: against the system's
+		// authorities, or the one named here.
+		cmd += " [--tls-ca CA_FILE, when cluster.tls_cert's authority is not the system's]"
+	}
+	return cmd
+}
+
+// stopPoll is how often a stopping master looks at what it waits for.
+const stopPoll = 500 * time.Millisecond
+
+// watchStop follows the crawl's stop: once stopping, the slaves are told so
+// (not "paused"), and what the master waits for is printed when it
+// changes, while nothing else owns the terminal: each lease still out, on
+// which slave, until when. A second interrupt (or q, in the console) stops
+// at once: the leases stay in the book for the next run.
+func (r *masterRun) watchStop(eng *engine.Engine) {
+	t := time.NewTicker(stopPoll)
+	defer t.Stop()
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	interrupts := 0
+	last := ""
+	for {
+		select {
+		case <-r.done:
+			return
+		case <-sig:
+			interrupts++
+			if interrupts >= 2 {
+				r.abandon()
+			}
+			continue
+		case <-t.C:
+		}
+		if !r.stopping.Load() {
+			if eng.Stats().State != engine.StateStopping {
+				continue
+			}
+			r.stopping.Store(true)
+			r.d.Recall(true) // said again: "stopping", not "paused"
+		}
+		if r.quiet.Load() {
+			continue
+		}
+		if w := waitingText(r.d.Waiting(), time.Now()); w != last {
+			fmt.Fprint(r.out, w)
+			last = w
+		}
+	}
+}
+
+// abandon stops waiting for the slaves: their leases end now in this run
+// and stay in the book, so the next run takes them over.
+func (r *masterRun) abandon() {
+	if n := r.d.Abandon(); n > 0 {
+		fmt.Fprintf(r.out, "lidi: stopped without waiting: %d leases kept for the next run\n", n)
+	}
+}
+
+// waitingText says what a stopping master waits for.
+func waitingText(ws []cluster.Waiting, now time.Time) string {
+	if len(ws) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s  stopping: waiting for %d leases on slaves (each ends after its page in flight; q or ctrl+c again stops now, the leases kept for the next run):\n", now.Format(time.TimeOnly), len(ws))
+	for _, w := range ws {
+		slave := w.Slave
+		if slave == "" {
+			slave = "no slave has named it yet"
+		} else {
+			slave = "slave " + slave
+		}
+		fmt.Fprintf(&b, "  lease %s of %s, %s, until %s\n", w.ID, w.Site, slave, w.Until.Format(time.TimeOnly))
+	}
+	return b.String()
+}
+
+// consoleClosed is called once the console has quit (the crawl is
+// stopping): the waiting list goes to the terminal, and a second q stops
+// at once.
+func (r *masterRun) consoleClosed() {
+	r.quiet.Store(false)
+	fd := os.Stdin.Fd()
+	if !term.IsTerminal(fd) {
+		return
+	}
+	old, err := term.MakeRaw(fd)
+	if err != nil {
+		return
+	}
+	restore := func() { term.Restore(fd, old) }
+	go func() {
+		<-r.done
+		restore()
+	}()
+	go func() {
+		buf := make([]byte, 1)
+		for {
+			n, err := os.Stdin.Read(buf)
+			if err != nil {
+				return
+			}
+			if n == 1 && (buf[0] == 'q' || buf[0] == 3) { // q or ctrl+c
+				restore()
+				r.abandon()
+				return
+			}
+		}
+	}()
 }
 
 // slaveCmd is `lidi slave`: a light slave of a remote master.
 func slaveCmd(fs *flag.FlagSet) runFunc {
 	master := fs.String("master", "", "the master's NATS `url` (nats://host:port)")
-	token := fs.String("token", "", "the master's cluster token")
+	token := fs.String("token", "", "the master's cluster token (--token-file keeps it out of the shell's history)")
+	tokenFile := fs.String("token-file", "", "a `file` holding the master's cluster token (its DB.cluster-token), - for standard input")
 	seed := fs.String("nkey-seed", "", "an nkey seed `file` to sign with instead of a token")
 	ca := fs.String("tls-ca", "", "the `file` of the authority that signed the master's TLS certificate (default: the system's; the certificate is always verified)")
 	robots := fs.Int("robots", 4, "leases worked on at once")
@@ -110,8 +268,15 @@ func slaveCmd(fs *flag.FlagSet) runFunc {
 		if *master == "" {
 			return &usageError{msg: "--master is required"}
 		}
+		if *tokenFile != "" {
+			tok, err := readTokenFile(*tokenFile, os.Stdin)
+			if err != nil {
+				return err
+			}
+			*token = tok
+		}
 		if *token == "" && *seed == "" {
-			return &usageError{msg: "--token or --nkey-seed is required: the master prints its token at start"}
+			return &usageError{msg: "--token-file, --token or --nkey-seed is required: the master's console shows the command that joins it"}
 		}
 		if *robots <= 0 {
 			return &usageError{msg: "--robots must be positive"}
@@ -137,6 +302,25 @@ func slaveCmd(fs *flag.FlagSet) runFunc {
 		}
 		return runSlaveConsole(ctx, s)
 	}
+}
+
+// readTokenFile reads a cluster token from a file, or from stdin for "-".
+func readTokenFile(path string, stdin io.Reader) (string, error) {
+	var b []byte
+	var err error
+	if path == "-" {
+		b, err = io.ReadAll(io.LimitReader(stdin, 4096))
+	} else {
+		b, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return "", fmt.Errorf("--token-file: %w", err)
+	}
+	tok := strings.TrimSpace(string(b))
+	if tok == "" {
+		return "", fmt.Errorf("--token-file %s: no token in it", path)
+	}
+	return tok, nil
 }
 
 // slaveWork builds a slave's robot from the master's settings: its crawl
@@ -190,8 +374,15 @@ func slaveLine(st cluster.SlaveStats) string {
 		conn = "disconnected"
 	}
 	el := time.Since(st.Started).Seconds()
-	if st.Halted {
+	switch {
+	case st.Stopping:
+		conn += " stopping"
+	case st.Halted && st.MasterState != "":
+		conn += " master_" + st.MasterState
+	case st.Halted:
 		conn += " halted"
+	case st.Connected && !st.Free:
+		conn += " no_liberty"
 	}
 	return fmt.Sprintf("%s  slave=%s master=%s %s leases=%d leases_done=%d pages=%d pages/s=%.1f failures=%d spooled=%d delivered=%d stale=%d claimed_elsewhere=%d bytes_in=%d bytes_out=%d msgs_in=%d msgs_out=%d",
 		time.Now().Format(time.TimeOnly), st.ID, st.Master, conn, st.Leases, st.LeasesDone, st.Pages, float64(st.Pages)/max(el, 1), st.Failures, st.Spooled, st.Delivered,
@@ -200,10 +391,10 @@ func slaveLine(st cluster.SlaveStats) string {
 
 // masterLine is the master's cluster figures, printed when a headless
 // crawl ends (lidi bench cluster reads it).
-func masterLine(m *cluster.Master) string {
-	st := m.Stats()
-	return fmt.Sprintf("cluster: leases_published=%d results_applied=%d duplicates=%d in_hand=%d slaves=%d bytes_in=%d bytes_out=%d msgs_in=%d msgs_out=%d",
-		st.Published, st.Applied, st.Duplicates, st.InHand, len(m.Slaves()), st.BytesIn, st.BytesOut, st.MsgsIn, st.MsgsOut)
+func masterLine(r *masterRun) string {
+	st, ds := r.m.Stats(), r.d.Stats()
+	return fmt.Sprintf("cluster: leases_published=%d results_applied=%d duplicates=%d in_hand=%d slaves=%d leases_given_back=%d leases_expired=%d bytes_in=%d bytes_out=%d msgs_in=%d msgs_out=%d",
+		st.Published, st.Applied, st.Duplicates, st.InHand, len(r.m.Slaves()), ds.Given, ds.Expired, st.BytesIn, st.BytesOut, st.MsgsIn, st.MsgsOut)
 }
 
 // runSlaveConsole runs the slave under its console; quitting the console

@@ -37,7 +37,7 @@ func fetchedURLs(t *testing.T, path string) []string {
 }
 
 var (
-	slaveHint  = regexp.MustCompile(`lidi slave --master (\S+) --token (\S+)`)
+	slaveHint  = regexp.MustCompile(`lidi slave --master (\S+) --token-file (\S+)`)
 	dnsQueries = regexp.MustCompile(`dns_queries=(\d+)`)
 )
 
@@ -67,7 +67,11 @@ func TestTwoSlavesStoreWhatLocalRobotsStore(t *testing.T) {
 	for url == "" && lines.Scan() {
 		masterOut = append(masterOut, lines.Text())
 		if m := slaveHint.FindStringSubmatch(lines.Text()); m != nil {
-			url, token = m[1], m[2]
+			tok, err := readTokenFile(m[2], nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			url, token = m[1], tok
 		}
 	}
 	if url == "" {

@@ -12,16 +12,18 @@ import (
 )
 
 // Cluster is what the console shows of a cluster when the crawl is its
-// master. *cluster.Master implements it; its methods must be safe for
-// concurrent use.
+// master; its methods must be safe for concurrent use. Join is the exact
+// command that starts a slave of this master.
 type Cluster interface {
 	Slaves() []cluster.SlaveInfo
 	Events() []cluster.SlaveEvent
 	Stats() cluster.MasterStats
+	Join() string
 }
 
 // clusterSnapshot is a Cluster's state polled at one time.
 type clusterSnapshot struct {
+	join   string
 	slaves []cluster.SlaveInfo
 	events []cluster.SlaveEvent
 	stats  cluster.MasterStats
@@ -33,7 +35,7 @@ type clusterMsg struct{ snap clusterSnapshot }
 // pollCluster asks the cluster for a snapshot after d.
 func pollCluster(cl Cluster, d time.Duration) tea.Cmd {
 	return tea.Tick(d, func(time.Time) tea.Msg {
-		return clusterMsg{clusterSnapshot{slaves: cl.Slaves(), events: cl.Events(), stats: cl.Stats()}}
+		return clusterMsg{clusterSnapshot{join: cl.Join(), slaves: cl.Slaves(), events: cl.Events(), stats: cl.Stats()}}
 	})
 }
 
@@ -89,8 +91,11 @@ var slaveColumns = []struct {
 
 func (p *slavesPanel) view() string {
 	c, cl := p.com, p.com.cluster
-	if cl == nil || len(cl.slaves) == 0 {
-		return c.dim("no slave connected: start one with lidi slave --master URL --token TOKEN")
+	if cl == nil {
+		return ""
+	}
+	if len(cl.slaves) == 0 {
+		return c.dim("no slave connected; start one with:") + "\n" + cl.join
 	}
 	idW := p.w
 	for _, col := range slaveColumns {
@@ -112,7 +117,11 @@ func (p *slavesPanel) view() string {
 		} else {
 			fail = padLeft(fail, slaveColumns[4].w)
 		}
-		row := pad(cut(s.ID, idW), idW) + " " + padLeft(cut(s.Addr, slaveColumns[0].w), slaveColumns[0].w) +
+		id := s.ID
+		if s.Stopping {
+			id += " (stopping)"
+		}
+		row := pad(cut(id, idW), idW) + " " + padLeft(cut(s.Addr, slaveColumns[0].w), slaveColumns[0].w) +
 			" " + padLeft(count(int64(s.Leases)), slaveColumns[1].w) + " " + padLeft(rate(s.PagesPerSec), slaveColumns[2].w) +
 			" " + padLeft(beat, slaveColumns[3].w) + " " + fail
 		rows = append(rows, row)

@@ -20,6 +20,9 @@ type fakeCluster struct {
 func (f *fakeCluster) Slaves() []cluster.SlaveInfo  { return f.slaves }
 func (f *fakeCluster) Events() []cluster.SlaveEvent { return f.events }
 func (f *fakeCluster) Stats() cluster.MasterStats   { return cluster.MasterStats{InHand: 3} }
+func (f *fakeCluster) Join() string {
+	return "lidi slave --master nats://master.test:4222 --token-file crawl.db.cluster-token"
+}
 
 // On a cluster's master the console shows the slaves and puts their joins,
 // leaves and lease expiries among the events, each once.

@@ -843,6 +843,10 @@ func (m *Model) fullHelp(w, h int) string {
 			lines = append(lines, " "+st.Value.Render(pad(l[0], 11))+" "+m.com.dim(l[1]))
 		}
 	}
+	if m.cluster.join != "" && len(lines)+3 <= h {
+		// A slave joins with this command (panel_slaves.go).
+		lines = append(lines, "", st.TitleFocused.Render(" Slaves ")+" "+m.com.dim("start one with:"), " "+cut(m.cluster.join, w-2))
+	}
 	return strings.Join(lines, "\n")
 }
 

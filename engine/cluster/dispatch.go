@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/netip"
 	"sort"
@@ -117,6 +118,7 @@ type Dispatcher struct {
 	given     int64 // leases ended because their slave was declared gone
 	robots    int
 	halted    bool
+	abandoned bool // Abandon was called: results wait for the next run
 	stop      chan struct{}
 	recount   chan struct{}
 }
@@ -461,6 +463,10 @@ func (d *Dispatcher) apply(_ context.Context, id string, part []byte, stored fun
 		return err
 	}
 	d.mu.Lock()
+	if d.abandoned {
+		d.mu.Unlock()
+		return errAbandoned
+	}
 	rl := d.remote[id]
 	if rl == nil {
 		d.mu.Unlock()
@@ -499,6 +505,33 @@ func (d *Dispatcher) apply(_ context.Context, id string, part []byte, stored fun
 	}
 	return nil
 }
+
+// Abandon ends every remote lease now, for the engine, with the URLs whose
+// pages have not come back returned, and keeps them in the master's book:
+// a crawl stopping at once leaves them to its next run, which takes them
+// over and applies their results. From then on results are left in their
+// stream for that run. It returns how many leases it ended.
+func (d *Dispatcher) Abandon() int {
+	now := time.Now()
+	d.mu.Lock()
+	d.abandoned = true
+	var ends []*remoteLease
+	var rs []visit.Result
+	for id, rl := range d.remote {
+		delete(d.remote, id)
+		rl.timer.Stop()
+		ends = append(ends, rl)
+		rs = append(rs, rl.endNow(now))
+	}
+	d.mu.Unlock()
+	for i, rl := range ends {
+		go rl.report(rs[i])
+	}
+	return len(ends)
+}
+
+// errAbandoned leaves a result in its stream for the next run.
+var errAbandoned = errors.New("cluster: the crawl stopped without waiting; the result is left for its next run")
 
 // Recall implements visit.Recaller: slaves end their leases after their
 // current page while the crawl is paused or stopping (the master's loop
