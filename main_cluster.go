@@ -83,8 +83,9 @@ func startMaster(ctx context.Context, cfg *config.File, eng *engine.Engine, stdo
 			return nil, stop, err
 		}
 	}
+	mr = &masterRun{srv: srv, out: stdout, done: make(chan struct{})}
 	m, err := cluster.StartMaster(ctx, cluster.MasterOptions{Server: srv, Dial: dial, Pins: pins,
-		Timing: cluster.Timing{Grace: cfg.LeaseGrace, Heartbeat: cc.Heartbeat}})
+		Timing: cluster.Timing{Grace: cfg.LeaseGrace, Heartbeat: cc.Heartbeat}, OnEvent: mr.event})
 	if err != nil {
 		srv.Close()
 		return nil, stop, err
@@ -98,7 +99,7 @@ func startMaster(ctx context.Context, cfg *config.File, eng *engine.Engine, stdo
 		srv.Close()
 		return nil, stop, err
 	}
-	mr = &masterRun{m: m, srv: srv, out: stdout, done: make(chan struct{})}
+	mr.m = m
 	mr.d = cluster.NewDispatcher(m, cluster.DispatcherOptions{Local: visit.LocalDispatcher{Robot: eng.Robot()},
 		LocalRobots: cc.LocalRobots, SetRobots: eng.SetRobots, Stopping: mr.stopping.Load})
 	eng.SetDispatcher(mr.d)
@@ -187,6 +188,14 @@ func (r *masterRun) watchStop(eng *engine.Engine) {
 			fmt.Fprint(r.out, w)
 			last = w
 		}
+	}
+}
+
+// event prints a cluster event (a join, a leave, a lease given back or
+// expired) while nothing else owns the terminal: the headless log.
+func (r *masterRun) event(ev cluster.SlaveEvent) {
+	if !r.quiet.Load() {
+		fmt.Fprintf(r.out, "%s  cluster %s: %s\n", ev.Time.Format("15:04:05.000"), ev.Kind, ev.Text)
 	}
 }
 

