@@ -116,10 +116,16 @@ func (m *SlaveModel) render() string {
 	st := m.figures.st
 	conn := m.styles.Good.Render("connected")
 	switch {
+	case st.Stopping:
+		conn = m.styles.Warn.Render("STOPPING: leases end after their page in flight, the rest handed back")
 	case !st.Connected:
 		conn = m.styles.Warn.Render("DISCONNECTED: results wait in the spool")
+	case st.Halted && st.MasterState == "stopping":
+		conn = m.styles.Warn.Render("connected, the master is STOPPING: leases end after their page in flight")
 	case st.Halted:
-		conn = m.styles.Warn.Render("connected, HALTED: the master's crawl is paused")
+		conn = m.styles.Warn.Render("connected, PAUSED: the master's crawl is paused")
+	case !st.Free:
+		conn = m.styles.Warn.Render("connected, no answer from the master: no request started")
 	}
 	head := pad(m.styles.Brand.Render(" lidi slave ")+"  "+m.styles.Value.Render(clean(st.ID))+"  "+m.styles.Label.Render("master ")+
 		m.styles.Value.Render(clean(st.Master))+"  "+conn, w)

@@ -71,7 +71,7 @@ func (f *fakeSlave) Events() []cluster.SlaveLogEntry { return f.events }
 
 func TestSlaveConsole(t *testing.T) {
 	now := t0
-	s := &fakeSlave{st: cluster.SlaveStats{ID: "s1", Master: "nats://10.0.0.1:4222", Connected: true, Robots: 4, Leases: 2, LeasesDone: 17, Pages: 340, Spooled: 0, Delivered: 17, BytesOut: 2 << 20},
+	s := &fakeSlave{st: cluster.SlaveStats{ID: "s1", Master: "nats://10.0.0.1:4222", Connected: true, Free: true, Robots: 4, Leases: 2, LeasesDone: 17, Pages: 340, Spooled: 0, Delivered: 17, BytesOut: 2 << 20},
 		events: []cluster.SlaveLogEntry{{Time: now, Text: "connected to the master again"}}}
 	m := NewSlave(s, Options{Now: func() time.Time { return now }})
 	m.Update(tea.WindowSizeMsg{Width: 100, Height: 16})
@@ -85,11 +85,19 @@ func TestSlaveConsole(t *testing.T) {
 			t.Errorf("the screen lacks %q:\n%s", want, screen)
 		}
 	}
-	s.st.Halted = true
-	m.Update(slaveStatsMsg{st: s.Stats(), events: s.Events(), at: now})
-	if screen := ansi.Strip(m.View().Content); !strings.Contains(screen, "HALTED") {
-		t.Errorf("a slave whose master paused:\n%s", screen)
+	for _, c := range []struct{ state, want string }{{"paused", "PAUSED"}, {"stopping", "the master is STOPPING"}} {
+		s.st.Halted, s.st.MasterState = true, c.state
+		m.Update(slaveStatsMsg{st: s.Stats(), events: s.Events(), at: now})
+		if screen := ansi.Strip(m.View().Content); !strings.Contains(screen, c.want) {
+			t.Errorf("a slave whose master is %s:\n%s", c.state, screen)
+		}
 	}
+	s.st.Stopping = true
+	m.Update(slaveStatsMsg{st: s.Stats(), events: s.Events(), at: now})
+	if screen := ansi.Strip(m.View().Content); !strings.Contains(screen, "STOPPING: leases end") {
+		t.Errorf("a stopping slave:\n%s", screen)
+	}
+	s.st.Stopping = false
 	s.st.Connected, s.st.Spooled = false, 3
 	m.Update(slaveStatsMsg{st: s.Stats(), events: s.Events(), at: now})
 	if screen := ansi.Strip(m.View().Content); !strings.Contains(screen, "DISCONNECTED") || !strings.Contains(screen, "3 spooled") {
