@@ -504,6 +504,7 @@ func (m *Master) status(msg *nats.Msg) {
 	if f != nil {
 		r = f(st)
 	}
+	r.Heartbeat = m.opt.Timing.Heartbeat
 	b, _ := json.Marshal(r)
 	msg.Respond(b)
 }

@@ -55,8 +55,8 @@ type SlaveOptions struct {
 	// (visit.Robot.Halt).
 	Work    Work
 	NewWork func(settings []byte, halt func() bool) (Work, error)
-	// Heartbeat is how often the slave announces its status (2s when
-	// zero); a lease's own heartbeat comes with it.
+	// Heartbeat is how often the slave announces its status until the
+	// master says its own (2s when zero).
 	Heartbeat time.Duration
 	// OnEvent, when not nil, hears of what the slave does, in words.
 	OnEvent func(string)
@@ -110,10 +110,9 @@ type Slave struct {
 	connected                    atomic.Bool
 	haltUntil                    atomic.Int64 // unix ns; the master's halt lasts until then
 	stopping                     atomic.Bool
+	beat                         atomic.Int64 // the heartbeat in force: the master's, once it said it
 	voided                       atomic.Int64
 	started                      time.Time
-	// acks hears the master's replies to heartbeats (see liberty).
-	replies chan struct{}
 
 	mu     sync.Mutex
 	kv     jetstream.KeyValue // the cluster's bucket, once looked up
@@ -170,7 +169,8 @@ func NewSlave(opt SlaveOptions) (*Slave, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Slave{opt: opt, spool: sp, kick: make(chan struct{}, 1), held: make(map[string]*heldLease), started: time.Now(), replies: make(chan struct{}, 1)}
+	s := &Slave{opt: opt, spool: sp, kick: make(chan struct{}, 1), held: make(map[string]*heldLease), started: time.Now()}
+	s.beat.Store(int64(opt.Heartbeat))
 	d := opt.Dial
 	d.Name = slaveConnName(opt.ID)
 	d.retry = true
@@ -484,7 +484,7 @@ func (s *Slave) free() bool {
 func (s *Slave) bound() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return time.Now().Before(s.liberty.Add(s.opt.Heartbeat / 2))
+	return time.Now().Before(s.liberty.Add(s.heartbeat() / 2))
 }
 
 // libertyPoll is how often a lease's watcher checks the slave's liberty.
@@ -719,17 +719,23 @@ func (s *Slave) deliver(ctx context.Context) {
 	}
 }
 
-// statusLoop announces the slave at every heartbeat; the master's answer
-// renews its liberty.
+// heartbeat is the heartbeat in force: the master's, once it answered.
+func (s *Slave) heartbeat() time.Duration { return time.Duration(s.beat.Load()) }
+
+// statusLoop announces the slave at every heartbeat (the master's, once it
+// said it); the master's answer renews its liberty.
 func (s *Slave) statusLoop(ctx context.Context) {
-	t := time.NewTicker(s.opt.Heartbeat)
-	defer t.Stop()
+	next := time.Now()
 	for {
-		s.announce(s.opt.Heartbeat)
-		select {
-		case <-ctx.Done():
+		beat := s.heartbeat()
+		s.announce(beat)
+		next = next.Add(beat)
+		if d := time.Until(next); d < 0 {
+			next = time.Now() // late: the next one a heartbeat from now
+		}
+		wait(ctx, time.Until(next))
+		if ctx.Err() != nil {
 			return
-		case <-t.C:
 		}
 	}
 }
@@ -767,8 +773,13 @@ func (s *Slave) announce(timeout time.Duration) {
 	if json.Unmarshal(msg.Data, &r) != nil {
 		return
 	}
+	beat := s.opt.Heartbeat
+	if r.Heartbeat > 0 {
+		beat = r.Heartbeat
+		s.beat.Store(int64(beat))
+	}
 	s.mu.Lock()
-	if until := sent.Add(2 * s.opt.Heartbeat); until.After(s.liberty) {
+	if until := sent.Add(2 * beat); until.After(s.liberty) {
 		s.liberty = until
 	}
 	var void []*heldLease

@@ -37,6 +37,9 @@ type HeldStatus struct {
 type StatusReply struct {
 	// State is the master's crawl: "running", "paused" or "stopping".
 	State string `json:"state"`
+	// Heartbeat is the master's cluster.heartbeat: the slave announces
+	// itself that often, and its liberty lasts two of them.
+	Heartbeat time.Duration `json:"heartbeat,omitempty"`
 	// Void are leases of the slave's the master no longer counts on: it
 	// declared the slave gone and queued their URLs again.
 	Void []string `json:"void,omitempty"`
