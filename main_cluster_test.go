@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -139,5 +141,68 @@ func TestClusterMasterOnAnExternalServer(t *testing.T) {
 	}
 	if got := fetchedURLs(t, filepath.Join(dir, "crawl.db")); len(got) == 0 {
 		t.Errorf("the master's own robots fetched nothing\n%s", out.String())
+	}
+}
+
+// The join command names the master's host when it listens on every
+// interface, and passes the token in a file, never on the command line.
+func TestJoinCommand(t *testing.T) {
+	host, _ := os.Hostname()
+	tests := []struct {
+		url       string
+		auth      cluster.Auth
+		tokenFile string
+		want      string
+	}{
+		{"nats://0.0.0.0:4222", cluster.Auth{Token: "secret"}, "/data/crawl.db.cluster-token",
+			"lidi slave --master nats://" + host + ":4222 --token-file /data/crawl.db.cluster-token (a copy of this file on the slave's machine)"},
+		{"nats://10.1.2.3:4222", cluster.Auth{Token: "secret"}, "",
+			"lidi slave --master nats://10.1.2.3:4222 --token-file FILE (a file holding cluster.token)"},
+		{"nats://[::]:4222", cluster.Auth{NKey: "UABC"}, "",
+			"lidi slave --master nats://" + net.JoinHostPort(host, "4222") + " --nkey-seed SEED_FILE"},
+	}
+	for _, tt := range tests {
+		got := joinCommand(tt.url, tt.auth, tt.tokenFile, false)
+		if got != tt.want {
+			t.Errorf("joinCommand(%s) = %q, want %q", tt.url, got, tt.want)
+		}
+		if strings.Contains(got, "secret") {
+			t.Errorf("the join command shows the token: %q", got)
+		}
+	}
+}
+
+func TestReadTokenFile(t *testing.T) {
+	dir := t.TempDir()
+	good, empty := filepath.Join(dir, "tok"), filepath.Join(dir, "empty")
+	os.WriteFile(good, []byte("  abc123\n"), 0o600)
+	os.WriteFile(empty, []byte("\n"), 0o600)
+	if tok, err := readTokenFile(good, nil); err != nil || tok != "abc123" {
+		t.Errorf("a token file: %q, %v", tok, err)
+	}
+	if tok, err := readTokenFile("-", strings.NewReader("def456\n")); err != nil || tok != "def456" {
+		t.Errorf("standard input: %q, %v", tok, err)
+	}
+	for _, p := range []string{empty, filepath.Join(dir, "missing")} {
+		if _, err := readTokenFile(p, nil); err == nil {
+			t.Errorf("%s: no error", p)
+		}
+	}
+}
+
+// A stopping master lists each lease it waits for, with its slave and
+// until when; nothing when it waits for none.
+func TestWaitingText(t *testing.T) {
+	now := time.Date(2026, 11, 26, 14, 3, 20, 0, time.UTC)
+	if got := waitingText(nil, now); got != "" {
+		t.Errorf("nothing out: %q", got)
+	}
+	got := waitingText([]cluster.Waiting{{ID: "412", Site: "http://a.test", Slave: "s1", Until: now.Add(90 * time.Second)},
+		{ID: "417", Site: "http://b.test", Until: now.Add(time.Minute)}}, now)
+	for _, want := range []string{"waiting for 2 leases", "lease 412 of http://a.test, slave s1, until 14:04:50",
+		"lease 417 of http://b.test, no slave has named it yet, until 14:04:20", "q or ctrl+c again stops now"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%q lacks %q", got, want)
+		}
 	}
 }
