@@ -44,10 +44,16 @@ type ClusterOptions struct {
 	// names in a heartbeat is given up.
 	LeaseSlack, LeaseGrace time.Duration
 	Heartbeat              time.Duration // cluster.heartbeat
-	Limit                  time.Duration // a run still going after it is stopped and reported unfinished
-	Dir                    string        // where the runs' files go ("": a temporary directory)
-	Command                []string      // argv that runs lidi, e.g. {"/path/lidi"}
-	OpenStore              func(path string) (record.Store, io.Closer, error)
+	// Netns runs each slave in a network namespace of its own ("on",
+	// "off", or "auto": where this process may make them), joined to
+	// this one by a veth pair: the master and the sites are reached over
+	// a link the cut-slave run sets down.
+	Netns     string
+	Netem     string        // tc netem's arguments for each slave's link ("": none)
+	Limit     time.Duration // a run still going after it is stopped and reported unfinished
+	Dir       string        // where the runs' files go ("": a temporary directory)
+	Command   []string      // argv that runs lidi, e.g. {"/path/lidi"}
+	OpenStore func(path string) (record.Store, io.Closer, error)
 }
 
 // RegisterFlags adds the benchmark's flags to fs, with their defaults.
@@ -65,6 +71,8 @@ func (o *ClusterOptions) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.Heartbeat, "heartbeat", 500*time.Millisecond, "cluster.heartbeat: a slave silent three is declared gone")
 	fs.DurationVar(&o.LeaseSlack, "lease-slack", 30*time.Second, "cluster.lease_slack: a lease's time for its slowest page (at least the fetch timeouts, 7s here); a lease outlives a cut of --cut only if its deadline does")
 	fs.DurationVar(&o.LeaseGrace, "lease-grace", 2*time.Second, "cluster.lease_grace: past a lease's deadline, its site is leased again (master and slaves share this machine's clock)")
+	fs.StringVar(&o.Netem, "netem", "", "with --netns, slow each slave's link with tc netem, e.g. \"delay 50ms loss 1%\" (where the kernel has netem)")
+	fs.StringVar(&o.Netns, "netns", "auto", "run each slave in a network namespace of its own: on, off, or auto (where this process may make them: root)")
 	limitFlag(fs, &o.Limit, 6*time.Minute)
 	dirFlag(fs, &o.Dir, "the runs' files")
 }
@@ -117,6 +125,23 @@ func Cluster(ctx context.Context, o ClusterOptions, out io.Writer) error {
 	fmt.Fprintf(out, "bench cluster: simweb of %d sites (one address each), %d pages, latency %s; r=%d per process, c=%d, w=%s; files in %s\n",
 		o.Sites, o.Pages, o.Latency, o.Robots, o.PagesPerVisit, o.Delay, dir)
 	b := &clusterBench{o: o, dir: dir, srv: srv, web: web, out: out}
+	switch o.Netns {
+	case "on", "auto":
+		l, err := newNetLink(0)
+		if err != nil {
+			if o.Netns == "on" {
+				return err
+			}
+			fmt.Fprintf(out, "slaves on loopback: %v\n", err)
+			break
+		}
+		l.close()
+		b.netns = true
+		fmt.Fprintln(out, "slaves in network namespaces of their own, each over a veth link (link-local addresses, 127.0.0.0/8 routed over it)")
+	case "off":
+	default:
+		return fmt.Errorf("bench: --netns %q: on, off or auto", o.Netns)
+	}
 	runs := []*clusterRun{}
 	single, err := b.run(ctx, "single", 0, noFault)
 	if err != nil {
@@ -166,6 +191,7 @@ type clusterBench struct {
 	// quarter is when the faults strike: a quarter of what the single
 	// process stored.
 	quarter int64
+	netns   bool // slaves run in namespaces of their own
 }
 
 var (
@@ -181,6 +207,11 @@ var (
 func (b *clusterBench) run(ctx context.Context, name string, slaves int, f fault) (*clusterRun, error) {
 	o := b.o
 	rdir := filepath.Join(b.dir, name)
+	// Every run crawls from scratch: nothing of an earlier bench's run
+	// in the same directory is continued.
+	if err := os.RemoveAll(rdir); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(rdir, 0o755); err != nil {
 		return nil, err
 	}
@@ -235,8 +266,29 @@ func (b *clusterBench) run(ctx context.Context, name string, slaves int, f fault
 		return nil, err
 	}
 	masterURL := fmt.Sprintf("nats://127.0.0.1:%d", port)
+	var links []*netLink
+	defer func() {
+		for _, l := range links {
+			l.close()
+		}
+	}()
+	if b.netns {
+		for i := range slaves {
+			l, err := newNetLink(i)
+			if err != nil {
+				master.kill()
+				return nil, err
+			}
+			links = append(links, l)
+			if o.Netem != "" {
+				if err := l.slow(o.Netem); err != nil {
+					fmt.Fprintf(b.out, "[no netem: %v] ", err)
+				}
+			}
+		}
+	}
 	var proxy *cutProxy
-	if f == cutSlave {
+	if f == cutSlave && links == nil {
 		if proxy, err = newCutProxy(fmt.Sprintf("127.0.0.1:%d", port)); err != nil {
 			master.kill()
 			return nil, err
@@ -258,7 +310,11 @@ func (b *clusterBench) run(ctx context.Context, name string, slaves int, f fault
 			url = "nats://" + proxy.addr()
 		}
 		id := fmt.Sprintf("s%d", i+1)
-		return startProc(append(b.cmd("slave"), "--master", url, "--token", clusterTok, "--robots", strconv.Itoa(o.Robots),
+		argv := b.cmd("slave")
+		if links != nil {
+			argv = links[i].argv(argv)
+		}
+		return startProc(append(argv, "--master", url, "--token", clusterTok, "--robots", strconv.Itoa(o.Robots),
 			"--id", id, "--spool", filepath.Join(rdir, id+".spool"), "--headless"), filepath.Join(rdir, fmt.Sprintf("%s-%d.log", id, n)), func(line string) {
 			if m := trafficRe.FindStringSubmatch(line); m != nil {
 				masterMu.Lock()
@@ -335,7 +391,16 @@ func (b *clusterBench) run(ctx context.Context, name string, slaves int, f fault
 				return nil, err
 			}
 		case cutSlave:
-			proxy.cut(o.Cut)
+			if links != nil {
+				if err := links[0].down(); err != nil {
+					return nil, err
+				}
+				l := links[0]
+				t := time.AfterFunc(o.Cut, func() { l.up() })
+				defer t.Stop()
+			} else {
+				proxy.cut(o.Cut)
+			}
 		case stopSlave:
 			slaveProcs[0].signal(syscall.SIGSTOP)
 		case quitSlave:

@@ -19,7 +19,10 @@ import (
 )
 
 // testTiming keeps the tests short.
-var testTiming = Timing{Grace: 100 * time.Millisecond, Heartbeat: 50 * time.Millisecond}
+// testTiming's heartbeat leaves a slave its liberty through the pauses of
+// a loaded machine running the race detector: at 50 ms, live slaves lost
+// it and were declared gone now and then, each costing pages fetched twice.
+var testTiming = Timing{Grace: 100 * time.Millisecond, Heartbeat: 200 * time.Millisecond}
 
 // waitFor waits until cond holds, failing the test after two minutes (a
 // loaded machine is slow, and a condition that never holds fails anyway).
