@@ -137,6 +137,10 @@ type remoteLease struct {
 	// pages are the Seqs of the results passed to the loop, with the URL
 	// of each page (0 for other results).
 	pages map[int]uint64
+	// since is when it was handed out (or taken over); reclaiming is set
+	// while the master checks who holds a lease no heartbeat named.
+	since      time.Time
+	reclaiming bool
 }
 
 // NewDispatcher returns a Dispatcher on m. Once Resume is called (the
@@ -201,7 +205,7 @@ func (d *Dispatcher) Resume(leases []*visit.Lease, report func(visit.Result)) {
 
 // follow waits for a remote lease's results. Called with d.mu held.
 func (d *Dispatcher) follow(id string, l *visit.Lease, report func(visit.Result)) {
-	rl := &remoteLease{lease: l, report: report, pages: make(map[int]uint64)}
+	rl := &remoteLease{lease: l, report: report, pages: make(map[int]uint64), since: time.Now()}
 	d.remote[id] = rl
 	rl.timer = time.AfterFunc(time.Until(l.Deadline.Add(d.m.opt.Timing.Grace)), func() { d.expire(id) })
 }
@@ -239,6 +243,7 @@ func (d *Dispatcher) followSlaves() {
 		if changed && d.opt.SetRobots != nil {
 			d.opt.SetRobots(n)
 		}
+		d.unnamed()
 		select {
 		case <-t.C:
 		case <-d.recount:
@@ -253,6 +258,66 @@ func (d *Dispatcher) followSlaves() {
 			return
 		}
 	}
+}
+
+// unnamed checks the remote leases no heartbeat has named three
+// heartbeats after they were handed out: a slave takes a lease and names
+// it within milliseconds, so such a lease went to a slave that died (or
+// froze) between taking it and naming it, or waits in the stream.
+func (d *Dispatcher) unnamed() {
+	late := time.Now().Add(-3 * d.m.opt.Timing.Heartbeat)
+	d.mu.Lock()
+	var ids []string
+	for id, rl := range d.remote {
+		if rl.holder == "" && !rl.reclaiming && rl.since.Before(late) {
+			rl.reclaiming = true
+			ids = append(ids, id)
+		}
+	}
+	d.mu.Unlock()
+	for _, id := range ids {
+		go d.reclaim(id)
+	}
+}
+
+// reclaim finds who holds a lease no heartbeat named, by its claim: a
+// slave that claimed it holds it (given back at once if that slave is no
+// longer heard from); one nobody claimed is taken back by the master's own
+// claim, out of the slaves' reach, and ends at once, its URLs returned.
+func (d *Dispatcher) reclaim(id string) {
+	holder, mine, err := d.m.takeBack(context.Background(), id)
+	now := time.Now()
+	d.mu.Lock()
+	rl := d.remote[id]
+	if rl == nil {
+		d.mu.Unlock()
+		return
+	}
+	rl.reclaiming = false
+	switch {
+	case err != nil:
+		rl.since = now // tried again three heartbeats later
+		d.mu.Unlock()
+		return
+	case !mine:
+		rl.holder = holder
+		d.mu.Unlock()
+		for _, s := range d.m.Slaves() {
+			if s.ID == holder {
+				return
+			}
+		}
+		d.gone(holder) // it claimed the lease and is no longer heard from
+		return
+	}
+	delete(d.remote, id)
+	rl.timer.Stop()
+	d.given++
+	end := rl.endNow(now)
+	d.mu.Unlock()
+	d.m.event(SlaveEvent{Time: now, Kind: LeaseReturned,
+		Text: fmt.Sprintf("lease %s of %s taken back: no slave named it within three heartbeats; %d URLs queued again", id, rl.lease.Key, len(end.End.Returned))})
+	rl.report(end)
 }
 
 // state is the crawl's state as slaves are told it.

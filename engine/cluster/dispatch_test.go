@@ -313,3 +313,39 @@ func TestDispatcherHandsAnEarlierRunsLeasesOver(t *testing.T) {
 	rs[2].Committed(nil)
 	waitFor(t, "the book empty once stored", func() bool { return len(c.m.Book()) == 0 && c.m.Stats().Applied == 1 })
 }
+
+// A lease no slave names within three heartbeats (it went to a slave that
+// died before naming it, or waits in the stream) is taken back by the
+// master's own claim: it ends at once with every URL returned, and no
+// slave works it afterwards.
+func TestDispatcherTakesBackALeaseNoSlaveNamed(t *testing.T) {
+	c := newTestCluster(t)
+	d := NewDispatcher(c.m, DispatcherOptions{})
+	defer d.Close()
+	d.Resume(nil, nil)
+	var r reports
+	l := testEngineLease(8, "eight.test", time.Now().Add(time.Hour))
+	handed := time.Now()
+	d.Dispatch(context.Background(), l, r.report)
+	waitFor(t, "the lease taken back", ended(&r, 8))
+	if took := time.Since(handed); took < 3*testTiming.Heartbeat {
+		t.Errorf("taken back %s after it was handed out, before three heartbeats", took)
+	}
+	rs := r.of(8)
+	if len(rs) != 1 || rs[0].Seq != 1 || !slices.Equal(rs[0].End.Returned, []uint64{l.URLs[0].ID, l.URLs[1].ID}) {
+		t.Errorf("results %+v: want one end with both URLs returned", rs)
+	}
+	if len(c.m.Book()) != 0 || d.Stats().Given != 1 {
+		t.Errorf("book %+v, stats %+v", c.m.Book(), d.Stats())
+	}
+	// A slave started now works the next lease, never the one taken back.
+	s, _ := c.slave("a", nil, fakeRobot)
+	d.Dispatch(context.Background(), testEngineLease(9, "nine.test", time.Now().Add(time.Hour)), r.report)
+	waitFor(t, "the next lease worked", ended(&r, 9))
+	if n := s.Stats().LeasesDone; n != 1 {
+		t.Errorf("the slave worked %d leases, want only the next one", n)
+	}
+	if rs := r.of(8); len(rs) != 1 {
+		t.Errorf("%d results of the lease taken back", len(rs))
+	}
+}

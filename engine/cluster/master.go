@@ -326,6 +326,39 @@ func (m *Master) Forget(ctx context.Context, id string) {
 	m.unbook(ctx, b)
 }
 
+// masterClaim is the claim the master makes on a lease it takes back.
+const masterClaim = "\x00master"
+
+// takeBack makes sure no slave works a lease no slave has named: it
+// claims the lease itself (a slave that receives it later finds the claim
+// and leaves it), then takes it out of the book and the lease stream,
+// keeping its claim. When a slave claimed it first, nothing changes and
+// holder names that slave; mine reports that the master's claim won.
+func (m *Master) takeBack(ctx context.Context, id string) (holder string, mine bool, err error) {
+	if _, err := m.kv.Create(ctx, claimKey(id), []byte(masterClaim)); err != nil {
+		if !errors.Is(err, jetstream.ErrKeyExists) {
+			return "", false, fmt.Errorf("cluster: taking lease %s back: %w", id, err)
+		}
+		e, err := m.kv.Get(ctx, claimKey(id))
+		if err != nil {
+			return "", false, fmt.Errorf("cluster: taking lease %s back: %w", id, err)
+		}
+		return string(e.Value()), false, nil
+	}
+	m.mu.Lock()
+	b, ok := m.book[id]
+	delete(m.book, id)
+	delete(m.partial, id)
+	m.mu.Unlock()
+	if ok {
+		m.kv.Delete(ctx, bookPrefix+kvKey(id))
+		if b.Seq > 0 {
+			m.leases.DeleteMsg(ctx, b.Seq)
+		}
+	}
+	return "", true, nil
+}
+
 // unbook deletes a lease's book entry, its message, then the slave's
 // claim on it: once the message is gone no slave can take the lease again.
 func (m *Master) unbook(ctx context.Context, b Booked) {

@@ -471,8 +471,13 @@ func wait(ctx context.Context, d time.Duration) {
 	}
 }
 
-// free reports whether the slave may start a request (see liberty).
+// free reports whether the slave may start a request (see liberty): not
+// while it knows it is cut off, since what it fetched could not be
+// delivered before the master gives its leases back.
 func (s *Slave) free() bool {
+	if !s.connected.Load() {
+		return false
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return time.Now().Before(s.liberty)
