@@ -141,6 +141,9 @@ type remoteLease struct {
 	// while the master checks who holds a lease no heartbeat named.
 	since      time.Time
 	reclaiming bool
+	// drained is when its holder first said, while the lease was out,
+	// that it no longer works on it and has delivered all it spooled.
+	drained time.Time
 }
 
 // NewDispatcher returns a Dispatcher on m. Once Resume is called (the
@@ -337,19 +340,58 @@ func (d *Dispatcher) state() string {
 // status answers a slave's heartbeat: the slave holds the leases it names,
 // and those the dispatcher no longer follows (it declared the slave gone,
 // or gave them up at their deadline) are void: the slave drops them.
+//
+// A lease its holder no longer works on, once the holder has delivered all
+// it spooled, has its results with the master; if no end came for two
+// heartbeats after that (its end was stored and acknowledged by an earlier
+// run of the master killed before it forgot the lease), it ends, the URLs
+// whose pages did not come returned.
 func (d *Dispatcher) status(st SlaveStatus) StatusReply {
 	r := StatusReply{State: d.state()}
+	now := time.Now()
+	held := make(map[string]bool, len(st.Held))
+	var done []*remoteLease
+	var doneIDs []string
 	d.mu.Lock()
 	for _, h := range st.Held {
+		held[h.ID] = true
 		if rl := d.remote[h.ID]; rl != nil {
-			rl.holder = st.ID
+			rl.holder, rl.drained = st.ID, time.Time{}
 			continue
 		}
 		if !d.fromEarlier(h.ID) {
 			r.Void = append(r.Void, h.ID)
 		}
 	}
+	for id, rl := range d.remote {
+		if rl.holder != st.ID || held[id] {
+			continue
+		}
+		switch {
+		case st.Spooled > 0:
+			rl.drained = time.Time{}
+		case rl.drained.IsZero():
+			rl.drained = now
+		case now.Sub(rl.drained) >= 2*d.m.opt.Timing.Heartbeat:
+			delete(d.remote, id)
+			rl.timer.Stop()
+			d.given++
+			done = append(done, rl)
+			doneIDs = append(doneIDs, id)
+		}
+	}
 	d.mu.Unlock()
+	for i, rl := range done {
+		d.mu.Lock()
+		end := rl.endNow(now)
+		d.mu.Unlock()
+		go func(id string) {
+			d.m.Forget(context.Background(), id)
+			d.m.event(SlaveEvent{Time: now, Kind: LeaseReturned, Slave: st.ID,
+				Text: fmt.Sprintf("lease %s of %s given back: slave %s delivered all it had and no end came; %d URLs queued again", id, rl.lease.Key, st.ID, len(end.End.Returned))})
+			rl.report(end)
+		}(doneIDs[i])
+	}
 	return r
 }
 
