@@ -9,17 +9,30 @@ import (
 	"strings"
 )
 
-// inflate undoes the zlib compression of a stored body or wire.
-func inflate(b []byte) ([]byte, error) {
+// inflater undoes the zlib compression of stored bodies and wires,
+// reusing its decompressor (its state is tens of kilobytes, and an
+// export inflates a few things a page). The zero value is ready; it is
+// not safe for concurrent use.
+type inflater struct {
+	zr io.ReadCloser
+}
+
+// inflate returns b decompressed, in a slice of its own; nil for nil.
+func (f *inflater) inflate(b []byte) ([]byte, error) {
 	if b == nil {
 		return nil, nil
 	}
-	zr, err := zlib.NewReader(bytes.NewReader(b))
+	var err error
+	if f.zr == nil {
+		f.zr, err = zlib.NewReader(bytes.NewReader(b))
+	} else {
+		err = f.zr.(zlib.Resetter).Reset(bytes.NewReader(b), nil)
+	}
 	if err != nil {
+		f.zr = nil
 		return nil, err
 	}
-	defer zr.Close()
-	return io.ReadAll(zr)
+	return io.ReadAll(f.zr)
 }
 
 // splitWire parses engine.PageRecord.Wire once inflated: the request head

@@ -146,6 +146,7 @@ type exporter struct {
 	prevOffset int64
 	prevEntry  *cdxEntry
 	written    int64 // bytes of the files closed
+	zlib       inflater
 }
 
 // recordOptions make records WARC/1.1 with SHA-1 digests in base32, and
@@ -399,7 +400,7 @@ func (x *exporter) progress() {
 
 // url writes every fetch of a URL.
 func (x *exporter) url(u *storage.CapturedURL) error {
-	body, err := inflate(u.Body)
+	body, err := x.zlib.inflate(u.Body)
 	if err != nil {
 		return fmt.Errorf("body: %w", err)
 	}
@@ -420,7 +421,7 @@ func (x *exporter) url(u *storage.CapturedURL) error {
 		date := warcDate(f.Time)
 		var req, head []byte
 		if f.Wire != nil {
-			w, err := inflate(f.Wire)
+			w, err := x.zlib.inflate(f.Wire)
 			if err == nil {
 				req, head, err = splitWire(w)
 			}
@@ -446,7 +447,7 @@ func (x *exporter) url(u *storage.CapturedURL) error {
 		case f.Digest == 0 && f.Length == 0:
 			main, err = x.response(u.URL, f, req, head, nil, false)
 		case f.Digest == bodyDigest:
-			main, err = x.response(u.URL, f, req, head, body, u.Truncated && i == len(u.Fetches)-1)
+			main, err = x.response(u.URL, f, req, head, body, u.Truncated) // the copy kept, and its flag
 		default:
 			x.sum.Missing.Bodies++
 			main, err = x.standIn(u.URL, f, "body not kept")
@@ -609,7 +610,7 @@ func (x *exporter) robots(r storage.RobotsCapture) error {
 		return x.write(built{rec: rec, entry: &cdxEntry{key: SURT(uri), timestamp: timestamp14(r.Fetched), URL: uri, Mime: "text/plain",
 			Digest: strings.TrimPrefix(rec.WarcHeader().Get(gowarc.WarcPayloadDigest), "sha1:")}})
 	}
-	w, err := inflate(r.Wire)
+	w, err := x.zlib.inflate(r.Wire)
 	if err != nil {
 		return fmt.Errorf("%s: %w", uri, err)
 	}

@@ -339,7 +339,7 @@ func TestIdenticalPayloadRevisit(t *testing.T) {
 	}
 }
 
-func zlibBytes(t *testing.T, b []byte) []byte {
+func zlibBytes(t testing.TB, b []byte) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := zlib.NewWriter(&buf)
