@@ -144,6 +144,12 @@ type remoteLease struct {
 	// drained is when its holder first said, while the lease was out,
 	// that it no longer works on it and has delivered all it spooled.
 	drained time.Time
+	// adopted: a lease of an earlier run of the master, taken over. The
+	// parts that run stored never come again, so its results are passed
+	// numbered anew in the order they come (the engine's run of the
+	// lease starts at Seq 1); sent are the slave's Seqs seen.
+	adopted bool
+	sent    map[int]bool
 }
 
 // NewDispatcher returns a Dispatcher on m. Once Resume is called (the
@@ -196,6 +202,7 @@ func (d *Dispatcher) Resume(leases []*visit.Lease, report func(visit.Result)) {
 		id := strconv.FormatUint(l.ID, 10)
 		taken[id] = true
 		d.follow(id, l, report)
+		d.remote[id].adopted, d.remote[id].sent = true, make(map[int]bool)
 	}
 	d.mu.Unlock()
 	for _, b := range earlier {
@@ -602,7 +609,13 @@ func (d *Dispatcher) apply(_ context.Context, id string, part []byte, stored fun
 		if r.Lease != rl.lease.ID {
 			continue
 		}
-		if _, dup := rl.pages[r.Seq]; dup {
+		if rl.adopted {
+			if rl.sent[r.Seq] {
+				continue
+			}
+			rl.sent[r.Seq] = true
+			r.Seq = len(rl.pages) + 1
+		} else if _, dup := rl.pages[r.Seq]; dup {
 			continue
 		}
 		var u uint64

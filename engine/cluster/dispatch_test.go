@@ -349,3 +349,40 @@ func TestDispatcherTakesBackALeaseNoSlaveNamed(t *testing.T) {
 		t.Errorf("%d results of the lease taken back", len(rs))
 	}
 }
+
+// A lease taken over from an earlier run whose first pages that run stored
+// (their parts acknowledged, never delivered again) has the rest of its
+// results numbered from 1 for the engine's run of it, which would wait
+// for its Seq 1 for ever otherwise.
+func TestAnAdoptedLeasesLaterPartsAreNumberedAnew(t *testing.T) {
+	c := newTestCluster(t)
+	d := NewDispatcher(c.m, DispatcherOptions{})
+	l := testEngineLease(51, "half.test", time.Now().Add(time.Hour))
+	var first reports
+	d.Dispatch(context.Background(), l, first.report)
+	waitFor(t, "the lease booked", func() bool { b := c.m.Book(); return len(b) == 1 && b[0].Seq > 0 })
+	d.Close()
+	c.stopMaster()
+	c.startMaster()
+	d = NewDispatcher(c.m, DispatcherOptions{})
+	defer d.Close()
+	var r reports
+	d.Resume(d.Outstanding(), r.report)
+	// The slave sends only what the earlier run did not store: the
+	// second page (Seq 2) and the end (Seq 3).
+	c.slave("a", nil, func(ctx context.Context, payload []byte, _ func([]byte) error) (Outcome, error) {
+		l, err := DecodeLease(payload)
+		if err != nil {
+			return Outcome{}, err
+		}
+		parts, err := EncodeResults([]visit.Result{
+			{Lease: l.ID, Seq: 2, Page: &visit.PageResult{URL: l.URLs[1].URL, Record: record.PageRecord{URL: l.URLs[1].ID, Status: 200}}},
+			{Lease: l.ID, Seq: 3, End: &visit.LeaseEnd{Fetched: 2, Next: time.Now()}}})
+		return Outcome{Parts: parts, Pages: 1}, err
+	})
+	waitFor(t, "the lease's end reported", ended(&r, 51))
+	rs := r.of(51)
+	if len(rs) != 2 || rs[0].Seq != 1 || rs[0].Page == nil || rs[0].Page.Record.URL != l.URLs[1].ID || rs[1].Seq != 2 || rs[1].End == nil {
+		t.Fatalf("results %+v: want the page as Seq 1 and the end as Seq 2", rs)
+	}
+}
