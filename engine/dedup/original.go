@@ -252,7 +252,7 @@ func (d *Detector) noteClaim(i uint32, p *Page, u *urlParts) []string {
 	if len(d.claimsByOrigin[o]) < maxClaimsScanned {
 		d.claimsByOrigin[o] = append(d.claimsByOrigin[o], i)
 	}
-	if c.sig == SignalMirrorNote && c.path == "" && d.originsByHost[c.host] != "" {
+	if c.sig == SignalMirrorNote && c.path == "" {
 		d.noteMirrored(o, u.dirPath())
 	}
 	if d.recs[i].dir&dupFlag != 0 {
@@ -591,14 +591,14 @@ func (d *Detector) reverse(r *Rule) (Rule, *Rule, []Demotion) {
 	return w, nr, demoted
 }
 
-// A page whose mirroring tool's note names a host the crawl has reached
-// is a copy whose original can be fetched, and so are its neighbours,
-// likely: until a swap of their directory is learned, a visit of their
-// site takes one of them at a time (Unproven), while the originals they
-// name are fetched first (Decision.Prefer). Without it a mirror answering
-// first is crawled at full speed until the first pairs are in. Bounded:
-// after maxMirroredWait such pages without a rule, they are crawled as
-// any page.
+// A page whose mirroring tool's note names another host is a copy whose
+// original the crawl may reach, and so are its neighbours, likely: until
+// a swap of their directory is learned, a visit of their site takes one
+// of them at a time (Unproven), while the originals they name are fetched
+// first (Decision.Prefer). Without it a mirror answering first is crawled
+// at full speed until the first pairs are in. Bounded: after
+// maxMirroredWait such pages without a rule (the original is out of
+// scope, or gone), they are crawled as any page.
 
 // mirrored is the directory of an origin whose pages say they are copies.
 type mirrored struct {
@@ -611,7 +611,7 @@ type mirrored struct {
 const maxMirroredWait = 64
 
 // noteMirrored records a page in directory dir of origin whose note
-// names a host the crawl has reached.
+// names another host.
 func (d *Detector) noteMirrored(origin, dir string) {
 	if d.mirrored == nil {
 		d.mirrored = make(map[string]*mirrored)

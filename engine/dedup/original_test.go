@@ -221,8 +221,8 @@ func TestCanonicalNotObeyed(t *testing.T) {
 	}
 }
 
-// A page whose mirroring tool's note names a host the crawl has reached
-// holds its directory back to one copy a visit (Unproven) and asks for
+// A page whose mirroring tool's note names another host holds its
+// directory back to one copy a visit (Unproven) and asks for
 // the original it names (Prefer), until the pairs are in; pages outside
 // the directory are not held back.
 func TestMirrorNoteHoldsBack(t *testing.T) {
