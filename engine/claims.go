@@ -31,14 +31,20 @@ func (c *crawl) prefer(urls []string, m *visit.PageResult, now time.Time) {
 }
 
 func (c *crawl) preferOne(url string, m *visit.PageResult, now time.Time) {
+	c.queueFirst(url, m, now)
+}
+
+// queueFirst queues url, found on page m, ahead of the rest of its site's
+// queue (probePriority), and returns its id; it reports false when url
+// was not queued (out of scope, known already, covered by a rule).
+func (c *crawl) queueFirst(url string, m *visit.PageResult, now time.Time) (uint64, bool) {
 	f, ok := c.inScope(url, m.Depth)
-	if !ok {
-		return
-	}
 	n := len(c.batch.URLs)
-	c.discover(f, m.Depth, m.Record.URL, now)
+	if ok {
+		c.discover(f, m.Depth, m.Record.URL, now)
+	}
 	if len(c.batch.URLs) != n+1 || c.batch.URLs[n].ID != f.ID || c.batch.URLs[n].State != record.URLQueued {
-		return
+		return 0, false
 	}
 	rec := &c.batch.URLs[n]
 	rec.Priority = probePriority
@@ -47,4 +53,5 @@ func (c *crawl) preferOne(url string, m *visit.PageResult, now time.Time) {
 		p.sincePrio = min(p.sincePrio, probePriority)
 	}
 	c.f.Found(&s.Site, 0, probePriority, now)
+	return f.ID, true
 }

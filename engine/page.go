@@ -215,26 +215,15 @@ const probePriority = -2
 // cannot be queued (out of scope, known already, covered by a rule), the
 // evidence decides and the signature it put in force is returned.
 func (c *crawl) probe(run *leaseRun, url string, m *visit.PageResult, hold bool, now time.Time) *dedup.Soft404Sig {
-	f, ok := c.inScope(url, m.Depth)
-	n := len(c.batch.URLs)
-	if ok {
-		c.discover(f, m.Depth, m.Record.URL, now)
-	}
-	if len(c.batch.URLs) != n+1 || c.batch.URLs[n].ID != f.ID || c.batch.URLs[n].State != record.URLQueued {
+	id, ok := c.queueFirst(url, m, now)
+	if !ok {
 		sig := c.detect.probeUnanswered(dedup.ID(url), now, &c.verdict)
 		c.apply(now)
 		return sig
 	}
-	rec := &c.batch.URLs[n]
-	rec.Priority = probePriority
-	s := c.sites[rec.Site]
-	if p := s.leasing; p != nil {
-		p.sincePrio = min(p.sincePrio, probePriority)
-	}
-	c.f.Found(&s.Site, 0, probePriority, now)
 	c.cut(run)
 	if hold {
-		c.detect.hold(f.ID, m, &c.verdict)
+		c.detect.hold(id, m, &c.verdict)
 		c.apply(now)
 	}
 	return nil

@@ -663,6 +663,22 @@ func (d *Detector) contradict(a, b *urlParts, ia, ib uint64) []Rule {
 // withdraw deactivates rule r, contradicted by pair, and returns a copy.
 func (d *Detector) withdraw(r *Rule, pair Pair) Rule {
 	r.Contradictions = append(r.Contradictions, pair)
+	d.retire(r)
+	for _, c := range d.cands {
+		if c.active == r {
+			c.active = nil
+			c.contra++
+			d.contradictedShape(c)
+		}
+	}
+	w := *r
+	w.Support = append([]Pair(nil), r.Support...)
+	w.Contradictions = append([]Pair(nil), r.Contradictions...)
+	return w
+}
+
+// retire takes rule r out of force, withdrawn, and counts it.
+func (d *Detector) retire(r *Rule) {
 	r.Withdrawn = true
 	d.removeRule(r)
 	d.withdrawn = append(d.withdrawn, r)
@@ -672,21 +688,10 @@ func (d *Detector) withdraw(r *Rule, pair Pair) Rule {
 			delete(d.reps, id)
 		}
 	}
-	for _, c := range d.cands {
-		if c.active == r {
-			c.active = nil
-			c.contra++
-			d.contradictedShape(c)
-		}
-	}
 	d.stats.Rules--
 	d.stats.RulesByKind[r.Kind]--
 	d.stats.Withdrawn++
 	d.stats.WithdrawnByKind[r.Kind]++
-	w := *r
-	w.Support = append([]Pair(nil), r.Support...)
-	w.Contradictions = append([]Pair(nil), r.Contradictions...)
-	return w
 }
 
 // tieShape records that two URLs of one origin that differ only in their

@@ -538,19 +538,8 @@ func (d *Detector) reverse(r *Rule) (Rule, *Rule, []Demotion) {
 	}
 	ic.rejected = false
 	r.Choice.Reversed = true
-	r.Withdrawn = true
-	d.removeRule(r)
-	d.withdrawn = append(d.withdrawn, r)
-	for id, rp := range d.reps {
-		if rp.rule == r {
-			delete(d.reps, id)
-		}
-	}
+	d.retire(r)
 	c.active, c.rejected = nil, true
-	d.stats.Rules--
-	d.stats.RulesByKind[r.Kind]--
-	d.stats.Withdrawn++
-	d.stats.WithdrawnByKind[r.Kind]++
 	if ic.rule.Supports < r.Supports {
 		ic.rule.Supports = r.Supports
 	}

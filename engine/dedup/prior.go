@@ -96,14 +96,7 @@ func (d *Detector) learnedShape(r *Rule) {
 	if k == 0 {
 		return
 	}
-	if d.priors == nil {
-		d.priors = make(map[uint64]*prior)
-	}
-	p := d.priors[k]
-	if p == nil {
-		p = &prior{}
-		d.priors[k] = p
-	}
+	p := d.priorAt(k)
 	if len(p.origins) < priorHosts && !containsStr(p.origins, r.Origin) {
 		p.origins = append(p.origins, strings.Clone(r.Origin))
 	}
@@ -123,6 +116,11 @@ func (d *Detector) contradictedShape(c *candidate) {
 	if k == 0 {
 		return
 	}
+	d.priorAt(k).contradicted = true
+}
+
+// priorAt returns the prior of shape k, made if new.
+func (d *Detector) priorAt(k uint64) *prior {
 	if d.priors == nil {
 		d.priors = make(map[uint64]*prior)
 	}
@@ -131,7 +129,7 @@ func (d *Detector) contradictedShape(c *candidate) {
 		p = &prior{}
 		d.priors[k] = p
 	}
-	p.contradicted = true
+	return p
 }
 
 func containsStr(s []string, v string) bool {
