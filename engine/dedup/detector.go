@@ -57,6 +57,7 @@ const (
 	TestSameText          = "same-text"            // a page of the site whose main text is near, whatever its URL
 	TestSoft404           = "soft-404"             // the host's soft-404 page
 	TestClaimed           = "claimed"              // a page observed before its original, which it names (Decision.Demoted)
+	TestSameItems         = "same-items"           // same path, other query, the same set of links and a text of the same words in another order
 )
 
 // Defaults for zero Config fields.
@@ -119,6 +120,12 @@ type Claims struct {
 	// LastModified is the response's Last-Modified time in Unix seconds;
 	// 0 for none.
 	LastModified int64
+	// Items is not a claim but what a listing shows: ListingItems of the
+	// page's links. Two pages of one path whose queries differ (a sort
+	// order, a view, a filter that keeps every item) and that link the
+	// same set of other pages, with texts within maxListingHamming bits
+	// (the same items in another order), are duplicates. 0 for none.
+	Items uint64
 }
 
 // Decision is the verdict on one page.
@@ -233,6 +240,7 @@ type Detector struct {
 	claimsByOrigin map[string][]uint32
 	originsByHost  map[uint64]string    // the first origin observed with each hostKey
 	mirrored       map[string]*mirrored // by origin: directories whose pages say they are copies
+	items          map[uint32]uint64    // Page.Items of stored pages that have it
 
 	priors  map[uint64]*prior // shapes of rules across origins (prior.go)
 	matters map[string]bool   // parameter names a pair showed to change the page
@@ -351,8 +359,31 @@ func (d *Detector) sameContent(p *Page, i uint32) bool {
 	if r.digest == p.Digest {
 		return true
 	}
-	_, ok := d.near(p, r)
+	if _, ok := d.near(p, r); ok {
+		return true
+	}
+	_, ok := d.sameItems(p, i)
 	return ok
+}
+
+// maxListingHamming bounds the distance between the texts of two
+// listings of the same items: the same words in another order change the
+// shingles across items, not within them. Unrelated texts are about 32
+// bits apart.
+const maxListingHamming = 16
+
+// sameItems reports whether page p and stored page i are listings of the
+// same items (Page.Items), and the distance between their texts.
+func (d *Detector) sameItems(p *Page, i uint32) (int, bool) {
+	if p.Items == 0 || len(d.items) == 0 {
+		return 64, false
+	}
+	it, ok := d.items[i]
+	if !ok || it != p.Items {
+		return 64, false
+	}
+	dist := Hamming(p.Simhash, d.recs[i].sim)
+	return dist, dist <= maxListingHamming
 }
 
 // near returns the smaller distance of the whole and main texts and
@@ -670,6 +701,12 @@ func (d *Detector) add(p *Page, u *urlParts, dup, newDigest bool) (uint32, bool)
 		flag = dupFlag
 	}
 	idx := uint32(len(d.recs))
+	if p.Items != 0 {
+		if d.items == nil {
+			d.items = make(map[uint32]uint64)
+		}
+		d.items[idx] = p.Items
+	}
 	lm := uint32(0)
 	if p.LastModified > 0 && p.LastModified <= math.MaxUint32 {
 		lm = uint32(p.LastModified)
@@ -788,6 +825,11 @@ func (s *search) run() {
 	}
 	// (b) and (c): the same path under another query, scheme or www twin;
 	// the same last segment elsewhere; the same path but for its numbers.
+	if s.p.Items != 0 && len(d.items) > 0 {
+		// A listing of the same items under another query, before the
+		// path's other pages contradict what tells them apart.
+		s.lookup(&d.sitePaths, sitePathKey(u), TestSameItems)
+	}
 	s.lookup(&d.sitePaths, sitePathKey(u), "")
 	if lower, ok := lowerASCII(u.dirPath() + u.file()); ok {
 		// The same path in lower case: the host may ignore case.
@@ -844,6 +886,18 @@ func (s *search) consider(i uint32, test string) bool {
 		return true
 	}
 	if s.p.Simhash == 0 || r.sim == 0 {
+		return true
+	}
+	if test == TestSameItems {
+		if dist, ok := d.sameItems(s.p, i); ok {
+			if s.best < 0 {
+				s.best, s.bestDist, s.bestTest = int64(i), dist, TestSameItems
+			}
+			return true
+		}
+		d.seen = d.seen[:len(d.seen)-1] // compared again as any suspect
+		s.budget++
+		d.stats.Comparisons--
 		return true
 	}
 	dist, ok := d.near(s.p, r)

@@ -1,6 +1,7 @@
 package dedup
 
 import (
+	"iter"
 	"strconv"
 	"strings"
 )
@@ -623,4 +624,37 @@ func (d *Detector) unprovenMirror(url string) (uint64, bool) {
 		return 0, false
 	}
 	return m.key, true
+}
+
+// minListingItems is the fewest links to other pages that make a page a
+// listing (Page.Items).
+const minListingItems = 5
+
+// ListingItems returns Page.Items for the page at url (normalised) that
+// links to links (normalised, in any order): an order-free hash of the
+// URLs it links to other than its own path under another query (its
+// sort, view and page links), or 0 when they are fewer than
+// minListingItems.
+func ListingItems(url string, links iter.Seq[string]) uint64 {
+	path := url
+	if k := strings.IndexByte(path, '?'); k >= 0 {
+		path = path[:k]
+	}
+	var sum uint64
+	n := 0
+	for l := range links {
+		lp := l
+		if k := strings.IndexByte(lp, '?'); k >= 0 {
+			lp = lp[:k]
+		}
+		if lp == path {
+			continue
+		}
+		sum += fmix64(ID(l))
+		n++
+	}
+	if n < minListingItems {
+		return 0
+	}
+	return sum | 1
 }

@@ -1,0 +1,79 @@
+package dedup
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// listing renders a shop's listing page at url showing items (each a
+// link and a description) in the order given, with sort links to itself,
+// and returns the Page the crawler gives the detector.
+func listing(url string, items []int, g *textGen) Page {
+	var b strings.Builder
+	var links []string
+	path, _, _ := strings.Cut(url, "?")
+	b.WriteString("<html><head><title>Zapatos</title></head><body><h1>Zapatos</h1><p>")
+	for _, o := range []string{"precio", "nombre", "fecha"} {
+		fmt.Fprintf(&b, `<a href="%s?orden=%s">%s</a> `, path, o, o)
+		links = append(links, path+"?orden="+o)
+	}
+	b.WriteString("</p><ul>")
+	for _, it := range items {
+		u := fmt.Sprintf("%s/item-%d.html", path, it)
+		words := newTextGen(uint64(1000 + it)).text(12)
+		fmt.Fprintf(&b, `<li><a href="%s">Item %d</a> %s</li>`, u, it, strings.Join(words, " "))
+		links = append(links, u)
+	}
+	b.WriteString("</ul></body></html>")
+	p := pageOf(url, []byte(b.String()))
+	p.Items = ListingItems(url, slices.Values(links))
+	return p
+}
+
+// Listing parameters that only sort the items a listing shows are
+// learned from the set of links the listings hold, whatever their names;
+// the page of a listing, which shows other items, never is.
+func TestListingSortOrder(t *testing.T) {
+	d := New(Config{})
+	var rules []Rule
+	for k, shop := range []string{"/zapatos", "/botas", "/sandalias", "/chanclas"} {
+		base := "http://tienda.example" + shop
+		first := make([]int, 12)
+		for i := range first {
+			first[i] = 100*k + i
+		}
+		second := make([]int, 12)
+		for i := range second {
+			second[i] = 100*k + 50 + i
+		}
+		byName := slices.Clone(first)
+		slices.Reverse(byName)
+		byDate := append(slices.Clone(first[6:]), first[:6]...)
+		for _, p := range []Page{
+			listing(base, first, nil),
+			listing(base+"?pagina=2", second, nil),
+			listing(base+"?orden=nombre", byName, nil),
+			listing(base+"?orden=fecha", byDate, nil),
+		} {
+			dec := d.Observe(p)
+			rules = append(rules, dec.Learned...)
+			if strings.Contains(p.URL, "orden") && dec.Kind == Unique && len(rules) == 0 {
+				t.Errorf("%s: unique, want a listing of the same items", p.URL)
+			}
+			if strings.Contains(p.URL, "pagina") && dec.Kind != Unique {
+				t.Errorf("%s: %v of %s, want unique", p.URL, dec.Kind, dec.OfURL)
+			}
+		}
+	}
+	if len(rules) != 1 || rules[0].Kind != DropParam || rules[0].Name != "orden" {
+		t.Fatalf("learned %v, want drop ?orden", rules)
+	}
+	if c, _, _ := d.Canonical("http://tienda.example/zuecos?orden=precio&pagina=3"); c != "http://tienda.example/zuecos?pagina=3" {
+		t.Errorf("Canonical = %s: want the page kept, the order dropped", c)
+	}
+	if ListingItems("http://x.test/a", slices.Values([]string{"http://x.test/a?s=1", "http://x.test/b"})) != 0 {
+		t.Error("a page of two links is a listing")
+	}
+}
