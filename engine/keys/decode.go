@@ -1,6 +1,7 @@
 package keys
 
 import (
+	"encoding"
 	"errors"
 	"fmt"
 	"reflect"
@@ -18,7 +19,8 @@ import (
 // ("write a duration such as 5s or 200ms"), and so that a section written
 // empty keeps its defaults. A key may be written nested or dotted
 // ("politeness: {delay: 5s}" or "politeness.delay: 5s"); a key written
-// twice is an error. Decode returns the line of every key written, for
+// twice is an error. A type that implements encoding.TextUnmarshaler reads
+// its own values, and its error says what to write. Decode returns the line of every key written, for
 // errors found later (see Locate). It does not run the checks: see Check.
 func Decode(data []byte, v any) (lines map[string]int, err error) {
 	var doc yaml.Node
@@ -143,8 +145,15 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, shown string) error {
 		return nil
 	}
 	p := reflect.New(v.Type())
-	if isNull(n) || n.Decode(p.Interface()) != nil {
+	if isNull(n) {
 		return d.bad(n, whatToWrite(v.Type()), shown)
+	}
+	if err := n.Decode(p.Interface()); err != nil {
+		hint := whatToWrite(v.Type())
+		if _, ok := p.Interface().(encoding.TextUnmarshaler); ok && n.Kind == yaml.ScalarNode {
+			hint = strings.TrimPrefix(err.Error(), "yaml: ") // the type's own words: "write seeds, all or off"
+		}
+		return d.bad(n, hint, shown)
 	}
 	v.Set(p.Elem())
 	return nil
