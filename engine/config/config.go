@@ -1,7 +1,9 @@
-// Package config reads lidi's config.yaml. Every key has a default (the
+// Package config reads lidi's config.yaml into a File: the engine's keys
+// (engine.Config) and the program's own, each declared once by the field
+// that holds it (see package keys). Every key has a default (the
 // config.yaml at the top of the repository documents them all); a file need
-// only name what it changes. Unknown keys and bad values are errors that name
-// the key.
+// only name what it changes. Unknown keys and bad values are errors that
+// name the file, the line and the key, and say what to write.
 package config
 
 import (
