@@ -40,6 +40,7 @@ type Config struct {
 
 	RobotsTTL        time.Duration `yaml:"robots_txt.ttl" check:">0,<=24h"` // how long robots.txt is trusted (RFC 9309: at most 24 h)
 	RobotsRetry      time.Duration `yaml:"robots_txt.retry"`                // after a 5xx or unreachable robots.txt
+	RobotsTries      int           `yaml:"robots_txt.tries" check:">=1"`    // unreachable robots.txt fetches in a row before the site is given up for the run
 	HonourNofollow   bool          `yaml:"robots_txt.nofollow"`             // rel="nofollow" links are not followed
 	HonourMetaRobots bool          `yaml:"robots_txt.meta"`                 // <meta name=robots> and X-Robots-Tag
 
@@ -124,6 +125,7 @@ func Defaults() Config {
 		PerAddress:       true,
 		RobotsTTL:        24 * time.Hour,
 		RobotsRetry:      10 * time.Minute,
+		RobotsTries:      3,
 		HonourNofollow:   true,
 		HonourMetaRobots: true,
 		ParkAfter:        5,

@@ -27,6 +27,20 @@ type site struct {
 	// leasing is the head read on its way to the loop for the site's
 	// next lease (nil when none is).
 	leasing *leasing
+
+	// robotsAddrs are the addresses of the hosts the site's robots.txt
+	// redirects to (visit.Lease.RobotsAddrs), resolved by
+	// lookupRobotsHost.
+	robotsAddrs map[string]netip.Addr
+	// robotsTries counts the site's robots.txt fetches in a row that
+	// found it unreachable (5xx, 429, network), robotsWhy the last
+	// outcome; givenUp, when set, says why the site is left alone for the
+	// rest of the run (see giveUp); failWhy why it was last parked or its
+	// look-up failed.
+	robotsTries int
+	robotsWhy   string
+	givenUp     string
+	failWhy     string
 }
 
 // leasing is a site taken from the frontier whose queue head the loop has
@@ -80,6 +94,7 @@ type crawl struct {
 	// Parked sites with rounds left, tried again after errors.park_for.
 	parkedSites []*site
 
+	retries   retries  // 429/503 tries, sites given up, sitemaps read; see retries.go
 	web       webGraph // the URLs seen and the links of the pages fetched
 	rank      ranker
 	reprio    reprioritizer                                     // a strategy that re-orders queued pages; see reprioritize.go
@@ -140,4 +155,7 @@ type dnsResult struct {
 	site *site
 	addr netip.Addr
 	err  error
+	// robotsHost, when set, was looked up for the site's robots.txt
+	// redirects (lookupRobotsHost), not for the site itself.
+	robotsHost string
 }

@@ -29,7 +29,7 @@ func (c *crawl) startLookup(s *site) {
 	c.dns.running++
 	go func() {
 		addr, err := c.e.resolver.Lookup(context.Background(), s.Host)
-		c.dns.out <- dnsResult{s, addr, err}
+		c.dns.out <- dnsResult{site: s, addr: addr, err: err}
 	}()
 }
 
@@ -40,12 +40,17 @@ func (c *crawl) onResolved(r dnsResult, now time.Time) {
 		c.dns.queue = c.dns.queue[1:]
 		c.startLookup(next)
 	}
+	if r.robotsHost != "" {
+		c.onRobotsHost(r, now)
+		return
+	}
 	s := r.site
 	s.lookingUp = false
 	if r.err != nil {
 		c.tally.errKinds[visit.FailureDNS]++
 		s.Failures++
 		why := fmt.Sprintf("%s: DNS look-up failed: %v", s.Host, r.err)
+		s.failWhy = fmt.Sprintf("DNS look-up failed: %v", r.err)
 		c.seedFailed(s, why, now)
 		if c.parkNow(s) {
 			c.park(s, now, why)

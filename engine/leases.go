@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"time"
 
@@ -139,6 +140,8 @@ func (c *crawl) onHead(h headReply, now time.Time) {
 	if s.robots != nil && now.Sub(s.robots.Fetched) < e.cfg.RobotsTTL {
 		l.Robots, l.Rules = s.robots, s.rules
 	}
+	l.RobotsAddrs = maps.Clone(s.robotsAddrs) // the loop adds to its own while a lease it gave up on may still run
+	c.leaseTries(l)
 	l.Deadline = maxTime(now, l.NotBefore).Add(c.leaseTime(len(urls), s.delay))
 	if c.detect.on() {
 		l.Feed = visit.NewFeed(len(urls))
@@ -240,23 +243,16 @@ func (c *crawl) onLeaseEnd(run *leaseRun, m *visit.LeaseEnd, now time.Time) {
 	e.mu.Lock()
 	delete(e.visits, s.ID)
 	e.mu.Unlock()
+	unresolved, giveUp := "", ""
 	if m.Robots != nil {
-		s.robots, s.rules = m.Robots, m.Rules
-		if s.rules == nil {
-			s.rules = m.Robots.Rules()
-		}
-		if s.rules.Kind().Temporary() {
-			what := fmt.Sprintf("answered %d", m.Robots.Status)
-			if m.Robots.Status < 0 {
-				what = "unreachable (" + string(m.Failure) + ")"
-			}
-			e.event(record.Event{Time: now, Kind: record.EventRobots5xx, Site: s.Key, Text: fmt.Sprintf("robots.txt %s: nothing fetched until %s", what, m.Next.Format(time.TimeOnly))})
-			s.robots, s.rules = nil, nil // fetched again at the next visit
-		}
+		unresolved, giveUp = c.robotsOutcome(s, m, now)
 	}
+	c.robotsFound(m, now)
 	if m.Delay > 0 {
 		s.delay = min(m.Delay, max(e.cfg.MaxDelay, e.cfg.Delay))
 	}
+	c.retried(m)
+	c.adaptDelay(s, m)
 	for _, sk := range m.Skips {
 		c.batch.Skips = append(c.batch.Skips, sk)
 		c.tally.skipped[sk.Reason]++
@@ -289,7 +285,11 @@ func (c *crawl) onLeaseEnd(run *leaseRun, m *visit.LeaseEnd, now time.Time) {
 		if c.parkNow(s) {
 			c.f.Found(&s.Site, returned, retPrio, now)
 			c.f.Release(&s.Site, next, now)
-			c.park(s, now, fmt.Sprintf("%s: %d failed visits in a row (last: %s)", s.Key, s.Failures, m.Failure))
+			last := string(m.Failure)
+			if m.Robots != nil && s.robots == nil && s.robotsWhy != "" {
+				last = "robots.txt " + s.robotsWhy
+			}
+			c.park(s, now, fmt.Sprintf("%s: %d failed visits in a row (last: %s)", s.Key, s.Failures, last))
 			return
 		}
 		if m.Failed || !m.RetryAfter && m.Robots == nil {
@@ -304,6 +304,12 @@ func (c *crawl) onLeaseEnd(run *leaseRun, m *visit.LeaseEnd, now time.Time) {
 		c.f.Found(&s.Site, returned, retPrio, now)
 	}
 	c.f.Release(&s.Site, next, now)
+	if unresolved != "" {
+		c.lookupRobotsHost(s, unresolved, now)
+	}
+	if giveUp != "" {
+		c.giveUp(s, giveUp, now)
+	}
 	c.batch.Sites = append(c.batch.Sites, c.record(s))
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	"lidi/engine/frontier"
@@ -188,9 +189,8 @@ func (c *crawl) loop(ctx context.Context) error {
 				c.publish(now, true)
 				e.setState(StateDone)
 				detail := ""
-				if n := c.retrying(); n > 0 && reason == EndFrontierEmpty {
-					// Their retries are hours away: the next run tries them.
-					detail = fmt.Sprintf("%d failed sites to be tried again by a later run", n)
+				if reason == EndFrontierEmpty {
+					detail = c.endDetail() // the sites left for a later run, or given up
 				}
 				c.end(record.EventDone, reason, detail)
 				return nil
@@ -262,6 +262,9 @@ func (c *crawl) finished() EndReason {
 	if c.rc != nil {
 		return EndNone // recrawling goes on until stopped or a limit
 	}
+	if c.dns.running == 0 && c.visitable() > 0 {
+		c.onlyRetries(c.e.clock.Now())
+	}
 	if c.dns.running == 0 && c.visitable() == 0 {
 		return EndFrontierEmpty
 	}
@@ -325,6 +328,7 @@ func (c *crawl) publish(now time.Time, force bool) {
 	st.Dup = c.detect.dup
 	st.ErrorKind = maps.Clone(c.tally.errKinds)
 	st.Skipped = maps.Clone(c.tally.skipped)
+	st.Sitemaps, st.GivenUp = c.retries.sitemaps, slices.Clone(c.retries.givenUp)
 	if st.Started.IsZero() {
 		st.Started = now
 	}

@@ -14,6 +14,10 @@ func (c *crawl) onPage(run *leaseRun, m *visit.PageResult, now time.Time) {
 	s := run.site
 	m.Record.Site = s.ID
 	rec := m.Record
+	delete(c.retries.tries, rec.URL)
+	if m.Sitemap != nil {
+		c.sitemapRead(s, m, now)
+	}
 	if run.planned > 0 {
 		run.planned--
 		c.leases.planned--

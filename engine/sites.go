@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"lidi/engine/frontier"
@@ -105,6 +106,7 @@ func (c *crawl) park(s *site, now time.Time, why string) {
 	}
 	s.parked = true
 	c.f.Park(&s.Site, now)
+	s.failWhy = strings.TrimPrefix(why, s.Key+": ")
 	round := s.Failures / c.e.cfg.ParkAfter
 	if c.roundsLeft(s) {
 		s.NextVisit = now.Add(c.e.cfg.ParkFor)
@@ -158,24 +160,6 @@ func (c *crawl) retry(now time.Time) {
 	}
 	clear(c.parkedSites[len(parked):])
 	c.parkedSites = parked
-}
-
-// retrying counts the sites with pages queued that wait to be tried again.
-// A crawl with nothing else to do ends without waiting for them: when it
-// is run again, look-ups are tried at once and parked sites when due.
-func (c *crawl) retrying() int {
-	n := 0
-	for _, r := range c.dns.retry {
-		if r.site.Pending > 0 {
-			n++
-		}
-	}
-	for _, s := range c.parkedSites {
-		if s.Pending > 0 {
-			n++
-		}
-	}
-	return n
 }
 
 func (c *crawl) backoff(failures int) time.Duration {

@@ -51,6 +51,8 @@ type Stats struct {
 	MaxPages  int64
 	ErrorKind map[visit.FailureKind]int64 // errors by kind
 	Skipped   map[record.SkipReason]int64 // URLs and links not fetched, by reason
+	Sitemaps  SitemapStats                // sitemaps named, read and what they listed
+	GivenUp   []string                    // sites given up for this run, each with why
 
 	// Duplicates: what detection found and pruned; zero when it is off.
 	Dup DupStats

@@ -43,6 +43,12 @@ func (p *robotsPanel) title() (string, string) {
 	if s.SitesWaiting > 0 {
 		sum = fields(sum, count(int64(s.SitesWaiting))+" waiting")
 	}
+	if n := len(s.GivenUp); n > 0 {
+		sum = fields(sum, count(int64(n))+" given up")
+	}
+	if sm := s.Sitemaps; sm.Read > 0 {
+		sum = fields(sum, count(sm.Read)+" sitemaps, "+count(sm.URLs)+" URLs")
+	}
 	return "Robots", sum
 }
 

@@ -183,6 +183,7 @@ const (
 	EventSeedFailed EventKind = "seed-failed" // a seed could not be fetched
 	EventStrategy   EventKind = "strategy"    // the strategy had to be overridden
 	EventPageRank   EventKind = "pagerank"    // a PageRank run failed
+	EventSitemap    EventKind = "sitemap"     // a sitemap read only in part: a protocol limit broken, or malformed
 	// Duplicate detection's decisions (docs/detection.md).
 	EventRule          EventKind = "rule"           // a URL rewrite rule learned
 	EventRuleWithdrawn EventKind = "rule-withdrawn" // a rule withdrawn: a URL it rewrites holds other content

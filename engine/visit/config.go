@@ -39,6 +39,59 @@ type Config struct {
 	MaxDelay    time.Duration // cap on robots.txt Crawl-delay
 	RobotsRetry time.Duration // after a 5xx or unreachable robots.txt
 	BackoffMax  time.Duration // cap on a Retry-After
+	// SlowDownTries is how many times a page answered 429 or 503 is
+	// asked for (errors.slow_down_tries) before it is recorded with that
+	// status; 0 means DefaultSlowDownTries. Between two tries the site
+	// rests for the Retry-After, or an exponential back-off.
+	SlowDownTries int
+	// Sitemaps says whose sitemaps are read (sitemaps.read); the zero
+	// value reads the seeds' hosts'.
+	Sitemaps SitemapScope
+}
+
+// SitemapScope says which sites' sitemaps a crawl reads. A sitemap named
+// by a site's robots.txt is queued like a link of it (and so goes through
+// scope and robots.txt), and read when fetched; its URLs are links of it.
+// A fetched page that is a sitemap (a seed, say) is read too whatever the
+// scope, but for SitemapsOff.
+type SitemapScope uint8
+
+const (
+	// SitemapsSeeds, the default, reads the sitemaps of the seeds'
+	// hosts: the sites a crawl is pointed at, whose owners list there
+	// what they want found, including pages no link leads to. On every
+	// other site a sitemap would add its whole URL list, far past what
+	// the crawl's links lead it to.
+	SitemapsSeeds SitemapScope = iota
+	// SitemapsAll reads the sitemaps of every site robots.txt names.
+	SitemapsAll
+	// SitemapsOff reads none.
+	SitemapsOff
+)
+
+// String returns the name used in the configuration.
+func (s SitemapScope) String() string {
+	switch s {
+	case SitemapsSeeds:
+		return "seeds"
+	case SitemapsAll:
+		return "all"
+	case SitemapsOff:
+		return "off"
+	}
+	return "unknown"
+}
+
+// DefaultSlowDownTries is Config.SlowDownTries' default: a site that
+// refuses a page three times, after growing rests, is not going to serve
+// it in this run.
+const DefaultSlowDownTries = 3
+
+func (c *Config) slowDownTries() int {
+	if c.SlowDownTries <= 0 {
+		return DefaultSlowDownTries
+	}
+	return c.SlowDownTries
 }
 
 // ConfigError is a robot configuration that cannot work: Key names the

@@ -10,6 +10,7 @@ import (
 	"lidi/engine/fetch"
 	"lidi/engine/record"
 	"lidi/engine/robots"
+	"lidi/engine/sitemap"
 	"lidi/engine/urlnorm"
 )
 
@@ -22,13 +23,21 @@ const DefaultLeaseGrace = 30 * time.Second
 // over one keep-alive connection, Delay apart, no request before NotBefore
 // or after Deadline. The zero Lease is not valid; the loop makes leases.
 type Lease struct {
-	ID        uint64 // unique in a crawl, across its runs
-	Site      int64
-	Key       string // "scheme://host[:port]"
-	Host      string
-	Addr      netip.Addr // the host's address, resolved by the loop
-	Port      int
-	Robots    *RobotsFile        // the site's robots.txt; nil: fetch it first
+	ID     uint64 // unique in a crawl, across its runs
+	Site   int64
+	Key    string // "scheme://host[:port]"
+	Host   string
+	Addr   netip.Addr // the host's address, resolved by the loop
+	Port   int
+	Robots *RobotsFile // the site's robots.txt; nil: fetch it first
+	// RobotsAddrs are the addresses of the other hosts the site's
+	// robots.txt redirects to, by lower-case host name, as the loop
+	// resolved them after a robot met them (RobotsFile.Unresolved).
+	RobotsAddrs map[string]netip.Addr `json:",omitempty"`
+	// Tries counts, by URL ID, the earlier answers 429 or 503 to the
+	// lease's URLs in this run (LeaseEnd.Retried); a URL without one is
+	// absent.
+	Tries     map[uint64]int     `json:",omitempty"`
 	Delay     time.Duration      // between two requests (w, or robots.txt Crawl-delay)
 	NotBefore time.Time          // the first request may not start earlier
 	Deadline  time.Time          // no request may start later
@@ -77,11 +86,26 @@ const AheadMax = 2
 // RobotsFile is a site's robots.txt as fetched: its status and body, from
 // which robots.Rules are rebuilt wherever they are needed.
 type RobotsFile struct {
-	Status  int // HTTP status; -1 unreachable
+	Status  int // HTTP status of the last request; -1 unreachable
 	Body    []byte
 	Fetched time.Time
 	Wire    []byte // as PageRecord.Wire
 	IP      string // as PageRecord.IP
+
+	// URL is where the last request went: the site's /robots.txt, or
+	// where its redirects led ("" for a file from before redirects were
+	// followed).
+	URL string `json:",omitempty"`
+	// Redirects are the requests before the one to URL, in order, each
+	// URL with the redirect it answered; End says why the chain stopped
+	// at URL (fetch.ChainAnswered: URL answered Status, else Status is
+	// the redirect not followed).
+	Redirects []fetch.Hop    `json:",omitempty"`
+	End       fetch.ChainEnd `json:",omitempty"`
+	// Unresolved, with Status -1, is the host a redirect leads to whose
+	// address the lease did not carry: the loop resolves it and the next
+	// visit follows the chain again.
+	Unresolved string `json:",omitempty"`
 }
 
 // Rules parses the file (a status that is no HTTP status is an unreachable
@@ -123,12 +147,27 @@ type PageResult struct {
 	Links   []FoundLink
 	Skipped LinkSkips
 	Detect  time.Duration // CPU time spent fingerprinting the page (duplicate detection's cost)
-	Claims  dedup.Claims  `json:",omitzero"` // what the page says of its origin (duplicate detection's evidence)
+	// Sitemap, when the page is a sitemap, says what was in it; its
+	// entries are Links.
+	Sitemap *SitemapRead `json:",omitempty"`
+	Claims  dedup.Claims `json:",omitzero"` // what the page says of its origin (duplicate detection's evidence)
+}
+
+// SitemapRead is what a robot read in a sitemap it fetched.
+type SitemapRead struct {
+	Kind    sitemap.Kind
+	Entries int    // URLs (pages, or the sitemaps of an index) in scope, reported as links
+	OffSite int    // refused by the cross-host rule
+	Skipped int    // invalid, or out of the crawl's scope
+	Err     string // why the file was refused part way (its entries before kept); "" when read whole
 }
 
 // FoundLink is a link to a URL in scope, normalised.
 type FoundLink struct {
 	URL string
+	// LastMod is the <lastmod> a sitemap gave the URL, a hint of when it
+	// last changed; zero for a link of a page.
+	LastMod time.Time `json:",omitzero"`
 
 	// Derived from URL by the robot that found it; not serialised (a
 	// receiver derives them again, see Resolve).
@@ -168,6 +207,9 @@ const (
 	FailureDNS       FailureKind = "dns"                           // the host's look-up failed
 	FailureStore     FailureKind = "store"                         // the store could not read the site's queue
 	FailureTruncated FailureKind = FailureKind(fetch.KindTooLarge) // a body cut at fetch.max_body_size
+	// FailureRobotsHost: robots.txt redirects to a host whose address
+	// the loop has not resolved yet (RobotsFile.Unresolved).
+	FailureRobotsHost FailureKind = "robots-redirect-host"
 )
 
 // FetchFailure is the FailureKind of a fetch error's kind.
@@ -195,7 +237,14 @@ type LeaseEnd struct {
 	Robots   *RobotsFile
 	Skips    []record.Skip // URLs not fetched: robots.txt disallows them
 	Returned []uint64      // URLs neither fetched nor skipped: they stay queued
-	Fetched  int           // pages fetched (PageResults sent)
+	// Retried are the URLs of Returned the site answered 429 or 503 (not
+	// reported as pages): the loop counts their tries (Lease.Tries).
+	Retried []uint64 `json:",omitempty"`
+	// Found are the sitemaps the robots.txt fetched during the lease
+	// names, in scope, when the crawl reads the site's sitemaps
+	// (Config.Sitemaps): links of robots.txt.
+	Found   []FoundLink `json:",omitempty"`
+	Fetched int         // pages fetched (PageResults sent)
 
 	Failure    FailureKind // why the lease ended early; FailureNone when it did not
 	Failed     bool        // ended on a failed fetch

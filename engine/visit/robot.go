@@ -3,9 +3,13 @@ package visit
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"runtime"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/klauspost/compress/zlib"
@@ -18,6 +22,7 @@ import (
 	"lidi/engine/record"
 	"lidi/engine/robots"
 	"lidi/engine/scope"
+	"lidi/engine/sitemap"
 	"lidi/engine/urlnorm"
 )
 
@@ -35,6 +40,9 @@ type Robot struct {
 	fetcher *fetch.Fetcher
 	links   *extract.Extractor
 	zlib    chan *compressor // free compressors, nil until first used
+	// seedHosts are the seeds' host names, lower case: the sites whose
+	// sitemaps are read by default (SitemapsSeeds).
+	seedHosts map[string]bool
 
 	// Halt, when set, reports whether leases should end after their
 	// current page (the crawl pauses or stops); the URLs not reached are
@@ -57,6 +65,12 @@ func NewRobot(cfg Config, clk clock.Clock) (*Robot, error) {
 	}
 	r := &Robot{cfg: cfg, clock: clock.Or(clk), scope: sc, fetcher: fetch.New(fc)}
 	r.links = &extract.Extractor{Normalizer: &r.cfg.Normalizer}
+	r.seedHosts = make(map[string]bool)
+	for _, seed := range cfg.Scope.Seeds {
+		if u, err := url.Parse(seed); err == nil && u.Host != "" {
+			r.seedHosts[strings.ToLower(u.Hostname())] = true
+		}
+	}
 	r.zlib = make(chan *compressor, runtime.GOMAXPROCS(0))
 	for range cap(r.zlib) {
 		r.zlib <- nil // made on first use
@@ -134,13 +148,34 @@ func (r *Robot) Run(ctx context.Context, l *Lease, report func(Result)) {
 			finish(0)
 			return
 		}
-		rf, kind := r.fetchRobots(ctx, sess, l.Key)
+		rf, kind := r.fetchRobots(ctx, sess, l, func(context.Context) error {
+			// Each redirect is a request like any: the site's delay
+			// apart, and none once the lease is halted.
+			last = r.clock.Now()
+			if !wait() {
+				return errHalted
+			}
+			return nil
+		})
+		if rf == nil {
+			finish(0) // halted between two redirects
+			return
+		}
 		last = r.clock.Now()
 		end.Robots = rf
 		rules = rf.Rules()
 		end.Rules = rules
 		if cd := rules.CrawlDelay(r.cfg.UserAgent); cd > end.Delay {
 			end.Delay = min(cd, r.cfg.MaxDelay)
+		}
+		if rf.Unresolved != "" {
+			// The chain leads to a host the loop must resolve first: no
+			// page now, the next visit as soon as it has (see
+			// crawl.lookupRobotsHost).
+			end.Failure = kind
+			end.Next = last.Add(end.Delay)
+			finish(0)
+			return
 		}
 		if rules.Kind().Temporary() {
 			// 5xx, 429 or unreachable: disallow all until retried;
@@ -150,6 +185,17 @@ func (r *Robot) Run(ctx context.Context, l *Lease, report func(Result)) {
 			finish(0)
 			return
 		}
+	}
+	named := r.namedSitemaps(l, rules)
+	if end.Robots != nil {
+		// robots.txt was fetched in this lease: its sitemaps are links
+		// of it.
+		for u := range named {
+			if f, ok := r.InScope(u, 1); ok {
+				end.Found = append(end.Found, f)
+			}
+		}
+		slices.SortFunc(end.Found, func(a, b FoundLink) int { return strings.Compare(a.URL, b.URL) })
 	}
 
 	// follow waits until the loop has applied the page results up to
@@ -217,12 +263,25 @@ func (r *Robot) Run(ctx context.Context, l *Lease, report func(Result)) {
 			finish(i)
 			return
 		}
-		pr, resp, ferr := r.fetchPage(ctx, sess, q, &res)
+		pr, resp, ferr := r.fetchPage(ctx, sess, q, &res, l.Key, named)
 		last = r.clock.Now()
 		pr.Record.Site = l.Site
 		if ferr != nil && ctx.Err() != nil {
 			// Stopped in the middle of the page: it is fetched again later.
 			finish(i)
+			return
+		}
+		slowDown := ferr == nil && (resp.Status == http.StatusTooManyRequests || resp.Status == http.StatusServiceUnavailable)
+		if slowDown && l.Tries[q.ID]+1 < r.cfg.slowDownTries() {
+			// The site asks to slow down: the page is not done with but
+			// goes back to its queue, fetched again after the back-off.
+			end.BackedOff, end.Failure = true, SlowDown(resp.Status)
+			if resp.RetryAfter > 0 {
+				end.Next = r.clock.Now().Add(min(resp.RetryAfter, r.cfg.BackoffMax))
+				end.RetryAfter = true
+			}
+			end.Retried = append(end.Retried, q.ID)
+			finish(i) // q first among the returned
 			return
 		}
 		end.Fetched++
@@ -235,7 +294,8 @@ func (r *Robot) Run(ctx context.Context, l *Lease, report func(Result)) {
 			}
 			finish(i + 1)
 			return
-		case resp.Status == http.StatusTooManyRequests || resp.Status == http.StatusServiceUnavailable:
+		case slowDown:
+			// Its last try: recorded with its status.
 			end.BackedOff, end.Failure = true, SlowDown(resp.Status)
 			if resp.RetryAfter > 0 {
 				end.Next = r.clock.Now().Add(min(resp.RetryAfter, r.cfg.BackoffMax))
@@ -248,12 +308,40 @@ func (r *Robot) Run(ctx context.Context, l *Lease, report func(Result)) {
 	finish(len(l.URLs))
 }
 
-// fetchRobots fetches the site's robots.txt; when it is unreachable, the
-// kind of error says why.
-func (r *Robot) fetchRobots(ctx context.Context, sess *fetch.Session, key string) (*RobotsFile, FailureKind) {
+// errHalted ends a robots.txt redirect chain when the lease is halted.
+var errHalted = errors.New("visit: lease halted")
+
+// fetchRobots fetches the site's robots.txt, following up to
+// robots.MaxRedirects redirects (RFC 9309 2.3.1.2) on any scheme and to any
+// host whose address the lease carries (Lease.RobotsAddrs: a robot never
+// resolves a name); pace runs before each redirect's request. When it is
+// unreachable, the kind of error says why. It returns nil when pace
+// stopped the chain.
+func (r *Robot) fetchRobots(ctx context.Context, sess *fetch.Session, l *Lease, pace func(context.Context) error) (*RobotsFile, FailureKind) {
 	rf := &RobotsFile{Fetched: r.clock.Now()}
-	resp, err := sess.GetLimit(ctx, key+"/robots.txt", robots.MaxBodySize+1) // one byte more shows the cut
-	if err != nil || resp == nil {
+	c, err := sess.GetFollow(ctx, l.Key+"/robots.txt", fetch.Follow{
+		Max:   robots.MaxRedirects,
+		Limit: robots.MaxBodySize + 1, // one byte more shows the cut
+		Addr: func(host string) (netip.Addr, bool) {
+			a, ok := l.RobotsAddrs[host]
+			return a, ok
+		},
+		Pace: pace,
+	})
+	if errors.Is(err, errHalted) {
+		return nil, FailureNone
+	}
+	rf.URL, rf.End = c.Final(), c.End
+	if n := len(c.Hops); n > 1 {
+		rf.Redirects = c.Hops[:n-1]
+	}
+	switch {
+	case c.End == fetch.ChainUnresolved:
+		// Disallow all until the loop has resolved the host the chain
+		// leads to; the next visit asks again.
+		rf.Status, rf.Unresolved = -1, c.Host
+		return rf, FailureRobotsHost
+	case err != nil || c.Response == nil:
 		rf.Status = -1
 		kind := FetchFailure(fetch.KindOther)
 		if fe, ok := err.(*fetch.Error); ok {
@@ -261,13 +349,102 @@ func (r *Robot) fetchRobots(ctx context.Context, sess *fetch.Session, key string
 		}
 		return rf, kind
 	}
-	rf.Status, rf.Body = resp.Status, bytes.Clone(resp.Body) // the session reuses its buffer
-	rf.Wire, rf.IP = r.wire(resp.Wire)
+	// A chain given up (too long, a loop, no fetchable target) ends on a
+	// 3xx, which robots.FromResponse reads as "unavailable".
+	rf.Status, rf.Body = c.Response.Status, bytes.Clone(c.Response.Body) // the session reuses its buffer
+	rf.Wire, rf.IP = r.wire(c.Response.Wire)
 	return rf, FailureNone
 }
 
 // fetchPage fetches one page and works out what it links to.
-func (r *Robot) fetchPage(ctx context.Context, sess *fetch.Session, q record.QueuedURL, res *extract.Result) (*PageResult, *fetch.Response, error) {
+// namedSitemaps returns the sitemaps the site's robots.txt names,
+// normalised, when the crawl reads this site's sitemaps (nil otherwise).
+func (r *Robot) namedSitemaps(l *Lease, rules *robots.Rules) map[string]bool {
+	switch {
+	case r.cfg.Sitemaps == SitemapsOff, r.cfg.Sitemaps == SitemapsSeeds && !r.seedHosts[strings.ToLower(l.Host)]:
+		return nil
+	}
+	lines := rules.Sitemaps()
+	if len(lines) == 0 {
+		return nil
+	}
+	base := l.Key + "/robots.txt"
+	if l.Robots != nil && l.Robots.URL != "" {
+		base = l.Robots.URL // relative lines are relative to where the file was read
+	}
+	b, err := url.Parse(base)
+	if err != nil {
+		return nil
+	}
+	named := make(map[string]bool, len(lines))
+	for _, line := range lines {
+		u, err := b.Parse(line)
+		if err != nil {
+			continue
+		}
+		if n, err := r.cfg.Normalizer.Normalize(u.String()); err == nil {
+			named[n] = true
+		}
+	}
+	return named
+}
+
+// readSitemap reads body as a sitemap, reporting its entries as links of
+// the page, and reports whether it is one. A sitemap on a site whose
+// robots.txt names sitemaps (vouched) may list any URL of the site, as
+// sitemaps.org lets a sitemap robots.txt names do: the sitemaps of an
+// index that robots.txt names are reached as links, and a robot does not
+// know the index that led to one, so every sitemap of such a site is
+// taken as the owner's. Elsewhere a sitemap lists only URLs under its own
+// directory. A text file is read as a sitemap only when robots.txt names
+// it.
+func (r *Robot) readSitemap(pr *PageResult, q record.QueuedURL, body []byte, site string, vouched, named bool) bool {
+	src := sitemap.Source{URL: q.URL}
+	if vouched {
+		src.Vouchers = []string{site}
+	}
+	read := &SitemapRead{}
+	var links []FoundLink
+	st, err := sitemap.Read(bytes.NewReader(body), src, sitemap.Limits{}, func(e sitemap.Entry) error {
+		n, err := r.cfg.Normalizer.Normalize(e.URL)
+		if err != nil {
+			read.Skipped++
+			return nil
+		}
+		f, ok := r.InScope(n, q.Depth+1)
+		if !ok {
+			read.Skipped++
+			return nil
+		}
+		f.LastMod = e.LastMod
+		links = append(links, f)
+		return nil
+	})
+	if st.Kind == sitemap.KindUnknown || st.Kind == sitemap.KindText && !named {
+		return false
+	}
+	read.Kind, read.Entries, read.OffSite = st.Kind, len(links), st.OffSite
+	read.Skipped += st.Invalid
+	if err != nil {
+		read.Err = err.Error()
+	}
+	pr.Sitemap = read
+	pr.Links = append(pr.Links, links...)
+	pr.Record.Links = len(links)
+	return true
+}
+
+// mayBeSitemap says whether a body is worth reading as a sitemap: XML,
+// gzip, or a file robots.txt names.
+func mayBeSitemap(resp *fetch.Response, named bool) bool {
+	if resp.Status < 200 || resp.Status > 299 || len(resp.Body) == 0 {
+		return false
+	}
+	b := bytes.TrimLeft(resp.Body, " \t\r\n\ufeff")
+	return named || bytes.HasPrefix(resp.Body, []byte{0x1f, 0x8b}) || bytes.HasPrefix(b, []byte("<"))
+}
+
+func (r *Robot) fetchPage(ctx context.Context, sess *fetch.Session, q record.QueuedURL, res *extract.Result, site string, named map[string]bool) (*PageResult, *fetch.Response, error) {
 	pr := &PageResult{Depth: q.Depth, URL: q.URL}
 	rec := &pr.Record
 	rec.URL = q.ID
@@ -312,7 +489,11 @@ func (r *Robot) fetchPage(ctx context.Context, sess *fetch.Session, q record.Que
 			follow = !d.NoFollow
 		}
 	}
-	if resp.Status >= 200 && resp.Status < 300 && resp.TypeCheck.IsHTML() {
+	isSitemap := false
+	if r.cfg.Sitemaps != SitemapsOff && !resp.TypeCheck.IsHTML() && mayBeSitemap(resp, named[q.URL]) {
+		isSitemap = r.readSitemap(pr, q, resp.Body, site, len(named) > 0, named[q.URL])
+	}
+	if !isSitemap && resp.Status >= 200 && resp.Status < 300 && resp.TypeCheck.IsHTML() {
 		base, err := url.Parse(q.URL)
 		if err == nil {
 			res.Reset()
