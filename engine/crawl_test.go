@@ -52,11 +52,17 @@ func openEngine(t *testing.T, cfg engine.Config, dnsAddr, path string) (eng *eng
 // system's).
 func openEngineClock(t *testing.T, cfg engine.Config, dnsAddr, path string, clock clock.Clock) (eng *engine.Engine, release func()) {
 	t.Helper()
+	return openEngineDNS(t, cfg, dns.Config{Servers: []string{dnsAddr}}, path, clock)
+}
+
+// openEngineDNS is openEngineClock resolving as dc says.
+func openEngineDNS(t *testing.T, cfg engine.Config, dc dns.Config, path string, clock clock.Clock) (eng *engine.Engine, release func()) {
+	t.Helper()
 	db, err := storage.Open(path, storage.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	resolver, err := dns.NewCache(dns.Config{Servers: []string{dnsAddr}})
+	resolver, err := dns.NewCache(dc)
 	if err != nil {
 		db.Close()
 		t.Fatal(err)

@@ -16,7 +16,6 @@ import (
 
 	"lidi/engine"
 	"lidi/engine/dns"
-	"lidi/storage"
 )
 
 // A crawl whose seed's robots.txt redirects to another host: the robot
@@ -69,20 +68,8 @@ func runCrawlHosts(t *testing.T, cfg engine.Config, hosts, path string) engine.S
 	if err := os.WriteFile(hostsFile, []byte(hosts), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	db, err := storage.Open(path, storage.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	resolver, err := dns.NewCache(dns.Config{Servers: []string{"127.0.0.1:1"}, HostsFile: hostsFile})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resolver.Close()
-	eng, err := engine.New(cfg, db, resolver, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng, release := openEngineDNS(t, cfg, dns.Config{Servers: []string{"127.0.0.1:1"}, HostsFile: hostsFile}, path, nil)
+	defer release()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := eng.Run(ctx); err != nil {

@@ -44,8 +44,8 @@ type Config struct {
 	// status; 0 means DefaultSlowDownTries. Between two tries the site
 	// rests for the Retry-After, or an exponential back-off.
 	SlowDownTries int
-	// Sitemaps says whose sitemaps are read (sitemaps.read); the zero
-	// value reads the seeds' hosts'.
+	// Sitemaps says whose sitemaps are read (sitemaps: seeds, all or
+	// off); the zero value reads the seeds' hosts'.
 	Sitemaps SitemapScope
 }
 
