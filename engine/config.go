@@ -44,12 +44,13 @@ type Config struct {
 	HonourNofollow   bool          `yaml:"robots_txt.nofollow"`             // rel="nofollow" links are not followed
 	HonourMetaRobots bool          `yaml:"robots_txt.meta"`                 // <meta name=robots> and X-Robots-Tag
 
-	ParkAfter    int           `yaml:"errors.park_after" check:">=1"`   // consecutive failed visits (or look-ups) before a site is parked
-	ParkFor      time.Duration `yaml:"errors.park_for" check:">0"`      // how long a parked site waits before it is tried again
-	ParkRounds   int           `yaml:"errors.park_rounds" check:">=1"`  // times a site is parked before it is given up for good
-	BackoffBase  time.Duration `yaml:"errors.backoff"`                  // first back-off after 429/503 or a failure
-	BackoffMax   time.Duration `yaml:"errors.backoff_max"`              // the longest back-off
-	MaxRedirects int           `yaml:"fetch.max_redirects" check:">=0"` // longest redirect chain followed
+	ParkAfter     int           `yaml:"errors.park_after" check:">=1"`      // consecutive failed visits (or look-ups) before a site is parked
+	ParkFor       time.Duration `yaml:"errors.park_for" check:">0"`         // how long a parked site waits before it is tried again
+	ParkRounds    int           `yaml:"errors.park_rounds" check:">=1"`     // times a site is parked before it is given up for good
+	BackoffBase   time.Duration `yaml:"errors.backoff"`                     // first back-off after 429/503 or a failure
+	BackoffMax    time.Duration `yaml:"errors.backoff_max"`                 // the longest back-off
+	SlowDownTries int           `yaml:"errors.slow_down_tries" check:">=1"` // tries of a page answered 429 or 503 before it is recorded so
+	MaxRedirects  int           `yaml:"fetch.max_redirects" check:">=0"`    // longest redirect chain followed
 
 	// Detect turns on duplicate, near-duplicate and soft-404 detection,
 	// URL rewrite rules learned from duplicates, and the file-type check of
@@ -110,6 +111,7 @@ func (c Config) Robot() visit.Config {
 		MaxDelay:         c.MaxDelay,
 		RobotsRetry:      c.RobotsRetry,
 		BackoffMax:       c.BackoffMax,
+		SlowDownTries:    c.SlowDownTries,
 	}
 }
 
@@ -133,6 +135,7 @@ func Defaults() Config {
 		ParkRounds:       3,
 		BackoffBase:      30 * time.Second,
 		BackoffMax:       time.Hour,
+		SlowDownTries:    visit.DefaultSlowDownTries,
 		MaxRedirects:     5,
 		Fetch:            fetch.Defaults(),
 		KeepBodies:       true,
