@@ -92,11 +92,9 @@ func dispatch(args []string, out output) error {
 		case "-h", "-help", "--help":
 			printOverview(out.stdout)
 			return nil
-		case "-version", "--version":
-			args = append([]string{"version"}, args[1:]...)
 		}
 	}
-	cmd, rest, err := findCommand(args)
+	cmd, rest, err := findCommand(versionFlag(args))
 	if err != nil {
 		fmt.Fprintf(out.stderr, "lidi: %v\n\n", err)
 		printOverview(out.stderr)
@@ -115,6 +113,14 @@ func dispatch(args []string, out output) error {
 		return errUsage
 	}
 	return cmd.run(rest, out)
+}
+
+// versionFlag turns lidi --version into lidi version.
+func versionFlag(args []string) []string {
+	if len(args) > 0 && (args[0] == "--version" || args[0] == "-version") {
+		return append([]string{"version"}, args[1:]...)
+	}
+	return args
 }
 
 func isHelpFlag(s string) bool { return s == "-h" || s == "-help" || s == "--help" }

@@ -81,7 +81,7 @@ func TestReadmeCommands(t *testing.T) {
 		if slices.Contains(args, "COMMAND") {
 			continue // "lidi COMMAND -h": TestEveryCommandHelp runs them all
 		}
-		c, flags, err := findCommand(args)
+		c, flags, err := findCommand(versionFlag(args))
 		if err != nil || c == nil {
 			t.Errorf("README's %q: not a command (%v)", line, err)
 			continue

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"lidi/engine/fetch"
 	"lidi/engine/rank"
 	"lidi/engine/robots"
 	"lidi/engine/simweb"
@@ -172,9 +173,10 @@ func FromSimweb(sw *simweb.Web, seeds int) *Web {
 	return w
 }
 
-// RobotsAgent is the user agent FromSimweb reads robots.txt for: lidi's
-// product token, which is what engine/robots matches groups by.
-const RobotsAgent = "lidi"
+// RobotsAgent is the user agent FromSimweb reads robots.txt for: the
+// product token of lidi's default user agent, which is what engine/robots
+// matches groups by.
+var RobotsAgent = robots.ProductToken(fetch.DefaultUserAgent)
 
 // LoadOptions fill in what an exported simweb directory does not say.
 // The zero value gives every page DefaultPageSize bytes, every site no
