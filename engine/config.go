@@ -44,6 +44,8 @@ type Config struct {
 	HonourNofollow   bool          `yaml:"robots_txt.nofollow"`             // rel="nofollow" links are not followed
 	HonourMetaRobots bool          `yaml:"robots_txt.meta"`                 // <meta name=robots> and X-Robots-Tag
 
+	Sitemaps visit.SitemapScope `yaml:"sitemaps.read"` // whose sitemaps are read: seeds (the default), all or off (docs/politeness.md)
+
 	ParkAfter     int           `yaml:"errors.park_after" check:">=1"`      // consecutive failed visits (or look-ups) before a site is parked
 	ParkFor       time.Duration `yaml:"errors.park_for" check:">0"`         // how long a parked site waits before it is tried again
 	ParkRounds    int           `yaml:"errors.park_rounds" check:">=1"`     // times a site is parked before it is given up for good
@@ -112,6 +114,7 @@ func (c Config) Robot() visit.Config {
 		RobotsRetry:      c.RobotsRetry,
 		BackoffMax:       c.BackoffMax,
 		SlowDownTries:    c.SlowDownTries,
+		Sitemaps:         c.Sitemaps,
 	}
 }
 

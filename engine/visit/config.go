@@ -1,6 +1,7 @@
 package visit
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -69,17 +70,34 @@ const (
 	SitemapsOff
 )
 
+// sitemapScopes are the scopes' names in the configuration, by value.
+var sitemapScopes = [...]string{SitemapsSeeds: "seeds", SitemapsAll: "all", SitemapsOff: "off"}
+
 // String returns the name used in the configuration.
 func (s SitemapScope) String() string {
-	switch s {
-	case SitemapsSeeds:
-		return "seeds"
-	case SitemapsAll:
-		return "all"
-	case SitemapsOff:
-		return "off"
+	if int(s) < len(sitemapScopes) {
+		return sitemapScopes[s]
 	}
 	return "unknown"
+}
+
+// MarshalText writes the scope's name.
+func (s SitemapScope) MarshalText() ([]byte, error) {
+	if int(s) >= len(sitemapScopes) {
+		return nil, fmt.Errorf("visit: no sitemap scope %d", s)
+	}
+	return []byte(s.String()), nil
+}
+
+// UnmarshalText reads a scope's name; its error says what to write.
+func (s *SitemapScope) UnmarshalText(b []byte) error {
+	for i, name := range sitemapScopes {
+		if string(b) == name {
+			*s = SitemapScope(i)
+			return nil
+		}
+	}
+	return errors.New("write seeds, all or off")
 }
 
 // DefaultSlowDownTries is Config.SlowDownTries' default: a site that

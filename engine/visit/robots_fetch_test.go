@@ -265,3 +265,19 @@ func TestRobotsUnreachable(t *testing.T) {
 		})
 	}
 }
+
+// A sitemap scope is written by its name, and a wrong name says what to
+// write.
+func TestSitemapScopeText(t *testing.T) {
+	for _, s := range []SitemapScope{SitemapsSeeds, SitemapsAll, SitemapsOff} {
+		b, err := s.MarshalText()
+		var back SitemapScope
+		if err != nil || back.UnmarshalText(b) != nil || back != s {
+			t.Errorf("%d: %q %v, back %d", s, b, err, back)
+		}
+	}
+	var s SitemapScope
+	if err := s.UnmarshalText([]byte("some")); err == nil || err.Error() != "write seeds, all or off" {
+		t.Errorf("UnmarshalText(some) = %v", err)
+	}
+}
