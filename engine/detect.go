@@ -191,7 +191,11 @@ func (d *detection) ruleChanged(r dedup.Rule, now time.Time, v *verdict) {
 	v.rec.Rules = append(v.rec.Rules, record.RuleRecord{Rule: r, Time: now})
 	kind, text := record.EventRule, fmt.Sprintf("rule learned: %s (%d duplicate pairs)", r.String(), r.Supports)
 	if r.Withdrawn {
-		kind, text = record.EventRuleWithdrawn, fmt.Sprintf("rule withdrawn: %s (a URL it rewrites holds other content)", r.String())
+		why := "a URL it rewrites holds other content"
+		if r.Choice.Reversed {
+			why = "reversed: later evidence says the other copy is the original"
+		}
+		kind, text = record.EventRuleWithdrawn, fmt.Sprintf("rule withdrawn: %s (%s)", r.String(), why)
 		id := r.ID()
 		v.rec.UnskipRules = append(v.rec.UnskipRules, id)
 		for site, n := range d.ruleSkips[id] {
