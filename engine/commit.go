@@ -186,6 +186,8 @@ func (c *crawl) flush() {
 	if c.batch.empty() {
 		return
 	}
+	start := time.Now()
 	c.e.commit.in <- c.batch
+	c.storeWait = max(c.storeWait, time.Since(start))
 	c.batch = c.e.commit.batch()
 }

@@ -39,7 +39,11 @@ func (e *Engine) Run(ctx context.Context) (err error) {
 	if rp, ok := e.strategy.(frontier.Reprioritizer); ok {
 		c.reprio = reprioritizer{rp: rp, update: c.reprioritize, touched: make(map[int64]siteTouch)}
 	}
-	c.web = newWebGraph(e.cfg.Rank || c.reprio.rp != nil, e.cfg.Rank, c.reprio.rp != nil)
+	if c.web, err = newWebGraph(e.cfg.Rank || c.reprio.rp != nil, e.cfg.Rank, c.reprio.rp != nil); err != nil {
+		e.setState(StateFailed)
+		return err
+	}
+	defer c.web.close()
 	if err := c.load(ctx); err != nil {
 		e.setState(StateFailed)
 		return err
@@ -111,6 +115,9 @@ func (c *crawl) load(ctx context.Context) error {
 	if err := e.store.URLFingerprints(ctx, func(id uint64) { c.web.add(id, 0) }); err != nil {
 		return fmt.Errorf("engine: loading URLs: %w", err)
 	}
+	if c.web.err != nil {
+		return fmt.Errorf("engine: loading URLs: %w", c.web.err)
+	}
 	c.tally.discovered = int64(c.web.len())
 	if err := c.loadGraph(ctx); err != nil {
 		return err
@@ -144,6 +151,7 @@ func (c *crawl) loop(ctx context.Context) error {
 	defer cancelVisits()
 	c.visitCtx = visitCtx
 	var grace <-chan time.Time
+	woke := time.Now() // when the loop last woke, for Stats.LoopPause
 	for {
 		now := e.clock.Now()
 		if c.rc != nil && !stopping {
@@ -168,6 +176,16 @@ func (c *crawl) loop(ctx context.Context) error {
 			if c.leases.busy == 0 {
 				c.end(record.EventStop, EndStoreFailed, err.Error())
 				return fmt.Errorf("engine: writing to the store: %w", err)
+			}
+		}
+		if err := c.web.err; err != nil {
+			// The store holds every URL the set did: a later run
+			// rebuilds it.
+			stopping = true
+			cancelVisits()
+			if c.leases.busy == 0 {
+				c.end(record.EventStop, EndStoreFailed, err.Error())
+				return err
 			}
 		}
 		c.publish(now, false)
@@ -206,8 +224,10 @@ func (c *crawl) loop(ctx context.Context) error {
 			wake = min(wake, max(t.Sub(now), time.Millisecond))
 		}
 		timer.Reset(wake)
+		c.loopPause = max(c.loopPause, time.Since(woke))
 		select {
 		case r := <-c.leases.results:
+			woke = time.Now()
 			c.onResult(r, now)
 			// Take what else is waiting before dispatching again.
 			for i := 0; i < 256; i++ {
@@ -220,18 +240,25 @@ func (c *crawl) loop(ctx context.Context) error {
 				break
 			}
 		case h := <-c.leases.heads:
+			woke = time.Now()
 			c.onHead(h, now)
 		case r := <-c.dns.out:
+			woke = time.Now()
 			c.onResolved(r, now)
 		case r := <-c.rank.out:
+			woke = time.Now()
 			c.onRank(r)
 		case f := <-e.control:
+			woke = time.Now()
 			f()
 		case <-timer.C:
+			woke = time.Now()
 		case <-publish.C:
+			woke = time.Now()
 			c.expire(now)
 			c.retry(now)
 		case <-ctx.Done():
+			woke = time.Now()
 			if !stopping {
 				stopping = true
 				e.stopping.Store(true)
@@ -240,6 +267,7 @@ func (c *crawl) loop(ctx context.Context) error {
 				grace = time.After(10 * time.Second)
 			}
 		case <-grace:
+			woke = time.Now()
 			cancelVisits()
 		}
 		c.rankDue(e.clock.Now())
@@ -318,6 +346,7 @@ func (c *crawl) publish(now time.Time, force bool) {
 	st := &e.st
 	st.Pages, st.Bytes, st.Errors = c.tally.pages, c.tally.bytes, c.tally.errors
 	st.Discovered = c.tally.discovered
+	st.LoopPause, st.StoreWait, st.SeenPause = c.loopPause, c.storeWait, c.web.seen.Stats().MaxPause
 	st.QueueDepth = c.f.Pending()
 	st.Sites = c.f.Len()
 	st.SitesReady = c.f.Count(frontier.Ready)

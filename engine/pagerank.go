@@ -38,34 +38,6 @@ const rankPace = 10
 // and a warm start makes each run short anyway.
 const rankTolerance = 1e-7
 
-// pagerank computes the PageRank of the view (damping 0.85), warm-started
-// from last (the scores of an earlier, smaller view; nodes added since start
-// at the uniform share), and the share of it held by fetched pages. It runs
-// on the calling goroutine, pushing along the link lists as they are: 20
-// bytes a node beyond the graph, nothing a link.
-func (v graphView) pagerank(last []float64) (rank.Result, float64, error) {
-	n := len(v.ids)
-	opt := rank.Options{Damping: 0.85, Tolerance: rankTolerance, MaxIter: 200}
-	if len(last) > 0 && len(last) <= n {
-		opt.Start = last // rank starts the nodes added since at 1/n
-	}
-	res, err := rank.PageRankLists(n, v.lists, opt)
-	if err != nil && !errors.Is(err, rank.ErrNotConverged) {
-		return res, 0, err
-	}
-	// A page is fetched once; the mark guards the share against a page
-	// recorded twice all the same.
-	counted := make([]bool, n)
-	share := 0.0
-	for _, p := range v.pages {
-		if !counted[p] {
-			counted[p] = true
-			share += res.Scores[p]
-		}
-	}
-	return res, min(share, 1), nil
-}
-
 // ranker runs the crawl's PageRank recomputations: at most one at a time,
 // in the background, every cfg.RankEveryPages pages or cfg.RankEvery. Its
 // fields are the loop goroutine's, but for the channel and the group.
@@ -87,7 +59,7 @@ type ranker struct {
 }
 
 type rankJob struct {
-	view   graphView
+	view   rank.LinksView
 	last   []float64
 	prev   time.Time // the previous run's key: keys are strictly increasing
 	pages  int64
@@ -106,13 +78,13 @@ type rankResult struct {
 // computeRank runs one recomputation.
 func (e *Engine) computeRank(j rankJob) rankResult {
 	start := time.Now()
-	res, share, err := j.view.pagerank(j.last)
+	res, share, err := pagerank(j.view, j.last)
 	took := time.Since(start)
 	t := e.clock.Now().Truncate(time.Millisecond)
 	if !t.After(j.prev) {
 		t = j.prev.Add(time.Millisecond)
 	}
-	run := record.RankRun{Time: t, Pages: j.pages, Nodes: len(j.view.ids), Edges: j.view.links,
+	run := record.RankRun{Time: t, Pages: j.pages, Nodes: j.view.Nodes(), Edges: j.view.NumLinks(),
 		Iterations: res.Iterations, Coverage: share, Oracle: j.oracle}
 	return rankResult{took: took, run: run, scores: res.Scores, stored: j.store && err == nil, err: err}
 }
@@ -122,7 +94,7 @@ func (e *Engine) computeRank(j rankJob) rankResult {
 // batches and the robots' queue requests pass between chunks. The run's
 // record goes with the first chunk and again, saying its ranks are
 // complete, with the last.
-func (e *Engine) storeRanks(ctx context.Context, mu *sync.Mutex, ids []uint64, scores []float64, run record.RankRun) {
+func (e *Engine) storeRanks(ctx context.Context, mu *sync.Mutex, ids rank.LinksView, scores []float64, run record.RankRun) {
 	mu.Lock()
 	defer mu.Unlock()
 	chunk := max(e.cfg.FlushRecords, 1000)
@@ -132,7 +104,7 @@ func (e *Engine) storeRanks(ctx context.Context, mu *sync.Mutex, ids []uint64, s
 			b.RankRuns = append(b.RankRuns, run)
 		}
 		for j := i; j < min(i+chunk, len(scores)); j++ {
-			b.Ranks = append(b.Ranks, record.RankRecord{URL: ids[j], Rank: scores[j], Time: run.Time})
+			b.Ranks = append(b.Ranks, record.RankRecord{URL: ids.ID(int32(j)), Rank: scores[j], Time: run.Time})
 		}
 		if i+chunk >= len(scores) {
 			run.Ranks = true
@@ -167,7 +139,7 @@ func (c *crawl) stopRanker() {
 func (c *crawl) rankDue(now time.Time) {
 	cfg := &c.e.cfg
 	r := &c.rank
-	if !cfg.Rank || r.busy || c.tally.pages == r.pages || c.web.graph.fetchedPages() == 0 {
+	if !cfg.Rank || r.busy || c.tally.pages == r.pages || c.web.fetchedPages() == 0 {
 		return
 	}
 	if c.tally.pages-r.pages < int64(cfg.RankEveryPages) && (cfg.RankEvery <= 0 || now.Sub(r.started) < cfg.RankEvery) {
@@ -184,7 +156,7 @@ func (c *crawl) rankDue(now time.Time) {
 		res := c.e.computeRank(j)
 		r.out <- res // never blocks: one run at a time, and the loop takes it
 		if j.store && res.err == nil {
-			c.e.storeRanks(r.ctx, &r.storeMu, j.view.ids, res.scores, res.run)
+			c.e.storeRanks(r.ctx, &r.storeMu, j.view, res.scores, res.run)
 		}
 	}()
 }
@@ -193,7 +165,7 @@ func (c *crawl) rankDue(now time.Time) {
 func (c *crawl) rankJob(now time.Time) rankJob {
 	r := &c.rank
 	r.pages, r.started = c.tally.pages, now
-	j := rankJob{view: c.web.graph.view(), last: r.last, prev: r.lastTime, pages: c.tally.pages, oracle: -1}
+	j := rankJob{view: c.web.view(), last: r.last, prev: r.lastTime, pages: c.tally.pages, oracle: -1}
 	if c.e.cfg.Oracle != nil {
 		j.oracle = min(r.oracleSum, 1)
 	}
@@ -252,7 +224,7 @@ func (c *crawl) finalRank() {
 	if r.busy {
 		c.onRank(<-r.out)
 	}
-	if c.web.graph.fetchedPages() == 0 {
+	if c.web.fetchedPages() == 0 {
 		return
 	}
 	j := c.rankJob(c.e.clock.Now())
@@ -261,7 +233,7 @@ func (c *crawl) finalRank() {
 	c.onRank(res)
 	if res.err == nil {
 		c.flush()
-		c.e.storeRanks(r.ctx, &r.storeMu, j.view.ids, res.scores, res.run)
+		c.e.storeRanks(r.ctx, &r.storeMu, j.view, res.scores, res.run)
 	}
 }
 

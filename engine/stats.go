@@ -36,6 +36,14 @@ type Stats struct {
 	SitesParked  int   // sites given up after repeated failures
 	SitesDone    int   // sites with nothing queued
 
+	// The loop's responsiveness. LoopPause is the longest the crawl's
+	// loop took over one wake-up (a batch of results, a timer, a
+	// hand-over to the store), StoreWait the longest of it spent waiting
+	// for the store to take a batch (the loop keeps pace with the store),
+	// and SeenPause the longest a call to the set of URLs seen took that
+	// read its runs on disk or took over its background writer's work.
+	LoopPause, StoreWait, SeenPause time.Duration
+
 	// Robots.
 	Robots     int // robots allowed (r)
 	RobotsBusy int // visits in flight

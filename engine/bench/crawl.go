@@ -253,15 +253,21 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 	fmt.Fprintf(out, "peak RSS             %.0f MB (crawler process only)\n", rss)
 	fmt.Fprintf(out, "live heap            %.0f MB at most, %.0f bytes per URL discovered\n", float64(tr.maxLive)/1e6, perURL)
 	fmt.Fprintf(out, "URLs discovered      %d\n", s.Discovered)
+	fmt.Fprintf(out, "longest loop pause   %s (of it waiting for the store: %s; the longest seen-set call: %s)\n",
+		s.LoopPause.Round(time.Microsecond), s.StoreWait.Round(time.Microsecond), s.SeenPause.Round(time.Microsecond))
 	fmt.Fprintf(out, "sites                %d found, %d resolved (names asked of simweb's DNS server)\n", s.Sites, names)
 	fmt.Fprintf(out, "DNS queries per host %.3f (%d queries for %d names; at most %d for one name)\n", perHost, queries, names, most)
 	fmt.Fprintf(out, "errors               %d %v\n", errs, s.ErrorKind)
 	filePerPage := float64(fileBytes) / float64(max(s.Pages, 1))
 	fmt.Fprintf(out, "crawl file           %.1f MB, %.0f bytes per page (bodies kept %v, headers kept %v)\n", float64(fileBytes)/1e6, filePerPage, o.KeepBodies, o.KeepHeaders)
-	fmt.Fprintf(out, "pages=%d pages_per_s=%.0f peak_rss_mb=%.0f dns_queries_per_host=%.3f discovered=%d cpu_s_per_1000_first=%.3f cpu_s_per_1000_last=%.3f bytes_per_url=%.0f pages_per_s_first=%.0f pages_per_s_last=%.0f cpu_s_per_1000=%.3f file_bytes_per_page=%.0f\n",
-		s.Pages, pps, rss, perHost, s.Discovered, first.cpuPer1000(), last.cpuPer1000(), perURL, first.pagesPerSec(), last.pagesPerSec(), cpuPer1000, filePerPage)
+	fmt.Fprintf(out, "pages=%d pages_per_s=%.0f peak_rss_mb=%.0f dns_queries_per_host=%.3f discovered=%d cpu_s_per_1000_first=%.3f cpu_s_per_1000_last=%.3f file_bytes_per_page=%.0f store_wait_ms=%.1f seen_pause_ms=%.1f bytes_per_url=%.0f pages_per_s_first=%.0f pages_per_s_last=%.0f cpu_s_per_1000=%.3f loop_pause_ms=%.1f\n",
+		s.Pages, pps, rss, perHost, s.Discovered, first.cpuPer1000(), last.cpuPer1000(), filePerPage, ms(s.StoreWait), ms(s.SeenPause),
+		perURL, first.pagesPerSec(), last.pagesPerSec(), cpuPer1000, ms(s.LoopPause))
 	return nil
 }
+
+// ms is d in milliseconds.
+func ms(d time.Duration) float64 { return d.Seconds() * 1000 }
 
 // writeHeapProfile writes the heap profile to path, replacing what was there.
 func writeHeapProfile(path string) error {
