@@ -672,55 +672,96 @@ func (s *Slave) deliverLoop(ctx context.Context) {
 	}
 }
 
-// deliver publishes what the spool holds, oldest first, and forgets each
-// part once JetStream has stored it. The message id makes a part sent twice
-// (an acknowledgement lost on the way) count once.
+// deliverBatch is how many spooled parts are published at once before
+// their acknowledgements are awaited: a slave fetching faster than one
+// JetStream round trip (and its fsync) a page keeps no backlog, so what it
+// has fetched is with the master when it dies.
+const deliverBatch = 64
+
+// deliver publishes what the spool holds, oldest first, a batch at a time
+// without waiting for each acknowledgement, and forgets each part once
+// JetStream has stored it. The message id makes a part sent twice (an
+// acknowledgement lost on the way) count once.
 func (s *Slave) deliver(ctx context.Context) {
-	for _, e := range s.spool.Pending() {
+	pending := s.spool.Pending()
+	for len(pending) > 0 {
 		if ctx.Err() != nil || !s.nc.IsConnected() {
 			return
 		}
-		lease, seq, err := splitResultID(e.ID)
-		if err != nil {
-			s.spool.Done(e.ID)
-			continue
+		batch := pending[:min(len(pending), deliverBatch)]
+		pending = pending[len(batch):]
+		type sent struct {
+			id, lease string
+			ack       jetstream.PubAckFuture
 		}
-		parts, payload, err := unspooled(e.Payload)
-		if err != nil {
-			s.spool.Done(e.ID)
-			continue
+		var out []sent
+		for _, e := range batch {
+			lease, seq, err := splitResultID(e.ID)
+			if err != nil {
+				s.spool.Done(e.ID)
+				continue
+			}
+			parts, payload, err := unspooled(e.Payload)
+			if err != nil {
+				s.spool.Done(e.ID)
+				continue
+			}
+			m := nats.NewMsg(resultSubject)
+			m.Header.Set(hdrLease, lease)
+			m.Header.Set(hdrSeq, strconv.Itoa(seq))
+			m.Header.Set(hdrParts, strconv.Itoa(parts))
+			m.Header.Set(hdrSlave, s.opt.ID)
+			m.Data = payload
+			f, err := s.js.PublishMsgAsync(m, jetstream.WithMsgID(e.ID))
+			if err != nil {
+				break // the rest tried again later
+			}
+			out = append(out, sent{e.ID, lease, f})
 		}
-		m := nats.NewMsg(resultSubject)
-		m.Header.Set(hdrLease, lease)
-		m.Header.Set(hdrSeq, strconv.Itoa(seq))
-		m.Header.Set(hdrParts, strconv.Itoa(parts))
-		m.Header.Set(hdrSlave, s.opt.ID)
-		m.Data = payload
-		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		ack, err := s.js.PublishMsg(pctx, m, jetstream.WithMsgID(e.ID))
-		cancel()
-		if err != nil {
-			return // tried again later
+		timeout := time.NewTimer(5 * time.Second)
+		ok := len(out) == len(batch)
+	wait:
+		for _, x := range out {
+			select {
+			case ack := <-x.ack.Ok():
+				s.delivered1(x.id, x.lease, ack.Duplicate)
+			case <-x.ack.Err():
+				ok = false // tried again later
+			case <-timeout.C:
+				ok = false
+				break wait
+			case <-ctx.Done():
+				ok = false
+				break wait
+			}
 		}
-		if ack.Duplicate {
-			s.duplicates.Add(1)
+		timeout.Stop()
+		if !ok {
+			return
 		}
-		s.spool.Done(e.ID)
-		s.delivered.Add(1)
-		s.mu.Lock()
-		h := s.held[lease]
-		done := false
-		if h != nil {
-			h.delivered++
-			done = h.total > 0 && h.delivered >= h.total
-		}
-		s.mu.Unlock()
-		if done {
-			// Results stored: the lease is done. A lost ack only
-			// means another slave may redo it; the master applies it
-			// once.
-			s.finished(lease)
-		}
+	}
+}
+
+// delivered1 forgets a part JetStream has stored, and acknowledges its
+// lease's message once all of the lease's parts are.
+func (s *Slave) delivered1(id, lease string, duplicate bool) {
+	if duplicate {
+		s.duplicates.Add(1)
+	}
+	s.spool.Done(id)
+	s.delivered.Add(1)
+	s.mu.Lock()
+	h := s.held[lease]
+	done := false
+	if h != nil {
+		h.delivered++
+		done = h.total > 0 && h.delivered >= h.total
+	}
+	s.mu.Unlock()
+	if done {
+		// Results stored: the lease is done. A lost ack only means
+		// another slave may redo it; the master applies it once.
+		s.finished(lease)
 	}
 }
 
