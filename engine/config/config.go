@@ -77,12 +77,12 @@ type ClusterPin struct {
 
 // DefaultHeapLimitMB is memory.heap_limit_mb's default: the soft limit, in
 // MiB, on the memory the Go runtime holds. A crawl holds about 280 bytes of
-// live heap a URL (lidi bench crawl to 1,000,000 URLs), so 256 MiB was
-// reached near 1,000,000 URLs, where the collector then ran almost without
-// pause and pages/s fell by two thirds. Under half the limit the collector
-// lets the heap grow to twice what is live, as without one; 1536 keeps that
-// up to about 2,700,000 URLs and is reached past 5,000,000, where the
-// runtime caps the extra GC work at half the CPU.
+// live heap a URL, 330 at the peak (lidi bench crawl to 1,000,000 URLs), so
+// 256 MiB was reached before 1,000,000 URLs, where the collector then ran
+// almost without pause and pages/s fell by two thirds. Under half the limit
+// the collector lets the heap grow to twice what is live, as without one;
+// 1536 keeps that up to about 2,300,000 URLs and is reached near 4,600,000,
+// where the runtime caps the extra GC work at half the CPU.
 const DefaultHeapLimitMB = 1536
 
 // Default returns the configuration a file with no keys gives.
