@@ -17,6 +17,7 @@ import (
 	"lidi/engine/simweb"
 	"lidi/engine/simweb/simwebtest"
 	"lidi/engine/visit"
+	"lidi/internal/testkit"
 	"lidi/storage"
 )
 
@@ -191,7 +192,7 @@ func TestPauseAndStopRecallRemoteLeases(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- eng.Run(ctx) }()
-	waitFor(t, 2*time.Minute, "the crawl running", func() bool { return eng.Stats().State != engine.StateStarting })
+	testkit.WaitFor(t, 2*time.Minute, "the crawl running", func() bool { return eng.Stats().State != engine.StateStarting })
 	cancel()
 	if err := <-done; err != engine.ErrStopped && err != nil {
 		t.Fatalf("run: %v", err)

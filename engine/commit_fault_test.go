@@ -7,19 +7,14 @@ import (
 	"time"
 
 	"lidi/engine/record"
+	"lidi/internal/testkit"
 )
-
-// failingStore fails its first Apply and counts them all.
-type failingStore struct {
-	record.Store
-	applied int
-}
 
 var errFull = errors.New("disk full")
 
-func (s *failingStore) Apply(ctx context.Context, b *record.Batch) error {
-	s.applied++
-	if s.applied == 1 {
+// failFirst fails the first Apply.
+func failFirst(call int, _ *record.Batch) error {
+	if call == 1 {
 		return errFull
 	}
 	return nil
@@ -29,7 +24,7 @@ func (s *failingStore) Apply(ctx context.Context, b *record.Batch) error {
 // (a site's back-off after its visit failed on the error, a page whose
 // URL was in the lost batch) must not reach the file without it.
 func TestCommitterStopsWritingAfterAFailure(t *testing.T) {
-	st := &failingStore{}
+	st := &testkit.FailingStore{Store: &record.MemStore{}, Fail: failFirst}
 	c := newCommitter(st, time.Hour, 1000)
 	done := make(chan struct{})
 	go func() { c.run(context.Background()); close(done) }()
@@ -43,8 +38,8 @@ func TestCommitterStopsWritingAfterAFailure(t *testing.T) {
 	}
 	close(c.in)
 	<-done
-	if st.applied != 1 {
-		t.Errorf("%d writes, want only the failed one", st.applied)
+	if st.Calls() != 1 {
+		t.Errorf("%d writes, want only the failed one", st.Calls())
 	}
 }
 
@@ -65,7 +60,12 @@ func TestCommittedFollowsTheWrite(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st := &countingStore{fail: tt.fail}
+			st := &testkit.FailingStore{Store: &record.MemStore{}, Fail: func(int, *record.Batch) error {
+				if tt.fail {
+					return errFull
+				}
+				return nil
+			}}
 			c := newCommitter(st, time.Hour, 1000)
 			done := make(chan struct{})
 			go func() { c.run(context.Background()); close(done) }()
@@ -77,7 +77,7 @@ func TestCommittedFollowsTheWrite(t *testing.T) {
 			var applied []int
 			for range 2 {
 				b.committed = append(b.committed, func(err error) {
-					applied = append(applied, st.applied)
+					applied = append(applied, st.Calls())
 					told <- err
 				})
 			}
@@ -101,19 +101,4 @@ func TestCommittedFollowsTheWrite(t *testing.T) {
 			}
 		})
 	}
-}
-
-// countingStore counts its writes, and fails them when fail is set.
-type countingStore struct {
-	record.Store
-	fail    bool
-	applied int
-}
-
-func (s *countingStore) Apply(ctx context.Context, b *record.Batch) error {
-	s.applied++
-	if s.fail {
-		return errFull
-	}
-	return nil
 }

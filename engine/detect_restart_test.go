@@ -19,6 +19,7 @@ import (
 	"lidi/engine/dns"
 	"lidi/engine/record"
 	"lidi/engine/visit"
+	"lidi/internal/testkit"
 	"lidi/storage"
 )
 
@@ -108,7 +109,7 @@ func crashAt(t *testing.T, cfg engine.Config, path string, gates []*gate, stored
 			t.Fatalf("the crawl ended (%v) before %s was asked for", err, g.what)
 		}
 	}
-	waitFor(t, time.Minute, "the decisions to reach the file before the kill", stored)
+	testkit.WaitFor(t, time.Minute, "the decisions to reach the file before the kill", stored)
 	st.dead.Store(true)
 	opened = true
 	for _, g := range gates {

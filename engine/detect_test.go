@@ -18,6 +18,7 @@ import (
 	"lidi/engine/dedup"
 	"lidi/engine/simweb"
 	"lidi/engine/simweb/simwebtest"
+	"lidi/internal/testkit"
 )
 
 // fetchRow is a fetched URL as the store keeps it.
@@ -524,15 +525,12 @@ func TestKill9ResumeDecisions(t *testing.T) {
 		db.QueryRow("SELECT count(*) FROM rules WHERE withdrawn = 0").Scan(&n)
 		return n
 	}
-	deadline := time.Now().Add(3 * time.Minute) // only a hang reaches it: a loaded machine is slow
-	for labelled() < 2 {
-		if time.Now().After(deadline) {
-			child.Process.Kill()
-			child.Wait()
-			t.Fatal("the child crawl learned no two rules in 3 minutes")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	defer func() { // when the wait fails
+		child.Process.Kill()
+		child.Wait()
+	}()
+	// Only a hang reaches the limit: a loaded machine is slow.
+	testkit.WaitFor(t, 3*time.Minute, "the child crawl to learn two rules", func() bool { return labelled() >= 2 })
 	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

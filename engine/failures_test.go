@@ -17,6 +17,7 @@ import (
 	"lidi/engine/record"
 	"lidi/engine/simweb"
 	"lidi/engine/simweb/simwebtest"
+	"lidi/internal/testkit"
 	"lidi/storage"
 )
 
@@ -254,11 +255,11 @@ func TestEndReasons(t *testing.T) {
 	ctx, stop := context.WithCancelCause(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- eng.Run(ctx) }()
-	waitFor(t, 2*time.Minute, "20 pages", func() bool { return eng.Stats().Pages >= 20 })
+	testkit.WaitFor(t, 2*time.Minute, "20 pages", func() bool { return eng.Stats().Pages >= 20 })
 	eng.Pause()
-	waitFor(t, 2*time.Minute, "paused", func() bool { return eng.Stats().State == engine.StatePaused && eng.Stats().RobotsBusy == 0 })
+	testkit.WaitFor(t, 2*time.Minute, "paused", func() bool { return eng.Stats().State == engine.StatePaused && eng.Stats().RobotsBusy == 0 })
 	eng.Resume()
-	waitFor(t, 2*time.Minute, "resumed", func() bool {
+	testkit.WaitFor(t, 2*time.Minute, "resumed", func() bool {
 		return slices.ContainsFunc(eng.Stats().Events, func(e record.Event) bool { return e.Kind == record.EventResume })
 	})
 	stop(engine.Stopped(engine.EndKey, "q"))
@@ -306,7 +307,7 @@ func TestCleanStop(t *testing.T) {
 	ctx, stop := context.WithCancelCause(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- eng.Run(ctx) }()
-	waitFor(t, 2*time.Minute, "10 pages and visits in flight", func() bool {
+	testkit.WaitFor(t, 2*time.Minute, "10 pages and visits in flight", func() bool {
 		st := eng.Stats()
 		return st.Pages >= 10 && st.RobotsBusy >= 2
 	})

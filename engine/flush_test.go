@@ -9,21 +9,8 @@ import (
 	"lidi/engine"
 	"lidi/engine/simweb"
 	"lidi/engine/simweb/simwebtest"
+	"lidi/internal/testkit"
 )
-
-// waitFor polls cond until it holds, failing the test after limit.
-func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %s", limit, what)
-		}
-		<-tick.C
-	}
-}
 
 // A long visit (one site, w > 0, c larger than the site) writes its pages to
 // the SQLite file as it goes: a page the console counted reaches the store
@@ -62,11 +49,11 @@ func TestPagesStoredDuringLongVisit(t *testing.T) {
 	long := func(phase string) {
 		var v engine.VisitStats
 		var counted int64
-		waitFor(t, 2*time.Minute, phase+": a visit fetching 40 pages", func() bool {
+		testkit.WaitFor(t, 2*time.Minute, phase+": a visit fetching 40 pages", func() bool {
 			v, counted = visit()
 			return v.Pages >= 40
 		})
-		waitFor(t, 2*time.Minute, phase+": the pages counted in the store", func() bool {
+		testkit.WaitFor(t, 2*time.Minute, phase+": the pages counted in the store", func() bool {
 			return int64(countFetched(path)) >= counted
 		})
 		if now, _ := visit(); !now.Started.Equal(v.Started) {
@@ -76,7 +63,7 @@ func TestPagesStoredDuringLongVisit(t *testing.T) {
 	}
 	long("running")
 	eng.Pause()
-	waitFor(t, 2*time.Minute, "paused: every page counted in the store", func() bool {
+	testkit.WaitFor(t, 2*time.Minute, "paused: every page counted in the store", func() bool {
 		st := eng.Stats()
 		return st.RobotsBusy == 0 && int64(countFetched(path)) == st.Pages
 	})

@@ -14,6 +14,7 @@ import (
 	"lidi/engine/simweb"
 	"lidi/engine/simweb/simwebtest"
 	"lidi/engine/visit"
+	"lidi/internal/testkit"
 	"lidi/storage"
 )
 
@@ -129,7 +130,7 @@ func TestLeasesThroughADispatcher(t *testing.T) {
 			done := make(chan error, 1)
 			go func() { done <- eng.Run(ctx) }()
 			if drop {
-				waitFor(t, 2*time.Minute, "a lease lost", func() bool {
+				testkit.WaitFor(t, 2*time.Minute, "a lease lost", func() bool {
 					d.mu.Lock()
 					defer d.mu.Unlock()
 					return d.dropped != nil

@@ -15,6 +15,7 @@ import (
 
 	"lidi/engine"
 	"lidi/engine/recrawl"
+	"lidi/internal/testkit"
 )
 
 // editableSite is a tiny changing web site on loopback: a test sets its
@@ -127,7 +128,7 @@ func startRecrawlFor(t *testing.T, seeds []string, scope recrawl.Scope, warmup t
 func (r *liveRecrawl) waitRecrawl(t *testing.T, what string, cond func(*engine.RecrawlStats) bool) *engine.RecrawlStats {
 	t.Helper()
 	var rs *engine.RecrawlStats
-	waitFor(t, 2*time.Minute, what, func() bool {
+	testkit.WaitFor(t, 2*time.Minute, what, func() bool {
 		rs = r.eng.Stats().Recrawl
 		return rs != nil && cond(rs)
 	})
@@ -205,7 +206,7 @@ func TestRecrawlManagerTaskSeeds(t *testing.T) {
 	}
 	r.clock.Advance(time.Minute) // the channels join the Manager
 	r.waitRecrawl(t, "the Manager running", func(rs *engine.RecrawlStats) bool { return rs.WarmupEnds.IsZero() })
-	waitFor(t, 2*time.Minute, "both channels in groups", func() bool {
+	testkit.WaitFor(t, 2*time.Minute, "both channels in groups", func() bool {
 		n := 0
 		for _, g := range r.eng.Stats().Intervals {
 			n += g.Channels

@@ -16,6 +16,7 @@ import (
 	"lidi/engine/dns"
 	"lidi/engine/simweb"
 	"lidi/engine/simweb/simwebtest"
+	"lidi/internal/testkit"
 	"lidi/storage"
 )
 
@@ -116,15 +117,9 @@ func testKill9Resume(t *testing.T, long bool) {
 	if err := child.Start(); err != nil {
 		t.Fatal(err)
 	}
+	defer child.Process.Kill() // when the wait fails
 	// Generous: CI runs every package at once on two cores.
-	deadline := time.Now().Add(2 * time.Minute)
-	for countFetched(path) < 300 {
-		if time.Now().After(deadline) {
-			child.Process.Kill()
-			t.Fatal("the child crawl never reached 300 pages")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.WaitFor(t, 2*time.Minute, "the child crawl to reach 300 pages", func() bool { return countFetched(path) >= 300 })
 	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

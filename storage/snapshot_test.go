@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"lidi/engine/record"
+	"lidi/internal/testkit"
 )
 
 // writeWhile applies workload batches until stop is closed (at most limit
@@ -135,11 +136,10 @@ func TestExport(t *testing.T) {
 	stop := make(chan struct{})
 	wait := writeWhile(t, db, stop, 2000)
 	// Let a few batches land.
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if st, err := db.Stats(ctx); err != nil || st.Batches >= 3 {
-			break
-		}
-	}
+	testkit.WaitFor(t, 30*time.Second, "three batches written", func() bool {
+		st, err := db.Stats(ctx)
+		return err != nil || st.Batches >= 3
+	})
 	out := filepath.Join(t.TempDir(), "export.db")
 	// Export takes no lock: it works while db holds it.
 	err := Export(ctx, db.Path(), out)

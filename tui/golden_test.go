@@ -16,32 +16,21 @@ import (
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"lidi/engine"
+	"lidi/internal/testkit"
 )
 
 // goldenNow is the clock of the golden tests: a few minutes after the last
 // snapshot, so no status message or event is fresh unless a test makes it.
 var goldenNow = t0.Add(time.Hour + 5*time.Minute)
 
-// eventually polls cond every few milliseconds for up to 10 s.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 // settle waits until the model has taken in every snapshot the fake has
 // handed out so far: the console asks for the next snapshot only after it
 // has handled the last, so two more calls mean the last one was handled.
 func settle(t *testing.T, c *fakeCrawler) {
 	t.Helper()
-	eventually(t, "the whole series", func() bool { _, all := c.served(); return all })
+	testkit.WaitFor(t, 10*time.Second, "the whole series", func() bool { _, all := c.served(); return all })
 	n, _ := c.served()
-	eventually(t, "two more polls", func() bool { m, _ := c.served(); return m >= n+2 })
+	testkit.WaitFor(t, 10*time.Second, "two more polls", func() bool { m, _ := c.served(); return m >= n+2 })
 }
 
 // sgr matches Select Graphic Rendition sequences, which carry colours.
@@ -114,7 +103,7 @@ func TestGolden(t *testing.T) {
 					tm.Send(keyMsg(k))
 				}
 				if sc.name == "paused" {
-					eventually(t, "Pause", func() bool { c.mu.Lock(); defer c.mu.Unlock(); return c.pauses == 1 })
+					testkit.WaitFor(t, 10*time.Second, "Pause", func() bool { c.mu.Lock(); defer c.mu.Unlock(); return c.pauses == 1 })
 					settle(t, c)
 				}
 				if err := tm.Quit(); err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 
 	"lidi/engine"
+	"lidi/internal/testkit"
 )
 
 func TestRunQuitsOnQ(t *testing.T) {
@@ -21,7 +22,7 @@ func TestRunQuitsOnQ(t *testing.T) {
 	go func() {
 		done <- Run(context.Background(), c, Options{Input: pr, Output: &out, Refresh: time.Millisecond})
 	}()
-	eventually(t, "polls", func() bool { n, _ := c.served(); return n >= 3 })
+	testkit.WaitFor(t, 10*time.Second, "polls", func() bool { n, _ := c.served(); return n >= 3 })
 	if _, err := pw.Write([]byte("q")); err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +48,7 @@ func TestRunReturnsWhenContextEnds(t *testing.T) {
 	go func() {
 		done <- Run(ctx, c, Options{Input: pr, Output: io.Discard, Refresh: time.Millisecond})
 	}()
-	eventually(t, "polls", func() bool { n, _ := c.served(); return n >= 3 })
+	testkit.WaitFor(t, 10*time.Second, "polls", func() bool { n, _ := c.served(); return n >= 3 })
 	cancel()
 	select {
 	case err := <-done:

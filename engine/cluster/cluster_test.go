@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"lidi/internal/testkit"
+
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -28,15 +30,7 @@ var testTiming = Timing{Grace: 100 * time.Millisecond, Heartbeat: 200 * time.Mil
 // loaded machine is slow, and a condition that never holds fails anyway).
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
+	testkit.WaitFor(t, 2*time.Minute, what, cond)
 }
 
 // applied records the results a master applies, and stores them at once

@@ -7,17 +7,21 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"lidi/engine/clock"
+	"lidi/internal/testkit"
+
 	mdns "github.com/miekg/dns"
 )
 
 // newTestCache returns a Cache on a fake clock querying servers.
-func newTestCache(t testing.TB, cfg Config, servers ...string) (*Cache, *fakeClock) {
+func newTestCache(t testing.TB, cfg Config, servers ...string) (*Cache, *clock.Fake) {
 	t.Helper()
 	clk := newFakeClock()
 	cfg.Servers = servers
@@ -42,19 +46,6 @@ func mustLookup(t testing.TB, c *Cache, host string) netip.Addr {
 		t.Fatalf("Lookup(%q): %v", host, err)
 	}
 	return a
-}
-
-// waitFor polls cond for up to 10 s; the bound keeps a broken cache from
-// hanging the test run.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
 }
 
 func TestLookupCachesAnswer(t *testing.T) {
@@ -223,7 +214,7 @@ func TestConcurrentLookupsCollapse(t *testing.T) {
 		wg.Go(func() { results[i], errs[i] = c.Lookup(context.Background(), "busy.test") })
 	}
 	// Hold the answer until every caller is waiting, so all 100 overlap.
-	waitFor(t, "100 waiting look-ups", func() bool { return c.Stats().Misses == n })
+	testkit.WaitFor(t, 10*time.Second, "100 waiting look-ups", func() bool { return c.Stats().Misses == n })
 	release()
 	wg.Wait()
 
@@ -585,7 +576,7 @@ func TestContextBoundsTheWaitNotTheQuery(t *testing.T) {
 		t.Fatalf("err = %v, want the context's deadline as a *LookupError", err)
 	}
 	release()
-	waitFor(t, "the abandoned query to be cached", func() bool { return c.Stats().InFlight == 0 })
+	testkit.WaitFor(t, 10*time.Second, "the abandoned query to be cached", func() bool { return c.Stats().InFlight == 0 })
 	if got := mustLookup(t, c, "a.test"); got != netip.MustParseAddr("127.0.0.23") {
 		t.Fatalf("Lookup = %v", got)
 	}
@@ -620,13 +611,14 @@ func TestPrefetch(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Prefetch blocked")
 	}
-	waitFor(t, "the prefetch workers to reach the server", func() bool {
+	// Every query the cache has in flight reaches the server, excess
+	// workers (if any) included.
+	testkit.WaitFor(t, 10*time.Second, "the prefetch workers to reach the server", func() bool {
+		inFlight := c.Stats().InFlight
 		z.mu.Lock()
 		defer z.mu.Unlock()
-		return z.inflight >= limit
+		return z.inflight >= max(limit, inFlight)
 	})
-	// Give excess workers, if any, time to reach the server too.
-	time.Sleep(50 * time.Millisecond)
 	z.mu.Lock()
 	heldInflight := z.inflight
 	z.mu.Unlock()
@@ -637,7 +629,7 @@ func TestPrefetch(t *testing.T) {
 		t.Errorf("while held: Stats = %+v, want %d prefetches, %d in flight, %d queued", s, hosts, limit, hosts-limit)
 	}
 	release()
-	waitFor(t, "all prefetches", func() bool { return c.Stats().Entries == hosts })
+	testkit.WaitFor(t, 10*time.Second, "all prefetches", func() bool { return c.Stats().Entries == hosts })
 
 	z.mu.Lock()
 	maxInflight := z.maxInflight
@@ -667,7 +659,7 @@ func TestPrefetchQueueBounded(t *testing.T) {
 	for i := range 10 {
 		c.Prefetch(fmt.Sprintf("q%d.test", i))
 		if i == 0 {
-			waitFor(t, "the worker to take the first name", func() bool { return c.Stats().InFlight == 1 })
+			testkit.WaitFor(t, 10*time.Second, "the worker to take the first name", func() bool { return c.Stats().InFlight == 1 })
 		}
 	}
 	if s := c.Stats(); s.Queued != 5 || s.Prefetches != 6 || s.PrefetchDropped != 4 {
@@ -710,7 +702,7 @@ func TestCloseEndsPendingWork(t *testing.T) {
 		_, err := c.Lookup(context.Background(), "w.test")
 		errc <- err
 	}()
-	waitFor(t, "queries to reach the server", func() bool { return dead.received.Load() >= 3 })
+	testkit.WaitFor(t, 10*time.Second, "queries to reach the server", func() bool { return dead.received.Load() >= 3 })
 	c.Close()
 	err := <-errc
 	var le *LookupError
@@ -722,11 +714,30 @@ func TestCloseEndsPendingWork(t *testing.T) {
 		t.Errorf("after Close: Stats %+v, want nothing in flight or queued", s)
 	}
 	// Close waited for the workers, so nothing more is sent.
-	n := dead.received.Load()
-	time.Sleep(3 * timeout)
-	if m := dead.received.Load(); m != n {
-		t.Errorf("%d queries sent after Close returned", m-n)
+	if n := cacheGoroutines(); n != 0 {
+		t.Errorf("%d resolutions or prefetch workers still run after Close returned", n)
 	}
+}
+
+// cacheGoroutines counts the goroutines running a Cache's resolutions and
+// prefetch workers (the tests of this package do not run in parallel).
+func cacheGoroutines() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	count := 0
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "\nlidi/engine/dns.(*Cache).resolve(") || strings.Contains(g, "\nlidi/engine/dns.(*Cache).prefetchWorker(") {
+			count++
+		}
+	}
+	return count
 }
 
 func TestTruncatedAnswerRetriedOverTCP(t *testing.T) {

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"lidi/engine/clock"
+
 	mdns "github.com/miekg/dns"
 )
 
@@ -198,24 +200,7 @@ func startBlackhole(t testing.TB) *blackhole {
 	return b
 }
 
-// fakeClock is a manual clock for TTL expiry.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+// newFakeClock returns a fake clock at the tests' epoch.
+func newFakeClock() *clock.Fake {
+	return clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 }

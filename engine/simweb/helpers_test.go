@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"lidi/engine/clock"
 )
 
 // webCache shares generated webs between tests: generation is deterministic,
@@ -62,24 +64,7 @@ func resolvingClient(s *Server, maxConnsPerHost int) *http.Client {
 	}
 }
 
-// fakeClock is a settable clock for the witness.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
+// newFakeClock returns a fake clock at the tests' epoch.
+func newFakeClock() *clock.Fake {
+	return clock.NewFake(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
 }
