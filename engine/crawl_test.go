@@ -13,6 +13,7 @@ import (
 	"lidi/engine"
 	"lidi/engine/clock"
 	"lidi/engine/dns"
+	"lidi/engine/record"
 	"lidi/engine/simweb"
 	"lidi/engine/simweb/simwebtest"
 	"lidi/storage"
@@ -272,11 +273,21 @@ func TestBadConfigRejected(t *testing.T) {
 	}
 }
 
+// Stats is a snapshot of the crawl, safe to take from any goroutine while
+// Run works (the console takes one several times a second); before Run it
+// shows the crawl as configured, with the changes made live since.
 func ExampleEngine_Stats() {
 	cfg := engine.Defaults()
 	cfg.Seeds = []string{"http://www.example.test/"}
-	fmt.Println(cfg.Strategy, cfg.Robots, cfg.Delay, cfg.PagesPerVisit)
-	// Output: length 256 15s 100
+	eng, err := engine.New(cfg, &record.MemStore{}, nil, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	eng.SetRobots(8)
+	s := eng.Stats()
+	fmt.Println(s.State, s.Strategy, s.Robots, s.Pages)
+	// Output: starting length 8 0
 }
 
 // resumeAtLimit resumes a crawl that reached its page limit: it fetches
