@@ -96,8 +96,9 @@ type Result struct {
 	// names ("Mirrored from www.x.org/a.html by HTTrack"), read as an
 	// http URL and normalised, or "" (see provenance.go).
 	MirroredFrom string
-	// MetaRobots is the raw content of <meta name="robots"> (several such
-	// elements are joined with ", "), for the robots package to parse.
+	// MetaRobots is the raw content of <meta name="robots"> and the other
+	// Extractor.RobotsNames (several such elements are joined with ", "),
+	// for the robots package to parse.
 	MetaRobots string
 	// Refresh is the first meta refresh target, resolved and normalised,
 	// or "" when there is none or it names no URL.
@@ -138,8 +139,8 @@ type Extractor struct {
 	MaxLinks int
 	// RobotsNames are the <meta name> values whose content goes to
 	// Result.MetaRobots, compared case-insensitively; nil means
-	// {"robots"}. Add the crawler's own name to honour
-	// <meta name="lidi" content="noindex">.
+	// {"robots"}. robots.MetaNames gives a crawler's, its own name
+	// included, to honour <meta name="lidi" content="noindex">.
 	RobotsNames []string
 }
 

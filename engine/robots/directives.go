@@ -30,17 +30,18 @@ func ParseMeta(content string) Directives {
 	return d
 }
 
-// MetaNameApplies reports whether a meta tag with the given name attribute
-// speaks to the crawler identified by agent: "robots" speaks to every
-// crawler, a product token (<meta name="lidi">) to that crawler only.
-// Comparison ignores case and surrounding space.
-func MetaNameApplies(name, agent string) bool {
-	name = strings.TrimSpace(name)
-	if strings.EqualFold(name, "robots") {
-		return true
+// MetaNames returns the name attributes of the meta tags that speak to the
+// crawler identified by agent, for an HTML reader to collect their
+// content (extract.Extractor.RobotsNames): "robots", which speaks to every
+// crawler, and the agent's product token, which speaks to it alone, as
+// Googlebot honours <meta name="googlebot">. Both apply, the more
+// restrictive winning (ParseMeta of their contents joined). Names compare
+// case-insensitively.
+func MetaNames(agent string) []string {
+	if tok := ProductToken(agent); tok != "" && !strings.EqualFold(tok, "robots") {
+		return []string{"robots", tok}
 	}
-	tok := ProductToken(agent)
-	return tok != "" && strings.EqualFold(name, tok)
+	return []string{"robots"}
 }
 
 // ParseXRobotsTag reads the X-Robots-Tag header values of a response (all of

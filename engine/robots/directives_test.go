@@ -1,6 +1,9 @@
 package robots
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func TestParseMeta(t *testing.T) {
 	tests := []struct {
@@ -30,23 +33,20 @@ func TestParseMeta(t *testing.T) {
 	}
 }
 
-func TestMetaNameApplies(t *testing.T) {
+func TestMetaNames(t *testing.T) {
 	tests := []struct {
-		name, agent string
-		want        bool
+		agent string
+		want  []string
 	}{
-		{"robots", lidiUA, true},
-		{" ROBOTS ", lidiUA, true},
-		{"lidi", lidiUA, true},
-		{"LIDI", "lidi", true},
-		{"googlebot", lidiUA, false},
-		{"lidibot", lidiUA, false},
-		{"description", lidiUA, false},
-		{"", "", false},
+		{lidiUA, []string{"robots", "lidi"}},
+		{"  LIDI", []string{"robots", "LIDI"}},
+		{"Robots/1.0", []string{"robots"}},
+		{"", []string{"robots"}},
+		{"(compatible)", []string{"robots"}},
 	}
 	for _, tt := range tests {
-		if got := MetaNameApplies(tt.name, tt.agent); got != tt.want {
-			t.Errorf("MetaNameApplies(%q, %q) = %v, want %v", tt.name, tt.agent, got, tt.want)
+		if got := MetaNames(tt.agent); !slices.Equal(got, tt.want) {
+			t.Errorf("MetaNames(%q) = %q, want %q", tt.agent, got, tt.want)
 		}
 	}
 }

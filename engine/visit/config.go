@@ -32,7 +32,7 @@ type Config struct {
 	RecrawlThreshold int
 
 	HonourNofollow   bool // rel="nofollow" links are not followed
-	HonourMetaRobots bool // <meta name=robots> and X-Robots-Tag are obeyed
+	HonourMetaRobots bool // <meta name=robots>, <meta name=PRODUCT-TOKEN> and X-Robots-Tag are obeyed
 
 	KeepBodies    bool // bodies are returned zlib-compressed
 	CompressLevel int  // zlib level 1..9

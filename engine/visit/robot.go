@@ -64,7 +64,9 @@ func NewRobot(cfg Config, clk clock.Clock) (*Robot, error) {
 		fc.UserAgent = cfg.UserAgent
 	}
 	r := &Robot{cfg: cfg, clock: clock.Or(clk), scope: sc, fetcher: fetch.New(fc)}
-	r.links = &extract.Extractor{Normalizer: &r.cfg.Normalizer}
+	// <meta name="robots"> and <meta name="lidi"> (the product token of
+	// the user agent) both speak to the robot.
+	r.links = &extract.Extractor{Normalizer: &r.cfg.Normalizer, RobotsNames: robots.MetaNames(cfg.UserAgent)}
 	r.seedHosts = make(map[string]bool)
 	for _, seed := range cfg.Scope.Seeds {
 		if u, err := url.Parse(seed); err == nil && u.Host != "" {
