@@ -15,22 +15,13 @@ import (
 // goes on writing: it runs VACUUM INTO on a connection of its own, which
 // reads one snapshot of the WAL and never blocks the writer. The copy holds
 // exactly the batches committed when it started. It refuses to replace an
-// existing file (ErrExists); see SnapshotReplace. The copy is compact (free
+// existing file (ErrExists). The copy is compact (free
 // pages dropped) and in rollback-journal mode, ready to be opened read-only.
 func (db *DB) Snapshot(ctx context.Context, out string) error {
 	if db.closed.Load() {
 		return ErrClosed
 	}
-	return vacuumInto(ctx, db.path, out, false)
-}
-
-// SnapshotReplace is Snapshot, replacing out if it exists. The replacement
-// is atomic: out is either the old file or the complete new copy.
-func (db *DB) SnapshotReplace(ctx context.Context, out string) error {
-	if db.closed.Load() {
-		return ErrClosed
-	}
-	return vacuumInto(ctx, db.path, out, true)
+	return vacuumInto(ctx, db.path, out)
 }
 
 // Export writes a consistent copy of the crawl database at dbPath to outPath,
@@ -39,15 +30,10 @@ func (db *DB) SnapshotReplace(ctx context.Context, out string) error {
 // snapshot.db). It refuses to replace an existing file (ErrExists) and
 // fails with ErrNotCrawl when dbPath is not a lidi crawl.
 func Export(ctx context.Context, dbPath, outPath string) error {
-	return vacuumInto(ctx, dbPath, outPath, false)
+	return vacuumInto(ctx, dbPath, outPath)
 }
 
-// ExportReplace is Export, atomically replacing outPath if it exists.
-func ExportReplace(ctx context.Context, dbPath, outPath string) error {
-	return vacuumInto(ctx, dbPath, outPath, true)
-}
-
-func vacuumInto(ctx context.Context, src, out string, replace bool) (err error) {
+func vacuumInto(ctx context.Context, src, out string) (err error) {
 	src, err = filepath.Abs(src)
 	if err != nil {
 		return fmt.Errorf("storage: snapshot: %w", err)
@@ -59,10 +45,8 @@ func vacuumInto(ctx context.Context, src, out string, replace bool) (err error) 
 	if out == src {
 		return fmt.Errorf("storage: snapshot: %s is the database itself", out)
 	}
-	if !replace {
-		if _, err := os.Lstat(out); err == nil {
-			return fmt.Errorf("%w: %s", ErrExists, out)
-		}
+	if _, err := os.Lstat(out); err == nil {
+		return fmt.Errorf("%w: %s", ErrExists, out)
 	}
 	if _, err := os.Stat(src); err != nil {
 		return fmt.Errorf("storage: snapshot: %w", err)
@@ -107,11 +91,7 @@ func vacuumInto(ctx context.Context, src, out string, replace bool) (err error) 
 	if err := finishCopy(ctx, tmp); err != nil {
 		return fmt.Errorf("storage: snapshot: %w", err)
 	}
-	if replace {
-		if err := os.Rename(tmp, out); err != nil {
-			return fmt.Errorf("storage: snapshot: %w", err)
-		}
-	} else if err := renameNoReplace(tmp, out); err != nil {
+	if err := renameNoReplace(tmp, out); err != nil {
 		return err
 	}
 	syncDir(filepath.Dir(out))

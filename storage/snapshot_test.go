@@ -114,12 +114,6 @@ func TestSnapshotWhileWriting(t *testing.T) {
 	if after, _ := os.ReadFile(out); string(after) != string(before) {
 		t.Error("refused snapshot changed the existing file")
 	}
-	if err := db.SnapshotReplace(ctx, out); err != nil {
-		t.Fatal(err)
-	}
-	if st := checkCopy(t, out); st.URLs != final.URLs {
-		t.Errorf("replaced snapshot has %d URLs, want %d", st.URLs, final.URLs)
-	}
 	if err := db.Snapshot(ctx, db.Path()); err == nil {
 		t.Error("Snapshot onto the database itself succeeded")
 	}
@@ -153,9 +147,6 @@ func TestExport(t *testing.T) {
 	}
 	if err := Export(ctx, db.Path(), out); !errors.Is(err, ErrExists) {
 		t.Errorf("Export over an existing file: %v", err)
-	}
-	if err := ExportReplace(ctx, db.Path(), out); err != nil {
-		t.Errorf("ExportReplace: %v", err)
 	}
 }
 

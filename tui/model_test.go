@@ -328,7 +328,7 @@ func TestFilterRobotsBySite(t *testing.T) {
 
 	// ctrl+c quits even while typing.
 	hs.press("/", "ctrl+c")
-	if !hs.quit || !hs.m.Quitting() {
+	if !hs.quit || !hs.m.quitting {
 		t.Fatal("ctrl+c did not quit while typing a filter")
 	}
 }
@@ -448,11 +448,11 @@ func TestQuit(t *testing.T) {
 	for _, k := range []string{"q", "ctrl+c"} {
 		c := newFake(crawlSeries(1, engine.StateRunning))
 		hs := newHarness(t, c, 80, 24)
-		if hs.m.Quitting() {
+		if hs.m.quitting {
 			t.Fatal("quitting before any key")
 		}
 		hs.press(k)
-		if !hs.quit || !hs.m.Quitting() {
+		if !hs.quit || !hs.m.quitting {
 			t.Errorf("%s did not quit", k)
 		}
 		mustShow(t, hs, "quitting: the crawl stops and saves its state")

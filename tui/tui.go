@@ -223,10 +223,6 @@ func New(c Crawler, opt Options) *Model {
 	return m
 }
 
-// Quitting reports whether the user asked to quit (q or ctrl+c), as
-// opposed to the program being stopped from outside.
-func (m *Model) Quitting() bool { return m.quitting }
-
 // statsMsg carries a snapshot polled from the crawler.
 type statsMsg struct{ s engine.Stats }
 

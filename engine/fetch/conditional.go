@@ -35,10 +35,6 @@ func (r *Response) Validators() Validators {
 	return Validators{ETag: r.Header.Get("ETag"), LastModified: r.Header.Get("Last-Modified")}
 }
 
-// NotModified reports whether the server answered 304 Not Modified: the
-// copy whose validators were sent is current.
-func (r *Response) NotModified() bool { return r.Status == http.StatusNotModified }
-
 // Copy is what a crawler kept of a page's last fetch: its validators and
 // its fingerprints, enough to tell whether a new fetch found a change.
 type Copy struct {

@@ -3,6 +3,7 @@ package fetch_test
 import (
 	"context"
 	"hash/crc64"
+	"net/http"
 	"testing"
 	"time"
 
@@ -74,7 +75,7 @@ func TestConditionalAgainstChangingWeb(t *testing.T) {
 				t.Fatal(err)
 			}
 			cur := old
-			if !resp.NotModified() {
+			if resp.Status != http.StatusNotModified {
 				cur = fetch.Copy{Validators: resp.Validators(), Digest: crc64.Checksum(resp.Body, crcTable), Simhash: dedup.Simhash(resp.Body)}
 			}
 			return cur, fetch.Judge(old, resp.Status, cur.Digest, cur.Simhash, 3)

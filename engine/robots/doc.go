@@ -5,8 +5,8 @@
 // # Host rules
 //
 // The crawl engine fetches /robots.txt once per host and hands the outcome
-// to [FromResponse] (or calls [Unreachable] when the fetch failed at the
-// network level). The returned [Rules] is immutable, safe for concurrent
+// to [FromResponse] (with status -1 when the fetch failed at the network
+// level). The returned [Rules] is immutable, safe for concurrent
 // use, and cheap to query with [Rules.Allowed] for every discovered URL:
 // patterns are compiled at construction and a query does not allocate in
 // the common case.

@@ -86,7 +86,7 @@ type Decision struct {
 }
 
 // Rules are the robots.txt rules of one host. Build them with
-// [FromResponse] or [Unreachable]. They are immutable and safe for
+// [FromResponse]. They are immutable and safe for
 // concurrent use. The zero value, like a nil *Rules, behaves as an empty
 // robots.txt: everything is allowed.
 type Rules struct {
@@ -211,7 +211,9 @@ func beats(ru, best *rule) bool {
 //     FromResponse only for a chain longer than that, a loop, a redirect
 //     to no fetchable URL, or a 3xx that names no target;
 //   - 5xx and 429: everything is disallowed, [Kind.Temporary] is true;
-//   - any other status: treated like an unreachable host.
+//   - any other status: treated like an unreachable host; a fetch that
+//     got no answer passes -1 (everything is disallowed, [Kind.Temporary]
+//     is true).
 //
 // It does not keep a reference to body.
 func FromResponse(status int, body []byte) *Rules {
@@ -230,11 +232,7 @@ func FromResponse(status int, body []byte) *Rules {
 	return &Rules{kind: KindUnreachable, status: status}
 }
 
-// Unreachable returns the rules for a robots.txt fetch that failed without
-// an HTTP response: everything is disallowed, and [Kind.Temporary] is true.
-func Unreachable() *Rules { return &Rules{kind: KindUnreachable} }
-
-// Kind says which case of [FromResponse] or [Unreachable] built r.
+// Kind says which case of [FromResponse] built r.
 func (r *Rules) Kind() Kind {
 	if r == nil {
 		return KindParsed
@@ -242,7 +240,8 @@ func (r *Rules) Kind() Kind {
 	return r.kind
 }
 
-// Status is the HTTP status r was built from, or 0 for [Unreachable].
+// Status is the HTTP status r was built from (-1 for a file that could not
+// be fetched, as [FromResponse] is told).
 func (r *Rules) Status() int {
 	if r == nil {
 		return 0

@@ -58,17 +58,17 @@ func TestFromResponseStatus(t *testing.T) {
 }
 
 func TestUnreachable(t *testing.T) {
-	r := Unreachable()
-	if r.Kind() != KindUnreachable || !r.Kind().Temporary() || r.Status() != 0 {
-		t.Fatalf("Unreachable: kind %v status %d", r.Kind(), r.Status())
+	r := FromResponse(-1, nil) // no answer
+	if r.Kind() != KindUnreachable || !r.Kind().Temporary() || r.Status() != -1 {
+		t.Fatalf("unreachable: kind %v status %d", r.Kind(), r.Status())
 	}
 	for _, p := range []string{"/", "/index.html", "/a?b=c"} {
 		if r.Allowed(lidiUA, p) {
-			t.Errorf("Unreachable allows %q", p)
+			t.Errorf("unreachable robots.txt allows %q", p)
 		}
 	}
 	if !r.Allowed(lidiUA, "/robots.txt") {
-		t.Error("Unreachable must still allow /robots.txt")
+		t.Error("an unreachable robots.txt must still allow /robots.txt")
 	}
 }
 
