@@ -8,6 +8,7 @@ import (
 	"sort"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"lidi/engine"
@@ -48,6 +49,7 @@ type tableWeb struct {
 	busy     map[string]uint64 // sites with a lease running: the lease
 	busyAddr map[netip.Addr]uint64
 	next     map[string]time.Time // by site key: the End.Next of its last lease
+	last     map[string]time.Time // by site key: when its last request was made
 	leases   int
 	carried  int // leases that carried the site's robots.txt
 }
@@ -108,11 +110,30 @@ func (w *tableWeb) run(l *visit.Lease, report func(visit.Result)) {
 		w.robots[l.Key]++
 		w.mu.Unlock()
 	}
+	// As a Robot does: no request before NotBefore, then Delay between
+	// two (the test runs in a synctest bubble, so these waits take no
+	// time).
+	at := l.NotBefore
+	request := func() {
+		time.Sleep(time.Until(at))
+		now := w.now()
+		w.mu.Lock()
+		if last, ok := w.last[l.Key]; ok && now.Sub(last) < l.Delay {
+			w.t.Errorf("%s: a request %s after the last, less than the delay %s", l.Key, now.Sub(last), l.Delay)
+		}
+		w.last[l.Key] = now
+		w.mu.Unlock()
+		at = now.Add(end.Delay)
+	}
+	if l.Robots == nil {
+		request()
+	}
 	for _, q := range l.URLs {
 		if !rules.Allowed(w.ua, urlnorm.PathQuery(q.URL)) {
 			end.Skips = append(end.Skips, record.Skip{URL: q.ID, Reason: record.SkipRobots})
 			continue
 		}
+		request()
 		p, ok := site.pages[urlnorm.PathQuery(q.URL)]
 		if !ok {
 			p.status = 404
@@ -133,7 +154,7 @@ func (w *tableWeb) run(l *visit.Lease, report func(visit.Result)) {
 		end.Fetched++
 		send(visit.Result{Page: pr})
 	}
-	end.Next = w.now().Add(end.Delay)
+	end.Next = at
 	// The site is free before the loop hears of the end, as a Robot
 	// closes its connection first.
 	w.mu.Lock()
@@ -150,7 +171,7 @@ func (w *tableWeb) run(l *visit.Lease, report func(visit.Result)) {
 func newTableWeb(t *testing.T) (w *tableWeb, allowed, disallowed []string) {
 	w = &tableWeb{t: t, sites: map[string]*tableSite{}, now: time.Now,
 		fetched: map[string]int{}, robots: map[string]int{}, busy: map[string]uint64{},
-		busyAddr: map[netip.Addr]uint64{}, next: map[string]time.Time{}}
+		busyAddr: map[netip.Addr]uint64{}, next: map[string]time.Time{}, last: map[string]time.Time{}}
 	const perSite = 12
 	for i, host := range []string{"a.test", "b.test", "c.test", "d.test"} {
 		s := &tableSite{addr: netip.AddrFrom4([4]byte{127, 0, 0, byte(10 + i)}), pages: map[string]tablePage{}}
@@ -214,9 +235,16 @@ func newTableWeb(t *testing.T) (w *tableWeb, allowed, disallowed []string) {
 // once, robots.txt is fetched once per site and carried by the site's
 // later leases, what it disallows is never fetched and ends skipped, one
 // lease per site and per address runs at a time, each no earlier than the
-// last allowed; and a second run on the same store fetches nothing.
+// last allowed, and no two requests to a site come closer than the delay
+// (15 s: the test runs in a testing/synctest bubble, whose clock moves
+// when every goroutine waits); a second run on the same store fetches
+// nothing.
 func TestLoopSchedulesFromATable(t *testing.T) {
 	t.Parallel()
+	synctest.Test(t, loopSchedulesFromATable)
+}
+
+func loopSchedulesFromATable(t *testing.T) {
 	web, allowed, disallowed := newTableWeb(t)
 	var seeds []string
 	for host := range web.sites {
@@ -227,10 +255,9 @@ func TestLoopSchedulesFromATable(t *testing.T) {
 	cfg.Seeds = seeds
 	cfg.Scope.SeedHosts = true
 	cfg.Robots = 3
-	cfg.PagesPerVisit = 3 // several leases per site
-	cfg.Delay, cfg.MaxDelay = 2*time.Millisecond, 2*time.Millisecond
-	cfg.FlushEvery = 5 * time.Millisecond
-	cfg.Detect = false // no probes: the table answers what the loop asks
+	cfg.PagesPerVisit = 3                                 // several leases per site
+	cfg.Delay, cfg.MaxDelay = 15*time.Second, time.Minute // the default delay: time is the bubble's
+	cfg.Detect = false                                    // no probes: the table answers what the loop asks
 	cfg.UserAgent = "lidi/0.1"
 	store := &record.MemStore{}
 
@@ -242,7 +269,7 @@ func TestLoopSchedulesFromATable(t *testing.T) {
 		}
 		web.scope, web.ua = eng.Robot().InScope, cfg.UserAgent
 		eng.SetDispatcher(web)
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), 24*time.Hour) // the bubble's time
 		defer cancel()
 		if err := eng.Run(ctx); err != nil {
 			t.Fatalf("Run: %v", err)
