@@ -28,9 +28,9 @@ var goldenNow = t0.Add(time.Hour + 5*time.Minute)
 // has handled the last, so two more calls mean the last one was handled.
 func settle(t *testing.T, c *fakeCrawler) {
 	t.Helper()
-	testkit.WaitFor(t, 10*time.Second, "the whole series", func() bool { _, all := c.served(); return all })
+	testkit.WaitFor(t, time.Minute, "the whole series", func() bool { _, all := c.served(); return all })
 	n, _ := c.served()
-	testkit.WaitFor(t, 10*time.Second, "two more polls", func() bool { m, _ := c.served(); return m >= n+2 })
+	testkit.WaitFor(t, time.Minute, "two more polls", func() bool { m, _ := c.served(); return m >= n+2 })
 }
 
 // sgr matches Select Graphic Rendition sequences, which carry colours.
@@ -103,7 +103,7 @@ func TestGolden(t *testing.T) {
 					tm.Send(keyMsg(k))
 				}
 				if sc.name == "paused" {
-					testkit.WaitFor(t, 10*time.Second, "Pause", func() bool { c.mu.Lock(); defer c.mu.Unlock(); return c.pauses == 1 })
+					testkit.WaitFor(t, time.Minute, "Pause", func() bool { c.mu.Lock(); defer c.mu.Unlock(); return c.pauses == 1 })
 					settle(t, c)
 				}
 				if err := tm.Quit(); err != nil {

@@ -22,7 +22,7 @@ func TestRunQuitsOnQ(t *testing.T) {
 	go func() {
 		done <- Run(context.Background(), c, Options{Input: pr, Output: &out, Refresh: time.Millisecond})
 	}()
-	testkit.WaitFor(t, 10*time.Second, "polls", func() bool { n, _ := c.served(); return n >= 3 })
+	testkit.WaitFor(t, time.Minute, "polls", func() bool { n, _ := c.served(); return n >= 3 })
 	if _, err := pw.Write([]byte("q")); err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestRunReturnsWhenContextEnds(t *testing.T) {
 	go func() {
 		done <- Run(ctx, c, Options{Input: pr, Output: io.Discard, Refresh: time.Millisecond})
 	}()
-	testkit.WaitFor(t, 10*time.Second, "polls", func() bool { n, _ := c.served(); return n >= 3 })
+	testkit.WaitFor(t, time.Minute, "polls", func() bool { n, _ := c.served(); return n >= 3 })
 	cancel()
 	select {
 	case err := <-done:
