@@ -14,9 +14,10 @@ import (
 
 // WaitFor checks its condition after a millisecond, then twice as long
 // after each failed check, up to pollMax: a condition that soon holds is
-// seen at once, and one that is costly to check (a query of an SQLite
-// file) does not starve what it waits for on a loaded machine.
-const pollMax = 20 * time.Millisecond
+// seen at once, one that is costly to check (a query of an SQLite file)
+// does not starve what it waits for, and one that holds only for a while
+// (an event among a crawl's last 64) is still seen on a loaded machine.
+const pollMax = 5 * time.Millisecond
 
 // WaitFor returns as soon as cond holds, and fails the test (t.Fatalf,
 // naming what it waited for) if cond does not hold within limit. The
