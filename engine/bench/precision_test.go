@@ -99,7 +99,9 @@ func TestPrecisionSmallWeb(t *testing.T) {
 	o.FixedDepth = 10
 	o.Modes = []string{bench.ModeLidi, bench.ModeFixedDepth}
 	o.Robots, o.PagesPerVisit = 16, 50
-	o.Limit = time.Minute
+	// A bound against a hang, not a speed goal: the runs take some 15 s
+	// alone and over a minute each on a machine loaded 20 times over.
+	o.Limit = 5 * time.Minute
 	o.ProgressInterval = time.Minute
 	o.Dir = t.TempDir()
 	o.OpenStore = func(path string) (record.Store, io.Closer, error) {
