@@ -424,6 +424,7 @@ func (p *Planner) NextDue() (time.Time, bool) {
 
 // PagePlan is what the Planner thinks of one page.
 type PagePlan struct {
+	Weight   float64       // importance
 	Rate     Rate          // estimated change rate
 	Interval time.Duration // between visits, as allocated
 	Next     time.Time
@@ -436,7 +437,7 @@ func (p *Planner) Page(id uint64) (PagePlan, bool) {
 	if pg == nil {
 		return PagePlan{}, false
 	}
-	return PagePlan{Rate: pg.rate, Interval: pg.interval, Next: pg.next, Ready: p.channels[pg.info.Channel].ready}, true
+	return PagePlan{Weight: weightOr1(pg.info.Weight), Rate: pg.rate, Interval: pg.interval, Next: pg.next, Ready: p.channels[pg.info.Channel].ready}, true
 }
 
 // ChannelPlan is what the Planner thinks of one channel, for the console.

@@ -1,0 +1,192 @@
+package recrawl
+
+import (
+	"net/http"
+	"time"
+)
+
+// Scheduler is the page-level Planner as a crawl loop drives it: the loop
+// tells it what it fetched and asks what to fetch again, and the
+// Scheduler keeps what the Planner needs that the loop has at hand only
+// piecemeal: the pages' importance (their in-links among the pages with
+// copies), the budget (a share of what the robots can fetch, measured
+// from the fetches' costs), and the recrawl clock's pace against the
+// loop's (a recrawl clock may run faster than the loop's, against a
+// time-scaled web). The zero value is not usable: use NewScheduler. A
+// Scheduler is not safe for concurrent use.
+type Scheduler struct {
+	pl    *Planner
+	share float64
+	// robots is r; cost the mean time a fetch holds a robot (its
+	// duration and the site's delay) by the loop's clock, an exponential
+	// average.
+	robots int
+	cost   time.Duration
+	// scale is how fast the recrawl clock runs against the loop's, from
+	// the first and latest readings of both.
+	first, firstR time.Time
+	scale         float64
+	gaps          map[string]time.Duration // by the loop's clock
+	inlinks       map[uint64]int
+	outlinks      map[uint64][]uint64
+	info          map[uint64]PageInfo
+}
+
+// SchedulerOptions configure a Scheduler.
+type SchedulerOptions struct {
+	Planner PlannerOptions
+	// Share is the share of the robots' capacity recrawls may use; zero
+	// means DefaultShare. The rest is the crawl's, to discover.
+	Share float64
+}
+
+// DefaultShare is the share of the robots' capacity recrawls use by
+// default: half, so that discovery keeps as much.
+const DefaultShare = 0.5
+
+// costWeight is the weight of a new fetch in the average cost.
+const costWeight = 0.02
+
+// NewScheduler returns an empty Scheduler.
+func NewScheduler(opt SchedulerOptions) *Scheduler {
+	if opt.Share <= 0 || opt.Share > 1 {
+		opt.Share = DefaultShare
+	}
+	return &Scheduler{pl: NewPlanner(opt.Planner), share: opt.Share, scale: 1, gaps: map[string]time.Duration{},
+		inlinks: map[uint64]int{}, outlinks: map[uint64][]uint64{}, info: map[uint64]PageInfo{}}
+}
+
+// Planner returns the Planner, for its plans (Page, Channels).
+func (s *Scheduler) Planner() *Planner { return s.pl }
+
+// SetRobots sets r, the robots fetching.
+func (s *Scheduler) SetRobots(n int) {
+	s.robots = n
+	s.budget()
+}
+
+// SetSiteGap sets the shortest time between two requests to site, by the
+// loop's clock (politeness.delay, or a longer Crawl-delay).
+func (s *Scheduler) SetSiteGap(site string, gap time.Duration) {
+	s.gaps[site] = gap
+	s.pl.SetSiteGap(site, s.recrawlTime(gap))
+}
+
+// Copied records a page with a copy fetched at rfetched (recrawl clock), of
+// channel ch, on site (its politeness domain).
+func (s *Scheduler) Copied(id uint64, ch ChannelID, site string, rfetched time.Time) {
+	info := PageInfo{ID: id, Channel: ch, Site: site, Weight: float64(1 + s.inlinks[id])}
+	s.info[id] = info
+	s.pl.Add(info, rfetched)
+}
+
+// Links records the links of page from's copy (distinct, sorted, itself
+// left out), replacing those of its last copy: a page's importance is 1
+// and its in-links from pages with copies.
+func (s *Scheduler) Links(from uint64, to []uint64) {
+	for _, id := range s.outlinks[from] {
+		s.inlink(id, -1)
+	}
+	s.outlinks[from] = to
+	if len(to) == 0 {
+		delete(s.outlinks, from)
+	}
+	for _, id := range to {
+		s.inlink(id, 1)
+	}
+}
+
+func (s *Scheduler) inlink(id uint64, d int) {
+	s.inlinks[id] += d
+	if s.inlinks[id] <= 0 {
+		delete(s.inlinks, id)
+	}
+	if info, ok := s.info[id]; ok {
+		info.Weight = float64(1 + s.inlinks[id])
+		s.info[id] = info
+		s.pl.Add(info, time.Time{}) // known: only its weight changes
+	}
+}
+
+// Fetched records a fetch of a page with a copy at rnow (recrawl clock):
+// whether it changed, the Last-Modified it was served with ("" for none),
+// how many links to pages not seen before it had, and how long it held
+// its robot by the loop's clock (its duration and the site's delay).
+func (s *Scheduler) Fetched(id uint64, rnow time.Time, changed bool, lastModified string, newLinks int, cost time.Duration) {
+	v := Visit{At: rnow, Changed: changed}
+	if lastModified != "" {
+		if t, err := http.ParseTime(lastModified); err == nil {
+			v.LastModified = t
+		}
+	}
+	s.pl.Visit(id, v, newLinks)
+	s.addCost(cost)
+}
+
+// Cost records the cost of a fetch that was no recrawl (the crawl's own),
+// by the loop's clock: it measures the capacity as well.
+func (s *Scheduler) Cost(cost time.Duration) { s.addCost(cost) }
+
+func (s *Scheduler) addCost(cost time.Duration) {
+	if cost <= 0 {
+		return
+	}
+	if s.cost == 0 {
+		s.cost = cost
+	} else {
+		s.cost = time.Duration((1-costWeight)*float64(s.cost) + costWeight*float64(cost))
+	}
+	s.budget()
+}
+
+// Gone forgets a page (gone, forbidden, or out of scope).
+func (s *Scheduler) Gone(id uint64) {
+	s.Links(id, nil)
+	s.pl.Remove(id)
+	delete(s.info, id)
+}
+
+// Due returns the pages to fetch again now: now by the loop's clock, rnow
+// by the recrawl clock (see Planner.Due).
+func (s *Scheduler) Due(now, rnow time.Time) []uint64 {
+	s.clocks(now, rnow)
+	return s.pl.Due(rnow, 0)
+}
+
+// NextDue returns when the next page is due by the recrawl clock, and false
+// if none is.
+func (s *Scheduler) NextDue() (time.Time, bool) { return s.pl.NextDue() }
+
+// Budget returns the visits a second (recrawl clock) the Planner spends.
+func (s *Scheduler) Budget() float64 { return s.pl.budget }
+
+// clocks notes a reading of both clocks, for the recrawl clock's pace.
+func (s *Scheduler) clocks(now, rnow time.Time) {
+	if s.first.IsZero() {
+		s.first, s.firstR = now, rnow
+		return
+	}
+	if d := now.Sub(s.first); d >= time.Second {
+		sc := float64(rnow.Sub(s.firstR)) / float64(d)
+		if sc > 0 && (sc > s.scale*1.01 || sc < s.scale*0.99) {
+			s.scale = sc
+			for site, gap := range s.gaps {
+				s.pl.SetSiteGap(site, s.recrawlTime(gap))
+			}
+			s.budget()
+		}
+	}
+}
+
+func (s *Scheduler) recrawlTime(d time.Duration) time.Duration {
+	return time.Duration(float64(d) * s.scale)
+}
+
+// budget sets the Planner's budget: the share of r robots each fetching
+// a page per cost.
+func (s *Scheduler) budget() {
+	if s.robots <= 0 || s.cost <= 0 {
+		return
+	}
+	s.pl.SetBudget(s.share * float64(s.robots) / s.recrawlTime(s.cost).Seconds())
+}

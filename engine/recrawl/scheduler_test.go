@@ -1,0 +1,60 @@
+package recrawl
+
+import (
+	"math"
+	"net/http"
+	"testing"
+	"time"
+)
+
+func TestSchedulerBudgetAndPace(t *testing.T) {
+	s := NewScheduler(SchedulerOptions{Planner: PlannerOptions{InitialInterval: time.Hour}})
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	rstart := start.Add(1000 * time.Hour) // the recrawl clock: another epoch, 600 times as fast
+	at := func(d time.Duration) (time.Time, time.Time) { return start.Add(d), rstart.Add(600 * d) }
+	s.Due(at(0))
+	s.Due(at(10 * time.Second))
+	s.SetRobots(4)
+	s.Cost(100 * time.Millisecond)
+	// Half of 4 robots each fetching a page per 100 ms of the loop's
+	// clock, 60 s of the recrawl clock.
+	if got, want := s.Budget(), 0.5*4/60.0; math.Abs(got-want) > 1e-9 {
+		t.Errorf("budget %g visits/s, want %g", got, want)
+	}
+	s.SetSiteGap("slow", 5*time.Second) // 50 minutes of the recrawl clock
+	if got := s.Planner().gaps[s.Planner().sites["slow"]]; got != 50*time.Minute {
+		t.Errorf("the slow site's gap is %v on the recrawl clock, want 50m", got)
+	}
+}
+
+func TestSchedulerWeightsAndDates(t *testing.T) {
+	s := NewScheduler(SchedulerOptions{})
+	r0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for id := range uint64(4) {
+		s.Copied(id, "c", "site", r0)
+	}
+	s.Links(0, []uint64{1, 2})
+	s.Links(3, []uint64{1})
+	weight := func(id uint64) float64 { p, _ := s.Planner().Page(id); return p.Weight }
+	if weight(1) != 3 || weight(2) != 2 || weight(0) != 1 {
+		t.Errorf("weights %v %v %v, want 1 (none), 3 (two in-links) and 2", weight(0), weight(1), weight(2))
+	}
+	s.Links(0, []uint64{2}) // page 0's new copy no longer links to 1
+	if weight(1) != 2 {
+		t.Errorf("page 1 weighs %v after losing an in-link, want 2", weight(1))
+	}
+	lm := r0.Add(90 * time.Minute)
+	s.Fetched(1, r0.Add(2*time.Hour), true, lm.Format(http.TimeFormat), 0, time.Second)
+	v := s.Planner().pages[1].visits
+	if len(v) != 1 || !v[0].LastModified.Equal(lm) || v[0].Interval != 2*time.Hour {
+		t.Errorf("visit %+v, want a 2-hour interval dated %v", v, lm)
+	}
+	s.Fetched(2, r0.Add(2*time.Hour), true, "yesterday", 0, time.Second)
+	if v := s.Planner().pages[2].visits; len(v) != 1 || !v[0].LastModified.IsZero() {
+		t.Errorf("an unreadable Last-Modified gave %+v", v)
+	}
+	s.Gone(0)
+	if weight(2) != 1 {
+		t.Errorf("page 2 weighs %v once the page linking it is gone, want 1", weight(2))
+	}
+}
