@@ -224,16 +224,16 @@ func recrawlLive(ctx context.Context, o RecrawlLiveOptions, shape simweb.ChangeS
 		SimFreshness: math.NaN(), CurveMeanDiff: math.NaN(), CurveMaxDiff: math.NaN()}
 	res.Curve, res.Freshness, res.PageFreshness, res.Recrawls, res.PageTime = rec.freshness(web, warmEnd, end)
 	res.PageTime += time.Duration(float64(o.Delay) * o.TimeScale) // the robot waits w after each page
-	copies, articles, requests := rec.copies(web, warmEnd, end)
+	copies, articles := rec.copies(web)
 	maxDelay := cfg.MaxDelay
 	gap := func(site int) time.Duration {
 		return time.Duration(float64(min(max(o.Delay, web.Site(site).CrawlDelay), maxDelay)) * o.TimeScale)
 	}
-	res.Scores = scoreSchedules(scheduleInput{web: web, from: warmEnd, to: end, fetches: copies, requests: requests, gap: gap})
+	res.Scores = scoreSchedules(scheduleInput{web: web, from: warmEnd, to: end, fetches: copies, gap: gap})
 	res.NewFound, res.NewArticles = newFound(web, copies, articles, warmEnd, end)
 	popt := recrawl.DefaultPlanner()
 	popt.InitialInterval, popt.MinInterval = o.InitialInterval, cfg.Recrawl.Options.MinInterval
-	if res.Planner, err = plannerScores(scheduleInput{web: web, from: warmEnd, to: end, fetches: copies, requests: requests, gap: gap}, popt); err != nil {
+	if res.Planner, err = plannerScores(scheduleInput{web: web, from: warmEnd, to: end, fetches: copies, gap: gap}, popt); err != nil {
 		return nil, err
 	}
 	res.Violations = witnessViolations(srv.Witness(), o.Delay)
@@ -521,10 +521,9 @@ func (f *fetchRecorder) freshness(web *simweb.Web, from, to time.Duration) (curv
 }
 
 // copies returns the virtual times of the crawl's copies of each page of
-// the web (by page id, sorted), the first fetch of each news article (by
-// site, then article number), and the requests whose answer left a copy
-// within (from, to].
-func (f *fetchRecorder) copies(web *simweb.Web, from, to time.Duration) (pages map[int][]time.Duration, articles map[[2]int]time.Duration, requests int) {
+// the web (by page id, sorted) and the first fetch of each news article
+// (by site, then article number).
+func (f *fetchRecorder) copies(web *simweb.Web) (pages map[int][]time.Duration, articles map[[2]int]time.Duration) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	pages, articles = map[int][]time.Duration{}, map[[2]int]time.Duration{}
@@ -532,9 +531,6 @@ func (f *fetchRecorder) copies(web *simweb.Web, from, to time.Duration) (pages m
 		raw, ok := f.urls[fe.url]
 		if !ok {
 			continue
-		}
-		if fe.at > from && fe.at <= to {
-			requests++
 		}
 		if site, k, ok := web.Article(raw); ok {
 			key := [2]int{site, k}
@@ -550,7 +546,7 @@ func (f *fetchRecorder) copies(web *simweb.Web, from, to time.Duration) (pages m
 	for _, ts := range pages {
 		slices.Sort(ts)
 	}
-	return pages, articles, requests
+	return pages, articles
 }
 
 // newFound is the share of the articles news sites published within

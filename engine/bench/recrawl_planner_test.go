@@ -20,15 +20,20 @@ func TestPlannerBeatsUniform(t *testing.T) {
 				t.Fatal(err)
 			}
 			const from, to = 6 * time.Hour, 30 * time.Hour
+			// A copy of every page at 0, and the budget of half a visit per
+			// page per hour, spent as the requests of a crawl would be.
 			copies := map[int][]time.Duration{}
+			n := int(0.5 * (to - from).Hours())
 			for p := range web.NumPages() {
 				copies[p] = []time.Duration{0}
+				for k := range n {
+					copies[p] = append(copies[p], from+time.Duration(k+1)*(to-from)/time.Duration(n))
+				}
 			}
-			requests := int(0.5 * float64(web.NumPages()) * (to - from).Hours())
 			gap := func(site int) time.Duration {
 				return time.Duration(float64(min(max(100*time.Millisecond, web.Site(site).CrawlDelay), time.Minute)) * 600)
 			}
-			in := scheduleInput{web: web, from: from, to: to, fetches: copies, requests: requests, gap: gap}
+			in := scheduleInput{web: web, from: from, to: to, fetches: copies, gap: gap}
 			sc, err := plannerScores(in, recrawl.DefaultPlanner())
 			if err != nil {
 				t.Fatal(err)

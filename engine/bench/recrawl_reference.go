@@ -28,9 +28,11 @@ type scheduleInput struct {
 	web      *simweb.Web
 	from, to time.Duration // the window scored, virtual time
 	// fetches are the crawl's copies of each page (by web page id), their
-	// virtual times sorted; the pages scored are those with a copy by from.
-	fetches  map[int][]time.Duration
-	requests int // the crawl's requests within the window
+	// virtual times sorted; the pages scored are those with a copy by from,
+	// and the requests the references spend those fetches of theirs within
+	// the window (a crawl's fetches of pages it finds later are discovery,
+	// not recrawls).
+	fetches map[int][]time.Duration
 	// gap is the shortest virtual time between two requests to a site.
 	gap func(site int) time.Duration
 }
@@ -72,11 +74,15 @@ func scoreSchedules(in scheduleInput) scheduleScores {
 	if len(pages) == 0 || d <= 0 {
 		return sc
 	}
-	sc.RequestsPerPageHour = float64(in.requests) / float64(len(pages)) / d.Hours()
+	requests := 0
+	for _, pg := range pages {
+		requests += windowFetches(pg.fetches, in.from, in.to)
+	}
+	sc.RequestsPerPageHour = float64(requests) / float64(len(pages)) / d.Hours()
 	caps := siteCaps(pages, d, in.gap)
 	var wsum, lidi, uni, opt float64
-	uniform := uniformCrawls(pages, caps, float64(in.requests))
-	optimal := optimalCrawls(pages, caps, in.requests, d)
+	uniform := uniformCrawls(pages, caps, float64(requests))
+	optimal := optimalCrawls(pages, caps, requests, d)
 	for i, pg := range pages {
 		wsum += pg.weight
 		lidi += pg.weight * freshShare(pg.changes, pg.fetches, in.from, in.to)
@@ -85,6 +91,13 @@ func scoreSchedules(in scheduleInput) scheduleScores {
 	}
 	sc.Freshness, sc.Uniform, sc.Optimal = lidi/wsum, uni/wsum, opt/wsum
 	return sc
+}
+
+// windowFetches counts the fetches at sorted times ts within (from, to].
+func windowFetches(ts []time.Duration, from, to time.Duration) int {
+	a := sort.Search(len(ts), func(i int) bool { return ts[i] > from })
+	b := sort.Search(len(ts), func(i int) bool { return ts[i] > to })
+	return b - a
 }
 
 // inLinks counts each page's in-links in the web's graph.
@@ -300,10 +313,14 @@ func plannerScores(in scheduleInput, opt recrawl.PlannerOptions) (scheduleScores
 	}
 	slices.Sort(ids)
 	d := in.to - in.from
-	if len(ids) == 0 || d <= 0 || in.requests == 0 {
+	requests := 0
+	for _, p := range ids {
+		requests += windowFetches(in.fetches[p], in.from, in.to)
+	}
+	if len(ids) == 0 || d <= 0 || requests == 0 {
 		return scheduleScores{}, nil
 	}
-	setup := simulate.PagesSetup{Until: in.to, Budget: float64(in.requests) / d.Seconds(), Gap: map[string]time.Duration{}, Options: opt}
+	setup := simulate.PagesSetup{Until: in.to, Budget: float64(requests) / d.Seconds(), Gap: map[string]time.Duration{}, Options: opt}
 	for _, p := range ids {
 		site := ch.ChannelOf(p)
 		name := strconv.Itoa(site)
@@ -320,16 +337,10 @@ func plannerScores(in scheduleInput, opt recrawl.PlannerOptions) (scheduleScores
 		return scheduleScores{}, err
 	}
 	fetches := map[int][]time.Duration{}
-	requests := 0
 	for i, ts := range runs {
 		fetches[ids[i]] = ts
-		for _, t := range ts {
-			if t > in.from && t <= in.to {
-				requests++
-			}
-		}
 	}
 	sim := in
-	sim.fetches, sim.requests = fetches, requests
+	sim.fetches = fetches
 	return scoreSchedules(sim), nil
 }

@@ -2,6 +2,7 @@ package recrawl
 
 import (
 	"net/http"
+	"slices"
 	"time"
 )
 
@@ -80,13 +81,15 @@ func (s *Scheduler) Copied(id uint64, ch ChannelID, site string, rfetched time.T
 	s.pl.Add(info, rfetched)
 }
 
-// Links records the links of page from's copy (distinct, sorted, itself
-// left out), replacing those of its last copy: a page's importance is 1
-// and its in-links from pages with copies.
+// Links records the links of page from's copy, replacing those of its
+// last copy: a page's importance is 1 and its distinct in-links from
+// other pages with copies.
 func (s *Scheduler) Links(from uint64, to []uint64) {
 	for _, id := range s.outlinks[from] {
 		s.inlink(id, -1)
 	}
+	to = slices.Compact(slices.Sorted(slices.Values(to)))
+	to = slices.DeleteFunc(to, func(id uint64) bool { return id == from })
 	s.outlinks[from] = to
 	if len(to) == 0 {
 		delete(s.outlinks, from)
