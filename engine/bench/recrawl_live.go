@@ -47,6 +47,11 @@ type RecrawlLiveOptions struct {
 	Duration     time.Duration // of the real crawl, in real time
 	Robots       int
 	Delay        time.Duration // w, real time
+	// PagesPerVisit is the pages a robot's visit of a site may take
+	// (politeness.pages_per_connection): on a fast clock a visit of many
+	// pages to a site with a Crawl-delay lasts virtual hours, and the
+	// recrawls of the site wait for it.
+	PagesPerVisit int
 	Policies     []recrawl.PolicyName
 	// InitialInterval and Warmup are the recrawl warm-up's (virtual time).
 	InitialInterval, Warmup time.Duration
@@ -66,6 +71,7 @@ func (o *RecrawlLiveOptions) RegisterFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&o.TimeScale, "time-scale", 600, "the web's clock runs `N` times as fast as real time")
 	fs.DurationVar(&o.Duration, "duration", 3*time.Minute, "length of the real crawl, real time")
 	fs.IntVar(&o.Robots, "robots", 8, "r: robots, the recrawl capacity")
+	fs.IntVar(&o.PagesPerVisit, "pages-per-visit", 4, "c: pages a visit of a site may take (a visit of many pages to a site with a Crawl-delay lasts virtual hours on a fast clock)")
 	fs.DurationVar(&o.Delay, "delay", 100*time.Millisecond, "w: delay between two requests to a site, real time")
 	o.Policies = []recrawl.PolicyName{recrawl.IIR}
 	fs.Func("policy", "comma-separated recrawl `policies`, each run in turn: fixed, iir, icr, optimal, adaptive or all (default iir)", func(v string) error {
@@ -198,6 +204,7 @@ func recrawlLive(ctx context.Context, o RecrawlLiveOptions, shape simweb.ChangeS
 	cfg.Seeds = srv.SeedURLs(o.Sites)
 	cfg.Robots, cfg.Delay, cfg.MaxDelay = o.Robots, o.Delay, max(o.Delay, cfg.MaxDelay) // Crawl-delay honoured, as the witness checks
 	cfg.PerAddress, cfg.Rank, cfg.Detect, cfg.KeepBodies = false, false, false, false
+	cfg.PagesPerVisit = o.PagesPerVisit
 	cfg.Recrawl.Enabled = true
 	cfg.Recrawl.Options.Policy = pol
 	cfg.Recrawl.Options.MinInterval = 10 * time.Minute

@@ -266,7 +266,7 @@ func (p *Planner) Solve(now time.Time) {
 	var demands []Demand
 	var planned []*plannedPage
 	budget := p.budget
-	warm := make([]float64, len(p.caps)) // the warm-up's visits a second, per site
+	warming := make([][]*plannedPage, len(p.caps)) // per site, its pages in warm-up
 	var weights float64
 	for _, pg := range p.pages {
 		weights += weightOr1(pg.info.Weight)
@@ -293,8 +293,8 @@ func (p *Planner) Solve(now time.Time) {
 		for _, id := range ids {
 			pg := ch.pages[id]
 			if !ch.ready {
-				pg.rate, pg.interval = ch.rate, p.opt.InitialInterval
-				warm[pg.site] += 1 / p.opt.InitialInterval.Seconds()
+				pg.rate = ch.rate
+				warming[pg.site] = append(warming[pg.site], pg)
 				continue
 			}
 			// A channel that never changed lends a prior of "less than one
@@ -317,15 +317,37 @@ func (p *Planner) Solve(now time.Time) {
 			planned = append(planned, pg)
 		}
 	}
-	// The warm-up spends what its sites can take of it; what is left of
-	// their caps is the planned pages'.
+	// The warm-up visits a site's pages every InitialInterval, or as often
+	// as its politeness lets it with half its capacity left to its planned
+	// pages (all of it when it has none): a slow site's probes must not
+	// pile up ahead of its pages that matter. What is left of the caps is
+	// the planned pages'.
+	planned1 := make([]bool, len(p.caps))
+	for _, pg := range planned {
+		planned1[pg.site] = true
+	}
 	caps := slices.Clone(p.caps)
-	for s, w := range warm {
-		if caps[s] > 0 {
-			w = math.Min(w, caps[s])
-			caps[s] = math.Max(caps[s]-w, 1e-12)
+	for s, pages := range warming {
+		if len(pages) == 0 {
+			continue
 		}
-		budget -= w
+		spend := float64(len(pages)) / p.opt.InitialInterval.Seconds()
+		if c := caps[s]; c > 0 {
+			allowed := c
+			if planned1[s] {
+				allowed = c / 2
+			}
+			spend = math.Min(spend, allowed)
+			caps[s] = math.Max(c-spend, 1e-12)
+		}
+		budget -= spend
+		iv := max(p.opt.InitialInterval, frequencyInterval(spend/float64(len(pages))))
+		for _, pg := range pages {
+			if pg.interval != iv {
+				pg.interval = iv
+				p.schedule(pg, iv)
+			}
+		}
 	}
 	f := AllocateFrequencies(demands, caps, math.Max(budget, 0))
 	for i, pg := range planned {

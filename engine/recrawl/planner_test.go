@@ -134,3 +134,20 @@ func TestPlannerAllocates(t *testing.T) {
 		t.Errorf("spends %.2f visits an hour of 4", spend*3600)
 	}
 }
+
+// A slow site's warm-up probes are spread to what its politeness allows,
+// so that they do not pile up ahead of its planned pages.
+func TestPlannerWarmupWithinSiteCap(t *testing.T) {
+	p := NewPlanner(PlannerOptions{InitialInterval: time.Hour, Resolve: time.Minute})
+	p.SetBudget(1)
+	p.SetSiteGap("slow", 10*time.Minute)
+	for i := range 30 {
+		p.Add(PageInfo{ID: uint64(i), Channel: "c", Site: "slow"}, plannerEpoch)
+	}
+	p.Solve(plannerEpoch.Add(time.Minute))
+	pp, _ := p.Page(0)
+	// 30 pages, one request every 10 minutes: each every 5 hours.
+	if pp.Interval != 5*time.Hour {
+		t.Errorf("warm-up interval %v on a site taking a page every 10m, want 5h for its 30 pages", pp.Interval)
+	}
+}
