@@ -52,7 +52,7 @@ type RecrawlLiveOptions struct {
 	// pages to a site with a Crawl-delay lasts virtual hours, and the
 	// recrawls of the site wait for it.
 	PagesPerVisit int
-	Policies     []recrawl.PolicyName
+	Policies      []recrawl.PolicyName
 	// InitialInterval and Warmup are the recrawl warm-up's (virtual time).
 	InitialInterval, Warmup time.Duration
 	Out                     string // directory for recrawl_live.csv and .png ("": none)
