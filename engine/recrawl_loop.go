@@ -60,8 +60,9 @@ type recrawler struct {
 	cfg      RecrawlConfig
 	clock    recrawl.Clock
 	chans    *recrawl.Channels
-	mgr      *recrawl.Manager // nil during the warm-up
-	warmEnd  time.Time        // by the recrawl clock
+	mgr      *recrawl.Manager   // nil during the warm-up
+	sched    *recrawl.Scheduler // the page-level policy; nil for the channels' policies
+	warmEnd  time.Time          // by the recrawl clock
 	channels map[recrawl.ChannelID]*rchannel
 	items    map[uint64]*ritem    // URLs with a copy, by ID
 	pending  map[uint64]*rchannel // URLs a running task waits for, by ID
@@ -146,6 +147,10 @@ func newRecrawler(cfg RecrawlConfig, base clock.Clock) (*recrawler, error) {
 	r := &recrawler{cfg: cfg, clock: clock, chans: chans, channels: map[recrawl.ChannelID]*rchannel{}, items: map[uint64]*ritem{},
 		pending: map[uint64]*rchannel{}, withheld: map[uint64]uint64{}, byKey: map[string]recrawl.ChannelID{}}
 	r.warmEnd = clock.Now().Add(cfg.Warmup)
+	if cfg.Options.Policy == recrawl.Pages {
+		r.sched = recrawl.NewScheduler(recrawl.SchedulerOptions{Planner: recrawl.PlannerOptions{
+			InitialInterval: cfg.InitialInterval, MinInterval: cfg.Options.MinInterval, MaxInterval: cfg.Options.MaxInterval}})
+	}
 	return r, nil
 }
 
@@ -317,6 +322,21 @@ func (c *crawl) recrawlTick(now time.Time) {
 	}
 	rc.lastTick = now
 	rnow := rc.clock.Now()
+	if rc.sched != nil {
+		rc.sched.SetRobots(int(c.e.robots.Load()))
+		for _, id := range rc.sched.Due(now, rnow) {
+			it := rc.items[id]
+			if it == nil {
+				rc.sched.Gone(id)
+				continue
+			}
+			if s := c.sites[it.site]; s != nil && !s.parked && !it.queued {
+				c.queueCopy(it, s, now)
+				rc.tasks++
+			}
+		}
+		return
+	}
 	if rc.mgr == nil && !rnow.Before(rc.warmEnd) {
 		if err := c.startManager(rnow); err != nil {
 			c.e.event(record.Event{Kind: record.EventRecrawl, Text: err.Error()})
@@ -502,6 +522,20 @@ func (c *crawl) recrawlPublish(st *Stats) {
 		Filtered: rc.filtered, Bounded: rc.bounded, Freshness: rc.fresh.value, FreshnessExact: rc.fresh.exact,
 		WarmupEnds: rc.warmEnd, Now: rc.clock.Now()}
 	st.Intervals = nil
+	groups := rc.stats.Groups
+	if rc.sched != nil {
+		groups = rc.sched.Groups(rc.cfg.Options.Groups)
+		if groups != nil {
+			rs.WarmupEnds = time.Time{}
+		}
+	}
+	for _, g := range groups {
+		st.Intervals = append(st.Intervals, IntervalGroup{
+			Name: fmt.Sprintf("group %d", g.Index), Index: g.Index, Rank: g.Rank, Channels: g.Channels,
+			Interval: g.Interval, Initial: g.Initial, Submitted: g.Submitted, Updates: g.Updates,
+			SuccessRate: g.SuccessRate, TotalUpdates: g.TotalUpdates, Change: g.Change, Freshness: g.Freshness,
+		})
+	}
 	if rc.mgr != nil {
 		rs.WarmupEnds = time.Time{}
 		s := rc.stats
@@ -509,13 +543,6 @@ func (c *crawl) recrawlPublish(st *Stats) {
 		if len(s.Recent) > 0 {
 			last := s.Recent[len(s.Recent)-1]
 			rs.LastReassign, rs.LastPolicy = last.At, string(last.Policy)
-		}
-		for _, g := range s.Groups {
-			st.Intervals = append(st.Intervals, IntervalGroup{
-				Name: fmt.Sprintf("group %d", g.Index), Index: g.Index, Rank: g.Rank, Channels: g.Channels,
-				Interval: g.Interval, Initial: g.Initial, Submitted: g.Submitted, Updates: g.Updates,
-				SuccessRate: g.SuccessRate, TotalUpdates: g.TotalUpdates,
-			})
 		}
 		rs.History = slices.Clone(rc.history)
 	}

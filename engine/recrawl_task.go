@@ -2,6 +2,7 @@ package engine
 
 import (
 	"net/url"
+	"strconv"
 	"time"
 
 	"lidi/engine/fetch"
@@ -161,6 +162,11 @@ func (c *crawl) recrawlPage(m *visit.PageResult) {
 	it := rc.items[rec.URL]
 	ch := rc.pending[rec.URL] // the channel whose task waits for it
 	delete(rc.pending, rec.URL)
+	if rc.sched != nil {
+		if s := c.sites[rec.Site]; s != nil {
+			rc.sched.Cost(rec.Duration + s.delay)
+		}
+	}
 	switch {
 	case it == nil && keeps:
 		if it = rc.copied(rec.URL, m.URL, rec.Site, rnow); it == nil {
@@ -169,10 +175,28 @@ func (c *crawl) recrawlPage(m *visit.PageResult) {
 		if ch != nil {
 			rc.found++
 		}
+		if rc.sched != nil {
+			key := strconv.FormatInt(rec.Site, 10)
+			if s := c.sites[rec.Site]; s != nil {
+				rc.sched.SetSiteGap(key, s.delay)
+			}
+			rc.sched.Copied(rec.URL, it.ch.id, key, rnow)
+		}
 		if rc.mgr != nil && !it.ch.added {
 			c.addToManager(it.ch)
 		}
 	case it != nil && rec.Verdict.Known():
+		if rc.sched != nil {
+			fresh := 0
+			for i := range m.Links {
+				if f := &m.Links[i]; f.Resolve() {
+					if !c.web.has(f.ID) {
+						fresh++
+					}
+				}
+			}
+			rc.sched.Fetched(rec.URL, rnow, rec.Verdict.Changed(), rec.LastModified, fresh, 0)
+		}
 		o := &it.ch.obs
 		*o = append(*o, recrawl.Observation{Interval: rnow.Sub(it.fetched), Changed: rec.Verdict.Changed()})
 		if len(*o) > maxObservations {
@@ -186,6 +210,15 @@ func (c *crawl) recrawlPage(m *visit.PageResult) {
 		}
 		if len(m.Links) > 0 {
 			rc.noteLinks(it, m)
+			if rc.sched != nil {
+				ids := make([]uint64, 0, len(m.Links))
+				for i := range m.Links {
+					if f := &m.Links[i]; f.Resolve() {
+						ids = append(ids, f.ID)
+					}
+				}
+				rc.sched.Links(it.id, ids)
+			}
 		}
 	}
 	if ch != nil && ch.task != nil && ch.task.left[rec.URL] {
@@ -217,6 +250,9 @@ func (c *crawl) recrawlPage(m *visit.PageResult) {
 	default: // gone (4xx): nothing left to recrawl
 		delete(it.ch.items, rec.URL)
 		delete(rc.items, rec.URL)
+		if rc.sched != nil {
+			rc.sched.Gone(rec.URL)
+		}
 	}
 }
 
@@ -348,6 +384,9 @@ func (c *crawl) recrawlDropped(skips []record.Skip) {
 		if it := rc.items[sk.URL]; it != nil {
 			delete(it.ch.items, sk.URL)
 			delete(rc.items, sk.URL)
+			if rc.sched != nil {
+				rc.sched.Gone(sk.URL)
+			}
 		}
 		ch := rc.pending[sk.URL]
 		delete(rc.pending, sk.URL)
@@ -401,6 +440,8 @@ func (c *crawl) recrawled(m *visit.PageResult, now time.Time) {
 			continue
 		}
 		c.batch.Links = append(c.batch.Links, record.Link{From: m.Record.URL, To: f.ID})
-		c.discover(*f, m.Depth+1, m.Record.URL, now)
+		// The page scheduler fetches what a recrawl finds new at once: a
+		// news site's new articles, found within the recrawl that saw them.
+		c.discoverAt(*f, m.Depth+1, m.Record.URL, c.rc != nil && c.rc.sched != nil, now)
 	}
 }

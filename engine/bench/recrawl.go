@@ -62,9 +62,15 @@ func (o *RecrawlOptions) RegisterFlags(fs *flag.FlagSet) {
 		o.Setups = strings.Split(s, ",")
 		return nil
 	})
-	o.Policies = recrawl.PolicyNames()
-	fs.Func("policies", "comma-separated policies, or all (default all)", func(s string) error {
+	o.Policies = channelPolicies(recrawl.PolicyNames())
+	fs.Func("policies", "comma-separated policies of channels, or all (default all)", func(s string) error {
 		ps, err := parsePolicies(s)
+		if err == nil && len(channelPolicies(ps)) < len(ps) {
+			err = fmt.Errorf("bench: recrawl simulates channels: policy %s schedules pages (lidi bench recrawl-live runs it)", recrawl.Pages)
+			if strings.TrimSpace(s) == "all" {
+				ps, err = channelPolicies(ps), nil
+			}
+		}
 		o.Policies = ps
 		return err
 	})
@@ -412,6 +418,17 @@ func drawIntervals(w io.Writer, runs []*simulate.Result) error {
 
 // parsePolicies parses a comma-separated list of policy names; "all" is
 // every policy.
+// channelPolicies returns the policies of ps that schedule channels.
+func channelPolicies(ps []recrawl.PolicyName) []recrawl.PolicyName {
+	var out []recrawl.PolicyName
+	for _, p := range ps {
+		if !p.PerPage() {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 func parsePolicies(s string) ([]recrawl.PolicyName, error) {
 	if strings.TrimSpace(s) == "all" {
 		return recrawl.PolicyNames(), nil

@@ -60,6 +60,8 @@ func NewPolicy(name PolicyName) (Policy, error) {
 		return &optimalPolicy{}, nil
 	case Adaptive:
 		return adaptivePolicy{}, nil
+	case Pages:
+		return nil, fmt.Errorf("%w: policy %s schedules pages, not channels: a Scheduler runs it", ErrConfig, name)
 	}
 	_, err := ParsePolicyName(string(name))
 	return nil, err

@@ -317,11 +317,12 @@ func (p *Planner) Solve(now time.Time) {
 			planned = append(planned, pg)
 		}
 	}
-	// The warm-up visits a site's pages every InitialInterval, or as often
-	// as its politeness lets it with half its capacity left to its planned
-	// pages (all of it when it has none): a slow site's probes must not
-	// pile up ahead of its pages that matter. What is left of the caps is
-	// the planned pages'.
+	// The warm-up visits a site's pages every InitialInterval, within what
+	// the site's politeness allows; on a site with planned pages too (a
+	// ready channel's site, its newly found pages warming up) with half
+	// its capacity at most, and spread to that, so that a slow site's
+	// probes do not pile up ahead of its pages that matter. What is left of
+	// the caps is the planned pages'.
 	planned1 := make([]bool, len(p.caps))
 	for _, pg := range planned {
 		planned1[pg.site] = true
@@ -332,16 +333,16 @@ func (p *Planner) Solve(now time.Time) {
 			continue
 		}
 		spend := float64(len(pages)) / p.opt.InitialInterval.Seconds()
+		iv := p.opt.InitialInterval
 		if c := caps[s]; c > 0 {
-			allowed := c
-			if planned1[s] {
-				allowed = c / 2
+			if planned1[s] && spend > c/2 {
+				spend = c / 2
+				iv = frequencyInterval(spend / float64(len(pages)))
 			}
-			spend = math.Min(spend, allowed)
+			spend = math.Min(spend, c)
 			caps[s] = math.Max(c-spend, 1e-12)
 		}
 		budget -= spend
-		iv := max(p.opt.InitialInterval, frequencyInterval(spend/float64(len(pages))))
 		for _, pg := range pages {
 			if pg.interval != iv {
 				pg.interval = iv

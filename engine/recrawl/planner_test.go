@@ -135,19 +135,25 @@ func TestPlannerAllocates(t *testing.T) {
 	}
 }
 
-// A slow site's warm-up probes are spread to what its politeness allows,
-// so that they do not pile up ahead of its planned pages.
+// A slow site's warm-up probes of newly found pages are spread to half
+// what its politeness allows, so that they do not pile up ahead of its
+// planned pages.
 func TestPlannerWarmupWithinSiteCap(t *testing.T) {
-	p := NewPlanner(PlannerOptions{InitialInterval: time.Hour, Resolve: time.Minute})
+	p := NewPlanner(PlannerOptions{InitialInterval: time.Hour, Resolve: time.Minute, MinVisits: 1})
 	p.SetBudget(1)
 	p.SetSiteGap("slow", 10*time.Minute)
+	p.Add(PageInfo{ID: 100, Channel: "ready", Site: "slow"}, plannerEpoch)
+	p.Visit(100, Visit{At: plannerEpoch.Add(time.Hour), Changed: true}, 0)
 	for i := range 30 {
-		p.Add(PageInfo{ID: uint64(i), Channel: "c", Site: "slow"}, plannerEpoch)
+		p.Add(PageInfo{ID: uint64(i), Channel: "new", Site: "slow"}, plannerEpoch)
 	}
-	p.Solve(plannerEpoch.Add(time.Minute))
+	p.Solve(plannerEpoch.Add(time.Hour + time.Minute))
+	if pp, _ := p.Page(100); !pp.Ready {
+		t.Fatalf("the visited channel is not ready: %+v", pp)
+	}
 	pp, _ := p.Page(0)
-	// 30 pages, one request every 10 minutes: each every 5 hours.
-	if pp.Interval != 5*time.Hour {
-		t.Errorf("warm-up interval %v on a site taking a page every 10m, want 5h for its 30 pages", pp.Interval)
+	// 30 pages, one request every 20 minutes: each every 10 hours.
+	if pp.Interval != 10*time.Hour {
+		t.Errorf("warm-up interval %v on a site taking a page every 10m, want 10h for its 30 new pages", pp.Interval)
 	}
 }

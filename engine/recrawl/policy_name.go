@@ -27,10 +27,19 @@ const (
 	// Adaptive is the per-channel multiplicative rule of Nutch's
 	// AdaptiveFetchSchedule and StormCrawler's AdaptiveScheduler.
 	Adaptive PolicyName = "adaptive"
+	// Pages schedules page by page (Scheduler, Planner): each page's rate
+	// estimated from its own visits and its channel's, the budget given
+	// by Wolf's and Cho's optimal allocation, weighted by importance,
+	// within each site's politeness. It has no Manager.
+	Pages PolicyName = "pages"
 )
 
 // PolicyNames lists every policy in the order reports print them.
-func PolicyNames() []PolicyName { return []PolicyName{Fixed, IIR, ICR, Optimal, Adaptive} }
+func PolicyNames() []PolicyName { return []PolicyName{Fixed, IIR, ICR, Optimal, Adaptive, Pages} }
+
+// PerPage reports whether the policy schedules pages (a Scheduler) rather
+// than channels (a Manager).
+func (p PolicyName) PerPage() bool { return p == Pages }
 
 // ParsePolicyName reads a policy's name (case-insensitive).
 func ParsePolicyName(s string) (PolicyName, error) {

@@ -193,3 +193,49 @@ func (s *Scheduler) budget() {
 	}
 	s.pl.SetBudget(s.share * float64(s.robots) / s.recrawlTime(s.cost).Seconds())
 }
+
+// Groups summarises the plan for the console in k groups of channels by
+// estimated change rate, fastest first (equal numbers of channels, the
+// channels still warming up left out): per group its channels, the change
+// interval its pooled rates give, the mean interval between visits of its
+// pages and the freshness the estimates expect. Nil before any channel
+// left its warm-up.
+func (s *Scheduler) Groups(k int) []GroupStats {
+	var ready []ChannelPlan
+	for _, c := range s.pl.Channels() {
+		if c.Ready {
+			ready = append(ready, c)
+		}
+	}
+	if len(ready) == 0 || k < 1 {
+		return nil
+	}
+	slices.SortStableFunc(ready, func(a, b ChannelPlan) int {
+		switch {
+		case a.Rate > b.Rate:
+			return -1
+		case a.Rate < b.Rate:
+			return 1
+		}
+		return 0
+	})
+	k = min(k, len(ready))
+	out := make([]GroupStats, k)
+	for g := range out {
+		members := ready[g*len(ready)/k : (g+1)*len(ready)/k]
+		var rate Rate
+		var freq, fresh float64
+		for _, c := range members {
+			rate += c.Rate
+			freq += 1 / c.Interval.Seconds()
+			fresh += c.Freshness
+		}
+		n := float64(len(members))
+		out[g] = GroupStats{Index: g, Rank: Rank(g, k), Channels: len(members), Interval: frequencyInterval(freq / n),
+			Freshness: fresh / n}
+		if rate > 0 {
+			out[g].Change = (rate / Rate(n)).Interval()
+		}
+	}
+	return out
+}

@@ -1,6 +1,7 @@
 package recrawl
 
 import (
+	"fmt"
 	"math"
 	"net/http"
 	"testing"
@@ -56,5 +57,34 @@ func TestSchedulerWeightsAndDates(t *testing.T) {
 	s.Gone(0)
 	if weight(2) != 1 {
 		t.Errorf("page 2 weighs %v once the page linking it is gone, want 1", weight(2))
+	}
+}
+
+func TestSchedulerGroups(t *testing.T) {
+	s := NewScheduler(SchedulerOptions{Planner: PlannerOptions{InitialInterval: time.Hour, MinVisits: 1, Resolve: time.Minute}})
+	r0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	if g := s.Groups(3); g != nil {
+		t.Fatalf("groups before any page: %v", g)
+	}
+	// Four channels of two pages, changing at every visit of channel 0,
+	// every other of channel 1, and never for 2 and 3.
+	for id := range uint64(8) {
+		s.Copied(id, ChannelID(fmt.Sprint("c", id/2)), "site", r0)
+	}
+	s.SetRobots(2)
+	s.Cost(time.Second)
+	for k := range 4 {
+		at := r0.Add(time.Duration(k+1) * time.Hour)
+		for id := range uint64(8) {
+			s.Fetched(id, at, id/2 == 0 || id/2 == 1 && k%2 == 0, "", 0, time.Second)
+		}
+	}
+	s.Due(r0.Add(5*time.Hour), r0.Add(5*time.Hour))
+	g := s.Groups(2)
+	if len(g) != 2 || g[0].Channels != 2 || g[1].Channels != 2 {
+		t.Fatalf("groups %+v, want two of two channels", g)
+	}
+	if !(g[0].Change > 0 && (g[1].Change == 0 || g[0].Change < g[1].Change)) {
+		t.Errorf("group 0 changes every %v, group 1 every %v: want the fastest first", g[0].Change, g[1].Change)
 	}
 }
