@@ -107,6 +107,7 @@ func startRecrawlFor(t *testing.T, seeds []string, scope recrawl.Scope, warmup t
 	cfg := crawlConfig(seeds)
 	cfg.Delay, cfg.MaxDelay = 0, 0
 	cfg.Recrawl.Enabled = true
+	cfg.Recrawl.Options.Policy = recrawl.IIR // these tests are of the channels' tasks
 	clock := recrawl.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	cfg.Recrawl.Clock = clock
 	cfg.Recrawl.InitialInterval = time.Hour

@@ -61,6 +61,7 @@ type RecrawlLiveOptions struct {
 
 // RegisterFlags defines the flags and sets the defaults.
 func (o *RecrawlLiveOptions) RegisterFlags(fs *flag.FlagSet) {
+	def := engine.DefaultRecrawl()
 	o.Shapes = []simweb.ChangeShape{simweb.ShapeSARSS}
 	fs.Func("changes", "comma-separated `shapes` of the changing web, each crawled in turn: sarss, pareto, quasi, news, no-validators, stamped or all (default sarss)", func(v string) error {
 		sh, err := simweb.ParseChangeShapes(v)
@@ -71,15 +72,14 @@ func (o *RecrawlLiveOptions) RegisterFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&o.TimeScale, "time-scale", 600, "the web's clock runs `N` times as fast as real time")
 	fs.DurationVar(&o.Duration, "duration", 3*time.Minute, "length of the real crawl, real time")
 	fs.IntVar(&o.Robots, "robots", 8, "r: robots, the recrawl capacity")
-	fs.IntVar(&o.PagesPerVisit, "pages-per-visit", 4, "c: pages a visit of a site may take (a visit of many pages to a site with a Crawl-delay lasts virtual hours on a fast clock)")
+	fs.IntVar(&o.PagesPerVisit, "pages-per-visit", 1, "c: pages a visit of a site may take (a visit of many pages to a site with a Crawl-delay lasts virtual hours on a fast clock)")
 	fs.DurationVar(&o.Delay, "delay", 100*time.Millisecond, "w: delay between two requests to a site, real time")
-	o.Policies = []recrawl.PolicyName{recrawl.IIR}
-	fs.Func("policy", "comma-separated recrawl `policies`, each run in turn: fixed, iir, icr, optimal, adaptive or all (default iir)", func(v string) error {
+	o.Policies = []recrawl.PolicyName{def.Options.Policy}
+	fs.Func("policy", "comma-separated recrawl `policies`, each run in turn: fixed, iir, icr, optimal, adaptive, pages or all (default pages, the engine's)", func(v string) error {
 		ps, err := parsePolicies(v)
 		o.Policies = ps
 		return err
 	})
-	def := engine.DefaultRecrawl()
 	fs.DurationVar(&o.InitialInterval, "initial-interval", def.InitialInterval, "warm-up probe interval, virtual time")
 	fs.DurationVar(&o.Warmup, "warmup", def.Warmup, "warm-up length, virtual time")
 	fs.StringVar(&o.Out, "out", "", "write recrawl_live.csv and recrawl_live.png (the freshness curves, real and simulated) into `DIR`")
@@ -244,8 +244,9 @@ func recrawlLive(ctx context.Context, o RecrawlLiveOptions, shape simweb.ChangeS
 		return nil, err
 	}
 	res.Violations = witnessViolations(srv.Witness(), o.Delay)
-	if !web.Changes().Options().Together {
-		// The simulation knows channels that change together only.
+	if !web.Changes().Options().Together || pol.PerPage() {
+		// The simulation knows channels that change together only, and
+		// the policies of channels.
 		printRecrawlLive(w, res)
 		return res, nil
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"lidi/engine/record"
+	"lidi/engine/recrawl"
 	"lidi/engine/simweb"
 	"lidi/storage"
 )
@@ -24,7 +25,7 @@ func TestRecrawlLiveSmall(t *testing.T) {
 	o.RegisterFlags(fs)
 	out := t.TempDir()
 	if err := fs.Parse([]string{"--sites", "12", "--pages", "150", "--time-scale", "1200", "--duration", "12s",
-		"--warmup", "2h", "--initial-interval", "30m", "--delay", "20ms", "--out", out}); err != nil {
+		"--warmup", "2h", "--initial-interval", "30m", "--delay", "20ms", "--policy", "iir,pages", "--out", out}); err != nil {
 		t.Fatal(err)
 	}
 	o.OpenStore = openTestStore
@@ -73,8 +74,17 @@ func TestRecrawlLiveSmall(t *testing.T) {
 	if mean := sum / float64(len(res.SimCurve)); math.Abs(mean-res.CurveMeanDiff) > 1e-9 || res.CurveMaxDiff < mean {
 		t.Errorf("curve differences: mean %v (recomputed %v), max %v", res.CurveMeanDiff, mean, res.CurveMaxDiff)
 	}
+	// The page scheduler recrawls too, politely; the simulation, which
+	// knows channels only, is not run for it.
+	pages := runs[1]
+	if pages.Policy != recrawl.Pages || pages.Recrawls == 0 || pages.Scores.Pages == 0 || pages.Violations != 0 || pages.Sim != nil {
+		t.Errorf("policy %s: %d recrawls, %d pages scored, %d violations, simulated %v", pages.Policy, pages.Recrawls, pages.Scores.Pages, pages.Violations, pages.Sim != nil)
+	}
 	lines := strings.Split(strings.TrimSpace(log.String()), "\n")
-	last := lines[len(lines)-1]
+	last := lines[len(lines)-2] // iir's, before pages'
+	if !strings.HasPrefix(lines[len(lines)-1], "changes=sarss policy=pages freshness=") || !strings.Contains(lines[len(lines)-1], " sim_freshness=- ") {
+		t.Errorf("last line %q is not pages' key=value line", lines[len(lines)-1])
+	}
 	if !strings.HasPrefix(last, "changes=sarss policy=iir freshness=") || !strings.Contains(last, " sim_freshness=") ||
 		!strings.Contains(last, " uniform=") || !strings.Contains(last, " optimal=") || !strings.Contains(last, " requests_per_page_hour=") {
 		t.Errorf("last line %q is not the key=value line", last)
