@@ -95,7 +95,13 @@ func EstimateIrregular(obs []Observation) (Rate, error) {
 		}
 		return s
 	}
-	lo, hi := 1e-6/tmax, 1/tmax
+	return Rate(decreasingRoot(f, 1e-6/tmax, 1/tmax, 1e-12)), nil
+}
+
+// decreasingRoot returns the root of f, decreasing from positive to
+// negative, by bisection in log scale from the bracket [lo, hi] (widened
+// until it holds the root) to a relative precision tol.
+func decreasingRoot(f func(float64) float64, lo, hi, tol float64) float64 {
 	for f(lo) < 0 {
 		lo /= 1e3
 	}
@@ -109,11 +115,11 @@ func EstimateIrregular(obs []Observation) (Rate, error) {
 		} else {
 			hi = mid
 		}
-		if hi/lo < 1+1e-12 {
+		if hi/lo < 1+tol {
 			break
 		}
 	}
-	return Rate(math.Sqrt(lo * hi)), nil
+	return math.Sqrt(lo * hi)
 }
 
 // Estimate picks the estimator the history calls for: EstimateRegular when

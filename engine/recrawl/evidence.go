@@ -147,20 +147,5 @@ func (e Evidence) Posterior(prior Rate, weight float64) Rate {
 		return s
 	}
 	hi := (a + float64(len(e.Changed))) / q // every term is at most 1/λ
-	lo := hi * 1e-6
-	for g(lo) < 0 {
-		lo /= 1e3
-	}
-	for range 100 {
-		mid := math.Sqrt(lo * hi)
-		if g(mid) > 0 {
-			lo = mid
-		} else {
-			hi = mid
-		}
-		if hi/lo < 1+1e-6 {
-			break
-		}
-	}
-	return Rate(math.Sqrt(lo * hi))
+	return Rate(decreasingRoot(g, hi*1e-6, hi, 1e-6))
 }
