@@ -63,16 +63,11 @@ type FreshnessOracle interface {
 	Fresh(rawURL string, fetched, at time.Time) (fresh, ok bool)
 }
 
-// DefaultRecrawl returns recrawling's defaults: off, the policy pages
-// (recrawl.Scheduler: page by page, Wolf's and Cho's allocation), the
-// Manager's defaults for the channels' policies (K = 5, a rate cap of twice
-// the change rate), a threshold of 3 bits, a warm-up recrawling every
-// channel hourly (for 6 hours with a channels' policy; until a channel's
-// evidence suffices with pages).
+// DefaultRecrawl returns recrawling's defaults: off, the Manager's
+// defaults (iir, K = 5, a rate cap of twice the change rate), a threshold
+// of 3 bits, a warm-up of 6 hours recrawling every channel hourly.
 func DefaultRecrawl() RecrawlConfig {
-	opt := recrawl.Defaults()
-	opt.Policy = recrawl.Pages
-	return RecrawlConfig{Options: opt, Threshold: 3, InitialInterval: time.Hour, Warmup: 6 * time.Hour, TimeScale: 1}
+	return RecrawlConfig{Options: recrawl.Defaults(), Threshold: 3, InitialInterval: time.Hour, Warmup: 6 * time.Hour, TimeScale: 1}
 }
 
 func (r *RecrawlConfig) validate() error {
