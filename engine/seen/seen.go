@@ -39,7 +39,8 @@ var ErrClosed = errors.New("seen: set closed")
 type Options struct {
 	// Dir is where runs are written; Open creates it and removes the runs
 	// an earlier Set left there. Empty: a new directory under os.TempDir,
-	// removed by Close.
+	// removed by Close, or, when its process was killed, by the next Open
+	// that finds it (the Set holds a lock on it while it lives).
 	Dir string
 	// Recent is how many entries are kept in memory before they are
 	// written out as a run (0: DefaultRecent). While a run is being
@@ -68,6 +69,7 @@ const (
 type Set struct {
 	dir     string
 	tempDir bool
+	lock    *os.File // held on a temporary directory for the Set's life
 	recent  map[uint64]int32
 	max     int
 	// frozen is the last recent map, being written as a run by the
@@ -138,11 +140,16 @@ func Open(opt Options) (*Set, error) {
 	}
 	s.cache = make([]cacheSlot, size)
 	if s.dir == "" {
-		d, err := os.MkdirTemp("", "lidi-seen-")
+		sweep(os.TempDir(), tempPattern+"*")
+		d, err := os.MkdirTemp("", tempPattern)
 		if err != nil {
 			return nil, fmt.Errorf("seen: %w", err)
 		}
 		s.dir, s.tempDir = d, true
+		if s.lock, err = lockDir(d); err != nil {
+			os.RemoveAll(d)
+			return nil, fmt.Errorf("seen: %w", err)
+		}
 	} else {
 		if err := os.MkdirAll(s.dir, 0o755); err != nil {
 			return nil, fmt.Errorf("seen: %w", err)
@@ -306,11 +313,17 @@ func (s *Set) Close() error {
 	}
 	if s.tempDir {
 		errs = append(errs, os.RemoveAll(s.dir))
+		if s.lock != nil {
+			s.lock.Close()
+		}
 	}
 	s.err = ErrClosed
 	s.recent, s.frozen, s.runs = nil, nil, nil
 	return errors.Join(errs...)
 }
+
+// tempPattern names the temporary directories of Sets.
+const tempPattern = "lidi-seen-"
 
 // mix scrambles an ID (splitmix64's finaliser), so that IDs that are not
 // uniform hashes still spread over the cache and the filters.
