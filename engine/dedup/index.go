@@ -1,0 +1,106 @@
+package dedup
+
+import (
+	"math"
+	"strings"
+)
+
+// add stores page p and indexes it. newDigest is false when its digest is
+// already indexed. It reports false when the detector is full (2^31 pages
+// or 4 GiB of URLs) and no longer stores pages.
+func (d *Detector) add(p *Page, u *urlParts, dup, newDigest bool) (uint32, bool) {
+	if len(d.recs) >= dupFlag-1 {
+		return 0, false
+	}
+	dir, ok := d.internDir(u.head, u.originEnd, u.hostStart)
+	if !ok {
+		return 0, false
+	}
+	rest, ok := d.arena.add(u.rest)
+	if !ok {
+		return 0, false
+	}
+	flag := uint32(0)
+	if dup {
+		flag = dupFlag
+	}
+	idx := uint32(len(d.recs))
+	if p.Items != 0 {
+		if d.items == nil {
+			d.items = make(map[uint32]uint64)
+		}
+		d.items[idx] = p.Items
+	}
+	lm := uint32(0)
+	if p.LastModified > 0 && p.LastModified <= math.MaxUint32 {
+		lm = uint32(p.LastModified)
+	}
+	d.recs = append(d.recs, pageRec{id: p.ID, sim: p.Simhash, main: p.Main, nourl: p.NoURL, title: p.Title, digest: p.Digest, dir: uint32(dir) | flag, rest: rest, lm: lm})
+	d.byID[p.ID] = idx
+	o := d.dirs[dir].head[:u.originEnd]
+	if len(d.byOrigin[o]) == 0 {
+		d.noteOrigin(o)
+	}
+	d.byOrigin[o] = append(d.byOrigin[o], idx)
+	if len(d.origins) > 0 {
+		d.noteRep(idx, p.URL)
+	}
+	if newDigest {
+		d.digests.insert(digestKey(p.Digest), idx, 1)
+	}
+	d.sitePaths.insert(sitePathKey(u), idx, d.perKey)
+	d.tails.insert(tailKey(u), idx, d.perKey)
+	if hasDigit(u) {
+		d.shapes.insert(shapeKey(u), idx, d.perKey)
+	}
+	if p.Main != 0 {
+		for k := range d.bands {
+			d.bands[k].insert(bandKey(u, k, p.Main), idx, d.perKey)
+		}
+	}
+	if p.Title != 0 {
+		d.titles.insert(titleKey(u, p.Title), idx, d.perKey)
+	}
+	for k := dir; k >= 0; k = d.dirs[k].parent {
+		if dup {
+			d.dirs[k].dup++
+		} else {
+			d.dirs[k].unique++
+		}
+	}
+	return idx, true
+}
+
+// internDir returns the index of directory head, adding it and its
+// ancestors if new.
+func (d *Detector) internDir(head string, originEnd, hostStart int) (int32, bool) {
+	if k, ok := d.dirIndex[head]; ok {
+		return k, true
+	}
+	parent := int32(-1)
+	if len(head) > originEnd+1 {
+		ph := head[:strings.LastIndexByte(head[:len(head)-1], '/')+1]
+		var ok bool
+		if parent, ok = d.internDir(ph, originEnd, hostStart); !ok {
+			return 0, false
+		}
+	}
+	ref, ok := d.arena.add(head)
+	if !ok || originEnd > math.MaxUint16 {
+		return 0, false
+	}
+	s := d.arena.get(ref)
+	k := int32(len(d.dirs))
+	d.dirs = append(d.dirs, dirRec{head: s, parent: parent, originEnd: uint16(originEnd), hostStart: uint16(hostStart)})
+	d.dirIndex[s] = k
+	return k, true
+}
+
+// dirCounts returns the unique and duplicate pages observed at or under a
+// directory prefix.
+func (d *Detector) dirCounts(prefix string) (unique, dup uint32) {
+	if k, ok := d.dirIndex[prefix]; ok {
+		return d.dirs[k].unique, d.dirs[k].dup
+	}
+	return 0, 0
+}
