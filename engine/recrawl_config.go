@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	clk "lidi/engine/clock"
+
 	"lidi/engine/recrawl"
 )
 
@@ -38,7 +40,7 @@ type RecrawlConfig struct {
 	TimeScale float64 `yaml:"time_scale" check:">=0"`
 	// Clock, if set, is the recrawl clock instead (not a config.yaml key:
 	// lidi demo gives simweb's virtual clock).
-	Clock recrawl.Clock
+	Clock clk.Clock
 	// Freshness, if set, knows whether a copy is still current (not a
 	// config.yaml key: lidi demo gives simweb's ground truth); the console
 	// then shows exact freshness, else an estimate.
@@ -51,7 +53,7 @@ type RecrawlConfig struct {
 // the store keeping their fetch times in real time; with another clock
 // they count as fetched when the crawl resumed.
 type RecrawlClockAt interface {
-	recrawl.Clock
+	clk.Clock
 	At(real time.Time) time.Time
 }
 

@@ -58,7 +58,7 @@ const minProbes = 3
 // recrawler is the loop's recrawl state; only the loop goroutine touches it.
 type recrawler struct {
 	cfg      RecrawlConfig
-	clock    recrawl.Clock
+	clock    clock.Clock
 	chans    *recrawl.Channels
 	mgr      *recrawl.Manager   // nil during the warm-up
 	sched    *recrawl.Scheduler // the page-level policy; nil for the channels' policies

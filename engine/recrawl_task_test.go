@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	clk "lidi/engine/clock"
+
 	"lidi/engine"
 	"lidi/engine/recrawl"
 	"lidi/internal/testkit"
@@ -89,7 +91,7 @@ func words(path string) string {
 // nothing is recrawled until the test moves the clock.
 type liveRecrawl struct {
 	eng    *engine.Engine
-	clock  *recrawl.ManualClock
+	clock  *clk.Fake
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -108,7 +110,7 @@ func startRecrawlFor(t *testing.T, seeds []string, scope recrawl.Scope, warmup t
 	cfg.Delay, cfg.MaxDelay = 0, 0
 	cfg.Recrawl.Enabled = true
 	cfg.Recrawl.Options.Policy = recrawl.IIR // these tests are of the channels' tasks
-	clock := recrawl.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	clock := clk.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	cfg.Recrawl.Clock = clock
 	cfg.Recrawl.InitialInterval = time.Hour
 	cfg.Recrawl.Warmup = warmup

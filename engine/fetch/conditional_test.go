@@ -7,9 +7,10 @@ import (
 	"testing"
 	"time"
 
+	clk "lidi/engine/clock"
+
 	"lidi/engine/dedup"
 	"lidi/engine/fetch"
-	"lidi/engine/recrawl"
 	"lidi/engine/simweb"
 )
 
@@ -52,7 +53,7 @@ func TestConditionalAgainstChangingWeb(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clk := recrawl.NewManualClock(time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC))
+	clk := clk.NewFake(time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC))
 	srv, err := simweb.Start(context.Background(), w, simweb.ServerConfig{Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)

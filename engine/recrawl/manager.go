@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	clk "lidi/engine/clock"
 )
 
 // Outcome is what running a Task gave.
@@ -73,7 +75,7 @@ func NewPolicy(name PolicyName) (Policy, error) {
 type Manager struct {
 	mu       sync.Mutex
 	b        Book
-	clock    Clock
+	clock    clk.Clock
 	policy   Policy
 	grouping grouping
 	byID     map[ChannelID]*Channel
@@ -101,7 +103,7 @@ func New(opt Options, specs []ChannelSpec) (*Manager, error) {
 	}
 	m := &Manager{clock: opt.Clock, policy: p, byID: map[ChannelID]*Channel{}}
 	if m.clock == nil {
-		m.clock = SystemClock{}
+		m.clock = clk.System
 	}
 	now := m.clock.Now()
 	m.b = Book{Opt: opt, Now: now, LastReassign: now}

@@ -3,6 +3,8 @@ package recrawl
 import (
 	"fmt"
 	"time"
+
+	clk "lidi/engine/clock"
 )
 
 // Options configure a Manager (config.yaml's recrawl.* keys). Defaults
@@ -38,8 +40,8 @@ type Options struct {
 	IncRate float64 `yaml:"inc_rate"` // recrawl.inc_rate: the interval grows by this share when a recrawl found no change
 	DecRate float64 `yaml:"dec_rate"` // recrawl.dec_rate: and shrinks by this share when it found one
 
-	// Clock tells the time; nil means SystemClock.
-	Clock Clock
+	// Clock tells the time; nil means the system's clock.
+	Clock clk.Clock
 }
 
 // Defaults returns the default options.

@@ -5,6 +5,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	clk "lidi/engine/clock"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -35,9 +37,9 @@ func TestCheckPriorities(t *testing.T) {
 
 // twoGroups returns a manager of two channels changing every 60 minutes and
 // two every 240, in two groups, with the policy and a manual clock.
-func twoGroups(t *testing.T, p PolicyName, tune func(*Options)) (*Manager, *ManualClock) {
+func twoGroups(t *testing.T, p PolicyName, tune func(*Options)) (*Manager, *clk.Fake) {
 	t.Helper()
-	clock := NewManualClock(t0)
+	clock := clk.NewFake(t0)
 	opt := Defaults()
 	opt.Policy, opt.Groups, opt.Clock = p, 2, clock
 	opt.Encourage = 0.9 // the hand computations below use δ = 0.9
@@ -69,7 +71,7 @@ func submit(m *Manager, id ChannelID, n int) {
 }
 
 // updated reports a successful recrawl of id finished at t0+at, which took d.
-func updated(m *Manager, clock *ManualClock, id ChannelID, at, d time.Duration, changed bool) {
+func updated(m *Manager, clock *clk.Fake, id ChannelID, at, d time.Duration, changed bool) {
 	clock.Set(t0.Add(at))
 	m.Done(Task{Channel: id}, Outcome{Success: true, Changed: changed, Duration: d})
 }
@@ -280,7 +282,7 @@ func TestDueOrderAndStats(t *testing.T) {
 }
 
 func ExampleManager() {
-	clock := NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	clock := clk.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	opt := Defaults()
 	opt.Policy, opt.Clock = Fixed, clock
 	m, _ := New(opt, []ChannelSpec{{ID: "news.example.org", Rate: RateOf(time.Hour)}})

@@ -5,6 +5,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	clk "lidi/engine/clock"
 )
 
 // TestRestoreAfterRestart: a manager's channel states, saved after an IIR
@@ -23,7 +25,7 @@ func TestRestoreAfterRestart(t *testing.T) {
 	saved := m.ChannelStates()
 	before := m.Stats()
 
-	clock2 := NewManualClock(clock.Now())
+	clock2 := clk.NewFake(clock.Now())
 	opt := Defaults()
 	opt.Policy, opt.Groups, opt.Clock = IIR, 2, clock2
 	var specs []ChannelSpec
@@ -62,7 +64,7 @@ func TestRestoreAfterRestart(t *testing.T) {
 // TestRegroup: channels added with no estimate sit in the slowest group;
 // once estimated, Regroup spreads them by rate and restarts the policy.
 func TestRegroup(t *testing.T) {
-	clock := NewManualClock(t0)
+	clock := clk.NewFake(t0)
 	opt := Defaults()
 	opt.Policy, opt.Groups, opt.Clock = IIR, 2, clock
 	m, err := New(opt, nil)

@@ -24,6 +24,8 @@ import (
 	"slices"
 	"time"
 
+	clk "lidi/engine/clock"
+
 	"lidi/engine/recrawl"
 	"lidi/engine/recrawl/change"
 )
@@ -254,7 +256,7 @@ func Run(s Setup, policy recrawl.PolicyName) (*Result, error) {
 			Cost: time.Duration(c.pages) * s.PageTime}
 	}
 	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	clock := recrawl.NewManualClock(epoch.Add(start))
+	clock := clk.NewFake(epoch.Add(start))
 	opt := s.Options
 	opt.Policy, opt.Clock, opt.Groups = policy, clock, len(s.GroupShare)
 	mgr, err := recrawl.New(opt, specs)
