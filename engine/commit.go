@@ -188,6 +188,6 @@ func (c *crawl) flush() {
 	}
 	start := time.Now()
 	c.e.commit.in <- c.batch
-	c.storeWait = max(c.storeWait, time.Since(start))
+	c.tally.storeWait = max(c.tally.storeWait, time.Since(start))
 	c.batch = c.e.commit.batch()
 }

@@ -94,10 +94,6 @@ type crawl struct {
 	// Parked sites with rounds left, tried again after errors.park_for.
 	parkedSites []*site
 
-	// The longest the loop took over one wake-up and waited for the
-	// store (Stats.LoopPause, Stats.StoreWait).
-	loopPause, storeWait time.Duration
-
 	retries   retries  // 429/503 tries, sites given up, sitemaps read; see retries.go
 	web       webGraph // the URLs seen and the links of the pages fetched
 	rank      ranker
@@ -118,6 +114,9 @@ type tally struct {
 	errKinds                         map[visit.FailureKind]int64
 	skipped                          map[record.SkipReason]int64
 	published                        time.Time // when publish last copied them
+	// The longest the loop took over one wake-up and waited for the
+	// store (Stats.LoopPause, Stats.StoreWait).
+	loopPause, storeWait time.Duration
 }
 
 // leaseBook follows the leases: busy counts the sites taken from the

@@ -224,7 +224,7 @@ func (c *crawl) loop(ctx context.Context) error {
 			wake = min(wake, max(t.Sub(now), time.Millisecond))
 		}
 		timer.Reset(wake)
-		c.loopPause = max(c.loopPause, time.Since(woke))
+		c.tally.loopPause = max(c.tally.loopPause, time.Since(woke))
 		select {
 		case r := <-c.leases.results:
 			woke = time.Now()
@@ -346,7 +346,7 @@ func (c *crawl) publish(now time.Time, force bool) {
 	st := &e.st
 	st.Pages, st.Bytes, st.Errors = c.tally.pages, c.tally.bytes, c.tally.errors
 	st.Discovered = c.tally.discovered
-	st.LoopPause, st.StoreWait, st.SeenPause = c.loopPause, c.storeWait, c.web.seen.Stats().MaxPause
+	st.LoopPause, st.StoreWait, st.SeenPause = c.tally.loopPause, c.tally.storeWait, c.web.seen.Stats().MaxPause
 	st.QueueDepth = c.f.Pending()
 	st.Sites = c.f.Len()
 	st.SitesReady = c.f.Count(frontier.Ready)
