@@ -197,12 +197,16 @@ func (c *crawl) loop(ctx context.Context) error {
 			return ErrStopped
 		}
 		if !stopping {
+			// finished may give up sites that only wait for retries: a
+			// seed's site given up fails the seed, so the seeds are
+			// asked again after it.
+			reason := c.finished()
 			if err := c.allSeedsFailed(); err != nil {
 				c.publish(now, true)
 				c.end(record.EventDone, EndSeedsFailed, "")
 				return err
 			}
-			if reason := c.finished(); reason != EndNone {
+			if reason != EndNone {
 				c.finalRank()
 				c.publish(now, true)
 				e.setState(StateDone)

@@ -149,6 +149,7 @@ func (c *crawl) giveUp(s *site, why string, now time.Time) {
 		return
 	}
 	s.givenUp = why
+	c.seedFailed(s, s.Key+": "+why, now)
 	c.f.Park(&s.Site, now)
 	s.NextVisit = now
 	c.batch.Sites = append(c.batch.Sites, c.record(s))
