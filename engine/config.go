@@ -209,3 +209,19 @@ func (c *Config) validateScope() error {
 	}
 	return nil
 }
+
+// errNoOracle is the optimal strategy without an oracle.
+var errNoOracle = errors.New(`"optimal" orders pages by their true PageRank and needs an oracle that knows it (lidi demo gives simweb's); none was given`)
+
+// newStrategy makes the strategy cfg names; the PageRank-based ones take
+// their K or their oracle from cfg.
+func newStrategy(cfg Config) (frontier.Strategy, error) {
+	opt := frontier.StrategyOptions{K: cfg.RankBatch}
+	if o := cfg.Oracle; o != nil {
+		opt.Oracle = func(p frontier.PageInfo) float64 {
+			pr, _ := o.PageRank(p.URL)
+			return pr
+		}
+	}
+	return frontier.NewStrategy(cfg.Strategy, opt)
+}

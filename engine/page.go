@@ -232,3 +232,9 @@ func (c *crawl) probe(run *leaseRun, url string, m *visit.PageResult, hold bool,
 	}
 	return nil
 }
+
+// followed is a link of a fetched page that the crawl follows.
+type followed struct {
+	visit.FoundLink
+	depth int
+}

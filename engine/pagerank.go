@@ -2,12 +2,10 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
 
-	"lidi/engine/frontier"
 	"lidi/engine/rank"
 	"lidi/engine/record"
 	"lidi/engine/visit"
@@ -249,28 +247,6 @@ func (c *crawl) pageLinks(id uint64, url string, follow []followed) {
 			c.rank.oracleSum += pr
 		}
 	}
-}
-
-// followed is a link of a fetched page that the crawl follows.
-type followed struct {
-	visit.FoundLink
-	depth int
-}
-
-// errNoOracle is the optimal strategy without an oracle.
-var errNoOracle = errors.New(`"optimal" orders pages by their true PageRank and needs an oracle that knows it (lidi demo gives simweb's); none was given`)
-
-// newStrategy makes the strategy cfg names; the PageRank-based ones take
-// their K or their oracle from cfg.
-func newStrategy(cfg Config) (frontier.Strategy, error) {
-	opt := frontier.StrategyOptions{K: cfg.RankBatch}
-	if o := cfg.Oracle; o != nil {
-		opt.Oracle = func(p frontier.PageInfo) float64 {
-			pr, _ := o.PageRank(p.URL)
-			return pr
-		}
-	}
-	return frontier.NewStrategy(cfg.Strategy, opt)
 }
 
 // loadCoverage puts the earlier runs' coverage curve in the Stats.
