@@ -184,6 +184,7 @@ func crawl(ctx context.Context, cfg *config.File, wire func(*engine.Config), hea
 	closed := func() {}
 	if master != nil {
 		opt.Cluster = master
+		master.stop = func() { stopCrawl(engine.Stopped(engine.EndKey, "q")) }
 		master.quiet.Store(true)
 		closed = master.consoleClosed
 	}

@@ -36,6 +36,10 @@ type masterRun struct {
 	quiet    atomic.Bool
 	stopping atomic.Bool
 	done     chan struct{}
+	// stop stops the crawl (main sets it before the console opens): the
+	// console's first q, with leases out, stops the crawl and stays open
+	// on what it waits for.
+	stop func()
 }
 
 // Slaves, Events and Stats are the master's, Join the command that starts
@@ -44,6 +48,16 @@ func (r *masterRun) Slaves() []cluster.SlaveInfo  { return r.m.Slaves() }
 func (r *masterRun) Events() []cluster.SlaveEvent { return r.m.Events() }
 func (r *masterRun) Stats() cluster.MasterStats   { return r.m.Stats() }
 func (r *masterRun) Join() string                 { return r.join }
+
+// Waiting, Stop and Abandon let the console say what a stopping master
+// waits for, and stop waiting (tui.Cluster).
+func (r *masterRun) Waiting() []cluster.Waiting { return r.d.Waiting() }
+func (r *masterRun) Abandon()                   { r.abandon() }
+func (r *masterRun) Stop() {
+	if r.stop != nil {
+		r.stop()
+	}
+}
 
 // startMaster makes the crawl a cluster's master when cluster.listen or
 // cluster.nats_url is set: it embeds (or connects to) the NATS server,
@@ -202,7 +216,7 @@ func (r *masterRun) event(ev cluster.SlaveEvent) {
 // abandon stops waiting for the slaves: their leases end now in this run
 // and stay in the book, so the next run takes them over.
 func (r *masterRun) abandon() {
-	if n := r.d.Abandon(); n > 0 {
+	if n := r.d.Abandon(); n > 0 && !r.quiet.Load() {
 		fmt.Fprintf(r.out, "lidi: stopped without waiting: %d leases kept for the next run\n", n)
 	}
 }

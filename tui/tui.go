@@ -291,6 +291,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.events.add(record.Event{Time: ev.Time, Kind: record.EventKind(ev.Kind), Text: ev.Text}, "")
 			m.lastClusterEvent = ev.Time
 		}
+		if cmd := m.clusterPolled(); cmd != nil {
+			return m, cmd
+		}
 		return m, pollCluster(m.opt.Cluster, m.opt.Refresh)
 	case steerDoneMsg:
 		if msg.robots {
@@ -329,6 +332,9 @@ func (m *Model) setStatus(s string, isErr bool) {
 func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	k := &m.keys
 	if msg.String() == "ctrl+c" || (key.Matches(msg, k.Quit) && !m.robots.editing) {
+		if cmd, ok := m.clusterQuit(); ok {
+			return cmd
+		}
 		m.quitting = true
 		return tea.Quit
 	}
@@ -692,6 +698,9 @@ func (m *Model) statusLine() string {
 	c := m.com
 	if m.quitting {
 		return pad(st.Status.Render("quitting: the crawl stops and saves its state…"), w)
+	}
+	if s := m.clusterStatus(); s != "" {
+		return pad(st.Status.Render(s), w)
 	}
 	if m.status != "" && m.opt.Now().Sub(m.statusAt) < statusTTL {
 		s := st.Status

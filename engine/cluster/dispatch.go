@@ -121,10 +121,16 @@ type Dispatcher struct {
 	// sites waited).
 	givenBack map[string]time.Time
 	robots    int
-	halted    bool
-	abandoned bool // Abandon was called: results wait for the next run
-	stop      chan struct{}
-	recount   chan struct{}
+	// ghosts are the leases ended because their slave was declared gone,
+	// by id, and late the pages such slaves delivered afterwards, by
+	// site and URL, until their site's next lease (late.go).
+	ghosts      map[string]*ghost
+	late        map[string]map[uint64]latePage
+	lateApplied int64
+	halted      bool
+	abandoned   bool // Abandon was called: results wait for the next run
+	stop        chan struct{}
+	recount     chan struct{}
 }
 
 type remoteLease struct {
@@ -150,6 +156,9 @@ type remoteLease struct {
 	// lease starts at Seq 1); sent are the slave's Seqs seen.
 	adopted bool
 	sent    map[int]bool
+	// offset is how many late pages opened the lease (lateFirst): the
+	// robot's results come after them.
+	offset int
 }
 
 // NewDispatcher returns a Dispatcher on m. Once Resume is called (the
@@ -161,7 +170,7 @@ func NewDispatcher(m *Master, opt DispatcherOptions) *Dispatcher {
 	d := &Dispatcher{m: m, opt: opt, remote: make(map[string]*remoteLease), earlier: m.Book(),
 		stop: make(chan struct{}), recount: make(chan struct{}, 1), robots: -1}
 	m.mu.Lock()
-	m.onStatus, m.onGone = d.status, d.gone
+	m.onStatus, m.onGone, m.onLate = d.status, d.gone, d.onLate
 	m.mu.Unlock()
 	go d.followSlaves()
 	return d
@@ -254,6 +263,9 @@ func (d *Dispatcher) followSlaves() {
 			d.opt.SetRobots(n)
 		}
 		d.unnamed()
+		d.mu.Lock()
+		d.prune(time.Now())
+		d.mu.Unlock()
 		select {
 		case <-t.C:
 		case <-d.recount:
@@ -434,6 +446,7 @@ func (d *Dispatcher) gone(slave string) {
 		rl.timer.Stop()
 		d.given++
 		e := ended{id, rl, rl.endNow(now)}
+		d.haunt(id, rl, e.end.End)
 		if len(e.end.End.Returned) > 0 {
 			if d.givenBack == nil {
 				d.givenBack = make(map[string]time.Time)
@@ -485,6 +498,7 @@ type DispatcherStats struct {
 	Local   int   // leases on the master's own robots
 	Expired int64 // remote leases given up at their deadline and grace
 	Given   int64 // remote leases ended because their slave was declared gone
+	Late    int64 // pages a slave declared gone delivered late, applied in its site's next lease
 	Robots  int   // leases the crawl may have in flight
 }
 
@@ -492,7 +506,7 @@ type DispatcherStats struct {
 func (d *Dispatcher) Stats() DispatcherStats {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return DispatcherStats{Remote: len(d.remote), Local: d.localBusy, Expired: d.expired, Given: d.given, Robots: max(d.robots, 0)}
+	return DispatcherStats{Remote: len(d.remote), Local: d.localBusy, Expired: d.expired, Given: d.given, Late: d.lateApplied, Robots: max(d.robots, 0)}
 }
 
 // Waiting is a lease a stopping master waits for.
@@ -525,24 +539,34 @@ func (d *Dispatcher) Dispatch(ctx context.Context, l *visit.Lease, report func(v
 		go d.m.event(SlaveEvent{Time: now, Kind: LeaseAgain,
 			Text: fmt.Sprintf("lease %d of %s handed out again %s after its slave was declared gone", l.ID, l.Key, now.Sub(at).Round(time.Millisecond))})
 	}
+	first, robot := d.lateFirst(l)
+	if len(first) > 0 {
+		go d.reportLate(l, first, report)
+	}
+	k := len(first)
 	pinned := d.m.TagFor(l.Host, l.Addr) != ""
 	if d.opt.Local != nil && d.localBusy < d.opt.LocalRobots && !pinned {
 		d.localBusy++
 		d.mu.Unlock()
-		d.opt.Local.Dispatch(ctx, l, func(r visit.Result) {
+		d.opt.Local.Dispatch(ctx, robot, func(r visit.Result) {
 			if r.End != nil {
 				d.mu.Lock()
 				d.localBusy--
 				d.mu.Unlock()
 			}
-			report(r)
+			report(shifted(r, k))
 		})
 		return
 	}
 	id := strconv.FormatUint(l.ID, 10)
 	d.follow(id, l, report)
+	rl := d.remote[id]
+	rl.offset = k
+	for i, r := range first {
+		rl.pages[i+1] = r.Page.Record.URL
+	}
 	d.mu.Unlock()
-	go d.publish(ctx, id, l)
+	go d.publish(ctx, id, robot)
 }
 
 func (d *Dispatcher) publish(ctx context.Context, id string, l *visit.Lease) {
@@ -600,8 +624,11 @@ func (d *Dispatcher) apply(_ context.Context, id string, part []byte, stored fun
 	}
 	rl := d.remote[id]
 	if rl == nil {
+		// Ended: a late part of a slave declared gone keeps its pages
+		// for the site's next lease.
+		d.keepLate(id, rs)
 		d.mu.Unlock()
-		stored(nil) // nothing to store
+		stored(nil) // nothing to store now
 		return nil
 	}
 	mine := rs[:0]
@@ -609,6 +636,7 @@ func (d *Dispatcher) apply(_ context.Context, id string, part []byte, stored fun
 		if r.Lease != rl.lease.ID {
 			continue
 		}
+		r = shifted(r, rl.offset)
 		if rl.adopted {
 			if rl.sent[r.Seq] {
 				continue

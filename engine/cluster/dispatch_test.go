@@ -198,8 +198,9 @@ func TestDispatcherGivesUpALeaseAtItsDeadlineAndGrace(t *testing.T) {
 // lease ran are reported as they came; once the slave is declared gone
 // (three heartbeats), long before the lease's deadline, the lease ends with
 // the other URLs returned, and the robot count drops to the live slaves'.
-// The dead slave's spool, delivered when it is started again, is dropped:
-// nothing is reported twice.
+// The dead slave's spool, delivered when it is started again, holds a
+// page it fetched after it was declared gone: that page opens the site's
+// next lease and is not fetched again; nothing is reported twice.
 func TestDispatcherGivesBackTheLeasesOfASlaveDeclaredGone(t *testing.T) {
 	c := newTestCluster(t)
 	sent := make(chan struct{})
@@ -249,14 +250,49 @@ func TestDispatcherGivesBackTheLeasesOfASlaveDeclaredGone(t *testing.T) {
 	}
 	close(release)
 	stopA()
-	a2, _ := c.slave("a", nil, fakeRobot) // started again with its spool
+	// Started again with its spool, the slave delivers the page of
+	// the lease it finished after it was declared gone: its URL is
+	// queued again and not leased yet, so it is kept, and the site's
+	// next lease opens with it; its robot does not fetch it again.
+	var fetched sync.Map
+	a2, _ := c.slave("a", nil, func(ctx context.Context, payload []byte, emit func([]byte) error) (Outcome, error) {
+		l, err := DecodeLease(payload)
+		if err == nil {
+			for _, q := range l.URLs {
+				fetched.Store(q.ID, true)
+			}
+		}
+		return fakeRobot(ctx, payload, emit)
+	})
 	waitFor(t, "the spool delivered", func() bool { return a2.Stats().Spooled == 0 && a2.Stats().Delivered > 0 })
-	waitFor(t, "the late part seen", func() bool { return c.m.Stats().Duplicates >= 1 })
+	waitFor(t, "the late part kept", func() bool { return c.m.Stats().Late >= 1 })
 	if rs := r.of(6); len(rs) != 2 {
 		t.Errorf("%d results reported, want the page and the end", len(rs))
 	}
 	if len(c.m.Book()) != 0 {
 		t.Errorf("book: %+v", c.m.Book())
+	}
+	late := l.URLs[1]
+	next := testEngineLease(16, "six.test", time.Now().Add(time.Hour))
+	next.URLs = []record.QueuedURL{{ID: 999, URL: "http://six.test/b"}, late}
+	d.Dispatch(context.Background(), next, r.report)
+	waitFor(t, "the next lease ended", ended(&r, 16))
+	rs := r.of(16)
+	slices.SortFunc(rs, func(a, b visit.Result) int { return a.Seq - b.Seq })
+	if len(rs) != 3 || rs[0].Page == nil || rs[0].Page.Record.URL != late.ID || rs[1].Page == nil || rs[1].Page.Record.URL != 999 || rs[2].End == nil {
+		t.Fatalf("the next lease's results: %+v", rs)
+	}
+	if rs[2].End.Fetched != 2 || len(rs[2].End.Returned) != 0 || rs[2].Seq != 3 {
+		t.Errorf("its end: Seq %d, %+v", rs[2].Seq, rs[2].End)
+	}
+	if _, again := fetched.Load(late.ID); again {
+		t.Error("the late page was fetched again")
+	}
+	if next.URLs[0].ID != late.ID {
+		t.Errorf("the engine's lease does not open with the late page: %v", urlIDs(next.URLs))
+	}
+	if d.Stats().Late != 1 {
+		t.Errorf("late pages applied: %d, want 1", d.Stats().Late)
 	}
 }
 

@@ -91,6 +91,7 @@ type MasterStats struct {
 	Published  int64 // leases published
 	Applied    int64 // lease results applied
 	Duplicates int64 // result parts that came again and were dropped
+	Late       int64 // result parts of leases given back, some of whose pages were kept for their site's next lease
 	InHand     int   // leases published and not yet applied
 	BytesOut   uint64
 	BytesIn    uint64
@@ -121,10 +122,18 @@ type Master struct {
 	// left (a Dispatcher sets them).
 	onStatus func(SlaveStatus) StatusReply
 	onGone   func(slave string)
+	// onLate hears a part of a lease no longer in the book, and reports
+	// whether it kept some of it (Dispatcher.onLate).
+	onLate func(lease string, part []byte) bool
 
 	published, applied, duplicates atomic.Int64
-	done                           chan struct{}
-	cancel                         context.CancelFunc
+	late                           atomic.Int64
+	// upTo is the highest stream sequence of a result part received and
+	// applied (see catchUp).
+	upTo    atomic.Uint64
+	results jetstream.Consumer
+	done    chan struct{}
+	cancel  context.CancelFunc
 }
 
 // gathered are the parts of one lease's result received so far.
@@ -198,13 +207,14 @@ func StartMaster(ctx context.Context, opt MasterOptions) (*Master, error) {
 		on(statusSubject, m.status),
 		on(byeSubject, func(msg *nats.Msg) {
 			if m.reg.bye(string(msg.Data), time.Now()) {
-				m.gone(string(msg.Data))
+				go m.gone(string(msg.Data))
 			}
 		}),
 	)
 	if err != nil {
 		return fail(fmt.Errorf("cluster: subscribing: %w", err))
 	}
+	m.results = results
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	m.cancel = cancel
 	go m.run(runCtx, results)
@@ -415,6 +425,9 @@ func (m *Master) run(ctx context.Context, results jetstream.Consumer) {
 		}
 		for msg := range batch.Messages() {
 			m.received(ctx, msg)
+			if md, err := msg.Metadata(); err == nil {
+				m.seen(md.Sequence.Stream)
+			}
 		}
 	}
 }
@@ -434,9 +447,15 @@ func (m *Master) received(ctx context.Context, msg jetstream.Msg) {
 	g := m.partial[lease]
 	if !inHand {
 		// Applied already, given up (its slave declared gone), or never
-		// ours: a copy sent again, or a late part, dropped.
+		// ours: a copy sent again, dropped, or a late part, whose pages
+		// may be applied in their site's next lease.
+		late := m.onLate
 		m.mu.Unlock()
-		m.duplicates.Add(1)
+		if data, err := Decompress(msg.Data()); err == nil && late != nil && late(lease, data) {
+			m.late.Add(1)
+		} else {
+			m.duplicates.Add(1)
+		}
 		msg.Ack()
 		return
 	}
@@ -542,13 +561,58 @@ func (m *Master) status(msg *nats.Msg) {
 	msg.Respond(b)
 }
 
-// gone passes on that a slave left.
+// gone passes on that a slave left, once the results it had delivered
+// before are applied (catchUp): a page that reached the stream is not
+// fetched again.
 func (m *Master) gone(slave string) {
+	ctx, cancel := context.WithTimeout(context.Background(), m.opt.Timing.Heartbeat)
+	m.catchUp(ctx)
+	cancel()
 	m.mu.Lock()
 	f := m.onGone
 	m.mu.Unlock()
 	if f != nil {
 		f(slave)
+	}
+}
+
+// seen records that the result part at stream sequence seq was received.
+func (m *Master) seen(seq uint64) {
+	for {
+		cur := m.upTo.Load()
+		if seq <= cur || m.upTo.CompareAndSwap(cur, seq) {
+			return
+		}
+	}
+}
+
+// catchUpPoll is how often catchUp looks at the master's progress.
+const catchUpPoll = 10 * time.Millisecond
+
+// catchUp waits until the master has received every result part the
+// stream held when it was called, or ctx ends. A slave declared gone may
+// have delivered pages the master has not taken yet: applied before its
+// leases end, they are not fetched again.
+func (m *Master) catchUp(ctx context.Context) {
+	st, err := m.js.Stream(ctx, ResultStream)
+	if err != nil {
+		return
+	}
+	si, err := st.Info(ctx)
+	if err != nil || si.State.Msgs == 0 {
+		return
+	}
+	last := si.State.LastSeq
+	for m.upTo.Load() < last {
+		// The last sequence may be a part an earlier run took: then
+		// what the consumer has delivered is what there is.
+		if ci, err := m.results.Info(ctx); err == nil && ci.NumPending == 0 && m.upTo.Load() >= ci.Delivered.Stream {
+			return
+		}
+		wait(ctx, catchUpPoll)
+		if ctx.Err() != nil {
+			return
+		}
 	}
 }
 
@@ -621,7 +685,7 @@ func (m *Master) Stats() MasterStats {
 	m.mu.Lock()
 	inHand := len(m.book)
 	m.mu.Unlock()
-	return MasterStats{Published: m.published.Load(), Applied: m.applied.Load(), Duplicates: m.duplicates.Load(), InHand: inHand,
+	return MasterStats{Published: m.published.Load(), Applied: m.applied.Load(), Duplicates: m.duplicates.Load(), Late: m.late.Load(), InHand: inHand,
 		BytesOut: ns.OutBytes, BytesIn: ns.InBytes, MsgsOut: ns.OutMsgs, MsgsIn: ns.InMsgs}
 }
 

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -128,6 +127,9 @@ type Slave struct {
 	// can be leased again at once.
 	liberty     time.Time
 	masterState string
+	// sending are the spooled parts being published, each by one
+	// goroutine (see take).
+	sending map[string]bool
 }
 
 type heldLease struct {
@@ -169,7 +171,7 @@ func NewSlave(opt SlaveOptions) (*Slave, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Slave{opt: opt, spool: sp, kick: make(chan struct{}, 1), held: make(map[string]*heldLease), started: time.Now()}
+	s := &Slave{opt: opt, spool: sp, kick: make(chan struct{}, 1), held: make(map[string]*heldLease), sending: make(map[string]bool), started: time.Now()}
 	s.beat.Store(int64(opt.Heartbeat))
 	d := opt.Dial
 	d.Name = slaveConnName(opt.ID)
@@ -572,10 +574,11 @@ func (s *Slave) work(ctx context.Context, msg jetstream.Msg) {
 		hl.emitted++
 		hl.pages++
 		s.mu.Unlock()
-		if err := s.spool.Put(resultID(id, n), spooled(0, Compress(part))); err != nil {
+		pid, payload := resultID(id, n), spooled(0, Compress(part))
+		if err := s.spool.Put(pid, payload); err != nil {
 			return err
 		}
-		s.wake()
+		s.deliverNow(pid, payload)
 		return nil
 	}
 	out, err := s.opt.Work(leaseCtx, payload, emit)
@@ -623,18 +626,6 @@ func (s *Slave) work(ctx context.Context, msg jetstream.Msg) {
 	s.wake()
 }
 
-// finished forgets a lease whose result is delivered and acknowledges its
-// message.
-func (s *Slave) finished(id string) {
-	s.mu.Lock()
-	h := s.held[id]
-	delete(s.held, id)
-	s.mu.Unlock()
-	if h != nil {
-		h.msg.Ack()
-	}
-}
-
 // claim records in the cluster's bucket that this slave works the lease:
 // the key can be made once, so a lease delivered twice is worked once.
 func (s *Slave) claim(ctx context.Context, id string) error {
@@ -654,115 +645,6 @@ func (s *Slave) claim(ctx context.Context, id string) error {
 		return fmt.Errorf("claiming: %w", err)
 	}
 	return nil
-}
-
-// deliverLoop delivers spooled results whenever woken, and every half
-// second while some wait.
-func (s *Slave) deliverLoop(ctx context.Context) {
-	t := time.NewTicker(500 * time.Millisecond)
-	defer t.Stop()
-	for {
-		s.deliver(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-s.kick:
-		case <-t.C:
-		}
-	}
-}
-
-// deliverBatch is how many spooled parts are published at once before
-// their acknowledgements are awaited: a slave fetching faster than one
-// JetStream round trip (and its fsync) a page keeps no backlog, so what it
-// has fetched is with the master when it dies.
-const deliverBatch = 64
-
-// deliver publishes what the spool holds, oldest first, a batch at a time
-// without waiting for each acknowledgement, and forgets each part once
-// JetStream has stored it. The message id makes a part sent twice (an
-// acknowledgement lost on the way) count once.
-func (s *Slave) deliver(ctx context.Context) {
-	pending := s.spool.Pending()
-	for len(pending) > 0 {
-		if ctx.Err() != nil || !s.nc.IsConnected() {
-			return
-		}
-		batch := pending[:min(len(pending), deliverBatch)]
-		pending = pending[len(batch):]
-		type sent struct {
-			id, lease string
-			ack       jetstream.PubAckFuture
-		}
-		var out []sent
-		for _, e := range batch {
-			lease, seq, err := splitResultID(e.ID)
-			if err != nil {
-				s.spool.Done(e.ID)
-				continue
-			}
-			parts, payload, err := unspooled(e.Payload)
-			if err != nil {
-				s.spool.Done(e.ID)
-				continue
-			}
-			m := nats.NewMsg(resultSubject)
-			m.Header.Set(hdrLease, lease)
-			m.Header.Set(hdrSeq, strconv.Itoa(seq))
-			m.Header.Set(hdrParts, strconv.Itoa(parts))
-			m.Header.Set(hdrSlave, s.opt.ID)
-			m.Data = payload
-			f, err := s.js.PublishMsgAsync(m, jetstream.WithMsgID(e.ID))
-			if err != nil {
-				break // the rest tried again later
-			}
-			out = append(out, sent{e.ID, lease, f})
-		}
-		timeout := time.NewTimer(5 * time.Second)
-		ok := len(out) == len(batch)
-	wait:
-		for _, x := range out {
-			select {
-			case ack := <-x.ack.Ok():
-				s.delivered1(x.id, x.lease, ack.Duplicate)
-			case <-x.ack.Err():
-				ok = false // tried again later
-			case <-timeout.C:
-				ok = false
-				break wait
-			case <-ctx.Done():
-				ok = false
-				break wait
-			}
-		}
-		timeout.Stop()
-		if !ok {
-			return
-		}
-	}
-}
-
-// delivered1 forgets a part JetStream has stored, and acknowledges its
-// lease's message once all of the lease's parts are.
-func (s *Slave) delivered1(id, lease string, duplicate bool) {
-	if duplicate {
-		s.duplicates.Add(1)
-	}
-	s.spool.Done(id)
-	s.delivered.Add(1)
-	s.mu.Lock()
-	h := s.held[lease]
-	done := false
-	if h != nil {
-		h.delivered++
-		done = h.total > 0 && h.delivered >= h.total
-	}
-	s.mu.Unlock()
-	if done {
-		// Results stored: the lease is done. A lost ack only means
-		// another slave may redo it; the master applies it once.
-		s.finished(lease)
-	}
 }
 
 // heartbeat is the heartbeat in force: the master's, once it answered.

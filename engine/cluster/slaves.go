@@ -84,6 +84,9 @@ const (
 	LeaseReturned SlaveEventKind = "lease-returned"
 	// LeaseAgain: the site of a lease given back is leased again.
 	LeaseAgain SlaveEventKind = "lease-again"
+	// LeaseLate: pages a slave declared gone delivered late open its
+	// site's next lease.
+	LeaseLate SlaveEventKind = "lease-late"
 )
 
 // registry follows the slaves from their status messages. It is safe for
