@@ -85,7 +85,8 @@ type Set struct {
 	changed chan struct{}         // a token when pub changed
 	stop    chan struct{}
 	done    chan struct{}
-	err     error // sticky: the set is unusable
+	closing sync.WaitGroup // goroutines closing retired runs
+	err     error          // sticky: the set is unusable
 
 	stats Stats
 }
@@ -262,8 +263,18 @@ func (s *Set) install() {
 	if p.flushed {
 		s.frozen = nil
 	}
-	for _, r := range p.retired {
-		r.close() // the worker has removed its file; reads ended with this hand-over
+	if len(p.retired) > 0 {
+		// The worker has removed their files and the caller's reads of
+		// them ended with this hand-over. Unmapping a run of millions of
+		// entries takes milliseconds (its pages leave the page tables),
+		// so it is done off the caller's goroutine.
+		s.closing.Add(1)
+		go func() {
+			defer s.closing.Done()
+			for _, r := range p.retired {
+				r.close()
+			}
+		}()
 	}
 }
 
@@ -301,6 +312,7 @@ func (s *Set) Close() error {
 	}
 	close(s.stop)
 	<-s.done
+	s.closing.Wait()
 	s.mu.Lock()
 	p := s.pub
 	s.mu.Unlock()
