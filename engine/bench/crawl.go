@@ -196,6 +196,7 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 	cpu0 := cpuTime()
 	var tr trace
 	tr.sample(eng.Stats().Pages)
+	gc0 := tr.gcCPU
 	var memErr error
 	lastProfile := time.Now()
 	elapsed, runErr := runEngine(ctx, eng, out, o.ProgressInterval, func(s engine.Stats) bool {
@@ -247,10 +248,14 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 	window := min(o.Window, s.Pages/2)
 	first, last := tr.first(window), tr.last(window)
 	perURL := float64(tr.maxLive) / float64(max(s.Discovered, 1))
+	// The collector's share of the crawler's CPU: what a larger heap limit
+	// (or GOGC) would buy back, and what a smaller one costs.
+	gcShare := (tr.gcCPU - gc0) / max(cpu.Seconds(), 1e-9)
 	fmt.Fprintf(out, "pages fetched        %d in %s\n", s.Pages, elapsed.Round(time.Millisecond))
 	fmt.Fprintf(out, "pages/s              %.0f (first %d pages %.0f, last %d pages %.0f)\n", pps, window, first.pagesPerSec(), window, last.pagesPerSec())
 	fmt.Fprintf(out, "CPU s per 1000 pages %.3f (first %d pages %.3f, last %.3f; crawler process only)\n", cpuPer1000, window, first.cpuPer1000(), last.cpuPer1000())
 	fmt.Fprintf(out, "peak RSS             %.0f MB (crawler process only)\n", rss)
+	fmt.Fprintf(out, "garbage collection   %.1f%% of the crawler's CPU (the runtime's estimate)\n", 100*gcShare)
 	fmt.Fprintf(out, "live heap            %.0f MB at most, %.0f bytes per URL discovered\n", float64(tr.maxLive)/1e6, perURL)
 	fmt.Fprintf(out, "URLs discovered      %d\n", s.Discovered)
 	fmt.Fprintf(out, "longest loop pause   %s (of it waiting for the store: %s; the longest seen-set call: %s)\n",
@@ -260,9 +265,9 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 	fmt.Fprintf(out, "errors               %d %v\n", errs, s.ErrorKind)
 	filePerPage := float64(fileBytes) / float64(max(s.Pages, 1))
 	fmt.Fprintf(out, "crawl file           %.1f MB, %.0f bytes per page (bodies kept %v, headers kept %v)\n", float64(fileBytes)/1e6, filePerPage, o.KeepBodies, o.KeepHeaders)
-	fmt.Fprintf(out, "pages=%d pages_per_s=%.0f peak_rss_mb=%.0f dns_queries_per_host=%.3f discovered=%d cpu_s_per_1000_first=%.3f cpu_s_per_1000_last=%.3f file_bytes_per_page=%.0f store_wait_ms=%.1f seen_pause_ms=%.1f bytes_per_url=%.0f pages_per_s_first=%.0f pages_per_s_last=%.0f cpu_s_per_1000=%.3f loop_pause_ms=%.1f\n",
+	fmt.Fprintf(out, "pages=%d pages_per_s=%.0f peak_rss_mb=%.0f dns_queries_per_host=%.3f discovered=%d cpu_s_per_1000_first=%.3f cpu_s_per_1000_last=%.3f file_bytes_per_page=%.0f store_wait_ms=%.1f seen_pause_ms=%.1f bytes_per_url=%.0f pages_per_s_first=%.0f pages_per_s_last=%.0f gc_cpu_share=%.3f cpu_s_per_1000=%.3f loop_pause_ms=%.1f\n",
 		s.Pages, pps, rss, perHost, s.Discovered, first.cpuPer1000(), last.cpuPer1000(), filePerPage, ms(s.StoreWait), ms(s.SeenPause),
-		perURL, first.pagesPerSec(), last.pagesPerSec(), cpuPer1000, ms(s.LoopPause))
+		perURL, first.pagesPerSec(), last.pagesPerSec(), gcShare, cpuPer1000, ms(s.LoopPause))
 	return nil
 }
 
@@ -348,8 +353,9 @@ func runEngine(ctx context.Context, eng *engine.Engine, out io.Writer, interval 
 // zero value is empty; it is not safe for concurrent use.
 type trace struct {
 	points  []tracePoint
-	maxLive uint64 // live heap after the last GC's marking, the most seen
-	live    []metrics.Sample
+	maxLive uint64  // live heap after the last GC's marking, the most seen
+	gcCPU   float64 // the runtime's estimate of the CPU seconds its collector has used, at the last sample
+	samples []metrics.Sample
 }
 
 type tracePoint struct {
@@ -364,12 +370,15 @@ type span struct{ from, to tracePoint }
 // sample records the crawl at pages fetched.
 func (t *trace) sample(pages int64) {
 	t.points = append(t.points, tracePoint{at: time.Now(), cpu: cpuTime(), pages: pages})
-	if t.live == nil {
-		t.live = []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	if t.samples == nil {
+		t.samples = []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/cpu/classes/gc/total:cpu-seconds"}}
 	}
-	metrics.Read(t.live)
-	if t.live[0].Value.Kind() == metrics.KindUint64 {
-		t.maxLive = max(t.maxLive, t.live[0].Value.Uint64())
+	metrics.Read(t.samples)
+	if v := t.samples[0].Value; v.Kind() == metrics.KindUint64 {
+		t.maxLive = max(t.maxLive, v.Uint64())
+	}
+	if v := t.samples[1].Value; v.Kind() == metrics.KindFloat64 {
+		t.gcCPU = v.Float64()
 	}
 }
 
