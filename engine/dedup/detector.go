@@ -239,7 +239,7 @@ type Detector struct {
 	claimsByOrigin map[string][]uint32
 	originsByHost  map[uint64]string    // the first origin observed with each hostKey
 	mirrored       map[string]*mirrored // by origin: directories whose pages say they are copies
-	items          map[uint32]uint64    // Page.Items of stored pages that have it
+	items          pageItems            // Page.Items of stored pages that have it
 
 	priors  map[uint64]*prior // shapes of rules across origins (prior.go)
 	matters map[string]bool   // parameter names a pair showed to change the page
@@ -374,10 +374,10 @@ const maxListingHamming = 16
 // sameItems reports whether page p and stored page i are listings of the
 // same items (Page.Items), and the distance between their texts.
 func (d *Detector) sameItems(p *Page, i uint32) (int, bool) {
-	if p.Items == 0 || len(d.items) == 0 {
+	if p.Items == 0 || d.items.len() == 0 {
 		return 64, false
 	}
-	it, ok := d.items[i]
+	it, ok := d.items.get(i)
 	if !ok || it != p.Items {
 		return 64, false
 	}
@@ -589,7 +589,7 @@ func (d *Detector) bytes() int64 {
 		candidateBytes = 320
 		byIDBytes      = 24
 	)
-	n := int64(cap(d.recs))*64 + int64(d.arena.bytes())
+	n := int64(cap(d.recs))*64 + int64(d.arena.bytes()) + int64(d.items.bytes())
 	n += int64(cap(d.dirs))*dirRecBytes + int64(len(d.dirIndex))*dirIndexBytes
 	for k := range d.bands {
 		n += int64(d.bands[k].bytes())

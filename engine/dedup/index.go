@@ -26,10 +26,7 @@ func (d *Detector) add(p *Page, u *urlParts, dup, newDigest bool) (uint32, bool)
 	}
 	idx := uint32(len(d.recs))
 	if p.Items != 0 {
-		if d.items == nil {
-			d.items = make(map[uint32]uint64)
-		}
-		d.items[idx] = p.Items
+		d.items.add(idx, p.Items)
 	}
 	lm := uint32(0)
 	if p.LastModified > 0 && p.LastModified <= math.MaxUint32 {

@@ -46,7 +46,7 @@ func (s *search) run() {
 	}
 	// (b) and (c): the same path under another query, scheme or www twin;
 	// the same last segment elsewhere; the same path but for its numbers.
-	if s.p.Items != 0 && len(d.items) > 0 {
+	if s.p.Items != 0 && d.items.len() > 0 {
 		// A listing of the same items under another query, before the
 		// path's other pages contradict what tells them apart.
 		s.lookup(&d.sitePaths, sitePathKey(u), TestSameItems)

@@ -1,5 +1,10 @@
 package dedup
 
+import (
+	"cmp"
+	"slices"
+)
+
 // keyTable is an open-addressing hash multimap from a 64-bit key hash to
 // page numbers, in 5 bytes a slot: the page number (plus one, 0 for an empty
 // slot) and 8 bits of the key hash as a tag. Key hashes are not stored: a
@@ -120,3 +125,49 @@ func (t *keyTable) grow() {
 }
 
 func (t *keyTable) bytes() int { return 5 * len(t.slots) }
+
+// pageItems holds the Page.Items of the stored pages that have one. Pages
+// are numbered in the order they are stored, so it is a pair of sorted
+// arrays, appended to and searched by bisection: 12 bytes a page (a Go map
+// took about 38), in fixed chunks that growing never copies. The zero
+// value is empty.
+type pageItems struct {
+	pages [][]uint32 // chunks of itemsChunk page numbers, ascending
+	items [][]uint64 // the items of pages, chunk for chunk
+	n     int
+}
+
+const itemsChunk = 1 << 14
+
+// add records the items of page, which must be above every page added
+// before (pages are added as they are stored).
+func (t *pageItems) add(page uint32, items uint64) {
+	if t.n%itemsChunk == 0 {
+		t.pages = append(t.pages, make([]uint32, 0, itemsChunk))
+		t.items = append(t.items, make([]uint64, 0, itemsChunk))
+	}
+	last := len(t.pages) - 1
+	t.pages[last] = append(t.pages[last], page)
+	t.items[last] = append(t.items[last], items)
+	t.n++
+}
+
+// get returns the items of page and whether it has any.
+func (t *pageItems) get(page uint32) (uint64, bool) {
+	// The last chunk whose first page is at most page, then the page in it.
+	c, _ := slices.BinarySearchFunc(t.pages, page, func(chunk []uint32, p uint32) int {
+		return cmp.Compare(chunk[0], p+1)
+	})
+	if c == 0 {
+		return 0, false
+	}
+	chunk := t.pages[c-1]
+	if i, ok := slices.BinarySearch(chunk, page); ok {
+		return t.items[c-1][i], true
+	}
+	return 0, false
+}
+
+func (t *pageItems) len() int { return t.n }
+
+func (t *pageItems) bytes() int { return len(t.pages) * itemsChunk * 12 }
