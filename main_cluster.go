@@ -416,8 +416,8 @@ func slaveLine(st cluster.SlaveStats) string {
 // crawl ends (lidi bench cluster reads it).
 func masterLine(r *masterRun) string {
 	st, ds := r.m.Stats(), r.d.Stats()
-	return fmt.Sprintf("cluster: leases_published=%d results_applied=%d duplicates=%d in_hand=%d slaves=%d leases_given_back=%d leases_expired=%d bytes_in=%d bytes_out=%d msgs_in=%d msgs_out=%d",
-		st.Published, st.Applied, st.Duplicates, st.InHand, len(r.m.Slaves()), ds.Given, ds.Expired, st.BytesIn, st.BytesOut, st.MsgsIn, st.MsgsOut)
+	return fmt.Sprintf("cluster: leases_published=%d results_applied=%d duplicates=%d in_hand=%d slaves=%d leases_given_back=%d leases_expired=%d late_pages=%d bytes_in=%d bytes_out=%d msgs_in=%d msgs_out=%d",
+		st.Published, st.Applied, st.Duplicates, st.InHand, len(r.m.Slaves()), ds.Given, ds.Expired, ds.Late, st.BytesIn, st.BytesOut, st.MsgsIn, st.MsgsOut)
 }
 
 // runSlaveConsole runs the slave under its console; quitting the console

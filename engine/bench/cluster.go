@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,8 +30,12 @@ type ClusterOptions struct {
 	PagesPerVisit int   // c
 	Delay         time.Duration
 	Faults        bool // the fault runs too
-	FaultSlaves   int  // slaves in a fault run
-	Cut           time.Duration
+	// FaultRuns are the faults run (all when empty), each Repeat times.
+	FaultRuns   []string
+	Repeat      int
+	FaultSlaves int // slaves in a fault run
+	Cut         time.Duration
+	Pause       time.Duration // how long pause-slave holds its slave stopped
 	// SlowMaxDelay is politeness.max_delay in the kill-slave-slow run:
 	// the sites whose robots.txt asks a Crawl-delay wait that long
 	// between two requests, so the slave killed holds slow leases.
@@ -55,13 +60,24 @@ type ClusterOptions struct {
 func (o *ClusterOptions) RegisterFlags(fs *flag.FlagSet) {
 	simweb.WebFlags(fs, &o.Sites, 128, &o.Pages, 6400, &o.Seed) // one address a site, up to simweb's limit
 	fs.DurationVar(&o.Latency, "latency", 5*time.Millisecond, "the median time a site takes to answer")
-	fs.Func("slaves", "the cluster sizes to measure, comma-separated (default 1,2,4)", func(s string) error { return parseList(s, &o.Slaves) })
+	fs.Func("slaves", "the cluster sizes to measure, comma-separated (default 1,2,4; 0: none, the fault runs only)", func(s string) error { return parseList(s, &o.Slaves) })
 	fs.IntVar(&o.Robots, "robots", 4, "r: the single process's robots, and each slave's")
 	fs.IntVar(&o.PagesPerVisit, "c", 20, "pages per lease (keep-alive connection)")
 	fs.DurationVar(&o.Delay, "delay", 20*time.Millisecond, "w: the delay between two requests to a site")
 	fs.BoolVar(&o.Faults, "faults", true, "run the fault runs too (each lasts past a lease's deadline and grace)")
 	fs.IntVar(&o.FaultSlaves, "fault-slaves", 2, "slaves in a fault run")
+	fs.Func("fault-runs", "the fault runs, comma-separated (default all: "+strings.Join(faultNames(), ",")+")", func(s string) error {
+		for _, f := range strings.Split(s, ",") {
+			if !slices.Contains(faultNames(), f) {
+				return fmt.Errorf("bench: no fault run %q (%s)", f, strings.Join(faultNames(), ", "))
+			}
+			o.FaultRuns = append(o.FaultRuns, f)
+		}
+		return nil
+	})
+	fs.IntVar(&o.Repeat, "repeat", 1, "how many times each fault run is run")
 	fs.DurationVar(&o.Cut, "cut", 30*time.Second, "how long the cut-off slave is cut off")
+	fs.DurationVar(&o.Pause, "pause", 5*time.Second, "how long pause-slave holds its slave stopped (SIGSTOP, then SIGCONT): past three heartbeats, it is declared gone and delivers late")
 	fs.DurationVar(&o.SlowMaxDelay, "slow-max-delay", 250*time.Millisecond, "politeness.max_delay of the kill-slave-slow run: how slow the Crawl-delay sites are")
 	fs.DurationVar(&o.Heartbeat, "heartbeat", 500*time.Millisecond, "cluster.heartbeat: a slave silent three is declared gone")
 	fs.DurationVar(&o.LeaseSlack, "lease-slack", 30*time.Second, "cluster.lease_slack: a lease's time for its slowest page (at least the fetch timeouts, 7s here); a lease outlives a cut of --cut only if its deadline does")
@@ -94,6 +110,7 @@ type clusterRun struct {
 	stall, release time.Duration
 	givenBack      int // leases of the faulty slave given back with URLs to fetch
 	again          int // of those, handed out again
+	late           int // pages the faulty slave delivered after it was declared gone, applied
 }
 
 // Cluster runs the cluster benchmark: one process alone, a master with
@@ -144,6 +161,9 @@ func Cluster(ctx context.Context, o ClusterOptions, out io.Writer) error {
 	}
 	runs = append(runs, single)
 	for _, n := range o.Slaves {
+		if n == 0 {
+			continue
+		}
 		r, err := b.run(ctx, fmt.Sprintf("master+%d", n), n, noFault)
 		if err != nil {
 			return err
@@ -151,12 +171,22 @@ func Cluster(ctx context.Context, o ClusterOptions, out io.Writer) error {
 		runs = append(runs, r)
 	}
 	if o.Faults {
-		for _, f := range []fault{killSlave, killSlaveSlow, killMaster, cutSlave, stopSlave, quitSlave} {
-			r, err := b.run(ctx, string(f), o.FaultSlaves, f)
-			if err != nil {
-				return err
+		names := o.FaultRuns
+		if len(names) == 0 {
+			names = faultNames()
+		}
+		for _, f := range names {
+			for i := range max(o.Repeat, 1) {
+				name := f
+				if o.Repeat > 1 {
+					name = fmt.Sprintf("%s-%d", f, i+1)
+				}
+				r, err := b.run(ctx, name, o.FaultSlaves, fault(f))
+				if err != nil {
+					return err
+				}
+				runs = append(runs, r)
 			}
-			runs = append(runs, r)
 		}
 	}
 	b.report(runs, single)
@@ -175,7 +205,19 @@ const (
 	cutSlave      fault = "cut-slave"       // cut a slave off from the master (o.Cut)
 	stopSlave     fault = "stop-slave"      // SIGSTOP a slave: no heartbeat, no exit, until the end
 	quitSlave     fault = "quit-slave"      // SIGTERM a slave: a clean stop (its page in flight finished, the rest handed back)
+	pauseSlave    fault = "pause-slave"     // SIGSTOP a slave for o.Pause, then SIGCONT: declared gone, it comes back with late pages
 )
+
+// faults are the fault runs, in the order they run.
+var faults = []fault{killSlave, killSlaveSlow, killMaster, cutSlave, stopSlave, pauseSlave, quitSlave}
+
+func faultNames() []string {
+	out := make([]string, len(faults))
+	for i, f := range faults {
+		out[i] = string(f)
+	}
+	return out
+}
 
 type clusterBench struct {
 	o   ClusterOptions
@@ -194,6 +236,7 @@ var (
 	givenRe    = regexp.MustCompile(`cluster lease-returned: lease \d+ of (\S+) given back: slave (\S+) is gone; \d+ pages came back, (\d+) URLs`)
 	againRe    = regexp.MustCompile(`cluster lease-again: lease \d+ of (\S+) handed out again`)
 	dnsRe      = regexp.MustCompile(`\bdns_queries=(\d+)`)
+	lateRe     = regexp.MustCompile(`\blate_pages=(\d+)`)
 	trafficRe  = regexp.MustCompile(`\bbytes_in=(\d+) bytes_out=(\d+) msgs_in=(\d+) msgs_out=(\d+)`)
 	clusterTok = "bench-token"
 )
@@ -235,6 +278,7 @@ func (b *clusterBench) run(ctx context.Context, name string, slaves int, f fault
 	var lastAgain time.Time
 	againSites := map[string]bool{}
 	var masterDNSDone int64 // from masters that ended
+	late := 0               // pages of slaves declared gone applied late
 	masters := 0
 	startMaster := func() (*proc, error) {
 		masters++
@@ -246,6 +290,10 @@ func (b *clusterBench) run(ctx context.Context, name string, slaves int, f fault
 			}
 			if m := dnsRe.FindStringSubmatch(line); m != nil {
 				masterDNS, _ = strconv.ParseInt(m[1], 10, 64)
+			}
+			if m := lateRe.FindStringSubmatch(line); m != nil {
+				n, _ := strconv.Atoi(m[1])
+				late += n
 			}
 			if m := givenRe.FindStringSubmatch(line); m != nil && m[2] == "s1" && m[3] != "0" {
 				backSites[m[1]] = true
@@ -398,13 +446,18 @@ func (b *clusterBench) run(ctx context.Context, name string, slaves int, f fault
 			}
 		case stopSlave:
 			slaveProcs[0].signal(syscall.SIGSTOP)
+		case pauseSlave:
+			s := slaveProcs[0]
+			s.signal(syscall.SIGSTOP)
+			t := time.AfterFunc(o.Pause, func() { s.signal(syscall.SIGCONT) })
+			defer t.Stop()
 		case quitSlave:
 			slaveProcs[0].signal(syscall.SIGTERM)
 		}
 	}
 	res.elapsed = time.Since(start)
 	masterMu.Lock()
-	res.givenBack, res.again, res.release = len(backSites), len(againSites), -1
+	res.givenBack, res.again, res.release, res.late = len(backSites), len(againSites), -1, late
 	if !lastAgain.IsZero() && !struckAt.IsZero() {
 		res.release = lastAgain.Sub(struckAt)
 	}

@@ -127,13 +127,13 @@ func (b *clusterBench) report(runs []*clusterRun, single *clusterRun) {
 	fmt.Fprintf(out, "\nFaults (stall = the longest time between two new pages requested; release = from the fault to the last of the faulty slave's leases given back being handed out again; goals: stall <= 3 heartbeats + a page = %s, overlap pages <= %d (1 per robot of the slave), 0 for quit-slave)\n",
 		3*b.o.Heartbeat+time.Second, b.o.Robots)
 	tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "run\tstall s\trelease s\tgiven back\thanded out again\toverlap pages\toverlap\tlost\tstored twice\tviolations\t")
+	fmt.Fprintln(tw, "run\tstall s\trelease s\tgiven back\thanded out again\tlate pages applied\toverlap pages\toverlap\tlost\tstored twice\tviolations\t")
 	for i, r := range runs {
 		if r.fault == noFault {
 			continue
 		}
 		w := rows[i]
-		fmt.Fprintf(tw, "%s\t%.1f\t%s\t%d\t%d\t%d\t%.4f\t%d\t%d\t%d\t\n", r.name, r.stall.Seconds(), seconds(r.release), r.givenBack, r.again,
+		fmt.Fprintf(tw, "%s\t%.1f\t%s\t%d\t%d\t%d\t%d\t%.4f\t%d\t%d\t%d\t\n", r.name, r.stall.Seconds(), seconds(r.release), r.givenBack, r.again, r.late,
 			r.requests-int64(r.stored), w.overlap, w.lost, w.twice, r.violations)
 	}
 	tw.Flush()
@@ -155,9 +155,9 @@ func (b *clusterBench) report(runs []*clusterRun, single *clusterRun) {
 	fmt.Fprintln(out)
 	for i, r := range runs {
 		w := rows[i]
-		fmt.Fprintf(out, "run=%s slaves=%d finished=%v pages=%d pages_per_s=%.1f overlap=%.4f overlap_pages=%d coverage=%.4f bytes_per_page=%.0f lost=%d stored_twice=%d violations=%d slave_dns_queries=%d msgs_per_page=%.2f cpu_ms_per_page_master=%.3f cpu_ms_per_page_slaves=%.3f quality_10=%.3f quality_50=%.3f stall_s=%.1f release_s=%s\n",
+		fmt.Fprintf(out, "run=%s slaves=%d finished=%v pages=%d pages_per_s=%.1f overlap=%.4f overlap_pages=%d coverage=%.4f bytes_per_page=%.0f lost=%d stored_twice=%d violations=%d slave_dns_queries=%d msgs_per_page=%.2f cpu_ms_per_page_master=%.3f cpu_ms_per_page_slaves=%.3f quality_10=%.3f quality_50=%.3f stall_s=%.1f release_s=%s late_pages=%d\n",
 			r.name, r.slaves, r.finished, r.stored, w.pagesPerSec, w.overlap, r.requests-int64(r.stored), w.coverage, w.bytesPerPage, w.lost, w.twice, r.violations, w.slaveDNS,
-			w.msgsPerPage, w.cpuMaster, w.cpuSlaves, w.quality[0], w.quality[4], r.stall.Seconds(), seconds(r.release))
+			w.msgsPerPage, w.cpuMaster, w.cpuSlaves, w.quality[0], w.quality[4], r.stall.Seconds(), seconds(r.release), r.late)
 	}
 }
 

@@ -3,14 +3,18 @@ package cluster
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/klauspost/compress/zlib"
+
+	"lidi/engine/visit"
 )
 
 // Headers of lease and result messages.
@@ -103,4 +107,68 @@ func timeHeader(v string) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("%w: time %q", ErrBadMessage, v)
 	}
 	return t, nil
+}
+
+// maxPart bounds a result part's JSON before compression, well under the
+// server's 8 MiB message limit.
+const maxPart = 2 << 20
+
+// EncodeLease is the lease as it travels to a slave (Master.Lease
+// compresses it).
+func EncodeLease(l *visit.Lease) ([]byte, error) {
+	b, err := json.Marshal(l)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: encoding lease %d: %w", l.ID, err)
+	}
+	return b, nil
+}
+
+// DecodeLease is EncodeLease's inverse.
+func DecodeLease(b []byte) (*visit.Lease, error) {
+	var l visit.Lease
+	if err := json.Unmarshal(b, &l); err != nil {
+		return nil, fmt.Errorf("%w: lease: %v", ErrBadMessage, err)
+	}
+	if l.ID == 0 || l.Key == "" || !l.Addr.IsValid() {
+		return nil, fmt.Errorf("%w: lease without id, site or address", ErrBadMessage)
+	}
+	return &l, nil
+}
+
+// EncodeResults batches a lease's results into parts (Cho's exchange mode,
+// batched per lease): each part a JSON array under maxPart bytes, unless
+// one result alone is larger.
+func EncodeResults(rs []visit.Result) ([][]byte, error) {
+	var parts [][]byte
+	cur := []byte{'['}
+	for _, r := range rs {
+		b, err := json.Marshal(r)
+		if err != nil {
+			return nil, fmt.Errorf("cluster: encoding result %d of lease %d: %w", r.Seq, r.Lease, err)
+		}
+		if len(cur) > 1 && len(cur)+len(b) > maxPart {
+			parts = append(parts, append(cur, ']'))
+			cur = []byte{'['}
+		}
+		if len(cur) > 1 {
+			cur = append(cur, ',')
+		}
+		cur = append(cur, b...)
+	}
+	return append(parts, append(cur, ']')), nil
+}
+
+// DecodeResults is EncodeResults's inverse: the results of all parts, in
+// Seq order.
+func DecodeResults(parts [][]byte) ([]visit.Result, error) {
+	var out []visit.Result
+	for _, p := range parts {
+		var rs []visit.Result
+		if err := json.Unmarshal(p, &rs); err != nil {
+			return nil, fmt.Errorf("%w: results: %v", ErrBadMessage, err)
+		}
+		out = append(out, rs...)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	return out, nil
 }
