@@ -23,25 +23,27 @@ var chunkSizes = [...]int{64, 32, 16, 8, 4, 2, 1}
 // multiStmt is one INSERT prepared for each of chunkSizes.
 type multiStmt [len(chunkSizes)]*sql.Stmt
 
-const urlCols = 11
+const urlCols = 12
 
-const sqlURLInsert = `INSERT OR IGNORE INTO urls (id, site, url, depth, priority, seq, parent, discovered, state, skip_reason, skip_rule) VALUES `
+const sqlURLInsert = `INSERT OR IGNORE INTO urls (id, site, url, depth, priority, seq, parent, discovered, state, skip_reason, skip_rule, lastmod) VALUES `
 
 const sqlLinkInsert = `INSERT OR IGNORE INTO links (from_id, to_id) VALUES `
 
 const sqlSiteUpsert = `INSERT INTO sites (id, key, host, addr, robots_status, robots_body, robots_fetched, next_visit, failures, parked, fetched,
-	robots_wire, robots_ip)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	robots_wire, robots_ip, robots_url, robots_redirects, robots_end)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO UPDATE SET key = excluded.key, host = excluded.host, addr = excluded.addr,
 	robots_status = excluded.robots_status, robots_body = excluded.robots_body,
 	robots_fetched = excluded.robots_fetched, next_visit = excluded.next_visit,
 	failures = excluded.failures, parked = excluded.parked, fetched = excluded.fetched,
-	robots_wire = excluded.robots_wire, robots_ip = excluded.robots_ip`
+	robots_wire = excluded.robots_wire, robots_ip = excluded.robots_ip, robots_url = excluded.robots_url,
+	robots_redirects = excluded.robots_redirects, robots_end = excluded.robots_end`
 
-// sqlPageUpdate records a fetch on its URL, but only when the URL is in the
-// given state: Apply tries state 0 first (the usual case), so one statement
-// both updates the row and tells which counters move.
-const sqlPageUpdate = `UPDATE urls SET state = 1, fetched = ?, status = ?, content_type = ?, length = ?,
+// sqlPageUpdate records a fetch on its URL, moving it to the first state
+// given (1, or 3 for a probe), but only when the URL is in the second:
+// Apply tries state 0 first (the usual case), so one statement both
+// updates the row and tells which counters move.
+const sqlPageUpdate = `UPDATE urls SET state = ?, fetched = ?, status = ?, content_type = ?, length = ?,
 	truncated = ?, digest = ?, error = ?, redirect = ?, noindex = ?, duration_ms = ?, outlinks = ?,
 	simhash = ?, type_check = ?, etag = ?, last_modified = ?, main_simhash = ?, nourl_simhash = ?, title_hash = ?
 WHERE id = ? AND state = ?`
@@ -52,6 +54,9 @@ const sqlBodyDelete = `DELETE FROM pages WHERE url_id = ? RETURNING length(body)
 
 // sqlSkip drops a queued URL, saying why (and under which rule).
 const sqlSkip = `UPDATE urls SET state = 2, skip_reason = ?, skip_rule = ? WHERE id = ? AND state = 0`
+
+// sqlSlowDown keeps a queued URL's 429/503 tries.
+const sqlSlowDown = `UPDATE urls SET slow_downs = ? WHERE id = ? AND state = 0`
 
 // sqlUnskip queues again the URLs skipped under a rule since withdrawn
 // (through the index urls_rule_skips).
@@ -92,7 +97,7 @@ const sqlRankInsert = `INSERT OR REPLACE INTO pagerank (url_id, rank, computed_a
 
 const sqlCounter = `UPDATE meta SET value = value + ? WHERE key = ?`
 
-const sqlHead = `SELECT id, url, depth, priority, seq, fetched, digest, simhash, etag, last_modified FROM urls
+const sqlHead = `SELECT id, url, depth, priority, seq, fetched, digest, simhash, etag, last_modified, slow_downs FROM urls
 WHERE site = ? AND state = 0 ORDER BY priority, seq LIMIT ?`
 
 const sqlSetMeta = `INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`
@@ -104,7 +109,7 @@ type statements struct {
 	urls, links, ranks                                 multiStmt
 	site, page, body, bodyDelete, skip, event, counter *sql.Stmt
 	dup, rule, soft404, priority, rankRun, unskip      *sql.Stmt
-	unskipURL                                          *sql.Stmt
+	unskipURL, slowDown                                *sql.Stmt
 	head, setMeta, hold, release                       *sql.Stmt
 	recrawl                                            recrawlStatements
 	all                                                []*sql.Stmt
@@ -142,6 +147,7 @@ func (s *statements) prepare(ctx context.Context, db *sql.DB) error {
 		{&s.skip, sqlSkip},
 		{&s.unskip, sqlUnskip},
 		{&s.unskipURL, sqlUnskipURL},
+		{&s.slowDown, sqlSlowDown},
 		{&s.event, sqlEvent},
 		{&s.dup, sqlDup},
 		{&s.rule, sqlRule},
@@ -311,7 +317,8 @@ func (a *applier) apply(st *statements, b *record.Batch) error {
 		s := &b.Sites[i]
 		if _, err := a.exec(st.site, s.ID, s.Key, s.Host, nullString(s.Addr), int64(s.RobotsStatus),
 			s.RobotsBody, millis(s.RobotsFetched), millis(s.NextVisit), int64(s.Failures),
-			boolInt(s.Parked), s.Fetched, s.RobotsWire, nullString(s.RobotsIP)); err != nil {
+			boolInt(s.Parked), s.Fetched, s.RobotsWire, nullString(s.RobotsIP), nullString(s.RobotsURL),
+			formatHops(s.RobotsRedirects), robotsEnd(s)); err != nil {
 			return fmt.Errorf("site %d (%s): %w", s.ID, s.Key, err)
 		}
 	}
@@ -325,6 +332,11 @@ func (a *applier) apply(st *statements, b *record.Batch) error {
 	}
 	if err := a.recrawl(&st.recrawl, b); err != nil {
 		return err
+	}
+	for _, sd := range b.SlowDowns {
+		if _, err := a.exec(st.slowDown, int64(sd.Tries), int64(sd.URL)); err != nil {
+			return fmt.Errorf("slow-down tries of %016x: %w", sd.URL, err)
+		}
 	}
 	if len(b.Links) > 0 {
 		links := b.Links
@@ -455,7 +467,7 @@ func (a *applier) urls(st *statements, urls []record.URLRecord) error {
 		n, err := a.multi(&st.urls, len(idx), func(args []any, i int) []any {
 			u := &urls[idx[i]]
 			return append(args, int64(u.ID), u.Site, u.URL, int64(u.Depth), u.Priority, u.Seq,
-				nullID(u.Parent), millis(u.Discovered), int64(u.State), nullString(string(u.SkipReason)), nullID(u.Rule))
+				nullID(u.Parent), millis(u.Discovered), int64(u.State), nullString(string(u.SkipReason)), nullID(u.Rule), millis(u.LastMod))
 		})
 		if err != nil {
 			return fmt.Errorf("urls: %w", err)
@@ -471,11 +483,17 @@ func (a *applier) urls(st *statements, urls []record.URLRecord) error {
 // fetch wins, its old body goes), is handled too, keeping the counters
 // exact. A 304 keeps the copy: the URL only records when it was confirmed;
 // so does a recrawl that got no answer or a 5xx or 429 (the history has the
-// failure, the copy stays to be recrawled).
+// failure, the copy stays to be recrawled). A probe's answer (p.Probe)
+// moves its URL to URLProbed and is left out of the history and the
+// counters of pages, bytes and errors.
 func (a *applier) page(st *statements, p *record.PageRecord) error {
 	id := int64(p.URL)
 	update := st.page
-	args := []any{millis(p.Fetched), int64(p.Status), nullString(p.ContentType), p.Length,
+	to := int64(record.URLFetched)
+	if p.Probe {
+		to = int64(record.URLProbed)
+	}
+	args := []any{to, millis(p.Fetched), int64(p.Status), nullString(p.ContentType), p.Length,
 		boolInt(p.Truncated), nullID(p.Digest), nullString(p.Err), nullString(p.Redirect),
 		boolInt(p.NoIndex), float64(p.Duration) / float64(time.Millisecond), int64(p.Links),
 		nullID(p.Simhash), nullString(string(p.TypeCheck)), nullString(p.ETag), nullString(p.LastModified),
@@ -489,7 +507,7 @@ func (a *applier) page(st *statements, p *record.PageRecord) error {
 	}
 	var from record.URLState
 	found := false
-	for _, state := range [...]record.URLState{record.URLQueued, record.URLSkipped, record.URLFetched} {
+	for _, state := range [...]record.URLState{record.URLQueued, record.URLSkipped, record.URLFetched, record.URLProbed} {
 		args[len(args)-1] = int64(state)
 		n, err := a.exec(update, args...)
 		if err != nil {
@@ -503,16 +521,22 @@ func (a *applier) page(st *statements, p *record.PageRecord) error {
 	if !found {
 		return fmt.Errorf("%w: %016x", ErrUnknownURL, p.URL)
 	}
-	if err := a.fetchRow(&st.recrawl, p); err != nil {
-		return err
+	if !p.Probe {
+		if err := a.fetchRow(&st.recrawl, p); err != nil {
+			return err
+		}
+	}
+	fetched := int64(1)
+	if p.Probe {
+		fetched = 0
 	}
 	switch {
 	case from == record.URLQueued:
 		a.count[cQueued]--
-		a.count[cFetched]++
+		a.count[cFetched] += fetched
 	case from == record.URLSkipped:
 		a.count[cSkipped]--
-		a.count[cFetched]++
+		a.count[cFetched] += fetched
 	}
 	if !notModified && (from == record.URLFetched || p.Recrawl) {
 		var n int64
@@ -525,14 +549,20 @@ func (a *applier) page(st *statements, p *record.PageRecord) error {
 			return fmt.Errorf("page %016x: %w", p.URL, err)
 		}
 	}
-	if p.Body != nil && !notModified {
+	if p.Body != nil && !notModified && !p.Probe { // a probe's fingerprints are its evidence
 		if _, err := a.exec(st.body, id, p.Body); err != nil {
 			return fmt.Errorf("page %016x body: %w", p.URL, err)
 		}
 		a.count[cBodies]++
 		a.count[cBodyBytes] += int64(len(p.Body))
 	}
+	if p.Probe {
+		return nil
+	}
 	a.count[cPages]++
+	if p.Recrawl {
+		a.count[cRecrawls]++
+	}
 	a.count[cBytes] += p.Length
 	if p.Err != "" || p.Status >= 400 {
 		a.count[cErrors]++
@@ -557,6 +587,54 @@ func (db *DB) SetMeta(ctx context.Context, key, value string) error {
 		return fmt.Errorf("storage: set meta %q: %w", key, err)
 	}
 	return nil
+}
+
+// formatHops writes a redirect chain one hop a line, "status URL"; nil
+// for none.
+func formatHops(hs []fetch.Hop) any {
+	if len(hs) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	for i, h := range hs {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "%d %s", h.Status, h.URL)
+	}
+	return b.String()
+}
+
+// parseHops reads what formatHops wrote.
+func parseHops(s string) ([]fetch.Hop, error) {
+	var out []fetch.Hop
+	for line := range strings.Lines(s) {
+		st, u, ok := strings.Cut(strings.TrimSuffix(line, "\n"), " ")
+		n, err := strconv.Atoi(st)
+		if !ok || err != nil || u == "" {
+			return nil, fmt.Errorf("bad redirect %q", line)
+		}
+		out = append(out, fetch.Hop{URL: u, Status: n})
+	}
+	return out, nil
+}
+
+// robotsEnd is sites.robots_end for s: NULL when no chain was followed.
+func robotsEnd(s *record.SiteRecord) any {
+	if s.RobotsURL == "" {
+		return nil
+	}
+	return s.RobotsEnd.String()
+}
+
+// parseChainEnd reads a fetch.ChainEnd's name.
+func parseChainEnd(s string) (fetch.ChainEnd, error) {
+	for e := fetch.ChainAnswered; e <= fetch.ChainFailed; e++ {
+		if e.String() == s {
+			return e, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown redirect chain end %q", s)
 }
 
 // formatPairs writes URL id pairs as "copy:original" in hexadecimal,

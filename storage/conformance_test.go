@@ -205,8 +205,11 @@ func TestMemStoreConforms(t *testing.T) {
 	site1 := site(1)
 	site1.RobotsStatus, site1.RobotsBody, site1.RobotsFetched = 200, []byte("User-agent: *\nDisallow: /x\n"), at(1)
 	site1.NextVisit, site1.Addr, site1.Fetched = at(2), "127.0.0.1", 3
+	site1.RobotsURL, site1.RobotsEnd = "https://www.s1.test/robots.txt", fetch.ChainAnswered
+	site1.RobotsRedirects = []fetch.Hop{{URL: "http://s1.test/robots.txt", Status: 301}, {URL: "https://s1.test/robots.txt", Status: 308}}
 	site2 := site(2)
-	site2.RobotsBody = []byte{} // an empty robots.txt
+	site2.RobotsBody = []byte{}                                                     // an empty robots.txt
+	site2.RobotsURL, site2.RobotsEnd = "http://s2.test/robots.txt", fetch.ChainLoop // a loop ends on a redirect
 	site2moved := site2
 	site2moved.Key, site2moved.Failures, site2moved.Parked = "http://s2b.test", 4, true
 
@@ -216,6 +219,10 @@ func TestMemStoreConforms(t *testing.T) {
 	refetchErr.Recrawl, refetchErr.Err = true, "dns"
 	refetchChanged := page(cHigh, 2, 42, 200)
 	refetchChanged.Recrawl, refetchChanged.Verdict, refetchChanged.Digest, refetchChanged.ETag = true, fetch.VerdictChanged, 77, ""
+	listed := u(cI, 1, 4, 11)
+	listed.LastMod = at(-3600) // a sitemap's <lastmod>
+	probe := page(cProbe, 1, 8, 404)
+	probe.Probe = true
 	soft := record.Soft404Record{Sig: dedup.Soft404Sig{Origin: "http://s1.test", Title: 9, Simhash: 10, Of: cA, OfURL: "ignored",
 		Evidence: []dedup.Pair{{Copy: cB, Original: cC}}, ProbeStatus: 200}, Time: at(12)}
 	soft2 := soft
@@ -235,7 +242,7 @@ func TestMemStoreConforms(t *testing.T) {
 			Sites: []record.SiteRecord{site1, site2},
 			URLs: []record.URLRecord{
 				u(cA, 1, 0, 1), u(cB, 1, 1, 2), u(cC, 1, 1, 3), u(cD, 1, 0.5, 4), u(cE, 1, 2, 5),
-				u(cHigh, 2, 0, 6), u(cHigh2, 2, 0, 7), u(cF, 2, -1, 8),
+				u(cHigh, 2, 0, 6), u(cHigh2, 2, 0, 7), u(cF, 2, -1, 8), u(cProbe, 1, -2, 13),
 				skipped(u(cG, 1, 0, 9), record.SkipRobots, 0),
 				u(cA, 2, 9, 99), // already in this batch: ignored
 			},
@@ -244,8 +251,8 @@ func TestMemStoreConforms(t *testing.T) {
 		{name: "insert once", batch: record.Batch{URLs: []record.URLRecord{u(cB, 2, 7, 70), u(cH, 1, 3, 10)}}},
 		{name: "fetch", batch: record.Batch{
 			Pages: []record.PageRecord{page(cA, 1, 3, 200), page(cHigh, 2, 4, 301), page(cF, 2, 5, 404),
-				page(cG, 1, 6, 200) /* a skipped URL fetched */, page(cI, 1, 7, 200) /* discovered in this batch */},
-			URLs:  []record.URLRecord{u(cI, 1, 4, 11)},
+				page(cG, 1, 6, 200) /* a skipped URL fetched */, page(cI, 1, 7, 200) /* discovered in this batch */, probe},
+			URLs:  []record.URLRecord{listed},
 			Links: []record.Link{{From: cA, To: cB}, {From: cA, To: cHigh}, {From: cA, To: cB}, {From: cHigh, To: cA}, {From: cD, To: cA}},
 		}},
 		{name: "rules skip", batch: record.Batch{
@@ -259,6 +266,8 @@ func TestMemStoreConforms(t *testing.T) {
 			Holds: []record.HeldLinks{{Probe: cProbe, Page: cI, Links: []string{"http://s1.test/a", "http://s1.test/b"}},
 				{Probe: cProbe, Page: cG}, {Probe: cProbe + 1, Page: cNone, Links: []string{"http://s1.test/c"}}},
 		}},
+		{name: "slow downs", batch: record.Batch{SlowDowns: []record.SlowDown{{URL: cB, Tries: 2} /* skipped: ignored */, {URL: cE, Tries: 1}, {URL: cE, Tries: 2},
+			{URL: cA, Tries: 1} /* fetched: ignored */, {URL: cNone, Tries: 1}}}},
 		{name: "rule again, learned time stays", batch: record.Batch{Rules: []record.RuleRecord{{Rule: rule2, Time: at(20)}}}},
 		{name: "withdraw rule1, unskip one URL", batch: record.Batch{
 			Rules:       []record.RuleRecord{{Rule: rule1w, Time: at(21)}, {Rule: ruleLate, Time: at(22)}},
@@ -357,6 +366,37 @@ func TestMemStoreConforms(t *testing.T) {
 	}
 	if len(final.Held) != 0 || len(final.Coverage) != 3 || len(final.Channels) != 2 || final.Counters.Pages != 8 {
 		t.Errorf("held %d, coverage %+v, channels %d, counters %+v", len(final.Held), final.Coverage, len(final.Channels), final.Counters)
+	}
+	// The probe's answer is kept (detection restores from it) but is no
+	// page: Counters.Pages above leaves it out.
+	probed := false
+	for _, p := range final.Fingerprint {
+		probed = probed || p.URL == cProbe && p.Status == 404
+	}
+	if !probed {
+		t.Errorf("fingerprints %+v lack the probe's answer", final.Fingerprint)
+	}
+	if s := final.Sites[0]; s.RobotsURL != site1.RobotsURL || len(s.RobotsRedirects) != 2 || s.RobotsRedirects[1] != site1.RobotsRedirects[1] {
+		t.Errorf("site 1's robots.txt chain = %q %+v", s.RobotsURL, s.RobotsRedirects)
+	}
+	if s := final.Sites[1]; s.RobotsEnd != fetch.ChainLoop {
+		t.Errorf("site 2's robots.txt chain ended %v, want %v", s.RobotsEnd, fetch.ChainLoop)
+	}
+	for _, r := range final.Recrawl {
+		if (r.ID == cI) != !r.LastMod.IsZero() || r.ID == cI && !r.LastMod.Equal(ms(listed.LastMod)) {
+			t.Errorf("recrawl URL %x has lastmod %v; want %v on %x only", r.ID, r.LastMod, ms(listed.LastMod), cI)
+		}
+	}
+	slow := map[uint64]int{}
+	for _, h := range final.Heads {
+		for _, q := range h.URLs {
+			if q.SlowDowns > 0 {
+				slow[q.ID] = q.SlowDowns
+			}
+		}
+	}
+	if want := map[uint64]int{cE: 2}; !reflect.DeepEqual(slow, want) {
+		t.Errorf("slow-down tries in the heads: %v, want %v", slow, want)
 	}
 }
 

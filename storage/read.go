@@ -39,7 +39,7 @@ func (db *DB) Head(ctx context.Context, site int64, n int) (urls []record.Queued
 		var q record.QueuedURL
 		var id int64
 		var c copyColumns
-		if err := rows.Scan(&id, &q.URL, &q.Depth, &q.Priority, &q.Seq, &c.fetched, &c.digest, &c.simhash, &c.etag, &c.lastModified); err != nil {
+		if err := rows.Scan(&id, &q.URL, &q.Depth, &q.Priority, &q.Seq, &c.fetched, &c.digest, &c.simhash, &c.etag, &c.lastModified, &q.SlowDowns); err != nil {
 			return nil, 0, false, fmt.Errorf("storage: head of site %d: %w", site, err)
 		}
 		q.ID = uint64(id)
@@ -63,7 +63,8 @@ func (db *DB) Sites(ctx context.Context) ([]record.SiteRecord, error) {
 		return nil, ErrClosed
 	}
 	rows, err := db.r.QueryContext(ctx, `SELECT s.id, s.key, s.host, s.addr, s.robots_status, s.robots_body,
-		s.robots_fetched, s.next_visit, s.failures, s.parked, s.fetched, coalesce(q.n, 0), s.robots_wire, s.robots_ip
+		s.robots_fetched, s.next_visit, s.failures, s.parked, s.fetched, coalesce(q.n, 0), s.robots_wire, s.robots_ip,
+		coalesce(s.robots_url, ''), coalesce(s.robots_redirects, ''), coalesce(s.robots_end, '')
 	FROM sites AS s
 	LEFT JOIN (SELECT site, count(*) AS n FROM urls WHERE state = 0 GROUP BY site) AS q ON q.site = s.id
 	ORDER BY s.id`)
@@ -77,9 +78,19 @@ func (db *DB) Sites(ctx context.Context) ([]record.SiteRecord, error) {
 		var addr, robotsIP sql.NullString
 		var robotsFetched, nextVisit sql.NullInt64
 		var parked int64
+		var hops, end string
 		if err := rows.Scan(&s.ID, &s.Key, &s.Host, &addr, &s.RobotsStatus, &s.RobotsBody,
-			&robotsFetched, &nextVisit, &s.Failures, &parked, &s.Fetched, &s.Pending, &s.RobotsWire, &robotsIP); err != nil {
+			&robotsFetched, &nextVisit, &s.Failures, &parked, &s.Fetched, &s.Pending, &s.RobotsWire, &robotsIP,
+			&s.RobotsURL, &hops, &end); err != nil {
 			return nil, fmt.Errorf("storage: sites: %w", err)
+		}
+		if s.RobotsRedirects, err = parseHops(hops); err != nil {
+			return nil, fmt.Errorf("storage: site %s: robots.txt: %w", s.Key, err)
+		}
+		if end != "" {
+			if s.RobotsEnd, err = parseChainEnd(end); err != nil {
+				return nil, fmt.Errorf("storage: site %s: robots.txt: %w", s.Key, err)
+			}
 		}
 		s.Addr, s.RobotsIP = addr.String, robotsIP.String
 		s.RobotsFetched = fromMillis(robotsFetched)
@@ -118,14 +129,15 @@ func (db *DB) URLFingerprints(ctx context.Context, fn func(id uint64)) error {
 	return nil
 }
 
-// Fingerprints calls fn for every fetched page with its content digest and
-// simhash, for duplicate detection after a restart.
+// Fingerprints calls fn for every fetched page and answered probe (state
+// 1 and 3) with its content digest and simhash, for duplicate detection
+// after a restart.
 func (db *DB) Fingerprints(ctx context.Context, fn func(record.FetchedPage)) error {
 	if db.closed.Load() {
 		return ErrClosed
 	}
 	rows, err := db.r.QueryContext(ctx, `SELECT id, url, coalesce(digest, 0), coalesce(simhash, 0), coalesce(main_simhash, 0),
-		coalesce(nourl_simhash, 0), coalesce(title_hash, 0), coalesce(status, 0) FROM urls WHERE state = 1 ORDER BY fetched`)
+		coalesce(nourl_simhash, 0), coalesce(title_hash, 0), coalesce(status, 0) FROM urls WHERE state IN (1, 3) ORDER BY fetched`)
 	if err != nil {
 		return fmt.Errorf("storage: fingerprints: %w", err)
 	}
@@ -280,14 +292,14 @@ func (db *DB) Held(ctx context.Context) ([]record.HeldLinks, error) {
 }
 
 // Counters returns the crawl's totals: fetches recorded, body bytes
-// received, and fetches that failed or answered with a status of 400 or
-// more.
+// received, fetches that failed or answered with a status of 400 or
+// more, and fetches that were recrawls.
 func (db *DB) Counters(ctx context.Context) (record.Counters, error) {
 	c, err := db.counters(ctx)
 	if err != nil {
 		return record.Counters{}, err
 	}
-	return record.Counters{Pages: c[cPages], Bytes: c[cBytes], Errors: c[cErrors]}, nil
+	return record.Counters{Pages: c[cPages], Bytes: c[cBytes], Errors: c[cErrors], Recrawls: c[cRecrawls]}, nil
 }
 
 func (db *DB) counters(ctx context.Context) (c [nCounters]int64, err error) {

@@ -78,7 +78,7 @@ const sqlNotModified = `UPDATE urls SET state = 1, fetched = ?, duration_ms = ?,
 	etag = coalesce(?, etag), last_modified = coalesce(?, last_modified)
 WHERE id = ? AND state = ?`
 
-const sqlRequeue = `UPDATE urls SET state = 0, priority = ?, seq = ? WHERE id = ? AND state = 1`
+const sqlRequeue = `UPDATE urls SET state = 0, priority = ?, seq = ?, slow_downs = 0 WHERE id = ? AND state = 1`
 
 const sqlChannelUpsert = `INSERT OR REPLACE INTO channels (id, grp, interval_ms, rate, submitted, updates, last_update, updated)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
@@ -205,7 +205,7 @@ func (db *DB) RecrawlURLs(ctx context.Context, fn func(record.RecrawlURL)) error
 	if db.closed.Load() {
 		return ErrClosed
 	}
-	rows, err := db.r.QueryContext(ctx, `SELECT id, site, url, fetched FROM urls
+	rows, err := db.r.QueryContext(ctx, `SELECT id, site, url, fetched, lastmod FROM urls
 		WHERE state = 1 AND status BETWEEN 200 AND 399`)
 	if err != nil {
 		return fmt.Errorf("storage: recrawl urls: %w", err)
@@ -214,11 +214,11 @@ func (db *DB) RecrawlURLs(ctx context.Context, fn func(record.RecrawlURL)) error
 	for rows.Next() {
 		var r record.RecrawlURL
 		var id int64
-		var fetched sql.NullInt64
-		if err := rows.Scan(&id, &r.Site, &r.URL, &fetched); err != nil {
+		var fetched, lastMod sql.NullInt64
+		if err := rows.Scan(&id, &r.Site, &r.URL, &fetched, &lastMod); err != nil {
 			return fmt.Errorf("storage: recrawl urls: %w", err)
 		}
-		r.ID, r.Fetched = uint64(id), fromMillis(fetched)
+		r.ID, r.Fetched, r.LastMod = uint64(id), fromMillis(fetched), fromMillis(lastMod)
 		fn(r)
 	}
 	if err := rows.Err(); err != nil {

@@ -16,8 +16,13 @@ import (
 var dropVersion6 = []string{"ALTER TABLE fetches DROP COLUMN wire", "ALTER TABLE fetches DROP COLUMN ip",
 	"ALTER TABLE sites DROP COLUMN robots_wire", "ALTER TABLE sites DROP COLUMN robots_ip"}
 
+// dropVersion8 turns a current file back into a version 7 one.
+var dropVersion8 = []string{"ALTER TABLE sites DROP COLUMN robots_url", "ALTER TABLE sites DROP COLUMN robots_redirects",
+	"ALTER TABLE sites DROP COLUMN robots_end", "ALTER TABLE urls DROP COLUMN lastmod", "ALTER TABLE urls DROP COLUMN slow_downs",
+	"DELETE FROM meta WHERE key = 'count.recrawls'"}
+
 // dropVersion7 turns a current file back into a version 6 one.
-var dropVersion7 = []string{"ALTER TABLE rules DROP COLUMN choice", "ALTER TABLE rules DROP COLUMN prior"}
+var dropVersion7 = append(slices.Clip(dropVersion8), "ALTER TABLE rules DROP COLUMN choice", "ALTER TABLE rules DROP COLUMN prior")
 
 // dropVersion5 turns a current file back into a version 4 one.
 var dropVersion5 = slices.Concat(dropVersion7, dropVersion6, []string{"DROP INDEX urls_rule_skips", "ALTER TABLE urls DROP COLUMN skip_rule",

@@ -11,7 +11,7 @@ import (
 // SchemaVersion is the schema version this package writes and reads, kept in
 // PRAGMA user_version. A file with a higher version was written by a newer
 // lidi and is refused.
-const SchemaVersion = 7
+const SchemaVersion = 8
 
 // ApplicationID marks a lidi crawl file in the SQLite header (PRAGMA
 // application_id); it is "lidi" in ASCII.
@@ -110,6 +110,7 @@ var schema = []string{
 	channelsTable,
 	channelGroupsTable,
 	reassignmentsTable,
+	v8Columns[0], v8Columns[1], v8Columns[2], v8Columns[3], v8Columns[4],
 	`CREATE TABLE events (
 		id   INTEGER PRIMARY KEY,
 		time INTEGER,
@@ -187,6 +188,7 @@ var upgrades = [][]string{
 	{`ALTER TABLE urls ADD COLUMN skip_rule INTEGER`, rulesHash, urlsRuleSkips, heldLinksTable},
 	wireColumns[:],
 	rulesChoice[:],
+	append(v8Columns[:], probesApart[:]...),
 }
 
 // Version 6: what a WARC record of a fetch needs (storage.keep_headers,
@@ -203,6 +205,36 @@ var wireColumns = [...]string{`ALTER TABLE fetches ADD COLUMN wire BLOB`, `ALTER
 // NULL for a kind with no sides), and how many other origins' rules of
 // the same rewrite let it be learned from fewer pairs (dedup.Rule.Prior).
 var rulesChoice = [...]string{`ALTER TABLE rules ADD COLUMN choice TEXT`, `ALTER TABLE rules ADD COLUMN prior INTEGER NOT NULL DEFAULT 0`}
+
+// Version 8: where robots.txt was read after its redirects (RFC 9309
+// 2.3.1.2): sites.robots_url, the last request's URL; robots_redirects,
+// the requests before it, one a line as "status URL"; robots_end, why the
+// chain stopped (fetch.ChainEnd's name: "answered", "too-many-redirects",
+// "redirect-loop", ...); NULL for none. urls.lastmod is the <lastmod> a
+// sitemap gave the URL (unix ms), a change hint for recrawl. urls.slow_downs
+// counts the 429 and 503 answers a queued URL drew, across runs, towards
+// errors.slow_down_tries. lidi's own soft-404 probes, answered, are in
+// state 3 (record.URLProbed), out of the crawl's pages. The counter
+// count.recrawls splits count.pages into pages and recrawls.
+var v8Columns = [...]string{`ALTER TABLE sites ADD COLUMN robots_url TEXT`, `ALTER TABLE sites ADD COLUMN robots_redirects TEXT`,
+	`ALTER TABLE sites ADD COLUMN robots_end TEXT`, `ALTER TABLE urls ADD COLUMN lastmod INTEGER`,
+	`ALTER TABLE urls ADD COLUMN slow_downs INTEGER NOT NULL DEFAULT 0`}
+
+// probesApart moves the probes an older lidi recorded as pages (state 1)
+// to state 3, and takes them out of the counters and the fetch history:
+// a probe is the URL a soft-404 signature names as its probe, or one whose
+// file name is a probe's (dedup.ProbeURL: the prefix and 16 hex digits).
+var probesApart = [...]string{
+	`UPDATE urls SET state = 3 WHERE state = 1 AND (id IN (SELECT probe_id FROM soft404s WHERE probe_id IS NOT NULL)
+		OR url GLOB '*/lidi-no-such-page-[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]*')`,
+	`UPDATE meta SET value = value - (SELECT count(*) FROM urls WHERE state = 3) WHERE key = '` + keyFetched + `'`,
+	`UPDATE meta SET value = value - (SELECT count(*) FROM fetches WHERE url_id IN (SELECT id FROM urls WHERE state = 3)) WHERE key = '` + keyPages + `'`,
+	`UPDATE meta SET value = value - (SELECT coalesce(sum(length), 0) FROM fetches WHERE url_id IN (SELECT id FROM urls WHERE state = 3)) WHERE key = '` + keyBytes + `'`,
+	`UPDATE meta SET value = value - (SELECT count(*) FROM fetches WHERE url_id IN (SELECT id FROM urls WHERE state = 3)
+		AND (error IS NOT NULL OR status >= 400)) WHERE key = '` + keyErrors + `'`,
+	`DELETE FROM fetches WHERE url_id IN (SELECT id FROM urls WHERE state = 3)`,
+	`INSERT OR IGNORE INTO meta (key, value) VALUES ('` + keyRecrawls + `', (SELECT count(*) FROM fetches WHERE recrawl = 1))`,
+}
 
 // soft404sProbe are the columns of soft404s added by version 4: the probe
 // that confirmed or refuted the soft 404.
@@ -242,6 +274,7 @@ const (
 	keyBodies    = "count.bodies"     // rows in pages
 	keyBodyBytes = "count.body_bytes" // compressed bytes in pages.body
 	keyEvents    = "count.events"     // rows in events
+	keyRecrawls  = "count.recrawls"   // of count.pages, fetches of a URL fetched before (PageRecord.Recrawl)
 
 	keyCreated = "created" // unix ms when the file was created
 	keySchema  = "schema"  // SchemaVersion that created the file
@@ -250,7 +283,7 @@ const (
 )
 
 // counterKeys lists the counters in the order of the counters array.
-var counterKeys = [...]string{keyPages, keyBytes, keyErrors, keyURLs, keyQueued, keyFetched, keySkipped, keyLinks, keyBodies, keyBodyBytes, keyEvents}
+var counterKeys = [...]string{keyPages, keyBytes, keyErrors, keyURLs, keyQueued, keyFetched, keySkipped, keyLinks, keyBodies, keyBodyBytes, keyEvents, keyRecrawls}
 
 const (
 	cPages = iota
@@ -264,6 +297,7 @@ const (
 	cBodies
 	cBodyBytes
 	cEvents
+	cRecrawls
 	nCounters
 )
 

@@ -89,6 +89,7 @@ func checkConsistent(t testing.TB, r *sql.DB) {
 		{keyBodies, "SELECT count(*) FROM pages"},
 		{keyBodyBytes, "SELECT coalesce(sum(length(body)), 0) FROM pages"},
 		{keyEvents, "SELECT count(*) FROM events"},
+		{keyRecrawls, "SELECT count(*) FROM fetches WHERE recrawl = 1"},
 	} {
 		if got, want := meta(c.key), queryInt(t, r, c.q); got != want {
 			t.Errorf("meta %s = %d, table says %d", c.key, got, want)

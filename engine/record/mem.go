@@ -74,6 +74,7 @@ type memURL struct {
 	title       uint64
 	etag        string
 	lastMod     string
+	slowDowns   int
 }
 
 type memRule struct {
@@ -143,7 +144,7 @@ func (m *MemStore) Apply(ctx context.Context, b *Batch) error {
 			continue
 		}
 		mu := &memURL{URLRecord: *u}
-		mu.Discovered = ms(u.Discovered)
+		mu.Discovered, mu.LastMod = ms(u.Discovered), ms(u.LastMod)
 		m.urls[u.ID] = mu
 		if u.State == URLQueued {
 			m.enqueue(mu)
@@ -154,7 +155,7 @@ func (m *MemStore) Apply(ctx context.Context, b *Batch) error {
 	}
 	for _, r := range b.Requeues {
 		if u := m.urls[r.URL]; u != nil && u.State == URLFetched {
-			u.State, u.Priority, u.Seq = URLQueued, r.Priority, r.Seq
+			u.State, u.Priority, u.Seq, u.slowDowns = URLQueued, r.Priority, r.Seq, 0
 			m.enqueue(u)
 		}
 	}
@@ -170,6 +171,11 @@ func (m *MemStore) Apply(ctx context.Context, b *Batch) error {
 			m.links[l.From] = to
 		}
 		to[l.To] = struct{}{}
+	}
+	for _, sd := range b.SlowDowns {
+		if u := m.urls[sd.URL]; u != nil && u.State == URLQueued {
+			u.slowDowns = sd.Tries
+		}
 	}
 	for _, s := range b.Skips {
 		if u := m.urls[s.URL]; u != nil && u.State == URLQueued {
@@ -289,6 +295,10 @@ func (m *MemStore) site(s *SiteRecord) {
 	r.Pending = 0
 	r.RobotsBody = slices.Clone(s.RobotsBody)
 	r.RobotsWire = slices.Clone(s.RobotsWire)
+	r.RobotsRedirects = slices.Clone(s.RobotsRedirects)
+	if len(r.RobotsRedirects) == 0 {
+		r.RobotsRedirects = nil // as the file keeps none
+	}
 	r.RobotsFetched, r.NextVisit = ms(s.RobotsFetched), ms(s.NextVisit)
 	if old := m.sites[s.ID]; old != nil {
 		delete(m.siteKeys, old.Key)
@@ -315,13 +325,17 @@ func (m *MemStore) unskip(u *memURL) {
 
 // page records a fetch on its URL, as storage.DB does: a 304, or a
 // recrawl that got no answer, a 5xx or a 429, only says when the copy was
-// confirmed; any other fetch replaces what the URL's last fetch left.
+// confirmed; any other fetch replaces what the URL's last fetch left. A
+// probe's answer moves its URL to URLProbed and counts nowhere.
 func (m *MemStore) page(p *PageRecord) {
 	u := m.urls[p.URL]
 	if u.State == URLQueued {
 		m.dequeue(u)
 	}
 	u.State = URLFetched
+	if p.Probe {
+		u.State = URLProbed
+	}
 	m.fetches++
 	u.fetched, u.fetchSeq = ms(p.Fetched), m.fetches
 	notModified := p.Verdict == fetch.VerdictNotModified ||
@@ -338,7 +352,13 @@ func (m *MemStore) page(p *PageRecord) {
 		u.digest, u.simhash, u.main, u.noURL, u.title = p.Digest, p.Simhash, p.MainSimhash, p.NoURLSimhash, p.TitleHash
 		u.etag, u.lastMod = p.ETag, p.LastModified
 	}
+	if p.Probe {
+		return
+	}
 	m.counters.Pages++
+	if p.Recrawl {
+		m.counters.Recrawls++
+	}
 	m.counters.Bytes += p.Length
 	if p.Err != "" || p.Status >= 400 {
 		m.counters.Errors++

@@ -21,6 +21,7 @@ func (m *MemStore) Sites(ctx context.Context) ([]SiteRecord, error) {
 	for _, s := range m.sites {
 		r := *s
 		r.RobotsBody, r.RobotsWire = slices.Clone(s.RobotsBody), slices.Clone(s.RobotsWire)
+		r.RobotsRedirects = slices.Clone(s.RobotsRedirects)
 		r.Pending = int64(len(m.queued[s.ID]))
 		out = append(out, r)
 	}
@@ -51,13 +52,13 @@ func (m *MemStore) Counters(ctx context.Context) (Counters, error) {
 	return m.counters, nil
 }
 
-// Fingerprints calls fn for every fetched page, in the order of their
-// latest fetch.
+// Fingerprints calls fn for every fetched page and answered probe, in the
+// order of their latest fetch.
 func (m *MemStore) Fingerprints(ctx context.Context, fn func(FetchedPage)) error {
 	m.mu.Lock()
 	var us []*memURL
 	for _, u := range m.urls {
-		if u.State == URLFetched {
+		if u.State == URLFetched || u.State == URLProbed {
 			us = append(us, u)
 		}
 	}
@@ -180,7 +181,7 @@ func (m *MemStore) Head(ctx context.Context, site int64, n int) (urls []QueuedUR
 		if len(urls) == n {
 			return urls, u.Priority, true, nil
 		}
-		qu := QueuedURL{ID: u.ID, URL: u.URL, Depth: u.Depth, Priority: u.Priority, Seq: u.Seq}
+		qu := QueuedURL{ID: u.ID, URL: u.URL, Depth: u.Depth, Priority: u.Priority, Seq: u.Seq, SlowDowns: u.slowDowns}
 		if !u.fetched.IsZero() {
 			qu.Copy = &fetch.Copy{Validators: fetch.Validators{ETag: u.etag, LastModified: u.lastMod},
 				Digest: u.digest, Simhash: u.simhash}
@@ -251,7 +252,7 @@ func (m *MemStore) RecrawlURLs(ctx context.Context, fn func(RecrawlURL)) error {
 	var out []RecrawlURL
 	for _, u := range m.urls {
 		if u.State == URLFetched && u.hasStatus && u.status >= 200 && u.status <= 399 {
-			out = append(out, RecrawlURL{ID: u.ID, Site: u.Site, URL: u.URL, Fetched: u.fetched})
+			out = append(out, RecrawlURL{ID: u.ID, Site: u.Site, URL: u.URL, Fetched: u.fetched, LastMod: u.LastMod})
 		}
 	}
 	m.mu.Unlock()

@@ -15,6 +15,12 @@ const (
 	URLQueued  URLState = 0 // discovered, waiting in its site's queue
 	URLFetched URLState = 1 // fetched (whatever the status), never fetched again by this crawl
 	URLSkipped URLState = 2 // dropped without fetching (robots.txt, scope, parked site)
+	// URLProbed is lidi's own soft-404 probe, answered (PageRecord.Probe):
+	// a URL made up so as not to exist, asked once to learn how its host
+	// answers one (docs/detection.md). Its answer is kept on its row as
+	// evidence, but it is no page of the crawl: not counted in pages,
+	// fetches or errors, not in the fetch history, never recrawled.
+	URLProbed URLState = 3
 )
 
 // SiteRecord is a site (scheme, host and port) as the store keeps it.
@@ -29,6 +35,13 @@ type SiteRecord struct {
 	RobotsFetched time.Time // when robots.txt was fetched
 	RobotsWire    []byte    // the robots.txt fetch's request and response head (PageRecord.Wire); nil when not kept
 	RobotsIP      string    // the address that robots.txt came from; "" when not kept
+	// Where the robots.txt fetch ended (RFC 9309 2.3.1.2: redirects are
+	// followed): RobotsURL the last request's URL ("" when not known, for
+	// a file of an older lidi), RobotsRedirects the requests before it
+	// with the redirect each answered, RobotsEnd why the chain stopped.
+	RobotsURL       string
+	RobotsRedirects []fetch.Hop
+	RobotsEnd       fetch.ChainEnd
 
 	NextVisit time.Time // the earliest time the site may be visited again
 	Failures  int       // consecutive failed visits
@@ -51,6 +64,11 @@ type URLRecord struct {
 	State      URLState   // URLQueued or URLSkipped
 	SkipReason SkipReason // why it was skipped, when State is URLSkipped
 	Rule       uint64     // the rule that covers it when SkipReason is SkipRule (dedup.Rule.ID); 0 for none
+	// LastMod is the <lastmod> the sitemap that listed the URL gave it
+	// (sitemaps.org: when the page last changed), a change hint for
+	// recrawl (RecrawlURL.LastMod reads it back); zero for a URL found
+	// as a link, or listed without one.
+	LastMod time.Time
 }
 
 // PageRecord is the outcome of one fetch.
@@ -74,6 +92,10 @@ type PageRecord struct {
 	NoURLSimhash uint64          // the same of the text without its URL's words (dedup.Fingerprints.NoURL); 0 for none
 	TitleHash    uint64          // hash of the title's words (dedup.Fingerprints.Title); 0 for none
 	TypeCheck    fetch.TypeCheck // content-type decision
+	// Probe: the fetch is lidi's own soft-404 probe (dedup.IsProbe), not
+	// a page of the crawl: its URL moves to URLProbed, and it is left
+	// out of the crawl's counters and fetch history.
+	Probe bool
 
 	// Recrawl: the URL had been fetched before (QueuedURL.Copy was set).
 	// Verdict says whether the page changed since; for a 304 the fields
@@ -193,11 +215,15 @@ const (
 	EventReassign EventKind = "reassign" // the recrawl policy recalculated the groups' intervals
 )
 
-// Counters are crawl totals kept across restarts.
+// Counters are crawl totals kept across restarts. Pages counts every
+// fetch recorded (lidi's probes aside), Recrawls those of them that
+// fetched a URL again (PageRecord.Recrawl): Pages-Recrawls is the number
+// of distinct URLs fetched.
 type Counters struct {
-	Pages  int64
-	Bytes  int64
-	Errors int64
+	Pages    int64
+	Bytes    int64
+	Errors   int64
+	Recrawls int64
 }
 
 // SkipReason says why a URL or a link was not fetched.
@@ -233,6 +259,18 @@ type QueuedURL struct {
 	// Copy is what was kept of the URL's last fetch when it is queued
 	// again for a recrawl; nil for a URL never fetched.
 	Copy *fetch.Copy `json:",omitempty"`
+	// SlowDowns counts the 429 and 503 answers the URL drew since it was
+	// queued, in earlier runs too (Batch.SlowDowns): they count towards
+	// errors.slow_down_tries.
+	SlowDowns int `json:",omitempty"`
+}
+
+// SlowDown records that a queued URL drew a 429 or 503 answer and went
+// back to its queue: Tries is the number of such answers since it was
+// queued, kept across runs (QueuedURL.SlowDowns).
+type SlowDown struct {
+	URL   uint64
+	Tries int
 }
 
 // RankRun is one PageRank recomputation of the crawl's link graph.

@@ -14,6 +14,7 @@ type RecrawlURL struct {
 	Site    int64
 	URL     string
 	Fetched time.Time
+	LastMod time.Time // URLRecord.LastMod: a sitemap's <lastmod>, a change hint; zero for none
 }
 
 // Requeue queues a fetched URL again for a recrawl, at Priority (its

@@ -30,8 +30,9 @@ type Store interface {
 	Counters(ctx context.Context) (Counters, error)
 	// Apply writes a batch atomically: all of it or none of it.
 	Apply(ctx context.Context, b *Batch) error
-	// Fingerprints calls fn for every fetched page with its content
-	// fingerprints, so duplicate detection can be rebuilt after a restart.
+	// Fingerprints calls fn for every fetched page (and answered probe,
+	// URLProbed) with its content fingerprints, so duplicate detection
+	// can be rebuilt after a restart.
 	Fingerprints(ctx context.Context, fn func(FetchedPage)) error
 	// Rules returns every URL rewrite rule recorded (withdrawn ones
 	// included), oldest first, and Soft404s every soft-404 signature.
