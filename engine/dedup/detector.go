@@ -216,7 +216,7 @@ type Detector struct {
 
 	recs     []pageRec
 	arena    stringArena
-	dirIndex map[string]int32
+	dirIndex keyTable // dirs by head (dirOf)
 	dirs     []dirRec
 
 	digests, sitePaths, tails, shapes, titles keyTable
@@ -278,7 +278,6 @@ func New(cfg Config) *Detector {
 		evidenceMin: cfg.MirrorEvidence,
 		maxSuspects: cfg.MaxSuspects,
 		perKey:      cfg.PerKey,
-		dirIndex:    make(map[string]int32),
 		cands:       make(map[uint64]*candidate),
 		candOrigins: make(map[string]int),
 		candList:    make(map[string][]*candidate),
@@ -313,6 +312,7 @@ func New(cfg Config) *Detector {
 	if d.perKey <= 0 {
 		d.perKey = DefaultPerKey
 	}
+	d.dirIndex = newKeyTable(func(k uint32) uint64 { return dirKey(d.dirs[k].head) })
 	d.digests = newKeyTable(func(i uint32) uint64 { return digestKey(d.recs[i].digest) })
 	d.sitePaths = newKeyTable(func(i uint32) uint64 { p := d.parts(i); return sitePathKey(&p) })
 	d.tails = newKeyTable(func(i uint32) uint64 { p := d.parts(i); return tailKey(&p) })
@@ -585,12 +585,11 @@ func (d *Detector) Stats() Stats {
 func (d *Detector) bytes() int64 {
 	const (
 		dirRecBytes    = 40
-		dirIndexBytes  = 40 // string header, value and control byte of a map slot, at ~70% load
 		candidateBytes = 320
 		byIDBytes      = 24
 	)
 	n := int64(cap(d.recs))*64 + int64(d.arena.bytes()) + int64(d.items.bytes())
-	n += int64(cap(d.dirs))*dirRecBytes + int64(len(d.dirIndex))*dirIndexBytes
+	n += int64(cap(d.dirs))*dirRecBytes + int64(d.dirIndex.bytes())
 	for k := range d.bands {
 		n += int64(d.bands[k].bytes())
 	}

@@ -71,7 +71,7 @@ func (d *Detector) add(p *Page, u *urlParts, dup, newDigest bool) (uint32, bool)
 // internDir returns the index of directory head, adding it and its
 // ancestors if new.
 func (d *Detector) internDir(head string, originEnd, hostStart int) (int32, bool) {
-	if k, ok := d.dirIndex[head]; ok {
+	if k, ok := d.dirOf(head); ok {
 		return k, true
 	}
 	parent := int32(-1)
@@ -89,14 +89,24 @@ func (d *Detector) internDir(head string, originEnd, hostStart int) (int32, bool
 	s := d.arena.get(ref)
 	k := int32(len(d.dirs))
 	d.dirs = append(d.dirs, dirRec{head: s, parent: parent, originEnd: uint16(originEnd), hostStart: uint16(hostStart)})
-	d.dirIndex[s] = k
+	d.dirIndex.insert(dirKey(s), uint32(k), 0)
 	return k, true
 }
+
+// dirOf returns the index of directory head in dirs, if stored. The index
+// is a keyTable (about 9 bytes a directory; a map from the string took
+// about 40), each directory's key recomputed from its head in the arena.
+func (d *Detector) dirOf(head string) (int32, bool) {
+	k, ok := d.dirIndex.first(dirKey(head), func(k uint32) bool { return d.dirs[k].head == head })
+	return int32(k), ok
+}
+
+func dirKey(head string) uint64 { return newHasher(keyDir).str(head).sum() }
 
 // dirCounts returns the unique and duplicate pages observed at or under a
 // directory prefix.
 func (d *Detector) dirCounts(prefix string) (unique, dup uint32) {
-	if k, ok := d.dirIndex[prefix]; ok {
+	if k, ok := d.dirOf(prefix); ok {
 		return d.dirs[k].unique, d.dirs[k].dup
 	}
 	return 0, 0

@@ -91,6 +91,7 @@ const (
 	keyProbe    = 8  // the origin of a probe URL
 	keyHost     = 9  // a host name without port and "www." (original.go)
 	keyPrior    = 10 // a rule's rewrite without its origin (prior.go)
+	keyDir      = 11 // a directory's head, scheme to last slash (index.go)
 )
 
 // hasher is FNV-1a 64 over a sequence of strings, finished with fmix64 so
