@@ -118,6 +118,11 @@ func (w *webGraph) fetched(id uint64, follow []followed) {
 	w.graph.Fetched(page, w.buf)
 }
 
+// bytes returns the memory the seen set and the graph hold.
+func (w *webGraph) bytes() (seen, graph int64) {
+	return w.seen.Stats().Bytes, w.graph.Bytes() + int64(cap(w.site))*4
+}
+
 // fetchedPages is the number of pages whose links the graph holds.
 func (w *webGraph) fetchedPages() int { return w.graph.Pages() }
 

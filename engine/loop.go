@@ -351,6 +351,10 @@ func (c *crawl) publish(now time.Time, force bool) {
 	st.Pages, st.Bytes, st.Errors = c.tally.pages, c.tally.bytes, c.tally.errors
 	st.Discovered = c.tally.discovered
 	st.LoopPause, st.StoreWait, st.SeenPause = c.tally.loopPause, c.tally.storeWait, c.web.seen.Stats().MaxPause
+	st.Memory.Seen, st.Memory.Graph = c.web.bytes()
+	if c.detect.det != nil {
+		st.Memory.Detection = c.detect.det.Stats().Bytes
+	}
 	st.QueueDepth = c.f.Pending()
 	st.Sites = c.f.Len()
 	st.SitesReady = c.f.Count(frontier.Ready)

@@ -65,6 +65,9 @@ type Stats struct {
 	// Duplicates: what detection found and pruned; zero when it is off.
 	Dup DupStats
 
+	// Memory is what the structures that grow with every URL hold.
+	Memory MemoryStats
+
 	// Coverage is the PageRank coverage curve, a point per recomputation
 	// (thinned when long); nil until the first one, or with PageRank off.
 	Coverage []record.CoveragePoint
@@ -179,6 +182,15 @@ type DupStats struct {
 	// and decisions, read from the thread's CPU clock where the system has
 	// one, else the wall clock); divided by Pages it is the cost per page.
 	Time time.Duration
+}
+
+// MemoryStats is the memory the structures that grow with the crawl hold,
+// in bytes, as they estimate it (spare capacity included): what `lidi
+// bench crawl` divides by the URLs discovered.
+type MemoryStats struct {
+	Seen      int64 // the set of URLs seen (beyond its runs on disk)
+	Graph     int64 // the link graph: nodes, pages and links
+	Detection int64 // duplicate detection's pages and indexes; 0 when it is off
 }
 
 // IntervalGroup is one recrawl priority group.

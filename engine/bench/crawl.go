@@ -199,8 +199,10 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 	gc0 := tr.gcCPU
 	var memErr error
 	lastProfile := time.Now()
+	var mem engine.MemoryStats // the structures at the last poll, while the crawl still held them
 	elapsed, runErr := runEngine(ctx, eng, out, o.ProgressInterval, func(s engine.Stats) bool {
 		tr.sample(s.Pages)
+		mem = s.Memory
 		enough := o.UntilDiscovered > 0 && s.Discovered >= o.UntilDiscovered
 		if o.MemProfile != "" && memErr == nil && (enough || time.Since(lastProfile) >= o.ProgressInterval) {
 			// While the crawl runs, its structures are live: a profile
@@ -258,6 +260,9 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 	fmt.Fprintf(out, "garbage collection   %.1f%% of the crawler's CPU (the runtime's estimate)\n", 100*gcShare)
 	fmt.Fprintf(out, "live heap            %.0f MB at most, %.0f bytes per URL discovered\n", float64(tr.maxLive)/1e6, perURL)
 	fmt.Fprintf(out, "URLs discovered      %d\n", s.Discovered)
+	perURLOf := func(b int64) float64 { return float64(b) / float64(max(s.Discovered, 1)) }
+	fmt.Fprintf(out, "bytes per URL        detection %.0f, link graph %.0f, seen set %.1f (as the structures estimate themselves)\n",
+		perURLOf(mem.Detection), perURLOf(mem.Graph), perURLOf(mem.Seen))
 	fmt.Fprintf(out, "longest loop pause   %s (of it waiting for the store: %s; the longest seen-set call: %s)\n",
 		s.LoopPause.Round(time.Microsecond), s.StoreWait.Round(time.Microsecond), s.SeenPause.Round(time.Microsecond))
 	fmt.Fprintf(out, "sites                %d found, %d resolved (names asked of simweb's DNS server)\n", s.Sites, names)
@@ -265,8 +270,9 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 	fmt.Fprintf(out, "errors               %d %v\n", errs, s.ErrorKind)
 	filePerPage := float64(fileBytes) / float64(max(s.Pages, 1))
 	fmt.Fprintf(out, "crawl file           %.1f MB, %.0f bytes per page (bodies kept %v, headers kept %v)\n", float64(fileBytes)/1e6, filePerPage, o.KeepBodies, o.KeepHeaders)
-	fmt.Fprintf(out, "pages=%d pages_per_s=%.0f peak_rss_mb=%.0f dns_queries_per_host=%.3f discovered=%d cpu_s_per_1000_first=%.3f cpu_s_per_1000_last=%.3f file_bytes_per_page=%.0f store_wait_ms=%.1f seen_pause_ms=%.1f bytes_per_url=%.0f pages_per_s_first=%.0f pages_per_s_last=%.0f gc_cpu_share=%.3f cpu_s_per_1000=%.3f loop_pause_ms=%.1f\n",
+	fmt.Fprintf(out, "pages=%d pages_per_s=%.0f peak_rss_mb=%.0f dns_queries_per_host=%.3f discovered=%d cpu_s_per_1000_first=%.3f cpu_s_per_1000_last=%.3f file_bytes_per_page=%.0f store_wait_ms=%.1f seen_pause_ms=%.1f detection_bytes_per_url=%.0f graph_bytes_per_url=%.0f seen_bytes_per_url=%.1f bytes_per_url=%.0f pages_per_s_first=%.0f pages_per_s_last=%.0f gc_cpu_share=%.3f cpu_s_per_1000=%.3f loop_pause_ms=%.1f\n",
 		s.Pages, pps, rss, perHost, s.Discovered, first.cpuPer1000(), last.cpuPer1000(), filePerPage, ms(s.StoreWait), ms(s.SeenPause),
+		perURLOf(mem.Detection), perURLOf(mem.Graph), perURLOf(mem.Seen),
 		perURL, first.pagesPerSec(), last.pagesPerSec(), gcShare, cpuPer1000, ms(s.LoopPause))
 	return nil
 }
