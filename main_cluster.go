@@ -35,7 +35,10 @@ type masterRun struct {
 	// of a stopping master is printed only once it has quit.
 	quiet    atomic.Bool
 	stopping atomic.Bool
-	done     chan struct{}
+	// abandoned counts the leases a second q in the console left to the
+	// next run.
+	abandoned atomic.Int64
+	done      chan struct{}
 	// stop stops the crawl (main sets it before the console opens): the
 	// console's first q, with leases out, stops the crawl and stays open
 	// on what it waits for.
@@ -216,7 +219,12 @@ func (r *masterRun) event(ev cluster.SlaveEvent) {
 // abandon stops waiting for the slaves: their leases end now in this run
 // and stay in the book, so the next run takes them over.
 func (r *masterRun) abandon() {
-	if n := r.d.Abandon(); n > 0 && !r.quiet.Load() {
+	n := r.d.Abandon()
+	if r.quiet.Load() {
+		r.abandoned.Add(int64(n)) // said once the console has closed
+		return
+	}
+	if n > 0 {
 		fmt.Fprintf(r.out, "lidi: stopped without waiting: %d leases kept for the next run\n", n)
 	}
 }
@@ -245,6 +253,9 @@ func waitingText(ws []cluster.Waiting, now time.Time) string {
 // at once.
 func (r *masterRun) consoleClosed() {
 	r.quiet.Store(false)
+	if n := r.abandoned.Load(); n > 0 {
+		fmt.Fprintf(r.out, "lidi: stopped without waiting: %d leases kept for the next run\n", n)
+	}
 	fd := os.Stdin.Fd()
 	if !term.IsTerminal(fd) {
 		return
