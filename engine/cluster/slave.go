@@ -504,12 +504,7 @@ func (s *Slave) work(ctx context.Context, msg jetstream.Msg) {
 		hl.emitted++
 		hl.pages++
 		s.mu.Unlock()
-		pid, payload := resultID(id, n), spooled(0, Compress(part))
-		if err := s.spool.Put(pid, payload); err != nil {
-			return err
-		}
-		s.deliverNow(pid, payload)
-		return nil
+		return s.deliverNow(resultID(id, n), spooled(0, Compress(part)))
 	}
 	out, err := s.opt.Work(leaseCtx, payload, emit)
 	close(beatDone)

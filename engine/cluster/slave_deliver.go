@@ -149,24 +149,29 @@ func (s *Slave) deliver(ctx context.Context) {
 	}
 }
 
-// deliverNow publishes one part a robot has just spooled and waits for
-// JetStream to store it, a heartbeat at most: the robot starts no other
-// request before its page is with the master's stream, so a slave killed
-// at any moment has at most its page in flight undelivered per robot.
-// What is not stored by then is left to the delivery loop.
-func (s *Slave) deliverNow(id string, payload []byte) {
-	if !s.nc.IsConnected() {
-		return
+// deliverNow spools one part a robot has just made, publishes it and
+// waits for JetStream to store it, a heartbeat at most: the robot starts
+// no other request before its page is with the master's stream, so a
+// slave killed at any moment has at most its page in flight undelivered
+// per robot. The part is marked as being sent before it is spooled, so
+// the delivery loop leaves it alone; what is not stored in time is left to
+// that loop.
+func (s *Slave) deliverNow(id string, payload []byte) error {
+	e := []SpoolEntry{{ID: id, Payload: payload}}
+	s.mu.Lock()
+	s.sending[id] = true
+	s.mu.Unlock()
+	err := s.spool.Put(id, payload)
+	ok := false
+	if err == nil && s.nc.IsConnected() {
+		out, _ := s.publish(e)
+		ok = s.acked(context.Background(), out, s.heartbeat())
 	}
-	e := s.take([]SpoolEntry{{ID: id, Payload: payload}})
-	if len(e) == 0 {
-		return
-	}
-	defer s.release(e)
-	out, _ := s.publish(e)
-	if !s.acked(context.Background(), out, s.heartbeat()) {
+	s.release(e)
+	if err == nil && !ok {
 		s.wake()
 	}
+	return err
 }
 
 // delivered1 forgets a part JetStream has stored, and acknowledges its
