@@ -75,6 +75,7 @@ type testCluster struct {
 	m              *Master
 	got            *applied
 	token          string
+	timing         Timing // testTiming when zero
 }
 
 func newTestCluster(t *testing.T) *testCluster {
@@ -96,7 +97,11 @@ func (c *testCluster) startMaster() {
 	if !c.dispatcherOnly {
 		apply = c.got.apply
 	}
-	c.m, err = StartMaster(context.Background(), MasterOptions{Server: srv, Dial: DialOptions{Auth: Auth{Token: c.token}}, Timing: testTiming, Apply: apply,
+	timing := c.timing
+	if timing.Heartbeat == 0 {
+		timing = testTiming
+	}
+	c.m, err = StartMaster(context.Background(), MasterOptions{Server: srv, Dial: DialOptions{Auth: Auth{Token: c.token}}, Timing: timing, Apply: apply,
 		Pins: []Pin{{Suffix: "example.fr", Tag: "eu"}}})
 	if err != nil {
 		t.Fatal(err)
