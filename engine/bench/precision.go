@@ -37,6 +37,9 @@ type PrecisionOptions struct {
 	Dir              string // where the crawl databases go ("": a temporary directory)
 	OpenStore        func(path string) (record.Store, io.Closer, error)
 	ProgressInterval time.Duration
+	// Waste is how many of the URLs each trap wasted the report lists
+	// (0: none, only the counts).
+	Waste int
 }
 
 // The runs of the benchmark.
@@ -65,6 +68,7 @@ func (o *PrecisionOptions) RegisterFlags(fs *flag.FlagSet) {
 	limitFlag(fs, &o.Limit, 10*time.Minute)
 	dirFlag(fs, &o.Dir, "the crawl databases")
 	progressFlag(fs, &o.ProgressInterval)
+	fs.IntVar(&o.Waste, "waste", 0, "list up to this many wasted URLs per trap")
 }
 
 // Fetch is one page retrieved: its URL and the status it answered (0 when
@@ -109,6 +113,8 @@ type TrapCount struct {
 	// mirror's other name, a tracking variant), that trap's: the crawl
 	// met the copy first, and the ordinary page paid for it.
 	Wasted int
+	// Waste lists the wasted fetches, in the order they were made.
+	Waste []Fetch
 }
 
 // ScoreCrawl scores the pages a crawl retrieved, in any order, against the
@@ -138,6 +144,7 @@ func ScoreCrawl(web *simweb.Web, reach *simweb.Reach, fetched []Fetch) Score {
 		}
 		w := sc.ByTrap[blame]
 		w.Wasted++
+		w.Waste = append(w.Waste, f)
 		sc.ByTrap[blame] = w
 	}
 	sc.Missed = make(map[simweb.TrapKind]int)
@@ -268,6 +275,7 @@ func Precision(ctx context.Context, o PrecisionOptions, out io.Writer) ([]Precis
 		run.Rules = rulesByTrap(web, run.rules, run.urls)
 		runs = append(runs, run.PrecisionRun)
 		writeTrapTable(out, run.Score)
+		writeWaste(out, run.Score, o.Waste)
 		writeRuleTable(out, run.Rules)
 		fmt.Fprintf(out, "  precision %.4f (%d unique of %d retrieved), recall %.4f (%d of %d reachable), detection %.1f µs/page%s\n",
 			run.Score.Precision, run.Score.Unique, run.Score.Pages, run.Score.Recall, run.Score.Recalled, run.Score.Reachable,
@@ -385,6 +393,28 @@ func writeTrapTable(out io.Writer, sc Score) {
 		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\t\n", k, r.Pages, r.Unique, r.Wasted, sc.Missed[k])
 	}
 	tw.Flush()
+}
+
+// writeWaste lists up to n wasted fetches of each trap.
+func writeWaste(out io.Writer, sc Score, n int) {
+	if n <= 0 {
+		return
+	}
+	var kinds []simweb.TrapKind
+	for k := range sc.ByTrap {
+		kinds = append(kinds, k)
+	}
+	slices.Sort(kinds)
+	for _, k := range kinds {
+		w := sc.ByTrap[k].Waste
+		if len(w) == 0 {
+			continue
+		}
+		fmt.Fprintf(out, "  wasted by %s (%d):\n", k, len(w))
+		for _, f := range w[:min(n, len(w))] {
+			fmt.Fprintf(out, "    %d %s\n", f.Status, f.URL)
+		}
+	}
 }
 
 func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }

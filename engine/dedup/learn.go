@@ -326,8 +326,11 @@ func (d *Detector) ready(c *candidate) bool {
 	switch r.Kind {
 	case DropParam, DropPathParam:
 		// Only a parameter seen with two values is noise whatever its
-		// value; with one, DropParamValue is the rule (for a query).
-		return len(c.paths) >= need && (len(c.values) >= 2 || prior)
+		// value; with one, DropParamValue is the rule (for a query),
+		// unless other hosts dropped this very parameter whatever its
+		// value.
+		_, exact := d.priorOf(c)
+		return len(c.paths) >= need && (len(c.values) >= 2 || prior && exact)
 	case DropParamValue, DropIndex, FoldCase:
 		return len(c.paths) >= need
 	case SortParams:
@@ -395,7 +398,7 @@ func (d *Detector) activate(c *candidate, pair Pair) *Rule {
 		return nil
 	}
 	c.active = rule
-	if p := d.priorOf(c); p > 0 && c.rule.Supports < d.evidenceMin {
+	if p, _ := d.priorOf(c); p > 0 && c.rule.Supports < d.evidenceMin {
 		rule.Prior = p
 	}
 	d.learnedShape(rule)

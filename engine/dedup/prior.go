@@ -38,6 +38,13 @@ func priorKey(r *Rule) uint64 {
 		return 0
 	case NumberPattern:
 		return 0
+	case DropIndex:
+		// The shape, not the name: which file a host serves as its
+		// directories' index is its software's choice (index.php,
+		// default.aspx, welcome.jsp), while serving one at all is what
+		// other hosts proved. The one pair the next host needs shows
+		// its name.
+		return newHasher(keyPrior).byte(byte(r.Kind)).sum()
 	}
 	value := ""
 	if r.Kind == DropParamValue {
@@ -68,22 +75,47 @@ func isParamKind(k RuleKind) bool {
 	return k == DropParam || k == DropParamValue || k == DropPathParam
 }
 
-// priorOf returns how many other origins learned c's shape, if enough
-// did and nothing contradicted it; 0 otherwise.
-func (d *Detector) priorOf(c *candidate) int {
-	if len(d.priors) == 0 {
+// shapeKey's kin: paramShapeKey identifies a parameter rule's kind alone,
+// whatever the parameter's name: that one parameter (with one value, or
+// any) gives the same page as the URL without it is a shape hosts share
+// under names of their own (?print=1, ?view=printable, ?sid=, ?s=). Such
+// a prior is weaker than one of the same name: the next origin needs
+// shapePairs pairs of it, on as many paths, rather than one.
+func paramShapeKey(r *Rule) uint64 {
+	if !isParamKind(r.Kind) {
 		return 0
 	}
-	k := priorKey(&c.rule)
+	return newHasher(keyPrior).byte(byte(r.Kind)).byte(1).sum()
+}
+
+// shapePairs is what a parameter rule needs with a prior of its kind only.
+const shapePairs = 2
+
+// priorOf returns how many other origins learned c's shape, if enough
+// did and nothing contradicted it (0 otherwise), and whether they
+// learned it under another parameter name (exact false).
+func (d *Detector) priorOf(c *candidate) (n int, exact bool) {
+	if len(d.priors) == 0 {
+		return 0, false
+	}
+	if isParamKind(c.rule.Kind) && d.matters[c.rule.Name] {
+		return 0, false
+	}
+	if n := d.priorFrom(priorKey(&c.rule), c.rule.Origin); n > 0 {
+		return n, true
+	}
+	return d.priorFrom(paramShapeKey(&c.rule), c.rule.Origin), false
+}
+
+// priorFrom returns how many origins other than origin learned shape k,
+// if enough did and nothing contradicted it.
+func (d *Detector) priorFrom(k uint64, origin string) int {
 	p := d.priors[k]
 	if k == 0 || p == nil || p.contradicted || len(p.origins) < priorHosts {
 		return 0
 	}
-	if isParamKind(c.rule.Kind) && d.matters[c.rule.Name] {
-		return 0
-	}
 	for _, o := range p.origins {
-		if o == c.rule.Origin {
+		if o == origin {
 			return 0 // learned here already
 		}
 	}
@@ -92,13 +124,14 @@ func (d *Detector) priorOf(c *candidate) int {
 
 // learnedShape records that rule r was learned on its origin.
 func (d *Detector) learnedShape(r *Rule) {
-	k := priorKey(r)
-	if k == 0 {
-		return
-	}
-	p := d.priorAt(k)
-	if len(p.origins) < priorHosts && !containsStr(p.origins, r.Origin) {
-		p.origins = append(p.origins, strings.Clone(r.Origin))
+	for _, k := range [2]uint64{priorKey(r), paramShapeKey(r)} {
+		if k == 0 {
+			continue
+		}
+		p := d.priorAt(k)
+		if len(p.origins) < priorHosts && !containsStr(p.origins, r.Origin) {
+			p.origins = append(p.origins, strings.Clone(r.Origin))
+		}
 	}
 }
 
@@ -112,11 +145,11 @@ func (d *Detector) contradictedShape(c *candidate) {
 		}
 		d.matters[strings.Clone(c.rule.Name)] = true
 	}
-	k := priorKey(&c.rule)
-	if k == 0 {
-		return
+	for _, k := range [2]uint64{priorKey(&c.rule), paramShapeKey(&c.rule)} {
+		if k != 0 {
+			d.priorAt(k).contradicted = true
+		}
 	}
-	d.priorAt(k).contradicted = true
 }
 
 // priorAt returns the prior of shape k, made if new.
@@ -143,10 +176,14 @@ func containsStr(s []string, v string) bool {
 
 // need returns the pairs candidate c needs before it is a rule.
 func (d *Detector) need(c *candidate) int {
-	if d.priorOf(c) > 0 {
+	switch n, exact := d.priorOf(c); {
+	case n == 0:
+		return d.evidenceMin
+	case exact:
 		return 1
+	default:
+		return min(shapePairs, d.evidenceMin)
 	}
-	return d.evidenceMin
 }
 
 // noteMatters records the parameter that alone tells apart two URLs of

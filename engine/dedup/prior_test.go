@@ -92,3 +92,86 @@ func TestPriorWWWTwin(t *testing.T) {
 		}
 	}
 }
+
+// What other hosts proved is the shape, whatever their names: the file a
+// host serves as its directories' index (one name per host, none that
+// lidi's code knows), a printer-friendly parameter named each host's own
+// way. The next host needs one pair of an index alias, and two, on two
+// paths, of a parameter no other host named; a parameter that a pair
+// anywhere showed to matter gets no prior; and none of these pairs is
+// taken for a soft-404 page answering unrelated names.
+func TestPriorShapeAcrossNames(t *testing.T) {
+	t.Run("index names", func(t *testing.T) {
+		d := New(Config{})
+		for k, name := range []string{"welcome.jsp", "Start.HTM", "home.asp", "portada.php"} {
+			w := newWeb(fmt.Sprintf("http://intranet%d.example", k), uint64(200+k))
+			var fs []fetch
+			for i, dir := range []string{"/", "/people/", "/projects/alpha/"} {
+				f := w.page(dir, uint64(i), pageOpt{})
+				fs = append(fs, f, w.page(dir+name, uint64(i), pageOpt{}))
+			}
+			ds := crawl(d, fs)
+			for _, dec := range ds {
+				if dec.Probe != "" {
+					t.Errorf("%s: probe %s asked for an index alias", name, dec.Probe)
+				}
+			}
+			rs := learned(ds)
+			want, supports := 0, DefaultMirrorEvidence
+			if k == 3 {
+				want, supports = priorHosts, 1
+			}
+			if len(rs) != 1 || rs[0].Kind != DropIndex || rs[0].Name != name || rs[0].Prior != want || rs[0].Supports != supports {
+				t.Fatalf("%s: learned %v, want drop index %s from %d pairs with a prior of %d", name, rs, name, supports, want)
+			}
+		}
+	})
+	// printable serves pages at paths, each also under ?name=value.
+	printable := func(origin, name, value string, seed uint64, paths ...string) []fetch {
+		w := newWeb(origin, seed)
+		var fs []fetch
+		for i, p := range paths {
+			f := w.page(p, uint64(i), pageOpt{})
+			fs = append(fs, f, w.page(p+"?"+name+"="+value, uint64(i), pageOpt{}))
+		}
+		return fs
+	}
+	three := []string{"/a.html", "/b/c.html", "/d/"}
+	t.Run("parameter names", func(t *testing.T) {
+		d := New(Config{})
+		for k, nv := range [][2]string{{"imprimir", "si"}, {"druck", "1"}, {"printable", "yes"}} {
+			for _, r := range learned(crawl(d, printable(fmt.Sprintf("http://news%d.example", k), nv[0], nv[1], uint64(300+k), three...))) {
+				if r.Prior != 0 {
+					t.Errorf("%v learned with a prior on one of the first hosts", r.String())
+				}
+			}
+		}
+		fs := printable("http://fourth.example", "vista", "impresion", 310, "/x.html", "/y/z.html")
+		if rs := learned(crawl(d, fs[:2])); len(rs) > 0 {
+			t.Fatalf("learned %v from one pair of a parameter no host named", rs)
+		}
+		rs := learned(crawl(d, fs[2:]))
+		if len(rs) != 1 || rs[0].Kind != DropParamValue || rs[0].Name != "vista" || rs[0].Value != "impresion" || rs[0].Prior != priorHosts || rs[0].Supports != shapePairs {
+			t.Fatalf("learned %v, want drop ?vista=impresion from %d pairs with a prior", rs, shapePairs)
+		}
+		if c, _, covered := d.Canonical("http://fourth.example/q.html?vista=lista"); covered {
+			t.Errorf("another value of ?vista dropped: %s", c)
+		}
+	})
+	t.Run("parameters that matter", func(t *testing.T) {
+		d := New(Config{})
+		for k, nv := range [][2]string{{"imprimir", "si"}, {"druck", "1"}, {"printable", "yes"}} {
+			crawl(d, printable(fmt.Sprintf("http://news%d.example", k), nv[0], nv[1], uint64(320+k), three...))
+		}
+		// A forum's pages and a shop's items: ?pagina and ?id matter.
+		forum := newWeb("http://forum.example", 330)
+		crawl(d, []fetch{forum.page("/t/1?pagina=2", 1, pageOpt{}), forum.page("/t/1?pagina=3", 2, pageOpt{}),
+			forum.page("/item?id=7", 3, pageOpt{}), forum.page("/item?id=8", 4, pageOpt{})})
+		for _, nv := range [][2]string{{"pagina", "1"}, {"id", "7"}} {
+			fs := printable("http://fifth.example", nv[0], nv[1], 331, "/x.html", "/y/z.html")
+			if rs := learned(crawl(d, fs)); len(rs) > 0 {
+				t.Errorf("learned %v from two pairs of ?%s, which matters", rs, nv[0])
+			}
+		}
+	})
+}

@@ -132,7 +132,7 @@ func (d *Detector) softEvidence(idx uint32, p *Page, u *urlParts) (*Soft404Sig, 
 			return true
 		}
 		o := d.parts(i)
-		if o.origin() != u.origin() || sameFile(withoutPathParams(o.file()), withoutPathParams(u.file())) {
+		if o.origin() != u.origin() || relatedFiles(&o, u) {
 			return true
 		}
 		if st == nil {
@@ -176,6 +176,20 @@ func (d *Detector) softEvidence(idx uint32, p *Page, u *urlParts) (*Soft404Sig, 
 	}
 	d.setSoft404(st, sig)
 	return sig.clone(), false
+}
+
+// relatedFiles reports whether a rewrite may relate the files of two URLs
+// of one origin, so that one page answering both is no sign of a soft
+// 404: the same file (path parameters left out, index names alike), a
+// directory and a file in it (the name the host serves as its index,
+// whatever it is), or one file spelled in other cases (a host that
+// ignores them).
+func relatedFiles(a, b *urlParts) bool {
+	fa, fb := withoutPathParams(a.file()), withoutPathParams(b.file())
+	if sameFile(fa, fb) || strings.EqualFold(fa, fb) {
+		return true
+	}
+	return (fa == "") != (fb == "") && strings.EqualFold(a.dirPath(), b.dirPath())
 }
 
 // A page that spells out its own URL path is the first sign of a soft 404
