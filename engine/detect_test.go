@@ -395,6 +395,26 @@ func TestDetectTraps(t *testing.T) {
 			},
 				path+"?"+b+"&"+a, 2*evidence)
 		},
+		// A shop's listings under parameters that only sort their items or
+		// change their view, named the shop's own way: every page of every
+		// listing is fetched (the page parameter matters, and no rule
+		// drops it), the other orders and views fetched are duplicates,
+		// and rules drop those parameters once they are a few.
+		simweb.TrapFacets: func(t *testing.T, in simweb.TrapInstance) {
+			if n := missed(simweb.TrapFacets); n > 0 {
+				t.Errorf("%d listing pages missed", n)
+			}
+			origin := originOf(in.URL)
+			shop := func(f fetchRow) bool { return has(simweb.TrapFacets)(f) && strings.HasPrefix(f.url, origin) }
+			for _, f := range rec.fetched {
+				if shop(f) && f.url == f.truth.Canonical && strings.Contains(f.url, "?") {
+					if r, ok := rec.covering(f.url); ok {
+						t.Errorf("%s, a listing's other page, covered by %v", f.url, r.rule.String())
+					}
+				}
+			}
+			copiesDetected(t, shop, in.URL, 2*evidence)
+		},
 		// A binary body declared as HTML stops downloading at once and
 		// the decision is recorded.
 		simweb.TrapBinaryAsHTML: func(t *testing.T, in simweb.TrapInstance) {

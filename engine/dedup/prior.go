@@ -32,8 +32,10 @@ func priorKey(r *Rule) uint64 {
 	case SwapHost:
 		// One host's own, but for the commonest alias of all: the www
 		// twin (www.x.org for x.org, or the other way), the whole host.
-		if tw, ok := wwwTwin(r); ok {
-			return newHasher(keyPrior).byte(byte(r.Kind)).str(tw).sum()
+		// Which way is each host's own choice (or the evidence's, see
+		// original.go): that hosts answer on both names is the shape.
+		if isWWWTwin(r) {
+			return newHasher(keyPrior).byte(byte(r.Kind)).str("www-twin").sum()
 		}
 		return 0
 	case NumberPattern:
@@ -54,21 +56,15 @@ func priorKey(r *Rule) uint64 {
 		byte(byte(r.Index)).str(r.From).byte(0).str(r.To).sum()
 }
 
-// wwwTwin reports whether host swap r swaps a whole host for its www
-// twin, and which way ("to-www", "from-www").
-func wwwTwin(r *Rule) (string, bool) {
+// isWWWTwin reports whether host swap r swaps a whole host for its www
+// twin (www.x.org for x.org, or the other way).
+func isWWWTwin(r *Rule) bool {
 	if r.Kind != SwapHost || r.From != "" {
-		return "", false
+		return false
 	}
 	a, b := r.Origin, r.To
 	ha, hb := a[strings.Index(a, "://")+3:], b[strings.Index(b, "://")+3:]
-	switch {
-	case "www."+ha == hb:
-		return "to-www", true
-	case ha == "www."+hb:
-		return "from-www", true
-	}
-	return "", false
+	return "www."+ha == hb || ha == "www."+hb
 }
 
 func isParamKind(k RuleKind) bool {

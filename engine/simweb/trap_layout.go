@@ -294,6 +294,17 @@ func (w *Web) addTrap(k TrapKind, s int, r *rng, children func(int32) []int32) b
 		p := path(home + 1)
 		add(w.siteURL(s, string(appendTitleCase(nil, p))), w.siteURL(s, p), "the server ignores the case of paths; every page links to itself with the words of its path capitalised")
 
+	case TrapFacets:
+		if npages < 2 {
+			return false
+		}
+		st.facets = newFacetShop(r, func() string { return string(w.vocab.word(w.vocab.contentWord(r))) })
+		f := &st.facets
+		link(home, f.root+f.cats[0]+"/", "Shop")
+		add(w.siteURL(s, f.root+f.cats[0]+"/?"+f.sort+"="+f.sortValues[1]), w.siteURL(s, f.root+f.cats[0]+"/"),
+			fmt.Sprintf("%d category listings of %d pages (?%s=N), each also under ?%s=%s and ?%s=%s: the same items sorted or viewed another way",
+				len(f.cats), facetPages, f.page, f.sort, strings.Join(f.sortValues, "|"), f.view, strings.Join(f.viewValues, "|")))
+
 	case TrapParamOrder:
 		st.catPath = []string{"/catalog", "/browse.php", "/shop/list", "/index.php"}[r.intn(4)]
 		names := [...][2]string{{"cat", "page"}, {"c", "p"}, {"category", "pg"}, {"dept", "start"}}[r.intn(4)]

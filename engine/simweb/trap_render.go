@@ -433,6 +433,9 @@ func (rd *renderer) virtualPage(dst []byte, s int, v virtual, reqPath string) []
 		dst = append(dst, "</ul>\n"...)
 		dst = rd.paragraphs(dst, start, target)
 
+	case TrapFacets:
+		dst = rd.facetListing(dst, st, v)
+
 	case TrapHTMLAsOctet:
 		if part == 0 {
 			dst = append(dst, "<ul class=\"index\">\n"...)

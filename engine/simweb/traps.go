@@ -78,6 +78,13 @@ const (
 	// every page links to itself with the words of its path capitalised
 	// (/Docs/Guide.html for /docs/guide.html).
 	TrapCaseFold
+	// TrapFacets: a shop's listings, one per category directory
+	// (/store/<category>/, two pages each behind a page parameter that
+	// matters), linked under parameters that only sort the items or
+	// change their view (faceted navigation), named the site's own way
+	// (?orderby=price, ?ansicht=raster): the same items under several
+	// URLs.
+	TrapFacets
 
 	numTrapKinds
 )
@@ -99,6 +106,7 @@ var trapKindNames = [...]string{
 	TrapParamOrder:   "param-order",
 	TrapIndexAlias:   "index-alias",
 	TrapCaseFold:     "case-fold",
+	TrapFacets:       "facets",
 }
 
 // String returns the kind's name as used in traps.csv, such as "loop".
@@ -119,7 +127,7 @@ func TrapKinds() []TrapKind {
 }
 
 // TrapSet is a set of trap kinds. The zero value is the empty set.
-type TrapSet uint16
+type TrapSet uint32
 
 // Has reports whether k is in the set.
 func (s TrapSet) Has(k TrapKind) bool { return s&(1<<k) != 0 }
@@ -233,6 +241,8 @@ type siteTraps struct {
 	printParam, printValue string // TrapPrintParam: the query parameter of the copy
 	indexName              string // TrapIndexAlias: the file name a directory is also served as
 	caseFold               bool   // TrapCaseFold
+
+	facets facetShop // TrapFacets
 
 	catPath            string // TrapParamOrder: the catalogue's path ("/catalog")
 	catName, pageName  string // its parameters

@@ -766,6 +766,11 @@ func TestTruthAgreesWithServer(t *testing.T) {
 			case !bytes.Equal(body, orig):
 				t.Fatalf("%s (%v) differs from %s", it.u, tr.Traps, tr.Canonical)
 			}
+		} else if tr.Traps.Has(TrapFacets) {
+			// Another order or view: the same items, linked alike.
+			if !slices.Equal(itemLinks(body), itemLinks(canonical(tr.Canonical))) {
+				t.Fatalf("%s lists other items than %s", it.u, tr.Canonical)
+			}
 		} else if tr.Genuine && tr.Canonical != "" && !bytes.Equal(body, canonical(tr.Canonical)) && !tr.Traps.Has(TrapHostMirror) {
 			t.Fatalf("%s differs from %s", it.u, tr.Canonical)
 		}
@@ -1102,4 +1107,17 @@ func TestIndexAliasAndCaseFold(t *testing.T) {
 	if alias == 0 || fold == 0 || plain == 0 {
 		t.Errorf("%d index aliases, %d case-folded pages, %d case-sensitive ones checked", alias, fold, plain)
 	}
+}
+
+// itemLinks returns the sorted links of a page but those to its own
+// directory ("./?...": its other orders, views and pages).
+func itemLinks(body []byte) []string {
+	var out []string
+	for _, h := range hrefs(body) {
+		if !strings.HasPrefix(h, "./") {
+			out = append(out, h)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -67,7 +67,11 @@ const (
 )
 
 func (v virtual) content(site int) uint64 {
-	return uint64(v.kind)<<56 | uint64(site)<<32 | uint64(v.local)
+	local := v.local
+	if v.kind == TrapFacets {
+		local &= facetContentMask // the order and view of a listing are not its content
+	}
+	return uint64(v.kind)<<56 | uint64(site)<<32 | uint64(local)
 }
 
 // Resolution contexts: how a URL's relative links resolve differently from
@@ -224,6 +228,11 @@ func (w *Web) resolveQuery(s int, path, query string) resolution {
 		}
 		return w.notFound(st, resolution{page: -1})
 	}
+	if st != nil && st.facets.root != "" && strings.HasPrefix(path, st.facets.root) {
+		if v, ok := st.facets.parse(path, query); ok {
+			return resolution{status: 200, page: -1, virt: v, traps: TrapSet(0).With(TrapFacets)}
+		}
+	}
 	res := w.resolve(s, path)
 	if st != nil && st.printParam != "" && res.status == 200 && res.page >= 0 && res.view == viewPlain && hasParam(query, st.printParam, st.printValue) {
 		res.view = viewPrintBare
@@ -261,7 +270,7 @@ func (w *Web) genuine(s int, v virtual) bool {
 	case TrapCalendar:
 		st := w.traps.sites[s]
 		return int32(v.local) >= st.calFirst && int32(v.local) <= st.calLast
-	case TrapDeepChain, TrapHTMLAsOctet, TrapParamOrder:
+	case TrapDeepChain, TrapHTMLAsOctet, TrapParamOrder, TrapFacets:
 		return true
 	}
 	return false
@@ -298,6 +307,8 @@ func (w *Web) appendVirtualPath(dst []byte, s int, v virtual) []byte {
 		return append(dst, st.binaries[v.local].path...)
 	case TrapParamOrder:
 		return st.appendCatalogHref(dst, int(v.local>>8), int(v.local&0xff), true)
+	case TrapFacets:
+		return st.facets.appendHref(dst, v, true)
 	}
 	return dst
 }
@@ -418,7 +429,7 @@ func (w *Web) truthAt(s int, host, path, query string) Truth {
 var (
 	junkKinds    = []TrapKind{TrapSoft404, TrapBinaryAsHTML, TrapCalendar}
 	copyKinds    = []TrapKind{TrapPrintCopy, TrapPrintParam, TrapIndexAlias, TrapCaseFold, TrapDirMirror, TrapLoop, TrapHostMirror, TrapSessionID, TrapTracking}
-	featureKinds = []TrapKind{TrapCalendar, TrapDeepChain, TrapHTMLAsOctet, TrapParamOrder}
+	featureKinds = []TrapKind{TrapCalendar, TrapDeepChain, TrapHTMLAsOctet, TrapParamOrder, TrapFacets}
 )
 
 func primaryTrap(set TrapSet, genuine bool) TrapKind {
