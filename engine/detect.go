@@ -206,6 +206,15 @@ func (d *detection) ruleChanged(r dedup.Rule, now time.Time, v *verdict) {
 		delete(d.ruleSkips, id)
 	}
 	v.events = append(v.events, record.Event{Time: now, Kind: kind, Text: text})
+	d.noteRecent(r)
+}
+
+// noteRecent puts rule r first in Dup.Recent, in a new slice: snapshots
+// of the figures share the old one.
+func (d *detection) noteRecent(r dedup.Rule) {
+	r.Support, r.Contradictions = nil, nil
+	old := d.dup.Recent[:min(len(d.dup.Recent), RecentRules-1)]
+	d.dup.Recent = append(append(make([]dedup.Rule, 0, len(old)+1), r), old...)
 }
 
 // hold keeps the links of page m until probe is answered (see release),
@@ -400,6 +409,7 @@ func (d *detection) restore(ctx context.Context, store record.Store, known func(
 	}
 	for _, r := range rs {
 		d.det.RestoreRule(r.Rule)
+		d.noteRecent(r.Rule)
 	}
 	ss, err := store.Soft404s(ctx)
 	if err != nil {

@@ -178,6 +178,11 @@ type DupStats struct {
 	// Requeued counts the URLs queued again because the rule they were
 	// pruned under was withdrawn (no longer in Pruned).
 	Requeued int64
+	// Recent lists the rules learned or withdrawn last, newest first (up
+	// to RecentRules, without their pairs): what each keeps as the
+	// original and why (Rule.Choice, Rule.Prior, Rule.Supports). A new
+	// slice replaces it at each change, so a snapshot may keep it.
+	Recent []dedup.Rule
 	// Time is the CPU time detection took over the whole run (fingerprints
 	// and decisions, read from the thread's CPU clock where the system has
 	// one, else the wall clock); divided by Pages it is the cost per page.
@@ -192,6 +197,9 @@ type MemoryStats struct {
 	Graph     int64 // the link graph: nodes, pages and links
 	Detection int64 // duplicate detection's pages and indexes; 0 when it is off
 }
+
+// RecentRules bounds DupStats.Recent.
+const RecentRules = 8
 
 // IntervalGroup is one recrawl priority group.
 type IntervalGroup struct {

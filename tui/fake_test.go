@@ -38,6 +38,18 @@ type fakeCrawler struct {
 	snapshotCalled chan struct{} // closed at the first Snapshot call, when not nil
 }
 
+// fakeRules are the rules the fake crawl learned last: a mirror's
+// directory kept at its source by the mirroring tool's notes, an index
+// name learned from one pair with other hosts' rules as a prior, and a
+// parameter rule withdrawn.
+var fakeRules = []dedup.Rule{
+	{Kind: dedup.SwapHost, Origin: "http://milosophical.me", From: "/jargon/html/", To: "http://www.catb.org/jargon/html/", Supports: 4,
+		Choice: dedup.Choice{For: [dedup.NumSignals]int32{dedup.SignalMirrorNote: 3}, ByEvidence: true}},
+	{Kind: dedup.DropIndex, Origin: "http://intranet.example", Name: "welcome.jsp", Supports: 1, Prior: 3},
+	{Kind: dedup.DropParam, Origin: "https://forum.example.org", Name: "p", Supports: 3, Withdrawn: true},
+	{Kind: dedup.SwapHost, Origin: "http://example.org", To: "http://www.example.org", Supports: 3},
+}
+
 func newFake(series []engine.Stats) *fakeCrawler {
 	return &fakeCrawler{series: series, snapshotPath: "/var/lib/lidi/snapshots/lidi-20260314-093100.sqlite"}
 }
@@ -156,7 +168,8 @@ func crawlSeries(n int, last engine.RunState) []engine.Stats {
 			Robots:       16,
 			DNS:          engine.DNSStats{Lookups: 41_200 + int64(i)*40, Hits: 38_950 + int64(i)*38, Queries: 2_250 + int64(i)*2, Failures: 112, Collapsed: 431},
 			Dup: engine.DupStats{Exact: 1_204, Near: 310, Soft404: 23, Soft404Hosts: 4, Rules: 41, Withdrawn: 1, Pruned: 8_772,
-				Learned: [dedup.NumRuleKinds]int64{dedup.DropParam: 12, dedup.SwapPrefix: 21, dedup.SwapHost: 4, dedup.SortParams: 5}},
+				Learned: [dedup.NumRuleKinds]int64{dedup.DropParam: 12, dedup.SwapPrefix: 21, dedup.SwapHost: 4, dedup.SortParams: 5},
+				Recent:  fakeRules},
 			ErrorKind: map[visit.FailureKind]int64{
 				"timeout": errs * 45 / 100, "http-5xx": errs * 25 / 100, "http-4xx": errs * 18 / 100,
 				"dns": errs * 7 / 100, "refused": errs - errs*45/100 - errs*25/100 - errs*18/100 - errs*7/100,

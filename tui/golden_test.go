@@ -72,6 +72,7 @@ var goldenScenarios = []struct {
 	{name: "done", last: engine.StateDone},
 	{name: "filtered", keys: []string{"/", "e", "x", "a", "m", "p", "l", "e", ".", "o", "r", "g", "enter"}},
 	{name: "measured", measured: true},
+	{name: "duplicates", keys: []string{"tab", "tab", "tab", "enter"}},
 }
 
 // TestGolden runs the console in a Bubble Tea program (teatest), with the

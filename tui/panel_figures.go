@@ -8,8 +8,6 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
-
-	"lidi/engine/dedup"
 )
 
 // fill lays out a panel made of text lines and charts: the text lines go
@@ -237,27 +235,26 @@ func (p *dnsPanel) view() string {
 	lines := []string{
 		c.styles.Title.Render("DNS ") + c.fit(w, c.fig(count(d.Lookups), "hosts"), c.fig(count(d.Queries), "queries")),
 		"    " + c.fit(w, c.fig(perHost(d.Queries, d.Lookups), "queries/host"), failed, c.fig(count(d.Collapsed), "joined")),
-		c.styles.Title.Render("dup ") + c.fit(w, c.fig(count(dup.Exact), "exact"), c.fig(count(dup.Near), "near"), c.fig(count(dup.Soft404), "soft 404")),
-		"    " + c.fit(w, c.fig(count(dup.Rules), "rules"), c.fig(count(dup.Pruned), "URLs pruned by rule"), c.fig(count(dup.Withdrawn), "withdrawn")),
 	}
+	lines = append(lines, dupLines(c, dup, w, p.zoomed)...)
 	if p.zoomed {
-		var kinds []string
-		for _, k := range dedup.RuleKinds() {
-			if n := dup.Learned[k]; n > 0 {
-				kinds = append(kinds, c.fig(count(n), k.String()))
-			}
-		}
-		if len(kinds) > 0 {
-			lines = append(lines, "    "+c.fit(w, kinds...))
-		}
-		lines = append(lines, "",
+		help := []string{"",
 			c.dim("hosts: looked up once each, when first found (not one per page);"),
 			c.dim("queries/host: DNS queries sent per host (1 is the least; AAAA and"),
 			c.dim("retries add); joined: a look-up that waited for one already in flight."),
 			c.dim("exact and near: pages whose content duplicates one already fetched;"),
 			c.dim("soft 404: pages a host answers for URLs that do not exist;"),
 			c.dim("rules: URL rewrites learned from duplicate pairs (docs/detection.md);"),
-			c.dim("pruned: URLs a rule covers, exchanged for their canonical URL."))
+			c.dim("pruned: URLs a rule covers, exchanged for their canonical URL;"),
+			c.dim("original: the side a swap keeps, by the pages' evidence or arrival;"),
+			c.dim("prior: hosts whose rules of the shape let this one need fewer pairs.")}
+		room := p.h - len(lines) - len(help)
+		if room < 7 {
+			// The rules matter more than the legend.
+			help, room = nil, p.h-len(lines)
+		}
+		lines = append(lines, recentRules(c, dup.Recent, w, room)...)
+		lines = append(lines, help...)
 	}
 	return strings.Join(lines, "\n")
 }

@@ -158,6 +158,21 @@ func (r *Rule) Loop() bool {
 
 // String describes the rewrite for a person: "http://x.test: drop ?sid".
 func (r *Rule) String() string {
+	if r.Kind == NumberPattern {
+		return r.What()
+	}
+	out := r.Origin + ": " + r.What()
+	if r.Choice.ByEvidence || r.Choice.Reversed {
+		out += " [original by " + r.Choice.String() + "]"
+	}
+	if r.Prior > 0 {
+		out += " [prior: " + strconv.Itoa(r.Prior) + " hosts]"
+	}
+	return out
+}
+
+// What describes the rewrite alone, without its origin: "drop ?sid".
+func (r *Rule) What() string {
 	var what string
 	switch r.Kind {
 	case DropParam:
@@ -186,14 +201,7 @@ func (r *Rule) String() string {
 	case FoldCase:
 		what = "fold the path's case"
 	}
-	out := r.Origin + ": " + what
-	if r.Choice.ByEvidence || r.Choice.Reversed {
-		out += " [original by " + r.Choice.String() + "]"
-	}
-	if r.Prior > 0 {
-		out += " [prior: " + strconv.Itoa(r.Prior) + " hosts]"
-	}
-	return out
+	return what
 }
 
 // Rewrite applies the rule to a normalised URL. It reports false when the
