@@ -781,6 +781,17 @@ func TestUnproven(t *testing.T) {
 	if _, _, ok := d.Unproven("http://u.example/b?yy=7"); ok {
 		t.Error("a URL no candidate covers is unproven")
 	}
+	// Another copy on the path that gave the pair brings no evidence the
+	// candidate lacks (it needs other paths): it waits, but not for ever.
+	idle := 0
+	for range maxIdle + 1 {
+		if _, need, ok := d.Unproven("http://u.example/a?zz=2&q=1"); ok && need == 0 {
+			idle++
+		}
+	}
+	if idle != maxIdle {
+		t.Errorf("a copy on a path already seen waited %d times, want %d", idle, maxIdle)
+	}
 	crawl(d, []fetch{w.page("/b", 2, pageOpt{}), w.page("/b?zz=2", 2, pageOpt{}), w.page("/c", 3, pageOpt{}), w.page("/c?zz=3", 3, pageOpt{})})
 	if _, _, ok := d.Unproven("http://u.example/d?zz=7"); ok {
 		t.Error("a URL a rule covers is unproven")

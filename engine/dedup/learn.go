@@ -35,6 +35,7 @@ type candidate struct {
 	dirs     []int32  // SwapHost: distinct directories of the copies, up to 2
 	under    string   // SwapHost: the deepest directory holding every copy
 	contra   int      // pairs that contradicted it
+	idle     int      // times Unproven told a copy of it to wait (see adds)
 	active   *Rule    // the rule it became, while active
 	rejected bool     // it would hide its own original
 }
@@ -528,10 +529,14 @@ func (d *Detector) checkRules(p *Page) []Rule {
 
 // Unproven reports whether a candidate rewrite that is not yet a rule
 // (supported, never contradicted) covers url, the candidate, and how
-// many more copies it needs (at least one). A crawler that hands out URLs
-// in batches takes no more copies of one candidate in a batch than it
-// needs: the rest wait for the next batch, when the rule may cover them.
-// Host swaps are left out: they would hold back a whole host.
+// many more copies it needs. A crawler that hands out URLs in batches
+// takes no more copies of one candidate in a batch than it needs: the
+// rest wait for the next batch, when the rule may cover them. Need is 0
+// for a copy that would bring no evidence the candidate lacks (its path
+// already supports a rule that needs other paths, as another order of a
+// listing already seen to be one): it waits, up to maxIdle times a
+// candidate, so that what the rule never comes to cover is fetched in
+// the end. Host swaps are left out: they would hold back a whole host.
 func (d *Detector) Unproven(url string) (cand uint64, need int, ok bool) {
 	cs := d.candList[url[:originEnd(url)]]
 	for _, c := range cs {
@@ -541,7 +546,12 @@ func (d *Detector) Unproven(url string) (cand uint64, need int, ok bool) {
 		if _, ok := c.rule.Rewrite(url); !ok {
 			continue
 		}
-		return c.key, max(1, d.need(c)-c.rule.Supports), true
+		n := d.need(c)
+		if c.idle < maxIdle && !d.adds(c, url, n) {
+			c.idle++
+			return c.key, 0, true
+		}
+		return c.key, max(1, n-c.rule.Supports), true
 	}
 	if len(d.mirrored) > 0 {
 		if key, ok := d.unprovenMirror(url); ok {
@@ -549,4 +559,36 @@ func (d *Detector) Unproven(url string) (cand uint64, need int, ok bool) {
 		}
 	}
 	return 0, 0, false
+}
+
+// maxIdle bounds how many times Unproven tells a candidate's copies that
+// bring nothing to wait.
+const maxIdle = 64
+
+// adds reports whether a copy at url would bring candidate c, which needs
+// need pairs, evidence it lacks: a path of its own while the candidate
+// lacks paths, or, for a parameter seen with one value, another value.
+func (d *Detector) adds(c *candidate, url string, need int) bool {
+	switch c.rule.Kind {
+	case DropIndex, FoldCase, DropParam, DropParamValue, DropPathParam:
+	default:
+		return true
+	}
+	u := splitURL(url)
+	if len(c.paths) < need {
+		return !slices.Contains(c.paths, evidencePath(c.rule.Kind, &u))
+	}
+	if c.rule.Kind == DropParam && len(c.values) < 2 {
+		q, _ := u.query()
+		seen := true
+		eachParam(q, func(name, value string) bool {
+			if name == c.rule.Name {
+				seen = slices.Contains(c.values, value)
+				return false
+			}
+			return true
+		})
+		return !seen
+	}
+	return true
 }

@@ -104,21 +104,9 @@ func (d *Detector) supportOne(rw *rewriteOf, pair Pair, cu *urlParts, cp uint32)
 		c.rule.Support = append(c.rule.Support, pair)
 	}
 	switch rw.kind {
-	case DropIndex, FoldCase:
+	case DropIndex, FoldCase, DropParam, DropParamValue, SortParams, DropPathParam:
 		// Evidence on as many paths: one page's aliases are no rule.
-		pk := sitePathKeyOfPath(cu, strings.ToLower(cu.dirPath()))
-		if rw.kind == FoldCase {
-			pk = sitePathKeyOfPath(cu, strings.ToLower(cu.dirPath()+cu.file()))
-		}
-		if !slices.Contains(c.paths, pk) && len(c.paths) < d.evidenceMin {
-			c.paths = append(c.paths, pk)
-		}
-	case DropParam, DropParamValue, SortParams, DropPathParam:
-		pk := sitePathKey(cu)
-		if rw.kind == DropPathParam {
-			pk = sitePathKeyOfPath(cu, cu.dirPath()+withoutPathParams(cu.file()))
-		}
-		if !slices.Contains(c.paths, pk) && len(c.paths) < d.evidenceMin {
+		if pk := evidencePath(rw.kind, cu); !slices.Contains(c.paths, pk) && len(c.paths) < d.evidenceMin {
 			c.paths = append(c.paths, pk)
 		}
 		if (rw.kind == DropParam || rw.kind == DropPathParam) && len(c.values) < 2 && !slices.Contains(c.values, rw.value) {
@@ -141,6 +129,20 @@ func (d *Detector) supportOne(rw *rewriteOf, pair Pair, cu *urlParts, cp uint32)
 		return nil
 	}
 	return d.activateChosen(c, pair)
+}
+
+// evidencePath returns the key of the path a copy at u gives evidence
+// on for a rule of kind k, which needs its evidence on several paths.
+func evidencePath(k RuleKind, u *urlParts) uint64 {
+	switch k {
+	case DropIndex:
+		return sitePathKeyOfPath(u, strings.ToLower(u.dirPath()))
+	case FoldCase:
+		return sitePathKeyOfPath(u, strings.ToLower(u.dirPath()+u.file()))
+	case DropPathParam:
+		return sitePathKeyOfPath(u, u.dirPath()+withoutPathParams(u.file()))
+	}
+	return sitePathKey(u)
 }
 
 // commonDir returns the deepest directory path holding both a ("" for
