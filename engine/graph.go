@@ -18,7 +18,8 @@ import (
 // runs on disk, about 1.3 bytes a URL in memory beyond a fixed 12 MiB or
 // so (a Go map took 38). The set is rebuilt from the store at every start,
 // so a crawl killed leaves nothing to repair. The links are a rank.Links:
-// 8 bytes a node, 12 a fetched page and 4 a link.
+// 12 bytes a fetched page and 4 a link; the nodes' URL IDs (8 bytes a
+// node), read only to store ranks, go to an unlinked temporary file.
 type webGraph struct {
 	seen *seen.Set // URL ID -> node (0 for every URL when nodes are not kept)
 	// err is the first error of the set or the graph: it stops the crawl,
@@ -41,15 +42,22 @@ func newWebGraph(nodes, links, sites bool) (webGraph, error) {
 	if err != nil {
 		return webGraph{}, fmt.Errorf("engine: %w", err)
 	}
-	return webGraph{seen: s, nodes: nodes, links: links, sites: sites}, nil
+	w := webGraph{seen: s, nodes: nodes, links: links, sites: sites}
+	if nodes {
+		if err := w.graph.SpillIDs(""); err != nil {
+			s.Close()
+			return webGraph{}, fmt.Errorf("engine: %w", err)
+		}
+	}
+	return w, nil
 }
 
-// close removes the seen set's runs.
+// close removes the seen set's runs and the graph's file of node IDs.
 func (w *webGraph) close() error {
 	if w.seen == nil {
 		return nil
 	}
-	return w.seen.Close()
+	return errors.Join(w.seen.Close(), w.graph.Close())
 }
 
 // fail keeps the first error.

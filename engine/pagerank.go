@@ -96,23 +96,40 @@ func (e *Engine) storeRanks(ctx context.Context, mu *sync.Mutex, ids rank.LinksV
 	mu.Lock()
 	defer mu.Unlock()
 	chunk := max(e.cfg.FlushRecords, 1000)
-	for i := 0; i < len(scores); i += chunk {
-		b := e.commit.batch()
-		if i == 0 {
-			b.RankRuns = append(b.RankRuns, run)
+	var b *pending
+	stopped := false
+	err := ids.EachID(func(n int32, id uint64) bool {
+		if int(n) >= len(scores) {
+			return false
 		}
-		for j := i; j < min(i+chunk, len(scores)); j++ {
-			b.Ranks = append(b.Ranks, record.RankRecord{URL: ids.ID(int32(j)), Rank: scores[j], Time: run.Time})
+		if b == nil {
+			b = e.commit.batch()
+			if n == 0 {
+				b.RankRuns = append(b.RankRuns, run)
+			}
 		}
-		if i+chunk >= len(scores) {
+		b.Ranks = append(b.Ranks, record.RankRecord{URL: id, Rank: scores[n], Time: run.Time})
+		last := int(n) == len(scores)-1
+		if len(b.Ranks) < chunk && !last {
+			return true
+		}
+		if last {
 			run.Ranks = true
 			b.RankRuns = append(b.RankRuns, run)
 		}
 		select {
 		case e.commit.in <- b:
+			b = nil
+			return true
 		case <-ctx.Done():
-			return
+			stopped = true
+			return false
 		}
+	})
+	if err != nil && !stopped {
+		// The run's record says its ranks are incomplete: a later run
+		// writes them all again.
+		e.event(record.Event{Kind: record.EventPageRank, Text: "PageRank: ranks not stored: " + err.Error()})
 	}
 }
 

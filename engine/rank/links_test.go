@@ -11,15 +11,34 @@ import (
 
 // TestLinksChunks checks that every page's links and every node's ID come
 // back as recorded when pages fill chunks unevenly, one page needs a chunk
-// larger than linkChunk, nodes span several ID chunks, and a view taken
+// larger than linkChunk, nodes span several ID chunks (in memory, or
+// spilled to disk from the start or once some are full), and a view taken
 // earlier is not changed by later appends.
 func TestLinksChunks(t *testing.T) {
+	for _, spillAt := range []int{-1, 0, 4} {
+		t.Run(fmt.Sprintf("spill at page %d", spillAt), func(t *testing.T) { testLinksChunks(t, spillAt) })
+	}
+}
+
+// testLinksChunks is TestLinksChunks, spilling IDs from page spillAt on
+// (never when negative).
+func testLinksChunks(t *testing.T, spillAt int) {
 	sizes := []int{0, 3, linkChunk/2 - 1, linkChunk / 2, 2, 0, linkChunk + 7, 5, linkChunk, 1, 0}
 	var g Links
+	defer func() {
+		if err := g.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	var want [][]int32
 	var early LinksView
 	var earlyPages, earlyNodes int
 	for i, n := range sizes {
+		if i == spillAt {
+			if err := g.SpillIDs(t.TempDir()); err != nil {
+				t.Fatal(err)
+			}
+		}
 		links := make([]int32, n)
 		for j := range links {
 			links[j] = int32(i*31 + j)
@@ -57,14 +76,27 @@ func TestLinksChunks(t *testing.T) {
 			t.Fatalf("view has %d nodes, want %d", v.Nodes(), nodes)
 		}
 		per := chunkLen/3 + 1
-		for n, id := range v.IDs {
-			if wantID := uint64(int(n)/per)<<32 | uint64(int(n)%per); id != wantID || v.ID(n) != id {
-				t.Fatalf("node %d: ID %x (ID() %x), want %x", n, id, v.ID(n), wantID)
+		count := 0
+		err := v.EachID(func(n int32, id uint64) bool {
+			one, err := v.ID(n)
+			if wantID := uint64(int(n)/per)<<32 | uint64(int(n)%per); int(n) != count || id != wantID || one != id || err != nil {
+				t.Fatalf("node %d (the %dth): ID %x (ID() %x, %v), want %x", n, count, id, one, err, wantID)
 			}
+			count++
+			return true
+		})
+		if err != nil || count != nodes {
+			t.Fatalf("EachID yields %d nodes of %d: %v", count, nodes, err)
 		}
 	}
 	check(g.View(), len(sizes), g.Nodes())
 	check(early, earlyPages, earlyNodes)
+	if spillAt >= 0 {
+		// Only the chunk being filled is in memory.
+		if inMemory := g.ids.bytes(8); g.SpillErr() != nil || inMemory > chunkLen*8 {
+			t.Errorf("%d bytes of IDs in memory with %d nodes spilled (%v)", inMemory, g.Nodes()/chunkLen*chunkLen, g.SpillErr())
+		}
+	}
 	total := 0
 	for _, n := range sizes {
 		total += n
