@@ -87,6 +87,10 @@ func paramShapeKey(r *Rule) uint64 {
 // shapePairs is what a parameter rule needs with a prior of its kind only.
 const shapePairs = 2
 
+// wwwTwinPairs is what a whole-host swap for the www twin needs, its
+// home page among the pairs, without a prior.
+const wwwTwinPairs = 2
+
 // priorOf returns how many other origins learned c's shape, if enough
 // did and nothing contradicted it (0 otherwise), and whether they
 // learned it under another parameter name (exact false).
@@ -173,6 +177,12 @@ func containsStr(s []string, v string) bool {
 // need returns the pairs candidate c needs before it is a rule.
 func (d *Detector) need(c *candidate) int {
 	switch n, exact := d.priorOf(c); {
+	case n == 0 && c.home && isWWWTwin(&c.rule):
+		// The commonest alias of all (crawlers since Heritrix strip
+		// "www." by default): a host whose home page its www twin
+		// answers alike needs one more pair, and its twins observed
+		// are compared with it all the same (compareTwins).
+		return min(wwwTwinPairs, d.evidenceMin)
 	case n == 0:
 		return d.evidenceMin
 	case exact:

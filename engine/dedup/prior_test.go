@@ -83,13 +83,43 @@ func TestPriorWWWTwin(t *testing.T) {
 		if len(rs) != 1 || rs[0].Kind != SwapHost || rs[0].From != "" {
 			t.Fatalf("%s: learned %v, want the whole host swapped", host, rs)
 		}
-		want := 0
+		want, pairs := 0, wwwTwinPairs
 		if k == 3 {
-			want = priorHosts
+			want, pairs = priorHosts, 1
 		}
-		if rs[0].Prior != want || k == 3 && rs[0].Supports != 1 {
-			t.Errorf("%s: %v from %d pairs, prior %d; want prior %d", host, rs[0].String(), rs[0].Supports, rs[0].Prior, want)
+		if rs[0].Prior != want || rs[0].Supports != pairs {
+			t.Errorf("%s: %v from %d pairs, prior %d; want prior %d from %d pairs", host, rs[0].String(), rs[0].Supports, rs[0].Prior, want, pairs)
 		}
+	}
+}
+
+// The www twin needs its home page and one more pair, without a prior;
+// another alias, or a twin whose pages differ, needs more.
+func TestWWWTwinEvidence(t *testing.T) {
+	twins := func(d *Detector, a, b string, seed uint64, differ bool) []Rule {
+		w := newWeb(a, seed)
+		var fs []fetch
+		for i, p := range []string{"/", "/a.html", "/b/c.html"} {
+			f := w.page(p, uint64(i), pageOpt{})
+			g := w.at(b, f)
+			if differ && i == 1 {
+				g = w.at(b, w.page(p, 50, pageOpt{}))
+			}
+			fs = append(fs, f, g)
+		}
+		if differ {
+			return learned(crawl(d, fs)) // two pairs besides the pages that differ
+		}
+		return learned(crawl(d, fs[:2*wwwTwinPairs]))
+	}
+	if rs := twins(New(Config{}), "http://www.one.example", "http://one.example", 120, false); len(rs) != 1 || rs[0].Kind != SwapHost || rs[0].Supports != wwwTwinPairs {
+		t.Errorf("www twin: learned %v, want the host swapped after %d pairs", rs, wwwTwinPairs)
+	}
+	if rs := twins(New(Config{}), "http://one.example", "http://mirror.example", 121, false); len(rs) > 0 {
+		t.Errorf("another alias: learned %v from %d pairs", rs, wwwTwinPairs)
+	}
+	if rs := twins(New(Config{}), "http://www.two.example", "http://two.example", 122, true); len(rs) > 0 {
+		t.Errorf("twins whose pages differ: learned %v", rs)
 	}
 }
 
