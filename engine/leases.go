@@ -239,6 +239,7 @@ func (c *crawl) onLeaseEnd(run *leaseRun, m *visit.LeaseEnd, now time.Time) {
 	s := run.site
 	delete(c.leases.runs, run.lease.ID)
 	c.leases.busy--
+	c.recrawlVisitEnd(s, run.tracker.started, m.Fetched, now)
 	c.leases.planned -= run.planned
 	e.mu.Lock()
 	delete(e.visits, s.ID)

@@ -65,8 +65,8 @@ type FreshnessOracle interface {
 	Fresh(rawURL string, fetched, at time.Time) (fresh, ok bool)
 }
 
-// DefaultRecrawl returns recrawling's defaults: off, the Manager's
-// defaults (iir, K = 5, a rate cap of twice the change rate), a threshold
+// DefaultRecrawl returns recrawling's defaults: off, engine/recrawl's
+// defaults (policy pages, K = 5 groups for the console), a threshold
 // of 3 bits, a warm-up of 6 hours recrawling every channel hourly.
 func DefaultRecrawl() RecrawlConfig {
 	return RecrawlConfig{Options: recrawl.Defaults(), Threshold: 3, InitialInterval: time.Hour, Warmup: 6 * time.Hour, TimeScale: 1}

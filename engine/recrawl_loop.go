@@ -6,6 +6,7 @@ import (
 	"math"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -51,6 +52,10 @@ const maxObservations = 512
 // cost more than the recrawls' precision needs.
 const tickEvery = 50 * time.Millisecond
 
+// pageGroupsEvery is how often the page-level policy's groups are
+// summarised for the console: the summary reads every page.
+const pageGroupsEvery = time.Second
+
 // minProbes is the number of recrawls of a channel before its estimated
 // rate places it in a group.
 const minProbes = 3
@@ -70,6 +75,11 @@ type recrawler struct {
 	// does not discover (see withholds), each with the page's ID.
 	withheld map[uint64]uint64
 	byKey    map[string]recrawl.ChannelID // a site's channel; "" when rules split its host
+	// queuedOn counts the copies requeued per site, and schedSites are the
+	// sites the Scheduler knows: a site with more URLs queued than its
+	// requeued copies has URLs to discover (Scheduler.SetDiscovering).
+	queuedOn   map[int64]int
+	schedSites map[int64]bool
 
 	lastTick             time.Time // engine clock
 	tasks, done, dropped int
@@ -79,8 +89,14 @@ type recrawler struct {
 	joined, grouped      int // channels added to the Manager since it last grouped them, and at that time
 	lastStats            time.Time
 	stats                recrawl.Stats
-	history              []IntervalPoint
-	fresh                freshness
+	// pageGroups are the Scheduler's groups as last published (at
+	// pageGroupsAt, engine clock), warming its channels warming up.
+	pageGroups   []recrawl.GroupStats
+	pageGroupsAt time.Time
+	warming      int
+	pointAt      time.Time // the page-level groups' last point of history (recrawl clock)
+	history      []IntervalPoint
+	fresh        freshness
 }
 
 // rchannel is one channel as the loop knows it.
@@ -145,7 +161,8 @@ func newRecrawler(cfg RecrawlConfig, base clock.Clock) (*recrawler, error) {
 		clock = scaledClock{base: base, epoch: base.Now(), scale: scale}
 	}
 	r := &recrawler{cfg: cfg, clock: clock, chans: chans, channels: map[recrawl.ChannelID]*rchannel{}, items: map[uint64]*ritem{},
-		pending: map[uint64]*rchannel{}, withheld: map[uint64]uint64{}, byKey: map[string]recrawl.ChannelID{}}
+		pending: map[uint64]*rchannel{}, withheld: map[uint64]uint64{}, byKey: map[string]recrawl.ChannelID{},
+		queuedOn: map[int64]int{}, schedSites: map[int64]bool{}}
 	r.warmEnd = clock.Now().Add(cfg.Warmup)
 	if cfg.Options.Policy == recrawl.Pages {
 		r.sched = recrawl.NewScheduler(recrawl.SchedulerOptions{Planner: recrawl.PlannerOptions{
@@ -173,7 +190,9 @@ func (c *crawl) recrawlLoad(ctx context.Context) error {
 		if dated && at.At(u.Fetched).Before(now) {
 			fetched = at.At(u.Fetched)
 		}
-		rc.copied(u.ID, u.URL, u.Site, fetched)
+		if it := rc.copied(u.ID, u.URL, u.Site, fetched); it != nil {
+			c.schedCopied(it)
+		}
 	})
 	if err != nil {
 		return fmt.Errorf("engine: loading recrawl URLs: %w", err)
@@ -184,6 +203,9 @@ func (c *crawl) recrawlLoad(ctx context.Context) error {
 		err := ll.FetchedLinks(ctx, func(page uint64, url string, links []uint64) {
 			if it := rc.items[page]; it != nil {
 				rc.learnLinks(it, links)
+				if rc.sched != nil {
+					rc.sched.Links(it.id, links)
+				}
 			}
 		})
 		if err != nil {
@@ -241,8 +263,49 @@ func (r *recrawler) copied(id uint64, url string, site int64, t time.Time) *rite
 		ch.items[id] = it
 		r.items[id] = it
 	}
-	it.fetched, it.queued = t, false
+	it.fetched = t
+	r.setQueued(it, false)
 	return it
+}
+
+// setQueued notes whether copy it is requeued.
+func (r *recrawler) setQueued(it *ritem, q bool) {
+	if it.queued == q {
+		return
+	}
+	it.queued = q
+	if q {
+		r.queuedOn[it.site]++
+	} else if r.queuedOn[it.site]--; r.queuedOn[it.site] <= 0 {
+		delete(r.queuedOn, it.site)
+	}
+}
+
+// schedCopied tells the Scheduler of copy it, and of its site's politeness.
+func (c *crawl) schedCopied(it *ritem) {
+	rc := c.rc
+	if rc.sched == nil {
+		return
+	}
+	key := schedSite(it.site)
+	if s := c.sites[it.site]; s != nil {
+		rc.sched.SetSiteGap(key, s.delay)
+	}
+	rc.schedSites[it.site] = true
+	rc.sched.Copied(it.id, it.ch.id, key, it.fetched)
+}
+
+// schedSite is a site's name for the Scheduler: its ID.
+func schedSite(id int64) string { return strconv.FormatInt(id, 10) }
+
+// recrawlVisitEnd tells the Scheduler how long a visit of site s held its
+// robot (from its lease to its end, by the loop's clock) for the pages it
+// fetched.
+func (c *crawl) recrawlVisitEnd(s *site, started time.Time, pages int, now time.Time) {
+	if c.rc == nil || c.rc.sched == nil || !c.rc.schedSites[s.ID] {
+		return
+	}
+	c.rc.sched.Held(schedSite(s.ID), now.Sub(started), pages)
 }
 
 // startManager groups the channels estimated so far (or restored) by their
@@ -324,6 +387,11 @@ func (c *crawl) recrawlTick(now time.Time) {
 	rnow := rc.clock.Now()
 	if rc.sched != nil {
 		rc.sched.SetRobots(int(c.e.robots.Load()))
+		for id := range rc.schedSites {
+			if s := c.sites[id]; s != nil {
+				rc.sched.SetDiscovering(schedSite(id), !s.parked && s.Pending > int64(rc.queuedOn[id]))
+			}
+		}
 		for _, id := range rc.sched.Due(now, rnow) {
 			it := rc.items[id]
 			if it == nil {
@@ -334,6 +402,11 @@ func (c *crawl) recrawlTick(now time.Time) {
 				c.queueCopy(it, s, now)
 				rc.tasks++
 			}
+		}
+		if rc.pointAt.IsZero() || rnow.Sub(rc.pointAt) >= rc.cfg.InitialInterval/4 || rnow.Before(rc.pointAt) {
+			rc.pageGroups, rc.warming = rc.sched.Groups(rc.cfg.Options.Groups)
+			rc.pageGroupsAt, rc.pointAt = now, rnow
+			rc.notePoint(rnow, rc.pageGroups)
 		}
 		return
 	}
@@ -415,14 +488,23 @@ func (r *recrawler) noteReassignments(c *crawl, rnow time.Time) {
 	}
 	if len(r.history) == 0 || n > 0 || rnow.Sub(r.history[len(r.history)-1].Time) >= r.cfg.InitialInterval/4 {
 		c.recordGroups(rnow)
-		p := IntervalPoint{Time: rnow, Freshness: r.fresh.value}
-		for _, g := range r.stats.Groups {
-			p.Intervals = append(p.Intervals, g.Interval)
-		}
-		r.history = append(r.history, p)
-		if len(r.history) > maxIntervalPoints {
-			r.history = slices.Delete(r.history, 0, len(r.history)-maxIntervalPoints)
-		}
+		r.notePoint(rnow, r.stats.Groups)
+	}
+}
+
+// notePoint adds the groups' intervals at rnow to the history, if there
+// are groups.
+func (r *recrawler) notePoint(rnow time.Time, groups []recrawl.GroupStats) {
+	if len(groups) == 0 {
+		return
+	}
+	p := IntervalPoint{Time: rnow, Freshness: r.fresh.value}
+	for _, g := range groups {
+		p.Intervals = append(p.Intervals, g.Interval)
+	}
+	r.history = append(r.history, p)
+	if len(r.history) > maxIntervalPoints {
+		r.history = slices.Delete(r.history, 0, len(r.history)-maxIntervalPoints)
 	}
 }
 
@@ -524,10 +606,16 @@ func (c *crawl) recrawlPublish(st *Stats) {
 	st.Intervals = nil
 	groups := rc.stats.Groups
 	if rc.sched != nil {
-		groups = rc.sched.Groups(rc.cfg.Options.Groups)
-		if groups != nil {
-			rs.WarmupEnds = time.Time{}
+		now := c.e.clock.Now()
+		if rc.pageGroupsAt.IsZero() || now.Sub(rc.pageGroupsAt) >= pageGroupsEvery || now.Before(rc.pageGroupsAt) {
+			// Over every page: not at every publication.
+			rc.pageGroups, rc.warming = rc.sched.Groups(rc.cfg.Options.Groups)
+			rc.pageGroupsAt = now
 		}
+		groups = rc.pageGroups
+		rs.PerPage, rs.WarmupEnds, rs.Warming = true, time.Time{}, rc.warming
+		rs.Budget = rc.sched.Budget() * 3600
+		rs.History = slices.Clone(rc.history)
 	}
 	for _, g := range groups {
 		st.Intervals = append(st.Intervals, IntervalGroup{

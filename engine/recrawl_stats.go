@@ -13,10 +13,20 @@ type RecrawlStats struct {
 	// and grouped after. Zero once the policy runs.
 	WarmupEnds time.Time
 
-	Tasks, Done, Dropped int // recrawl tasks started, finished, and dropped (busy, empty or past their deadline)
+	Tasks, Done, Dropped int // recrawl tasks started, finished, and dropped (busy, empty or past their deadline); PerPage: pages requeued, and recrawled
 	Found                int // new pages the tasks fetched
 	InterSite            int // inter-site URLs recorded: links into channels other than their page's, seeds of those channels' tasks
 	Filtered, Bounded    int // links the tasks refused: by their filters; by their maximum depth or page limit
+
+	// PerPage is set for a policy that schedules pages rather than
+	// channels (pages): it has no tasks, reassignments or success rates,
+	// its groups aggregate its pages' own estimates, and each channel
+	// leaves its warm-up when its evidence suffices (WarmupEnds is zero).
+	// Budget is then the recrawls an hour (recrawl clock) its plan spends,
+	// and Warming the channels still warming up.
+	PerPage bool
+	Budget  float64
+	Warming int
 
 	Reassignments int       // by the policy, since the start of this run
 	LastReassign  time.Time // when the latest happened (recrawl clock); zero for none

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"net/url"
-	"strconv"
 	"time"
 
 	"lidi/engine/fetch"
@@ -145,7 +144,7 @@ func (c *crawl) take(ch *rchannel, f visit.FoundLink, depth, crawlDepth int, par
 
 // queueCopy puts the URL of copy it, of site s, back in its site's queue.
 func (c *crawl) queueCopy(it *ritem, s *site, now time.Time) {
-	it.queued = true
+	c.rc.setQueued(it, true)
 	c.nextSeq++
 	c.batch.Requeues = append(c.batch.Requeues, record.Requeue{URL: it.id, Priority: recrawlPriority, Seq: c.nextSeq})
 	c.enqueued(s, 1, recrawlPriority, now)
@@ -175,13 +174,7 @@ func (c *crawl) recrawlPage(m *visit.PageResult) {
 		if ch != nil {
 			rc.found++
 		}
-		if rc.sched != nil {
-			key := strconv.FormatInt(rec.Site, 10)
-			if s := c.sites[rec.Site]; s != nil {
-				rc.sched.SetSiteGap(key, s.delay)
-			}
-			rc.sched.Copied(rec.URL, it.ch.id, key, rnow)
-		}
+		c.schedCopied(it)
 		if rc.mgr != nil && !it.ch.added {
 			c.addToManager(it.ch)
 		}
@@ -196,6 +189,7 @@ func (c *crawl) recrawlPage(m *visit.PageResult) {
 				}
 			}
 			rc.sched.Fetched(rec.URL, rnow, rec.Verdict.Changed(), rec.LastModified, fresh, 0)
+			rc.done++
 		}
 		o := &it.ch.obs
 		*o = append(*o, recrawl.Observation{Interval: rnow.Sub(it.fetched), Changed: rec.Verdict.Changed()})
@@ -244,10 +238,12 @@ func (c *crawl) recrawlPage(m *visit.PageResult) {
 	}
 	switch {
 	case keeps || rec.Verdict == fetch.VerdictNotModified:
-		it.fetched, it.queued = rnow, false
+		it.fetched = rnow
+		rc.setQueued(it, false)
 	case rec.Err != "" || rec.Status >= 500 || rec.Status == 429:
-		it.queued = false // the copy stays, to be recrawled again
+		rc.setQueued(it, false) // the copy stays, to be recrawled again
 	default: // gone (4xx): nothing left to recrawl
+		rc.setQueued(it, false)
 		delete(it.ch.items, rec.URL)
 		delete(rc.items, rec.URL)
 		if rc.sched != nil {
@@ -382,6 +378,7 @@ func (c *crawl) recrawlDropped(skips []record.Skip) {
 	rc := c.rc
 	for _, sk := range skips {
 		if it := rc.items[sk.URL]; it != nil {
+			rc.setQueued(it, false)
 			delete(it.ch.items, sk.URL)
 			delete(rc.items, sk.URL)
 			if rc.sched != nil {

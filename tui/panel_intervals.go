@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -69,7 +70,7 @@ func (p *intervalsPanel) view() string {
 	groups := c.stats.Intervals
 	if r == nil {
 		if groups != nil { // an engine that measures groups without the recrawl state
-			return strings.Join(trimList(c, p.table(groups, nil), p.h), "\n")
+			return strings.Join(trimList(c, p.table(groups, nil, true), p.h), "\n")
 		}
 		return c.dim("recrawling is off") + "\n" + c.dim("recrawl.enabled in config.yaml")
 	}
@@ -82,22 +83,31 @@ func (p *intervalsPanel) view() string {
 		}
 		fresh = c.fig(freshLabel(r), what)
 	}
-	if !r.WarmupEnds.IsZero() {
-		head = append(head,
-			c.fit(p.w, c.fig("warming up", ""), c.fig(count(int64(r.Channels)), "channels probed")),
-			c.dim("grouped by change rate in "+every(r.WarmupEnds.Sub(r.Now))+" (recrawl clock)"))
+	if !r.WarmupEnds.IsZero() || r.PerPage && len(groups) == 0 {
+		when := c.dim("each channel grouped by change rate once its evidence suffices")
+		if !r.PerPage {
+			when = c.dim("grouped by change rate in " + every(r.WarmupEnds.Sub(r.Now)) + " (recrawl clock)")
+		}
+		head = append(head, c.fit(p.w, c.fig("warming up", ""), c.fig(count(int64(r.Channels)), "channels probed")), when)
 		if fresh != "" {
 			head = append(head, fresh)
 		}
 		return strings.Join(trimList(c, head, p.h), "\n")
 	}
-	last := c.dim("no reassignment yet")
-	if !r.LastReassign.IsZero() {
-		last = c.fig(every(r.Now.Sub(r.LastReassign)), "since "+r.LastPolicy+"'s reassignment #"+strconv.Itoa(r.Reassignments))
+	if r.PerPage {
+		// No tasks nor reassignments: a plan page by page, re-solved as
+		// its estimates move.
+		head = append(head, c.fit(p.w, fresh, c.fig(count(int64(math.Round(r.Budget))), "recrawls/h planned")), c.fit(p.w,
+			c.fig(count(int64(r.Channels)), "channels"), c.fig(count(int64(r.Warming)), "warming up"), c.fig(count(int64(r.Done)), "recrawls")))
+	} else {
+		last := c.dim("no reassignment yet")
+		if !r.LastReassign.IsZero() {
+			last = c.fig(every(r.Now.Sub(r.LastReassign)), "since "+r.LastPolicy+"'s reassignment #"+strconv.Itoa(r.Reassignments))
+		}
+		head = append(head, c.fit(p.w, fresh, last), c.fit(p.w,
+			c.fig(count(int64(r.Channels)), "channels"), c.fig(count(int64(r.Done)), "recrawls"), c.fig(count(int64(r.Dropped)), "dropped")))
 	}
-	head = append(head, c.fit(p.w, fresh, last), c.fit(p.w,
-		c.fig(count(int64(r.Channels)), "channels"), c.fig(count(int64(r.Done)), "recrawls"), c.fig(count(int64(r.Dropped)), "dropped")))
-	lines := append(head, p.table(groups, r.History)...)
+	lines := append(head, p.table(groups, r.History, !r.PerPage)...)
 	if why := idleReason(c.stats); why != "" {
 		lines = append(lines, c.dim(why))
 	}
@@ -112,14 +122,17 @@ func (p *intervalsPanel) view() string {
 }
 
 // idleReason says why robots sit idle while recrawling, or "" when they
-// do not: nothing is queued, so every channel is recrawled as often as
-// its interval wants; or what is queued waits for its sites' politeness.
+// do not: nothing is queued, so every channel (every page, for a policy of
+// pages) is recrawled as often as its interval wants; or what is queued
+// waits for its sites' politeness.
 func idleReason(st *engine.Stats) string {
 	if st == nil || st.Recrawl == nil || st.RobotsBusy >= st.Robots || st.Robots == 0 {
 		return ""
 	}
 	idle := st.Robots - st.RobotsBusy
 	switch {
+	case st.QueueDepth == 0 && st.Recrawl.PerPage:
+		return fmt.Sprintf("%d robots idle: every page is recrawled as often as its plan wants (recrawls keep to half the robots' capacity)", idle)
 	case st.QueueDepth == 0:
 		return fmt.Sprintf("%d robots idle: every channel is recrawled as often as its interval wants", idle)
 	case st.SitesReady == 0 && st.SitesWaiting > 0:
@@ -141,15 +154,19 @@ const (
 
 // table is a heading and a row per group: its channels, its estimated
 // change interval, its recrawl interval now, the freshness the estimates
-// expect, updates and success rate since the last reassignment, and a
-// sparkline of its interval over history when there is room.
-func (p *intervalsPanel) table(groups []engine.IntervalGroup, history []engine.IntervalPoint) []string {
+// expect, updates and success rate since the last reassignment (tasks:
+// false for a policy of pages, which has neither), and a sparkline of its
+// interval over history when there is room.
+func (p *intervalsPanel) table(groups []engine.IntervalGroup, history []engine.IntervalPoint, tasks bool) []string {
 	c := p.com
-	fixed := grpW + chW + 2*ivW + frW + updW + succW + 6
+	fixed := grpW + chW + 2*ivW + frW + 4
+	if tasks {
+		fixed += updW + succW + 2
+	}
 	spk := p.w - fixed - 1
 	// Short of room for the sparkline, the updates give theirs.
-	upd := true
-	if spk < spkMin && spk+updW+1 >= spkMin && len(history) >= 2 {
+	upd := tasks
+	if tasks && spk < spkMin && spk+updW+1 >= spkMin && len(history) >= 2 {
 		upd, spk = false, spk+updW+1
 	}
 	if spk < spkMin || len(history) < 2 {
@@ -160,7 +177,9 @@ func (p *intervalsPanel) table(groups []engine.IntervalGroup, history []engine.I
 	if upd {
 		heading += " " + padLeft("upd", updW)
 	}
-	heading += " " + padLeft("succ", succW)
+	if tasks {
+		heading += " " + padLeft("succ", succW)
+	}
 	if spk > 0 {
 		heading += " " + pad("interval over time", spk)
 	}
@@ -177,7 +196,9 @@ func (p *intervalsPanel) table(groups []engine.IntervalGroup, history []engine.I
 		if upd {
 			row += " " + padLeft(count(int64(g.Updates)), updW)
 		}
-		row += " " + padLeft(succ(g), succW)
+		if tasks {
+			row += " " + padLeft(succ(g), succW)
+		}
 		if spk > 0 {
 			vals := make([]float64, 0, len(history))
 			for _, pt := range history {

@@ -63,3 +63,40 @@ func TestIntervalsPanelSaysWhyRobotsIdle(t *testing.T) {
 		})
 	}
 }
+
+// The policy pages has no tasks nor reassignments: the panel shows its
+// plan (recrawls an hour), its channels still warming up, and per group
+// the change interval, visit interval and freshness its pages' estimates
+// give, without updates or success rates; robots idle with nothing queued
+// are so because every page is recrawled as its plan wants.
+func TestIntervalsPanelPagesPolicy(t *testing.T) {
+	s := crawlSeries(1, engine.StateRunning)
+	st := measured(s[0])
+	for i := range st.Intervals {
+		g := &st.Intervals[i]
+		g.Submitted, g.Updates, g.SuccessRate, g.Initial = 0, 0, 0, 0
+	}
+	r := *st.Recrawl
+	r.Policy, r.PerPage, r.Budget, r.Warming, r.Done, r.Reassignments, r.LastReassign = "pages", true, 1234.4, 7, 5210, 0, time.Time{}
+	st.Recrawl = &r
+	st.RobotsBusy, st.QueueDepth = 0, 0
+	c := newFake([]engine.Stats{st})
+	hs := newHarness(t, c, 120, 40)
+	for hs.m.focus != intervalsPanelID {
+		hs.press("tab")
+	}
+	hs.press("enter")
+	mustShow(t, hs, "1,234 recrawls/h planned", "7 warming up", "5,210 recrawls", "change", "every", "fresh",
+		"50m", "45m", "71%", "5h", "6h", "55%", "interval over time",
+		"robots idle: every page is recrawled as often as its plan wants")
+	mustNotShow(t, hs, "reassignment", "succ", "upd", "dropped")
+
+	// Before any channel's evidence sufficed.
+	warm := st
+	warm.Intervals = nil
+	c.series = []engine.Stats{warm}
+	c.next = 0
+	hs.refresh(1)
+	mustShow(t, hs, "warming up", "200 channels probed", "each channel grouped by change rate once its evidence suffices")
+	mustNotShow(t, hs, "grouped by change rate in")
+}

@@ -73,8 +73,8 @@ func (o *RecrawlLiveOptions) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.Robots, "robots", 8, "r: robots, the recrawl capacity")
 	fs.IntVar(&o.PagesPerVisit, "pages-per-visit", 1, "c: pages a visit of a site may take (a visit of many pages to a site with a Crawl-delay lasts virtual hours on a fast clock)")
 	fs.DurationVar(&o.Delay, "delay", 100*time.Millisecond, "w: delay between two requests to a site, real time")
-	o.Policies = []recrawl.PolicyName{recrawl.Pages}
-	fs.Func("policy", "comma-separated recrawl `policies`, each run in turn: fixed, iir, icr, optimal, adaptive, pages or all (default pages)", func(v string) error {
+	o.Policies = []recrawl.PolicyName{def.Options.Policy}
+	fs.Func("policy", "comma-separated recrawl `policies`, each run in turn: fixed, iir, icr, optimal, adaptive, pages or all (default "+string(def.Options.Policy)+", the engine's)", func(v string) error {
 		ps, err := parsePolicies(v)
 		o.Policies = ps
 		return err

@@ -47,7 +47,7 @@ type Options struct {
 // Defaults returns the default options.
 func Defaults() Options {
 	return Options{
-		Policy:           IIR,
+		Policy:           Pages,
 		Groups:           5,
 		RateCap:          2,
 		MinInterval:      time.Minute,

@@ -1,6 +1,7 @@
 package recrawl
 
 import (
+	"math"
 	"net/http"
 	"slices"
 	"time"
@@ -15,22 +16,42 @@ import (
 // loop's (a recrawl clock may run faster than the loop's, against a
 // time-scaled web). The zero value is not usable: use NewScheduler. A
 // Scheduler is not safe for concurrent use.
+//
+// The capacity is measured two ways, and the smaller counts. A fetch
+// holds a robot at least its duration and its site's delay (Cost: a robot
+// keeps its site for its visit, pages a delay apart), and at least the
+// robot time the visits really took per page fetched (Held: Little's law
+// over the visits, which counts what a fetch's duration leaves out, the
+// loop's own work and the robots' wait for it, most of a fetch's cost
+// with a delay of 0). A site takes at most a page per its gap (its
+// politeness) and per the robot time its own visits took a page; while
+// the crawl has URLs of a site to discover (SetDiscovering), recrawls
+// take only Share of that, so recrawls queued ahead of new URLs leave
+// discovery the rest.
 type Scheduler struct {
 	pl    *Planner
 	share float64
-	// robots is r; cost the mean time a fetch holds a robot (its
-	// duration and the site's delay) by the loop's clock, an exponential
-	// average.
-	robots int
-	cost   time.Duration
+	// robots is r; cost the mean time a fetch holds a robot by its
+	// duration and the site's delay, hold by the visits' robot time, both
+	// by the loop's clock, exponential averages.
+	robots     int
+	cost, hold time.Duration
 	// scale is how fast the recrawl clock runs against the loop's, from
 	// the first and latest readings of both.
 	first, firstR time.Time
 	scale         float64
-	gaps          map[string]time.Duration // by the loop's clock
+	sites         map[string]*schedSite
 	inlinks       map[uint64]int
 	outlinks      map[uint64][]uint64
 	info          map[uint64]PageInfo
+}
+
+// schedSite is what a Scheduler knows of a site's capacity, by the loop's
+// clock.
+type schedSite struct {
+	gap         time.Duration // politeness: the delay, or a longer Crawl-delay
+	hold        time.Duration // the robot time its visits took a page
+	discovering bool          // the crawl has URLs of it to fetch for the first time
 }
 
 // SchedulerOptions configure a Scheduler.
@@ -53,7 +74,7 @@ func NewScheduler(opt SchedulerOptions) *Scheduler {
 	if opt.Share <= 0 || opt.Share > 1 {
 		opt.Share = DefaultShare
 	}
-	return &Scheduler{pl: NewPlanner(opt.Planner), share: opt.Share, scale: 1, gaps: map[string]time.Duration{},
+	return &Scheduler{pl: NewPlanner(opt.Planner), share: opt.Share, scale: 1, sites: map[string]*schedSite{},
 		inlinks: map[uint64]int{}, outlinks: map[uint64][]uint64{}, info: map[uint64]PageInfo{}}
 }
 
@@ -69,7 +90,37 @@ func (s *Scheduler) SetRobots(n int) {
 // SetSiteGap sets the shortest time between two requests to site, by the
 // loop's clock (politeness.delay, or a longer Crawl-delay).
 func (s *Scheduler) SetSiteGap(site string, gap time.Duration) {
-	s.gaps[site] = gap
+	s.site(site).gap = gap
+	s.siteGap(site)
+}
+
+// SetDiscovering tells whether the crawl has URLs of site to fetch for the
+// first time: recrawls then take only Share of the site's capacity.
+func (s *Scheduler) SetDiscovering(site string, on bool) {
+	if ss := s.site(site); ss.discovering != on {
+		ss.discovering = on
+		s.siteGap(site)
+	}
+}
+
+func (s *Scheduler) site(name string) *schedSite {
+	ss := s.sites[name]
+	if ss == nil {
+		ss = &schedSite{}
+		s.sites[name] = ss
+	}
+	return ss
+}
+
+// siteGap gives the Planner the time between two recrawls of site: its
+// politeness gap or the robot time a page of it took, whichever is
+// longer, and 1/Share as long while it has URLs to discover.
+func (s *Scheduler) siteGap(site string) {
+	ss := s.sites[site]
+	gap := max(ss.gap, ss.hold)
+	if ss.discovering {
+		gap = time.Duration(float64(gap) / s.share)
+	}
 	s.pl.SetSiteGap(site, s.recrawlTime(gap))
 }
 
@@ -134,12 +185,34 @@ func (s *Scheduler) addCost(cost time.Duration) {
 	if cost <= 0 {
 		return
 	}
-	if s.cost == 0 {
-		s.cost = cost
-	} else {
-		s.cost = time.Duration((1-costWeight)*float64(s.cost) + costWeight*float64(cost))
-	}
+	s.cost = average(s.cost, cost, 1)
 	s.budget()
+}
+
+// Held records a visit of site that held a robot for hold (by the loop's
+// clock, from its start to its end) and fetched pages pages (a visit that
+// fetched none, robots.txt only or a failure, counts as one).
+func (s *Scheduler) Held(site string, hold time.Duration, pages int) {
+	if hold <= 0 {
+		return
+	}
+	pages = max(pages, 1)
+	per := hold / time.Duration(pages)
+	s.hold = average(s.hold, per, pages)
+	ss := s.site(site)
+	ss.hold = average(ss.hold, per, pages)
+	s.siteGap(site)
+	s.budget()
+}
+
+// average adds n samples of x to the exponential average avg (zero: none
+// yet).
+func average(avg, x time.Duration, n int) time.Duration {
+	if avg == 0 {
+		return x
+	}
+	w := 1 - math.Pow(1-costWeight, float64(n))
+	return time.Duration((1-w)*float64(avg) + w*float64(x))
 }
 
 // Gone forgets a page (gone, forbidden, or out of scope).
@@ -173,8 +246,8 @@ func (s *Scheduler) clocks(now, rnow time.Time) {
 		sc := float64(rnow.Sub(s.firstR)) / float64(d)
 		if sc > 0 && (sc > s.scale*1.01 || sc < s.scale*0.99) {
 			s.scale = sc
-			for site, gap := range s.gaps {
-				s.pl.SetSiteGap(site, s.recrawlTime(gap))
+			for site := range s.sites {
+				s.siteGap(site)
 			}
 			s.budget()
 		}
@@ -186,29 +259,34 @@ func (s *Scheduler) recrawlTime(d time.Duration) time.Duration {
 }
 
 // budget sets the Planner's budget: the share of r robots each fetching
-// a page per cost.
+// a page per cost or per hold, whichever is longer.
 func (s *Scheduler) budget() {
-	if s.robots <= 0 || s.cost <= 0 {
+	per := max(s.cost, s.hold)
+	if s.robots <= 0 || per <= 0 {
 		return
 	}
-	s.pl.SetBudget(s.share * float64(s.robots) / s.recrawlTime(s.cost).Seconds())
+	s.pl.SetBudget(s.share * float64(s.robots) / s.recrawlTime(per).Seconds())
 }
 
 // Groups summarises the plan for the console in k groups of channels by
 // estimated change rate, fastest first (equal numbers of channels, the
-// channels still warming up left out): per group its channels, the change
-// interval its pooled rates give, the mean interval between visits of its
-// pages and the freshness the estimates expect. Nil before any channel
-// left its warm-up.
-func (s *Scheduler) Groups(k int) []GroupStats {
+// channels still warming up left out), from its pages' own estimates: per
+// group its channels, the change interval its pooled rates give, the mean
+// interval between visits of its pages and the freshness their estimated
+// rates expect at those intervals, weighted by importance. It also
+// returns the channels still warming up. The groups are nil before any
+// channel left its warm-up.
+func (s *Scheduler) Groups(k int) (groups []GroupStats, warming int) {
 	var ready []ChannelPlan
 	for _, c := range s.pl.Channels() {
 		if c.Ready {
 			ready = append(ready, c)
+		} else {
+			warming++
 		}
 	}
 	if len(ready) == 0 || k < 1 {
-		return nil
+		return nil, warming
 	}
 	slices.SortStableFunc(ready, func(a, b ChannelPlan) int {
 		switch {
@@ -237,5 +315,5 @@ func (s *Scheduler) Groups(k int) []GroupStats {
 			out[g].Change = (rate / Rate(n)).Interval()
 		}
 	}
-	return out
+	return out, warming
 }

@@ -63,7 +63,7 @@ func TestSchedulerWeightsAndDates(t *testing.T) {
 func TestSchedulerGroups(t *testing.T) {
 	s := NewScheduler(SchedulerOptions{Planner: PlannerOptions{InitialInterval: time.Hour, MinVisits: 1, Resolve: time.Minute}})
 	r0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	if g := s.Groups(3); g != nil {
+	if g, _ := s.Groups(3); g != nil {
 		t.Fatalf("groups before any page: %v", g)
 	}
 	// Four channels of two pages, changing at every visit of channel 0,
@@ -80,11 +80,50 @@ func TestSchedulerGroups(t *testing.T) {
 		}
 	}
 	s.Due(r0.Add(5*time.Hour), r0.Add(5*time.Hour))
-	g := s.Groups(2)
+	g, warming := s.Groups(2)
+	if warming != 0 {
+		t.Errorf("%d channels warming up, want none", warming)
+	}
 	if len(g) != 2 || g[0].Channels != 2 || g[1].Channels != 2 {
 		t.Fatalf("groups %+v, want two of two channels", g)
 	}
 	if !(g[0].Change > 0 && (g[1].Change == 0 || g[0].Change < g[1].Change)) {
 		t.Errorf("group 0 changes every %v, group 1 every %v: want the fastest first", g[0].Change, g[1].Change)
+	}
+}
+
+// With a delay of 0 a fetch's duration says little of what it costs: the
+// budget and a site's gap come from the robot time the visits took, and a
+// site with URLs to discover gives recrawls only Share of its capacity.
+func TestSchedulerCapacityAtDelayZero(t *testing.T) {
+	s := NewScheduler(SchedulerOptions{})
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s.Due(t0, t0)
+	s.SetRobots(8)
+	s.SetSiteGap("a", 0)
+	s.Cost(time.Millisecond) // the fetch alone
+	if got, want := s.Budget(), 0.5*8/0.001; math.Abs(got-want) > 1e-6*want {
+		t.Errorf("budget %g visits/s before any visit ended, want %g", got, want)
+	}
+	s.Held("a", 200*time.Millisecond, 10) // 20 ms of robot time a page
+	if got, want := s.Budget(), 0.5*8/0.020; math.Abs(got-want) > 1e-6*want {
+		t.Errorf("budget %g visits/s, want %g", got, want)
+	}
+	gap := func() time.Duration { return s.Planner().gaps[s.Planner().sites["a"]] }
+	if gap() != 20*time.Millisecond {
+		t.Errorf("site gap %v, want the 20 ms a page held a robot", gap())
+	}
+	s.SetDiscovering("a", true)
+	if gap() != 40*time.Millisecond {
+		t.Errorf("site gap %v while it has URLs to discover, want 40 ms", gap())
+	}
+	s.SetDiscovering("a", false)
+	s.SetSiteGap("a", time.Second) // politeness longer than the robot time
+	if gap() != time.Second {
+		t.Errorf("site gap %v, want its 1 s delay", gap())
+	}
+	s.Held("a", 0, 0) // nothing measured: ignored
+	if got, want := s.Budget(), 0.5*8/0.020; math.Abs(got-want) > 1e-6*want {
+		t.Errorf("budget %g visits/s after an empty visit, want %g", got, want)
 	}
 }
