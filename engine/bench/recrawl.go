@@ -44,6 +44,8 @@ type RecrawlOptions struct {
 	BiggestMultiple  float64
 	RateCap          float64
 	Notified         float64 // share of departing crawlers that hand their tasks on (negative: SARSS's third)
+	OneTask          bool    // a channel with a task queued or running gets no other (simulate.Setup.OneTask)
+	Queue            int     // task queue length per crawler (0: SARSS's 5)
 
 	WolfPages  int
 	WolfRatios []float64
@@ -85,6 +87,8 @@ func (o *RecrawlOptions) RegisterFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&o.BiggestMultiple, "mu", 0, "μ of checkPriorities (0: recrawl's default)")
 	fs.Float64Var(&o.RateCap, "rate-cap", 0, "cap on a channel's recrawl rate, times its estimated change rate (0: recrawl's default; negative: none)")
 	fs.Float64Var(&o.Notified, "notified", -1, "share of departing crawlers that hand their tasks on (negative: SARSS's 1/3; 1: no task is lost)")
+	fs.IntVar(&o.Queue, "queue", 0, "task queue length per crawler (0: SARSS's stated 5; its REC figures imply about 17 queued per crawler under FIXED)")
+	fs.BoolVar(&o.OneTask, "one-task", false, "a channel whose last task is still queued or running gets no other, as the engine does (default: tasks of a channel may overlap)")
 	fs.IntVar(&o.WolfPages, "wolf-pages", 2000, "pages of Wolf's comparison")
 	o.WolfRatios = []float64{1.5, 2, 2.5, 3, 4, 5}
 	fs.Func("wolf-ratios", "comma-separated R/N of Wolf's comparison (default 1.5,2,2.5,3,4,5)", func(s string) error {
@@ -135,6 +139,10 @@ func Recrawl(ctx context.Context, o RecrawlOptions, w io.Writer) (*RecrawlResult
 		}
 		if o.Notified >= 0 {
 			s.Notified = min(o.Notified, 1)
+		}
+		s.OneTask = o.OneTask
+		if o.Queue > 0 {
+			s.Queue = o.Queue
 		}
 		switch {
 		case o.RateCap > 0:

@@ -53,6 +53,10 @@ type Setup struct {
 	Lifetime, LifetimeDev time.Duration
 	Downtime, DowntimeDev time.Duration
 	Notified              float64 // share of departures that hand their tasks on
+	// OneTask gives a channel whose last task is still queued or running
+	// no other, as lidi's engine does (the task is dropped, Result.Busy);
+	// false lets a channel's tasks overlap.
+	OneTask bool
 
 	// Warmup is the exploratory history each channel's first estimate
 	// comes from: visits every WarmupVisit ± 50% for Warmup.
@@ -134,6 +138,7 @@ type Result struct {
 	Policy                                   recrawl.PolicyName
 	Groups                                   []GroupResult
 	Tasks, Updates, Lost, Cancelled, Dropped int
+	Busy                                     int // tasks not submitted: their channel's last one still queued or running (OneTask)
 	SuccessRate                              float64
 	// UpdateQuality is SARSS's equation 5 with weight 1; Weighted with
 	// 2^rank, rank by the channel's true group.
@@ -166,6 +171,7 @@ type channel struct {
 	fresh    float64       // seconds fresh, integrated
 	age      float64       // stale seconds², integrated /2
 	updates  int
+	inFlight int // tasks queued or running
 }
 
 type task struct {
@@ -333,10 +339,14 @@ func Run(s Setup, policy recrawl.PolicyName) (*Result, error) {
 						t.end = 0
 						if !assign(t) {
 							res.Dropped++
+							t.ch.inFlight--
 						}
 					}
 				} else {
 					res.Lost += len(handed)
+					for _, t := range handed {
+						t.ch.inFlight--
+					}
 				}
 			} else {
 				c.online = true
@@ -368,6 +378,7 @@ func Run(s Setup, policy recrawl.PolicyName) (*Result, error) {
 				c.queue = c.queue[1:]
 				if now > t.waitTill {
 					res.Cancelled++
+					t.ch.inFlight--
 					continue
 				}
 				t.end = now + t.duration
@@ -380,12 +391,19 @@ func Run(s Setup, policy recrawl.PolicyName) (*Result, error) {
 		// Submit what is due.
 		for _, rt := range mgr.Due() {
 			ch := byID[rt.Channel]
+			if s.OneTask && ch.inFlight > 0 {
+				mgr.Done(rt, recrawl.Outcome{})
+				res.Busy++
+				continue
+			}
 			res.Tasks++
 			res.Groups[rt.Group].Tasks++
 			t := &task{t: rt, ch: ch, duration: time.Duration(ch.pages) * s.PageTime,
 				waitTill: now + rt.Deadline.Sub(rt.Submitted)}
+			ch.inFlight++
 			if !assign(t) {
 				res.Dropped++
+				ch.inFlight--
 			}
 		}
 		if now%s.Sample == 0 {
@@ -447,6 +465,7 @@ func Run(s Setup, policy recrawl.PolicyName) (*Result, error) {
 // finish completes t at abs: the channel's copy becomes its state at abs.
 func finish(mgr *recrawl.Manager, t *task, abs time.Duration, res *Result) {
 	c := t.ch
+	c.inFlight--
 	changed := c.advance(abs)
 	c.updates++
 	res.Pages += int64(c.pages)
