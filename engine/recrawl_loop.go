@@ -13,6 +13,7 @@ import (
 	"lidi/engine/clock"
 	"lidi/engine/record"
 	"lidi/engine/recrawl"
+	"lidi/engine/visit"
 )
 
 // Recrawling in the loop. A recrawl is a visit like any other: when a
@@ -80,6 +81,9 @@ type recrawler struct {
 	// requeued copies has URLs to discover (Scheduler.SetDiscovering).
 	queuedOn   map[int64]int
 	schedSites map[int64]bool
+	// listed are the lastmods sitemaps gave URLs not fetched yet (real
+	// time), for the Scheduler at their first fetch.
+	listed map[uint64]time.Time
 
 	lastTick             time.Time // engine clock
 	tasks, done, dropped int
@@ -162,7 +166,7 @@ func newRecrawler(cfg RecrawlConfig, base clock.Clock) (*recrawler, error) {
 	}
 	r := &recrawler{cfg: cfg, clock: clock, chans: chans, channels: map[recrawl.ChannelID]*rchannel{}, items: map[uint64]*ritem{},
 		pending: map[uint64]*rchannel{}, withheld: map[uint64]uint64{}, byKey: map[string]recrawl.ChannelID{},
-		queuedOn: map[int64]int{}, schedSites: map[int64]bool{}}
+		queuedOn: map[int64]int{}, schedSites: map[int64]bool{}, listed: map[uint64]time.Time{}}
 	r.warmEnd = clock.Now().Add(cfg.Warmup)
 	if cfg.Options.Policy == recrawl.Pages {
 		r.sched = recrawl.NewScheduler(recrawl.SchedulerOptions{Planner: recrawl.PlannerOptions{
@@ -293,6 +297,31 @@ func (c *crawl) schedCopied(it *ritem) {
 	}
 	rc.schedSites[it.site] = true
 	rc.sched.Copied(it.id, it.ch.id, key, it.fetched)
+}
+
+// listedAt keeps the lastmod a sitemap gave f, if any, for its first
+// fetch (the policy of pages only).
+func (r *recrawler) listedAt(f visit.FoundLink) {
+	if r.sched != nil && !f.LastMod.IsZero() {
+		r.listed[f.ID] = f.LastMod
+	}
+}
+
+// listedCopy tells the Scheduler the lastmod a sitemap gave copy it before
+// its first fetch, on the recrawl clock.
+func (r *recrawler) listedCopy(it *ritem) {
+	lm, ok := r.listed[it.id]
+	if !ok {
+		return
+	}
+	delete(r.listed, it.id)
+	switch c := r.clock.(type) {
+	case RecrawlClockAt:
+		lm = c.At(lm)
+	case scaledClock:
+		lm = c.epoch.Add(time.Duration(float64(lm.Sub(c.epoch)) * c.scale))
+	}
+	r.sched.Listed(it.id, it.fetched, lm)
 }
 
 // schedSite is a site's name for the Scheduler: its ID.

@@ -175,6 +175,9 @@ func (c *crawl) recrawlPage(m *visit.PageResult) {
 			rc.found++
 		}
 		c.schedCopied(it)
+		if rc.sched != nil {
+			rc.listedCopy(it)
+		}
 		if rc.mgr != nil && !it.ch.added {
 			c.addToManager(it.ch)
 		}
@@ -233,6 +236,7 @@ func (c *crawl) recrawlPage(m *visit.PageResult) {
 			c.taskDone(ch, rnow)
 		}
 	}
+	delete(rc.listed, rec.URL) // its first fetch took it, or failed
 	if it == nil {
 		return
 	}

@@ -24,6 +24,9 @@ func (c *crawl) discoverAt(f visit.FoundLink, depth int, parent uint64, recrawl 
 		return false
 	}
 	c.tally.discovered++
+	if c.rc != nil {
+		c.rc.listedAt(f)
+	}
 	s := c.siteFor(f)
 	c.web.add(f.ID, s.ID)
 	prio := float64(recrawlPriority)

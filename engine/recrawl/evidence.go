@@ -23,6 +23,15 @@ import (
 //     the estimate sharper: what was "changed, some time in t" becomes
 //     "changed, and quiet for τ".
 //
+// A page's age when first fetched, from a date its last change was given
+// before any visit (a sitemap's lastmod), is evidence of the same kind:
+// under a Poisson process the time since the last change is exponential
+// at λ, so a last change τ before the first fetch adds λ·e^(−λτ). A date
+// of a sitemap is weaker evidence than a Last-Modified header (sitemaps
+// are often written with the file's own date, or never updated), so it
+// counts as a share of a dated change (AddAge's weight): the likelihood
+// raised to that power, w pseudo-changes over w·τ.
+//
 // With the prior Gamma(κ+1, κ/λ₀) — κ pseudo-changes over κ/λ₀ of time at
 // the prior rate λ₀ — the estimate is the posterior's mode, the root of
 //
@@ -34,6 +43,11 @@ import (
 
 // PriorWeight is κ, the pseudo-changes a prior counts for: one.
 const PriorWeight = 1.0
+
+// SitemapWeight is the share of a dated change a sitemap's lastmod counts
+// for (Evidence.AddAge): half, so that two pages' sitemap dates weigh as
+// much as one Last-Modified seen on a visit.
+const SitemapWeight = 0.5
 
 // maxPageVisits bounds the visits a page keeps: its estimate follows its
 // recent behaviour, and its memory stays small.
@@ -74,6 +88,20 @@ type Evidence struct {
 	Quiet   time.Duration
 	Changed []time.Duration
 	Visits  int
+	// Aged is the weight of the changes dated before any visit (AddAge),
+	// their τ counted in Quiet, weighted alike.
+	Aged float64
+}
+
+// AddAge adds the evidence of a last change tau before a page's first
+// fetch, as a share weight of a dated change (see SitemapWeight). A tau
+// that is not positive adds nothing.
+func (e *Evidence) AddAge(tau time.Duration, weight float64) {
+	if tau <= 0 || weight <= 0 {
+		return
+	}
+	e.Aged += weight
+	e.Quiet += time.Duration(weight * float64(tau))
 }
 
 // Add adds one visit's evidence.
@@ -99,6 +127,7 @@ func (e *Evidence) Merge(o Evidence) {
 	e.Quiet += o.Quiet
 	e.Changed = append(e.Changed, o.Changed...)
 	e.Visits += o.Visits
+	e.Aged += o.Aged
 }
 
 // Changes returns the changes the evidence saw, dated or not.
@@ -118,7 +147,7 @@ func (e Evidence) Posterior(prior Rate, weight float64) Rate {
 		}
 		b = weight / float64(prior)
 	}
-	a := weight + float64(e.Dated)
+	a := weight + float64(e.Dated) + e.Aged
 	q := b + e.Quiet.Seconds()
 	if len(e.Changed) == 0 {
 		if a == 0 || q == 0 {

@@ -141,3 +141,48 @@ func TestVisitDatedOnlyWithinItsInterval(t *testing.T) {
 		}
 	}
 }
+
+// A page's age at its first fetch, from a sitemap's lastmod, is evidence
+// of its rate: over many Poisson pages first fetched long after they
+// started changing, the ages alone give their rate back, and a single age
+// moves a page's estimate from its channel's prior by its weight.
+func TestAgeIsEvidenceOfTheRate(t *testing.T) {
+	const n = 400
+	mean := 3 * time.Hour
+	at := 200 * time.Hour // long after the start: the age is stationary
+	var all Evidence
+	for item := range uint64(n) {
+		h := change.Model{Kind: change.Poisson, Mean: mean}.Times(11, item, at)
+		last, ok := h.LastAt(at)
+		if !ok {
+			t.Fatalf("page %d never changed in %v", item, at)
+		}
+		all.AddAge(at-last, SitemapWeight)
+	}
+	got := float64(all.Posterior(0, 0))
+	if want := 1 / mean.Seconds(); math.Abs(got-want) > 0.1*want {
+		t.Errorf("rate from %d ages %.3g/s, want %.3g/s within 10%%", n, got, want)
+	}
+
+	prior := RateOf(time.Hour)
+	tests := []struct {
+		name   string
+		tau    time.Duration
+		weight float64
+		want   float64
+	}{
+		{"none", 0, SitemapWeight, float64(prior)},
+		{"quiet for ten hours, a sitemap's", 10 * time.Hour, SitemapWeight, 1.5 / (3600 + 0.5*36000)},
+		{"quiet for ten hours, a header's", 10 * time.Hour, 1, 2 / (3600 + 36000.0)},
+	}
+	for _, tc := range tests {
+		var e Evidence
+		e.AddAge(tc.tau, tc.weight)
+		if got := float64(e.Posterior(prior, PriorWeight)); math.Abs(got-tc.want) > 1e-9*tc.want {
+			t.Errorf("%s: rate %.4g/s, want %.4g/s", tc.name, got, tc.want)
+		}
+		if e.Changes() != 0 {
+			t.Errorf("%s: an age counts as %d changes seen, want none", tc.name, e.Changes())
+		}
+	}
+}

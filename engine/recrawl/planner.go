@@ -106,6 +106,10 @@ type plannedPage struct {
 	evid    Evidence
 	changed bool
 	prior   Rate
+	// age is the time its last change was known quiet before its first
+	// fetch (a sitemap's lastmod), and ageWeight its weight (AddAge).
+	age       time.Duration
+	ageWeight float64
 }
 
 type plannedChannel struct {
@@ -232,10 +236,27 @@ func (p *Planner) schedule(pg *plannedPage, iv time.Duration) {
 // evidence returns a page's evidence.
 func (pg *plannedPage) evidence() Evidence {
 	var e Evidence
+	e.AddAge(pg.age, pg.ageWeight)
 	for _, v := range pg.visits {
 		e.Add(v)
 	}
 	return e
+}
+
+// Aged records that page id's last change was dated lastChange before its
+// first fetch, by a source whose date counts as weight of a dated change
+// (SitemapWeight for a sitemap's lastmod). A date after the first fetch,
+// or a page visited again since, adds nothing: the date no longer says
+// what the page did before the first fetch.
+func (p *Planner) Aged(id uint64, firstFetch, lastChange time.Time, weight float64) {
+	pg := p.pages[id]
+	if pg == nil || len(pg.visits) > 0 || !lastChange.Before(firstFetch) || weight <= 0 {
+		return
+	}
+	pg.age, pg.ageWeight = firstFetch.Sub(lastChange), weight
+	pg.changed = true
+	p.channels[pg.info.Channel].changed = true
+	p.dirty = true
 }
 
 // Solve estimates the rates again and allocates the budget, if anything

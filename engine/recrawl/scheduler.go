@@ -132,6 +132,13 @@ func (s *Scheduler) Copied(id uint64, ch ChannelID, site string, rfetched time.T
 	s.pl.Add(info, rfetched)
 }
 
+// Listed records the lastmod a sitemap gave page id before its first
+// fetch at rfetched (recrawl clock), both on the recrawl clock: the page's
+// age then is evidence of its rate, worth SitemapWeight of a dated change.
+func (s *Scheduler) Listed(id uint64, rfetched, lastmod time.Time) {
+	s.pl.Aged(id, rfetched, lastmod, SitemapWeight)
+}
+
 // Links records the links of page from's copy, replacing those of its
 // last copy: a page's importance is 1 and its distinct in-links from
 // other pages with copies.

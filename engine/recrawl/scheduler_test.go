@@ -127,3 +127,24 @@ func TestSchedulerCapacityAtDelayZero(t *testing.T) {
 		t.Errorf("budget %g visits/s after an empty visit, want %g", got, want)
 	}
 }
+
+// A sitemap's lastmod is its page's age at the first fetch only: a date
+// after that fetch, or given once the page was visited again, is ignored.
+func TestSchedulerListed(t *testing.T) {
+	r0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	age := func(s *Scheduler, id uint64) time.Duration { return s.Planner().pages[id].age }
+	s := NewScheduler(SchedulerOptions{})
+	for id := range uint64(3) {
+		s.Copied(id, "c", "site", r0)
+	}
+	s.Listed(0, r0, r0.Add(-5*time.Hour))
+	s.Listed(1, r0, r0.Add(time.Minute)) // after the fetch: a clock skew
+	s.Fetched(2, r0.Add(time.Hour), false, "", 0, time.Second)
+	s.Listed(2, r0, r0.Add(-5*time.Hour))
+	if age(s, 0) != 5*time.Hour || age(s, 1) != 0 || age(s, 2) != 0 {
+		t.Errorf("ages %v %v %v, want 5h, none (a date after the fetch), none (visited since)", age(s, 0), age(s, 1), age(s, 2))
+	}
+	if w := s.Planner().pages[0].ageWeight; w != SitemapWeight {
+		t.Errorf("a sitemap's date weighs %v, want SitemapWeight", w)
+	}
+}
