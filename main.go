@@ -285,7 +285,7 @@ func demoCmd(fs *flag.FlagSet) runFunc {
 	dbPath := fs.String("db", "", "the demo crawl's SQLite `file` (default lidi-demo-FLAGS.db, named after the flags below; run the demo again to continue it)")
 	headless := fs.Bool("headless", false, "no console: print a progress line every few seconds")
 	strategy := fs.String("strategy", "length", "the crawl's `strategy`, one of:\n"+frontier.StrategyUsage())
-	policy := fs.String("recrawl", "iir", "the recrawl policy: fixed, iir, icr, optimal, adaptive, or off")
+	policy := fs.String("recrawl", string(recrawl.Defaults().Policy), "the recrawl policy: pages, fixed, iir, icr, optimal, adaptive, or off")
 	scale := fs.Float64("time-scale", 120, "the changing web's clock runs `N` times as fast as real time")
 	return func(ctx context.Context, out output) error {
 		flags := demoFlags{{"sites", strconv.Itoa(*sites)}, {"pages", strconv.Itoa(*pages)}, {"seed", strconv.FormatInt(*seed, 10)}, {"traps", strconv.Itoa(*traps)},
