@@ -272,8 +272,8 @@ func progressLine(s engine.Stats) string {
 	if s.MaxPages > 0 {
 		limit = fmt.Sprintf(" max_pages=%d", s.MaxPages)
 	}
-	return fmt.Sprintf("%s  %s pages=%d%s pages/s=%.0f sites_active=%d queue=%d sites=%d errors=%d dns_queries=%d reconnects=%d requests_per_connection=%.1f",
-		time.Now().Format(time.TimeOnly), s.State, s.Pages, limit, s.PagesPerSec, s.RobotsBusy, s.QueueDepth, s.Sites, errs, s.DNS.Queries,
+	return fmt.Sprintf("%s  %s pages=%d fetches=%d recrawls=%d%s fetches/s=%.0f sites_active=%d queue=%d sites=%d errors=%d dns_queries=%d reconnects=%d requests_per_connection=%.1f",
+		time.Now().Format(time.TimeOnly), s.State, s.Pages, s.Fetches, s.Recrawls, limit, s.FetchesPerSec, s.RobotsBusy, s.QueueDepth, s.Sites, errs, s.DNS.Queries,
 		s.Conns.Reconnects(), s.Conns.PerConnection())
 }
 

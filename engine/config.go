@@ -32,7 +32,7 @@ type Config struct {
 	PagesPerVisit int           `yaml:"politeness.pages_per_connection" check:">=1"` // c: pages per visit, over one connection
 	PerAddress    bool          `yaml:"politeness.one_per_address"`                  // one visit per IP address at a time
 
-	MaxPages int64 `yaml:"limits.max_pages" check:">=0"` // 0 = no limit
+	MaxPages int64 `yaml:"limits.max_pages" check:">=0"` // fetches, recrawls included (Stats.Fetches); 0 = no limit
 
 	Scope      scope.Config       `yaml:"scope"` // Scope.Seeds is set from Seeds
 	Normalizer urlnorm.Normalizer `yaml:"urls"`

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"time"
 
@@ -110,13 +111,26 @@ type crawl struct {
 
 // tally is the crawl's figures, which publish copies into Stats.
 type tally struct {
-	pages, bytes, errors, discovered int64
-	errKinds                         map[visit.FailureKind]int64
-	skipped                          map[record.SkipReason]int64
-	published                        time.Time // when publish last copied them
+	// fetches counts the pages' fetches, recrawls included (lidi's
+	// probes are none), recrawls those of URLs fetched before: their
+	// difference is the pages stored, the distinct URLs fetched.
+	fetches, recrawls, bytes, errors, discovered int64
+	errKinds                                     map[visit.FailureKind]int64
+	skipped                                      map[record.SkipReason]int64
+	published                                    time.Time // when publish last copied them
 	// The longest the loop took over one wake-up and waited for the
 	// store (Stats.LoopPause, Stats.StoreWait).
 	loopPause, storeWait time.Duration
+}
+
+// pagesFetches says how many pages the crawl stored and, when it fetched
+// some again, in how many fetches: "40 pages" or "40 pages, 55 fetches
+// (15 recrawls)".
+func (t *tally) pagesFetches() string {
+	if t.recrawls == 0 {
+		return fmt.Sprintf("%d pages", t.fetches)
+	}
+	return fmt.Sprintf("%d pages, %d fetches (%d recrawls)", t.fetches-t.recrawls, t.fetches, t.recrawls)
 }
 
 // leaseBook follows the leases: busy counts the sites taken from the

@@ -317,8 +317,8 @@ func resumeAtLimit(t *testing.T, cfg engine.Config, dnsAddr, path string, first 
 		}
 		s := eng.Stats()
 		snapshots++
-		if s.PagesPerSec != 0 || s.BytesPerSec != 0 {
-			t.Fatalf("snapshot %d (%s, %d pages): %.0f pages/s, %.0f bytes/s after a resume that fetches nothing", snapshots, s.State, s.Pages, s.PagesPerSec, s.BytesPerSec)
+		if s.FetchesPerSec != 0 || s.BytesPerSec != 0 {
+			t.Fatalf("snapshot %d (%s, %d pages): %.0f pages/s, %.0f bytes/s after a resume that fetches nothing", snapshots, s.State, s.Pages, s.FetchesPerSec, s.BytesPerSec)
 		}
 	}
 	last := eng.Stats()

@@ -387,10 +387,11 @@ func (d *detection) counts() {
 // run: the fingerprints of every page fetched, the rules and soft 404s
 // recorded, how many URLs each rule skipped, by site (they count in
 // Dup.Pruned, as the rules count in Dup.Rules), those of them whose
-// canonical URL has not answered yet, and the pages whose links wait for a
-// probe. Such a probe is queued still: the batch that queued it held the
-// page's links, and the one that takes its answer (or skips it) lets them
-// go. So the probe is fetched at its site's next visit, and its answer
+// canonical URL has not answered yet, the pages whose links wait for a
+// probe, and how many pages were found duplicate (record.DupCounter), so
+// that the figures go on from where they stopped. Such a probe is queued
+// still: the batch that queued it held the page's links, and the one that
+// takes its answer (or skips it) lets them go. So the probe is fetched at its site's next visit, and its answer
 // decides the links as it would have before the restart. known reports
 // whether a site ID is one of the crawl's.
 func (d *detection) restore(ctx context.Context, store record.Store, known func(site int64) bool) error {
@@ -441,6 +442,14 @@ func (d *detection) restore(ctx context.Context, store record.Store, known func(
 			m.Links[i].URL = u
 		}
 		d.keepHeld(h.Probe, m)
+	}
+	if dc, ok := store.(record.DupCounter); ok {
+		// The pages found duplicate in earlier runs, as the rules above.
+		c, err := dc.DupCounts(ctx)
+		if err != nil {
+			return fmt.Errorf("engine: loading duplicate counts: %w", err)
+		}
+		d.dup.Exact, d.dup.Near, d.dup.Soft404 = c.Exact, c.Near, c.Soft404
 	}
 	d.counts()
 	return nil

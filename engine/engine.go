@@ -212,7 +212,7 @@ func (e *Engine) Stats() Stats {
 	if s.State != StateStarting {
 		// Not before the earlier runs' totals are loaded: they are no
 		// pages fetched in the last seconds.
-		s.PagesPerSec, s.BytesPerSec = e.rates.rate(now, s.Pages, s.Bytes)
+		s.FetchesPerSec, s.BytesPerSec = e.rates.rate(now, s.Fetches, s.Bytes)
 	}
 	s.Conns = e.robot.ConnStats() // the local robots'; a cluster's slaves count their own
 	s.MaxPages = e.cfg.MaxPages

@@ -26,7 +26,7 @@ func (c *crawl) dispatch(now time.Time) {
 			// is left. Sites still waiting for their address or their
 			// delay count: counting only those ready this instant gave
 			// the first site resolved after a restart every page left.
-			left := e.cfg.MaxPages - c.tally.pages - c.leases.planned
+			left := e.cfg.MaxPages - c.tally.fetches - c.leases.planned
 			if left <= 0 {
 				return
 			}
@@ -252,7 +252,7 @@ func (c *crawl) onLeaseEnd(run *leaseRun, m *visit.LeaseEnd, now time.Time) {
 	if m.Delay > 0 {
 		s.delay = min(m.Delay, max(e.cfg.MaxDelay, e.cfg.Delay))
 	}
-	c.retried(m)
+	c.retried(run.lease, m)
 	c.adaptDelay(s, m)
 	for _, sk := range m.Skips {
 		c.batch.Skips = append(c.batch.Skips, sk)

@@ -94,10 +94,12 @@ func (c *crawl) load(ctx context.Context) error {
 		s := &site{Site: frontier.Site{ID: r.ID, Key: r.Key, Host: r.Host, Seq: r.ID, Pending: r.Pending, NextVisit: r.NextVisit, Failures: r.Failures},
 			port: urlnorm.Port(r.Key), delay: e.cfg.Delay, fetched: r.Fetched, parked: r.Parked}
 		if r.RobotsStatus != 0 && now.Sub(r.RobotsFetched) < e.cfg.RobotsTTL && r.RobotsStatus < 500 && r.RobotsStatus > 0 {
-			s.robots = &visit.RobotsFile{Status: r.RobotsStatus, Body: r.RobotsBody, Fetched: r.RobotsFetched, Wire: r.RobotsWire, IP: r.RobotsIP}
+			s.robots = &visit.RobotsFile{Status: r.RobotsStatus, Body: r.RobotsBody, Fetched: r.RobotsFetched, Wire: r.RobotsWire, IP: r.RobotsIP,
+				URL: r.RobotsURL, Redirects: r.RobotsRedirects, End: r.RobotsEnd}
 			s.rules = s.robots.Rules()
 			s.delay = c.delayFor(s.rules)
 		}
+		c.retries.robotsChain(r.Key, &visit.RobotsFile{URL: r.RobotsURL, Redirects: r.RobotsRedirects, End: r.RobotsEnd, Status: r.RobotsStatus})
 		// Pending is not known to be exact for the head priority; the
 		// best guess is 0 (depth of a seed), corrected at the first visit.
 		c.sites[r.ID] = s
@@ -130,8 +132,8 @@ func (c *crawl) load(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("engine: loading counters: %w", err)
 	}
-	c.tally.pages, c.tally.bytes, c.tally.errors = ct.Pages, ct.Bytes, ct.Errors
-	c.seeds.answered = c.tally.pages > 0
+	c.tally.fetches, c.tally.recrawls, c.tally.bytes, c.tally.errors = ct.Pages, ct.Recrawls, ct.Bytes, ct.Errors
+	c.seeds.answered = c.tally.fetches > 0
 	if e.cfg.Recrawl.Enabled {
 		return c.recrawlLoad(ctx)
 	}
@@ -288,7 +290,7 @@ func (c *crawl) finished() EndReason {
 	if c.leases.busy > 0 {
 		return EndNone
 	}
-	if c.e.cfg.MaxPages > 0 && c.tally.pages >= c.e.cfg.MaxPages {
+	if c.e.cfg.MaxPages > 0 && c.tally.fetches >= c.e.cfg.MaxPages {
 		return EndMaxPages
 	}
 	if c.rc != nil {
@@ -321,7 +323,7 @@ func (c *crawl) end(kind record.EventKind, reason EndReason, detail string) {
 	if kind == record.EventStop {
 		verb = "crawl stopped; run it again to continue"
 	}
-	e.event(record.Event{Kind: kind, Text: fmt.Sprintf("%s: %s; %d pages", verb, text, c.tally.pages)})
+	e.event(record.Event{Kind: kind, Text: fmt.Sprintf("%s: %s; %s", verb, text, c.tally.pagesFetches())})
 }
 
 // publish copies the loop's figures into the engine's Stats.
@@ -348,7 +350,8 @@ func (c *crawl) publish(now time.Time, force bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	st := &e.st
-	st.Pages, st.Bytes, st.Errors = c.tally.pages, c.tally.bytes, c.tally.errors
+	st.Pages, st.Fetches, st.Recrawls = c.tally.fetches-c.tally.recrawls, c.tally.fetches, c.tally.recrawls
+	st.Bytes, st.Errors = c.tally.bytes, c.tally.errors
 	st.Discovered = c.tally.discovered
 	st.LoopPause, st.StoreWait, st.SeenPause = c.tally.loopPause, c.tally.storeWait, c.web.seen.Stats().MaxPause
 	st.Memory.Seen, st.Memory.Graph = c.web.bytes()
@@ -366,6 +369,7 @@ func (c *crawl) publish(now time.Time, force bool) {
 	st.ErrorKind = maps.Clone(c.tally.errKinds)
 	st.Skipped = maps.Clone(c.tally.skipped)
 	st.Sitemaps, st.GivenUp = c.retries.sitemaps, slices.Clone(c.retries.givenUp)
+	st.RobotsRedirected, st.RobotsChains = c.retries.chained, slices.Clone(c.retries.chains)
 	if st.Started.IsZero() {
 		st.Started = now
 	}

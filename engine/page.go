@@ -38,8 +38,15 @@ func (c *crawl) onPage(run *leaseRun, m *visit.PageResult, now time.Time) {
 		c.f.Found(&s.Site, 1, prio, now)
 		return
 	}
-	c.tally.pages++
 	run.tracker.pages.Add(1)
+	if dedup.IsProbe(m.URL) {
+		c.probeAnswered(run, m, now)
+		return
+	}
+	c.tally.fetches++
+	if rec.Recrawl {
+		c.tally.recrawls++
+	}
 	run.tracker.bytes.Add(rec.Length)
 	run.tracker.url.Store(&m.URL)
 	c.tally.bytes += rec.Length
@@ -79,6 +86,19 @@ func (c *crawl) onPage(run *leaseRun, m *visit.PageResult, now time.Time) {
 		return // until a probe answers (see detect.go)
 	}
 	c.followLinks(m, now)
+}
+
+// probeAnswered takes the answer to lidi's own soft-404 probe (see probe):
+// a question lidi asked, not a page of the crawl, so it is left out of
+// the crawl's figures (pages, fetches, errors, bytes) and the store keeps
+// it apart (record.URLProbed); duplicate detection takes it in. No link
+// of a probe is followed.
+func (c *crawl) probeAnswered(run *leaseRun, m *visit.PageResult, now time.Time) {
+	m.Record.Probe = true
+	c.batch.Pages = append(c.batch.Pages, m.Record)
+	c.observe(run, m, now)
+	c.left(m.Record.URL, nil)
+	c.pageLinks(m.Record.URL, m.URL, nil)
 }
 
 // followLinks follows the links of a page fetched, new content.

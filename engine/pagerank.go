@@ -139,7 +139,7 @@ func (c *crawl) startRanker(now time.Time) {
 	c.rank.out = make(chan rankResult, 1)
 	c.rank.ctx, c.rank.cancel = context.WithCancel(context.Background())
 	c.rank.started = now
-	c.rank.pages = c.tally.pages
+	c.rank.pages = c.tally.fetches
 }
 
 func (c *crawl) stopRanker() {
@@ -154,10 +154,10 @@ func (c *crawl) stopRanker() {
 func (c *crawl) rankDue(now time.Time) {
 	cfg := &c.e.cfg
 	r := &c.rank
-	if !cfg.Rank || r.busy || c.tally.pages == r.pages || c.web.fetchedPages() == 0 {
+	if !cfg.Rank || r.busy || c.tally.fetches == r.pages || c.web.fetchedPages() == 0 {
 		return
 	}
-	if c.tally.pages-r.pages < int64(cfg.RankEveryPages) && (cfg.RankEvery <= 0 || now.Sub(r.started) < cfg.RankEvery) {
+	if c.tally.fetches-r.pages < int64(cfg.RankEveryPages) && (cfg.RankEvery <= 0 || now.Sub(r.started) < cfg.RankEvery) {
 		return
 	}
 	if now.Sub(r.started) < rankPace*r.took {
@@ -179,8 +179,8 @@ func (c *crawl) rankDue(now time.Time) {
 // rankJob snapshots what a run needs and decides whether it writes ranks.
 func (c *crawl) rankJob(now time.Time) rankJob {
 	r := &c.rank
-	r.pages, r.started = c.tally.pages, now
-	j := rankJob{view: c.web.view(), last: r.last, prev: r.lastTime, pages: c.tally.pages, oracle: -1}
+	r.pages, r.started = c.tally.fetches, now
+	j := rankJob{view: c.web.view(), last: r.last, prev: r.lastTime, pages: c.tally.fetches - c.tally.recrawls, oracle: -1}
 	if c.e.cfg.Oracle != nil {
 		j.oracle = min(r.oracleSum, 1)
 	}

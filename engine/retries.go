@@ -20,14 +20,40 @@ import (
 // the sites given up for the run, and the sitemaps read.
 type retries struct {
 	// tries counts the answers 429 or 503 of URLs queued again for them
-	// (visit.LeaseEnd.Retried), until the URL is fetched; the count is
-	// this run's (visit.Lease.Tries).
+	// (visit.LeaseEnd.Retried), until the URL is fetched; the store keeps
+	// the count (record.Batch.SlowDowns) and gives it back with the URL
+	// (record.QueuedURL.SlowDowns), so a later run goes on from it.
 	tries map[uint64]int
 	// givenUp lists the sites given up for this run and why, for the
 	// crawl's end (giveUp).
 	givenUp  []string
 	lastLook time.Time // when onlyRetries last looked
 	sitemaps SitemapStats
+	// chains are the latest robots.txt redirect chains (Stats.RobotsChains),
+	// chained the number of sites whose robots.txt redirected.
+	chains  []RobotsChain
+	chained int64
+}
+
+// maxChains is how many robots.txt redirect chains Stats shows.
+const maxChains = 32
+
+// robotsChain notes where the robots.txt of site key was read, when it
+// took redirects.
+func (r *retries) robotsChain(key string, f *visit.RobotsFile) {
+	if f == nil || len(f.Redirects) == 0 {
+		return
+	}
+	i := slices.IndexFunc(r.chains, func(c RobotsChain) bool { return c.Site == key })
+	if i >= 0 {
+		r.chains = slices.Delete(r.chains, i, i+1)
+	} else {
+		r.chained++
+	}
+	if len(r.chains) == maxChains {
+		r.chains = slices.Delete(r.chains, 0, 1)
+	}
+	r.chains = append(r.chains, RobotsChain{Site: key, Redirects: f.Redirects, URL: f.URL, Status: f.Status, End: f.End})
 }
 
 // SitemapStats counts the sitemaps a crawl read. It is a plain value.
@@ -39,10 +65,11 @@ type SitemapStats struct {
 	OffSite int64 // entries refused by the cross-host rule
 }
 
-// leaseTries fills a lease's tries of earlier 429 and 503 answers.
+// leaseTries fills a lease's tries of earlier 429 and 503 answers, this
+// run's or, for a URL of an earlier run, the store's.
 func (c *crawl) leaseTries(l *visit.Lease) {
 	for _, q := range l.URLs {
-		if n := c.retries.tries[q.ID]; n > 0 {
+		if n := max(c.retries.tries[q.ID], q.SlowDowns); n > 0 {
 			if l.Tries == nil {
 				l.Tries = make(map[uint64]int)
 			}
@@ -52,13 +79,14 @@ func (c *crawl) leaseTries(l *visit.Lease) {
 }
 
 // retried counts the tries of the pages a lease gave back after a 429 or
-// 503.
-func (c *crawl) retried(m *visit.LeaseEnd) {
+// 503, and has the store keep the count; l is the lease.
+func (c *crawl) retried(l *visit.Lease, m *visit.LeaseEnd) {
 	for _, id := range m.Retried {
 		if c.retries.tries == nil {
 			c.retries.tries = make(map[uint64]int)
 		}
-		c.retries.tries[id]++
+		c.retries.tries[id] = max(c.retries.tries[id], l.Tries[id]) + 1 // l.Tries: leaseTries's, an earlier run's included
+		c.batch.SlowDowns = append(c.batch.SlowDowns, record.SlowDown{URL: id, Tries: c.retries.tries[id]})
 		c.seeds.answered = true // a 429 or 503 is an answer, as when it is recorded (onPage)
 	}
 }
@@ -88,6 +116,7 @@ func (c *crawl) robotsOutcome(s *site, m *visit.LeaseEnd, now time.Time) (unreso
 		return m.Robots.Unresolved, "" // no file yet: fetched again once the host is resolved
 	}
 	s.robots, s.rules = m.Robots, m.Rules
+	c.retries.robotsChain(s.Key, m.Robots)
 	if s.rules == nil {
 		s.rules = m.Robots.Rules()
 	}

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -56,6 +57,13 @@ func TestCrawlRobotsRedirectToAnotherHost(t *testing.T) {
 	}
 	if n := robotsFetches.Load(); n != 1 {
 		t.Errorf("robots.test's robots.txt fetched %d times, want 1", n)
+	}
+	// The site's record says where its robots.txt was read, and how.
+	var robotsURL, chain, end string
+	eachRow(t, path, "SELECT coalesce(robots_url, ''), coalesce(robots_redirects, ''), coalesce(robots_end, '') FROM sites WHERE key = '"+site.URL+"'",
+		func(rows *sql.Rows) error { return rows.Scan(&robotsURL, &chain, &end) })
+	if want := "http://robots.test:" + otherPort + "/robots.txt"; robotsURL != want || chain != "301 "+site.URL+"/robots.txt" || end != "answered" {
+		t.Errorf("site's robots.txt: %q after %q (%s); want %q after a 301 from the site", robotsURL, chain, end, want)
 	}
 }
 

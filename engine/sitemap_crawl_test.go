@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"compress/gzip"
+	"database/sql"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // The sitemaps a seed's robots.txt names are read (an index, a gzip
@@ -87,5 +89,22 @@ func TestCrawlReadsSeedSitemaps(t *testing.T) {
 	sm := st.Sitemaps
 	if sm.Named != 1 || sm.Read != 3 || sm.OffSite != 1 || sm.URLs != 5 || sm.Refused != 0 {
 		t.Errorf("sitemap counts %+v, want 1 named, 3 read, 5 URLs (2 sitemaps, 3 pages), 1 off-site", sm)
+	}
+	// Each page a sitemap listed keeps its <lastmod>, a change hint for
+	// recrawl; a link has none.
+	lastmod := map[string]int64{}
+	eachRow(t, path, "SELECT url, coalesce(lastmod, 0) FROM urls", func(rows *sql.Rows) error {
+		var u string
+		var ms int64
+		err := rows.Scan(&u, &ms)
+		lastmod[strings.TrimPrefix(u, seed.URL)] = ms
+		return err
+	})
+	want := time.Date(2025, 1, 2, 0, 0, 0, 0, time.UTC).UnixMilli()
+	for u, ms := range lastmod {
+		listed := u == "/orphan1" || u == "/orphan2" || u == "/private/x"
+		if listed && ms != want || !listed && ms != 0 {
+			t.Errorf("%s has lastmod %d, want %d", u, ms, map[bool]int64{true: want}[listed])
+		}
 	}
 }

@@ -34,7 +34,7 @@ func (c *crawl) discoverAt(f visit.FoundLink, depth int, parent uint64, recrawl 
 		prio = c.e.strategy.PagePriority(frontier.PageInfo{URL: f.URL, Depth: depth, ID: f.ID, Parent: parent})
 	}
 	c.nextSeq++
-	rec := record.URLRecord{ID: f.ID, Site: s.ID, URL: f.URL, Depth: depth, Priority: prio, Seq: c.nextSeq, Parent: parent, Discovered: now}
+	rec := record.URLRecord{ID: f.ID, Site: s.ID, URL: f.URL, Depth: depth, Priority: prio, Seq: c.nextSeq, Parent: parent, Discovered: now, LastMod: f.LastMod}
 	if covered, canon, by := c.detect.canonical(f.URL); covered {
 		// A rule covers it: kept for the record, never queued; its
 		// canonical URL is followed instead.
@@ -96,6 +96,7 @@ func (c *crawl) record(s *site) record.SiteRecord {
 	if s.robots != nil {
 		r.RobotsStatus, r.RobotsBody, r.RobotsFetched = s.robots.Status, s.robots.Body, s.robots.Fetched
 		r.RobotsWire, r.RobotsIP = s.robots.Wire, s.robots.IP
+		r.RobotsURL, r.RobotsRedirects, r.RobotsEnd = s.robots.URL, s.robots.Redirects, s.robots.End
 	}
 	return r
 }

@@ -1,7 +1,9 @@
 package engine_test
 
 import (
+	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +11,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"lidi/engine"
+	"lidi/internal/testkit"
 )
 
 // A page answered 429 or 503 goes back to its site's queue and is asked
@@ -90,5 +95,69 @@ func TestSlowDownRetried(t *testing.T) {
 				t.Errorf("/q not fetched: %v", got)
 			}
 		})
+	}
+}
+
+// A page's 429 and 503 answers count across runs: one that drew two, in a
+// crawl then stopped, is asked for once more when the crawl is continued
+// (errors.slow_down_tries is 3), then recorded with its status.
+func TestSlowDownTriesSurviveRestart(t *testing.T) {
+	var mu sync.Mutex
+	asked := 0
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/robots.txt":
+			http.NotFound(w, r)
+		case "/":
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprint(w, `<html><body><a href="/p">p</a></body></html>`)
+		case "/p":
+			mu.Lock()
+			asked++
+			mu.Unlock()
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	defer ts.Close()
+	path := filepath.Join(t.TempDir(), "crawl.db")
+	cfg := crawlConfig([]string{ts.URL + "/"})
+	cfg.ParkAfter = 10
+	if cfg.SlowDownTries != 3 {
+		t.Fatalf("errors.slow_down_tries defaults to %d; this test counts on 3", cfg.SlowDownTries)
+	}
+	slowDowns := func() int {
+		n := -1
+		eachRow(t, path, "SELECT slow_downs FROM urls WHERE url = '"+ts.URL+"/p' AND state = 0", func(rows *sql.Rows) error { return rows.Scan(&n) })
+		return n
+	}
+
+	eng, release := openEngine(t, cfg, "127.0.0.1:1", path)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- eng.Run(ctx) }()
+	testkit.WaitFor(t, time.Minute, "two 503 answers kept", func() bool { return slowDowns() == 2 })
+	cancel()
+	if err := <-done; !errors.Is(err, engine.ErrStopped) {
+		t.Fatalf("first run: %v", err)
+	}
+	release()
+	mu.Lock()
+	first := asked
+	mu.Unlock()
+	if first != 2 || slowDowns() != 2 {
+		t.Fatalf("stopped after /p was asked %d times, %d kept; want 2 and 2", first, slowDowns())
+	}
+
+	runCrawl(t, cfg, "127.0.0.1:1", path)
+	mu.Lock()
+	defer mu.Unlock()
+	if asked != 3 {
+		t.Errorf("/p asked for %d times over both runs, want 3 (errors.slow_down_tries)", asked)
+	}
+	status := 0
+	eachRow(t, path, "SELECT status FROM urls WHERE url = '"+ts.URL+"/p' AND state = 1", func(rows *sql.Rows) error { return rows.Scan(&status) })
+	if status != 503 {
+		t.Errorf("/p recorded with status %d, want 503", status)
 	}
 }

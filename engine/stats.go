@@ -19,13 +19,16 @@ type Stats struct {
 	Strategy string
 
 	// Totals over the whole crawl, including earlier runs it resumed.
-	Pages  int64 // pages fetched (any status)
-	Bytes  int64 // body bytes received
-	Errors int64 // fetches that failed or answered 4xx/5xx
+	// lidi's own soft-404 probes count in none of them (docs/detection.md).
+	Pages    int64 // pages stored: distinct URLs fetched (any status), Fetches less Recrawls
+	Fetches  int64 // fetches of pages, recrawls included
+	Recrawls int64 // of Fetches, those of a URL fetched before
+	Bytes    int64 // body bytes received
+	Errors   int64 // fetches that failed or answered 4xx/5xx
 
 	// Rates over the last few seconds.
-	PagesPerSec float64
-	BytesPerSec float64
+	FetchesPerSec float64
+	BytesPerSec   float64
 
 	// Frontier.
 	Discovered   int64 // URLs known (queued + fetched + skipped)
@@ -61,6 +64,11 @@ type Stats struct {
 	Skipped   map[record.SkipReason]int64 // URLs and links not fetched, by reason
 	Sitemaps  SitemapStats                // sitemaps named, read and what they listed
 	GivenUp   []string                    // sites given up for this run, each with why
+	// RobotsRedirected counts the sites whose robots.txt was read after
+	// redirects, or not at all for a chain given up (RFC 9309 2.3.1.2);
+	// RobotsChains are the latest of them (at most 32), oldest first.
+	RobotsRedirected int64
+	RobotsChains     []RobotsChain
 
 	// Duplicates: what detection found and pruned; zero when it is off.
 	Dup DupStats
@@ -123,6 +131,16 @@ type VisitStats struct {
 	Planned int    // pages this visit may fetch (at most c)
 	Bytes   int64
 	Started time.Time
+}
+
+// RobotsChain is where a site's robots.txt was read: the requests that
+// redirected, and the last one. It is a plain value.
+type RobotsChain struct {
+	Site      string      // the site's key
+	Redirects []fetch.Hop // each request that redirected, with its status
+	URL       string      // the last request
+	Status    int         // its status; -1 when it could not be fetched
+	End       fetch.ChainEnd
 }
 
 // WaitingSite is a site waiting for its next visit.

@@ -22,6 +22,7 @@ type conformStore interface {
 	record.LinkLoader
 	record.CoverageLoader
 	record.RecrawlStore
+	record.DupCounter
 }
 
 // headRead is one Head answer, with the copy as a value so that two
@@ -60,6 +61,7 @@ type storeRead struct {
 	Coverage    []record.CoveragePoint
 	Recrawl     []record.RecrawlURL
 	Channels    []record.ChannelRecord
+	DupCounts   record.DupCounts
 }
 
 func readAll(t *testing.T, s conformStore, sites []int64) storeRead {
@@ -116,6 +118,8 @@ func readAll(t *testing.T, s conformStore, sites []int64) storeRead {
 	}))
 	r.Coverage, err = s.CoverageHistory(ctx)
 	must("CoverageHistory", err)
+	r.DupCounts, err = s.DupCounts(ctx)
+	must("DupCounts", err)
 	must("RecrawlURLs", s.RecrawlURLs(ctx, func(u record.RecrawlURL) { r.Recrawl = append(r.Recrawl, u) }))
 	slices.SortFunc(r.Recrawl, func(a, b record.RecrawlURL) int { return compareU64(a.ID, b.ID) })
 	r.Channels, err = s.Channels(ctx)
@@ -262,7 +266,9 @@ func TestMemStoreConforms(t *testing.T) {
 				{URL: cA, Reason: record.SkipRule, Rule: rule1.ID()} /* fetched: stays */},
 			URLs:     []record.URLRecord{skipped(u(cJ, 1, 5, 12), record.SkipRule, rule2.ID())},
 			Soft404s: []record.Soft404Record{soft, soft2},
-			Dups:     []record.DupRecord{{URL: cF, Of: cA, Kind: dedup.Exact, Test: "digest", Time: at(12)}},
+			Dups: []record.DupRecord{{URL: cF, Of: cA, Kind: dedup.Exact, Test: "digest", Time: at(12)},
+				{URL: cG, Of: cA, Kind: dedup.Near, Test: "simhash", Time: at(12)}, {URL: cI, Of: cA, Kind: dedup.Near, Time: at(12)},
+				{URL: cI, Of: cA, Kind: dedup.Soft404, Time: at(13)} /* decided again: the latest counts */},
 			Holds: []record.HeldLinks{{Probe: cProbe, Page: cI, Links: []string{"http://s1.test/a", "http://s1.test/b"}},
 				{Probe: cProbe, Page: cG}, {Probe: cProbe + 1, Page: cNone, Links: []string{"http://s1.test/c"}}},
 		}},
@@ -366,6 +372,9 @@ func TestMemStoreConforms(t *testing.T) {
 	}
 	if len(final.Held) != 0 || len(final.Coverage) != 3 || len(final.Channels) != 2 || final.Counters.Pages != 8 {
 		t.Errorf("held %d, coverage %+v, channels %d, counters %+v", len(final.Held), final.Coverage, len(final.Channels), final.Counters)
+	}
+	if want := (record.DupCounts{Exact: 1, Near: 1, Soft404: 1}); final.DupCounts != want {
+		t.Errorf("duplicate counts %+v, want %+v", final.DupCounts, want)
 	}
 	// The probe's answer is kept (detection restores from it) but is no
 	// page: Counters.Pages above leaves it out.

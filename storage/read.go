@@ -291,6 +291,36 @@ func (db *DB) Held(ctx context.Context) ([]record.HeldLinks, error) {
 	return out, nil
 }
 
+// DupCounts counts the duplicate decisions kept (the latest of each URL),
+// by kind.
+func (db *DB) DupCounts(ctx context.Context) (record.DupCounts, error) {
+	var c record.DupCounts
+	if db.closed.Load() {
+		return c, ErrClosed
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT kind, count(*) FROM duplicates GROUP BY kind`)
+	if err != nil {
+		return c, fmt.Errorf("storage: duplicate counts: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var kind string
+		var n int64
+		if err := rows.Scan(&kind, &n); err != nil {
+			return c, fmt.Errorf("storage: duplicate counts: %w", err)
+		}
+		for _, k := range [...]dedup.Kind{dedup.Exact, dedup.Near, dedup.Soft404} {
+			if k.String() == kind {
+				c.Add(k, n)
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return c, fmt.Errorf("storage: duplicate counts: %w", err)
+	}
+	return c, nil
+}
+
 // Counters returns the crawl's totals: fetches recorded, body bytes
 // received, fetches that failed or answered with a status of 400 or
 // more, and fetches that were recrawls.

@@ -39,7 +39,10 @@ import (
 	"lidi/engine/record"
 )
 
-var _ record.Store = (*DB)(nil)
+var (
+	_ record.Store      = (*DB)(nil)
+	_ record.DupCounter = (*DB)(nil)
+)
 
 // Errors reported by the package. Typed errors below unwrap to them.
 var (

@@ -140,6 +140,16 @@ func (c *common) fig(value, label string) string {
 	return c.styles.Value.Render(value) + " " + c.styles.Label.Render(label)
 }
 
+// recrawlFigs shows the fetches and recrawls of a crawl that fetched
+// pages again ("8,232 fetches · 4,271 recrawls"); "" when it did not,
+// as its fetches are its pages.
+func (c *common) recrawlFigs(s *engine.Stats) string {
+	if s.Recrawls == 0 {
+		return ""
+	}
+	return c.line(c.fig(count(s.Fetches), "fetches"), c.fig(count(s.Recrawls), "recrawls"))
+}
+
 // dim renders secondary text.
 func (c *common) dim(s string) string { return c.styles.Dim.Render(s) }
 

@@ -64,7 +64,7 @@ func (f *fakeCrawler) Stats() engine.Stats {
 	}
 	if f.paused && s.State == engine.StateRunning {
 		s.State = engine.StatePaused
-		s.PagesPerSec, s.BytesPerSec = 0, 0
+		s.FetchesPerSec, s.BytesPerSec = 0, 0
 		s.RobotsBusy, s.Visits = 0, nil
 	}
 	if f.robots > 0 {
@@ -149,24 +149,25 @@ func crawlSeries(n int, last engine.RunState) []engine.Stats {
 		queue := found - pages - 18_500
 		at := t0.Add(time.Hour + 2*time.Minute + time.Duration(i)*time.Second)
 		s := engine.Stats{
-			Time:         at,
-			Started:      t0,
-			State:        engine.StateRunning,
-			Strategy:     "opic",
-			Pages:        pages,
-			Bytes:        bytes,
-			Errors:       errs,
-			PagesPerSec:  float64(pps),
-			BytesPerSec:  float64(pps * (21_000 + wob*800)),
-			Discovered:   found,
-			QueueDepth:   queue,
-			Sites:        12_847,
-			SitesReady:   214,
-			SitesWaiting: 340 + int(wob),
-			SitesParked:  37,
-			SitesDone:    4_102,
-			Robots:       16,
-			DNS:          engine.DNSStats{Lookups: 41_200 + int64(i)*40, Hits: 38_950 + int64(i)*38, Queries: 2_250 + int64(i)*2, Failures: 112, Collapsed: 431},
+			Time:          at,
+			Started:       t0,
+			State:         engine.StateRunning,
+			Strategy:      "opic",
+			Pages:         pages,
+			Fetches:       pages, // no recrawls: see measured
+			Bytes:         bytes,
+			Errors:        errs,
+			FetchesPerSec: float64(pps),
+			BytesPerSec:   float64(pps * (21_000 + wob*800)),
+			Discovered:    found,
+			QueueDepth:    queue,
+			Sites:         12_847,
+			SitesReady:    214,
+			SitesWaiting:  340 + int(wob),
+			SitesParked:   37,
+			SitesDone:     4_102,
+			Robots:        16,
+			DNS:           engine.DNSStats{Lookups: 41_200 + int64(i)*40, Hits: 38_950 + int64(i)*38, Queries: 2_250 + int64(i)*2, Failures: 112, Collapsed: 431},
 			Dup: engine.DupStats{Exact: 1_204, Near: 310, Soft404: 23, Soft404Hosts: 4, Rules: 41, Withdrawn: 1, Pruned: 8_772,
 				Learned: [dedup.NumRuleKinds]int64{dedup.DropParam: 12, dedup.SwapPrefix: 21, dedup.SwapHost: 4, dedup.SortParams: 5},
 				Recent:  fakeRules},
@@ -208,7 +209,7 @@ func crawlSeries(n int, last engine.RunState) []engine.Stats {
 	if last != engine.StateRunning {
 		s := &out[n-1]
 		s.State = last
-		s.PagesPerSec, s.BytesPerSec = 0, 0
+		s.FetchesPerSec, s.BytesPerSec = 0, 0
 		s.Visits, s.RobotsBusy, s.Waiting = nil, 0, nil
 		s.QueueDepth, s.SitesReady, s.SitesWaiting = 0, 0, 0
 		s.SitesDone = s.Sites - s.SitesParked
@@ -239,5 +240,8 @@ func measured(s engine.Stats) engine.Stats {
 			Intervals: []time.Duration{time.Hour - time.Duration(i)*time.Minute/2, 4*time.Hour + time.Duration(i)*4*time.Minute, 16 * time.Hour}, Freshness: 0.8})
 	}
 	s.Recrawl = r
+	// Recrawling: fetches outnumber the pages stored.
+	s.Recrawls = 9_271
+	s.Fetches = s.Pages + s.Recrawls
 	return s
 }

@@ -8,6 +8,8 @@ import (
 	"unicode"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"lidi/engine"
 )
 
 // count formats n with thousands separators: 1234567 → "1,234,567".
@@ -62,6 +64,16 @@ func rate(v float64) string {
 }
 
 // percent formats part/whole as a percentage; "–" when whole is zero.
+// pagesFetches says how many pages a crawl stored and, when it fetched
+// some again, in how many fetches: "3,961 pages" or "3,961 pages, 8,232
+// fetches (4,271 recrawls)".
+func pagesFetches(s *engine.Stats) string {
+	if s.Recrawls == 0 {
+		return count(s.Pages) + " pages"
+	}
+	return fmt.Sprintf("%s pages, %s fetches (%s recrawls)", count(s.Pages), count(s.Fetches), count(s.Recrawls))
+}
+
 func percent(part, whole int64) string {
 	if whole <= 0 {
 		return "–"

@@ -58,7 +58,7 @@ func (h *history) add(s *engine.Stats) bool {
 	h.last = s.Time
 	h.lastErrors = s.Errors
 	h.queue.push(float64(s.QueueDepth))
-	h.pages.push(s.PagesPerSec)
+	h.pages.push(s.FetchesPerSec)
 	h.bytes.push(s.BytesPerSec)
 	h.errors.push(errRate)
 	return true

@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"lidi/engine"
+	"lidi/engine/fetch"
 	"lidi/engine/record"
 )
 
@@ -61,7 +62,7 @@ func TestStatsReachTheScreen(t *testing.T) {
 		count(last.Pages)+" pages",
 		count(last.QueueDepth)+" queued",
 		count(last.Discovered)+" found",
-		rate(last.PagesPerSec)+" pages/s",
+		rate(last.FetchesPerSec)+" fetches/s",
 		count(last.Errors)+" errors",
 		fmt.Sprintf("%d of %d busy", last.RobotsBusy, last.Robots), "opic",
 		"1:02:29 elapsed", // Stats.Time - Stats.Started
@@ -77,6 +78,30 @@ func TestStatsReachTheScreen(t *testing.T) {
 	if got := len(hs.m.hist.pages.vals); got != 30 {
 		t.Errorf("history has %d samples of 30 snapshots a second apart", got)
 	}
+	// Without recrawls the pages are the fetches: no figure of their own.
+	mustNotShow(t, hs, "fetches  ", "recrawls")
+}
+
+// With recrawls, the header and the end say what each figure counts:
+// pages stored (distinct URLs), fetches (recrawls included), recrawls;
+// the coverage chart's pages are the pages stored.
+func TestPagesFetchesRecrawls(t *testing.T) {
+	series := crawlSeries(5, engine.StateDone)
+	for i := range series {
+		series[i] = measured(series[i])
+	}
+	c := newFake(series)
+	hs := newHarness(t, c, 160, 40)
+	hs.refresh(10)
+	last := c.series[len(c.series)-1]
+	if last.Fetches != last.Pages+last.Recrawls || last.Recrawls == 0 {
+		t.Fatalf("fake series: %d pages, %d fetches, %d recrawls", last.Pages, last.Fetches, last.Recrawls)
+	}
+	mustShow(t, hs,
+		count(last.Pages)+" pages  "+count(last.Fetches)+" fetches  "+count(last.Recrawls)+" recrawls",
+		count(last.Pages)+" pages, "+count(last.Fetches)+" fetches ("+count(last.Recrawls)+" recrawls)",
+		"pages stored",
+	)
 }
 
 func TestPanelsBeforeTheirFirstMeasurement(t *testing.T) {
@@ -436,7 +461,7 @@ func TestHelpPage(t *testing.T) {
 		"previous panel", "move focus", "zoom", "scroll (zoomed)", "filter sites", "clear filter", "quit, state saved"} {
 		mustShow(t, hs, k)
 	}
-	mustShow(t, hs, "Throughput  pages/s and bytes/s")
+	mustShow(t, hs, "Throughput  fetches/s and bytes/s")
 	hs.press("?")
 	mustShow(t, hs, "Robots", "Queue")
 	mustNotShow(t, hs, "filter sites")
@@ -511,7 +536,7 @@ func TestHistorySamplesOncePerSecond(t *testing.T) {
 	var h history
 	at := t0
 	for i := range 40 {
-		s := engine.Stats{Time: at.Add(time.Duration(i) * 250 * time.Millisecond), PagesPerSec: float64(i), Errors: int64(i * 10)}
+		s := engine.Stats{Time: at.Add(time.Duration(i) * 250 * time.Millisecond), FetchesPerSec: float64(i), Errors: int64(i * 10)}
 		h.add(&s)
 	}
 	if got := len(h.pages.vals); got != 10 {
@@ -556,4 +581,30 @@ func TestPaste(t *testing.T) {
 	if got := string(hs.m.robots.input); got != "blog. example" {
 		t.Errorf("pasted %q", got)
 	}
+}
+
+// The robots panel says how many sites' robots.txt was read after
+// redirects and, zoomed, where each was read and through which answers,
+// or why the chain was given up.
+func TestRobotsChainsShown(t *testing.T) {
+	s := crawlSeries(3, engine.StateRunning)
+	last := &s[len(s)-1]
+	last.RobotsRedirected = 2
+	last.RobotsChains = []engine.RobotsChain{
+		{Site: "http://example.org", URL: "https://www.example.org/robots.txt", Status: 200,
+			Redirects: []fetch.Hop{{URL: "http://example.org/robots.txt", Status: 301}, {URL: "https://example.org/robots.txt", Status: 308}}},
+		{Site: "http://loop.example.net", URL: "http://loop.example.net/b", Status: 302, End: fetch.ChainLoop,
+			Redirects: []fetch.Hop{{URL: "http://loop.example.net/robots.txt", Status: 302}}},
+	}
+	c := newFake(s)
+	hs := newHarness(t, c, 120, 40)
+	hs.refresh(5)
+	mustShow(t, hs, "2 robots.txt redirected")
+	for hs.m.focus != robotsPanelID {
+		hs.press("tab")
+	}
+	hs.press("enter")
+	mustShow(t, hs, "robots.txt read after redirects: 2 sites",
+		"example.org", "301 → 308 → 200", "read at https://www.example.org/robots.txt",
+		"302 → redirect-loop: read as no robots.txt, all allowed")
 }

@@ -120,16 +120,16 @@ func (p *throughputPanel) setSize(w, h int, zoomed bool)          { p.w, p.h, p.
 func (p *throughputPanel) update(tea.KeyPressMsg) (tea.Cmd, bool) { return nil, false }
 func (p *throughputPanel) helpKeys() []key.Binding                { return nil }
 func (p *throughputPanel) title() (string, string) {
-	return "Throughput", rate(p.com.stats.PagesPerSec) + " pages/s"
+	return "Throughput", rate(p.com.stats.FetchesPerSec) + " fetches/s"
 }
 
 func (p *throughputPanel) view() string {
 	c, s := p.com, p.com.stats
-	rates := c.fit(p.w, c.fig(rate(s.PagesPerSec), "pages/s"), c.fig(bytesSI(s.BytesPerSec)+"/s", ""))
+	rates := c.fit(p.w, c.fig(rate(s.FetchesPerSec), "fetches/s"), c.fig(bytesSI(s.BytesPerSec)+"/s", ""))
 	errs := c.fig(count(s.Errors), "errors")
 	if s.Errors > 0 {
 		errs = c.styles.Value.Render(count(s.Errors)) + " " + c.styles.Warn.Render("errors") +
-			c.styles.Label.Render(" ("+percent(s.Errors, s.Pages)+")")
+			c.styles.Label.Render(" ("+percent(s.Errors, s.Fetches)+")")
 	}
 	kinds := byCount(c, s.ErrorKind)
 	conns := p.connections()
@@ -145,7 +145,7 @@ func (p *throughputPanel) view() string {
 		bytes := chart{Values: h.bytes.vals, Style: c.styles.ChartAlt, Axis: c.styles.Axis, Step: historyStep}
 		return fill(p.w, p.h, text, 6, func(w, hh int) string {
 			top := (hh - 2) / 2
-			return c.styles.Label.Render("pages/s, peak "+rate(peak(h.pages.vals))) + "\n" +
+			return c.styles.Label.Render("fetches/s, peak "+rate(peak(h.pages.vals))) + "\n" +
 				pages.render(w, top) + "\n" +
 				c.styles.Label.Render("bytes/s, peak "+bytesSI(peak(h.bytes.vals))) + "\n" +
 				bytes.render(w, hh-2-top)
@@ -162,7 +162,7 @@ func (p *throughputPanel) view() string {
 		ch   chart
 	}
 	charts := []named{
-		{"pages/s", chart{Values: h.pages.vals, Style: c.styles.Chart, Label: rate}},
+		{"fetches/s", chart{Values: h.pages.vals, Style: c.styles.Chart, Label: rate}},
 		{"bytes/s", chart{Values: h.bytes.vals, Style: c.styles.ChartAlt, Label: func(v float64) string { return bytesSI(v) }}},
 	}
 	if peak(h.errors.vals) > 0 {

@@ -46,7 +46,13 @@ func (p *coveragePanel) view() string {
 		return c.dim("no point yet")
 	}
 	last := cov[len(cov)-1]
-	text := []string{c.line(c.fig(pct(last.Coverage), "of PageRank"), c.fig(count(last.Pages), "pages"))}
+	// The x axis is pages stored (distinct URLs fetched): recrawls add
+	// no page to the graph, and the header has the fetches.
+	pages := "pages"
+	if c.stats.Recrawls > 0 {
+		pages = "pages stored"
+	}
+	text := []string{c.line(c.fig(pct(last.Coverage), "of PageRank"), c.fig(count(last.Pages), pages))}
 	if last.Oracle >= 0 {
 		text = append(text, c.line(c.fig(pct(last.Oracle), "against the true PageRank")))
 	}

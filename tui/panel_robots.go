@@ -11,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"lidi/engine"
+	"lidi/engine/fetch"
 )
 
 // robotsPanel shows the visits in flight (one robot on one site each) and
@@ -48,6 +49,9 @@ func (p *robotsPanel) title() (string, string) {
 	}
 	if sm := s.Sitemaps; sm.Read > 0 {
 		sum = fields(sum, count(sm.Read)+" sitemaps, "+count(sm.URLs)+" URLs")
+	}
+	if s.RobotsRedirected > 0 {
+		sum = fields(sum, count(s.RobotsRedirected)+" robots.txt redirected")
 	}
 	return "Robots", sum
 }
@@ -260,8 +264,8 @@ func (p *robotsPanel) view() string {
 		if s := c.stats; s.State == engine.StateDone || s.State == engine.StateFailed {
 			// The run's totals, where the visits were.
 			vis = append(vis, "",
-				c.fit(p.w, c.fig(count(s.Pages), "pages"), c.fig(bytesSI(float64(s.Bytes)), ""),
-					c.fig(count(s.Errors), "errors ("+percent(s.Errors, s.Pages)+")")),
+				c.fit(p.w, c.fig(count(s.Pages), "pages"), c.recrawlFigs(s), c.fig(bytesSI(float64(s.Bytes)), ""),
+					c.fig(count(s.Errors), "errors ("+percent(s.Errors, s.Fetches)+")")),
 				c.fit(p.w, c.fig(count(int64(s.SitesDone)), "sites done"), c.fig(count(int64(s.SitesParked)), "parked"),
 					c.fig(count(s.Discovered), "URLs found")),
 			)
@@ -303,7 +307,7 @@ func (p *robotsPanel) view() string {
 
 	avail := p.h - len(top)
 	if p.zoomed {
-		all := append(vis, wait...)
+		all := append(append(vis, p.chains()...), wait...)
 		from, to := p.scroll.window(len(all), avail)
 		return strings.Join(append(top, all[from:to]...), "\n")
 	}
@@ -321,6 +325,42 @@ func (p *robotsPanel) view() string {
 		wait = trimList(c, wait, wb)
 	}
 	return strings.Join(append(append(top, vis...), wait...), "\n")
+}
+
+// chains lists where the robots.txt of the sites that pass the filter was
+// read after redirects (RFC 9309 2.3.1.2: up to five, across hosts and
+// schemes), a site a line and its last request below: "301 → 308 → 200",
+// or why the chain was given up.
+func (p *robotsPanel) chains() []string {
+	c, s := p.com, p.com.stats
+	var out []string
+	for _, ch := range s.RobotsChains {
+		if !p.match(ch.Site) {
+			continue
+		}
+		var steps []string
+		for _, h := range ch.Redirects {
+			steps = append(steps, fmt.Sprint(h.Status))
+		}
+		last := fmt.Sprint(ch.Status)
+		switch {
+		case ch.End == fetch.ChainTooLong, ch.End == fetch.ChainLoop, ch.End == fetch.ChainBadTarget:
+			last = ch.End.String() + ": read as no robots.txt, all allowed"
+		case ch.Status < 0:
+			last = "unreachable: nothing fetched until it is retried"
+		}
+		steps = append(steps, last)
+		out = append(out, cut(pad(siteName(ch.Site), min(32, p.w/3))+" "+c.styles.Value.Render(strings.Join(steps, " → ")), p.w),
+			cut(c.dim("  read at "+clean(ch.URL)), p.w))
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	head := "robots.txt read after redirects: " + count(s.RobotsRedirected) + " sites"
+	if int64(len(s.RobotsChains)) < s.RobotsRedirected {
+		head += ", latest"
+	}
+	return append([]string{"", c.styles.Column.Render(pad(head, p.w))}, out...)
 }
 
 // waitFor says how long until a site may be visited again.

@@ -636,16 +636,30 @@ func (m *Model) header() string {
 			}
 			parts = append(parts, part{elapsed, 3})
 		}
+		// Pages are the distinct URLs fetched; with recrawls, fetches
+		// (what limits.max_pages counts) and recrawls have figures of
+		// their own.
 		pages := c.fig(count(s.Pages), "pages")
+		var fetches, recrawls string
+		if s.Recrawls > 0 {
+			fetches, recrawls = c.fig(count(s.Fetches), "fetches"), c.fig(count(s.Recrawls), "recrawls")
+		}
 		if s.MaxPages > 0 {
-			pages = st.Value.Render(count(s.Pages)) + st.Label.Render(" / ") + c.fig(count(s.MaxPages), "pages")
+			if s.Recrawls > 0 {
+				fetches = st.Value.Render(count(s.Fetches)) + st.Label.Render(" / ") + c.fig(count(s.MaxPages), "fetches")
+			} else {
+				pages = st.Value.Render(count(s.Pages)) + st.Label.Render(" / ") + c.fig(count(s.MaxPages), "pages")
+			}
 		}
 		errs := c.fig(count(s.Errors), "errors")
 		if s.Errors > 0 {
 			errs = st.Value.Render(count(s.Errors)) + " " + st.Warn.Render("errors")
 		}
+		parts = append(parts, part{pages, 1})
+		if fetches != "" {
+			parts = append(parts, part{fetches, 2}, part{recrawls, 3})
+		}
 		parts = append(parts,
-			part{pages, 1},
 			part{errs, 1},
 			// Label first here: "robots busy/allowed" reads as one figure.
 			part{st.Label.Render("robots ") + st.Value.Render(fmt.Sprintf("%d/%d", s.RobotsBusy, m.robotsShown())), 2},
@@ -715,7 +729,7 @@ func (m *Model) statusLine() string {
 		return pad(st.Paused.Render(" paused ")+" "+c.dim("no new fetch starts; the state is saved · p or r resumes"), w)
 	case engine.StateDone:
 		return pad(st.Done.Render(" crawl finished ")+" "+
-			c.dim(fmt.Sprintf("%s%s pages, %s in %s · final figures kept · q quits", endReason(s), count(s.Pages), bytesSI(float64(s.Bytes)), uptime(c.at().Sub(s.Started)))), w)
+			c.dim(fmt.Sprintf("%s%s, %s in %s · final figures kept · q quits", endReason(s), pagesFetches(s), bytesSI(float64(s.Bytes)), uptime(c.at().Sub(s.Started)))), w)
 	case engine.StateFailed:
 		return pad(st.Failed.Render(" crawl failed ")+" "+c.dim(endReason(s)+"see the events · q quits"), w)
 	}
@@ -836,7 +850,7 @@ func (m *Model) fullHelp(w, h int) string {
 	legend := [][2]string{
 		{"Robots", "visits in flight, and sites waiting for their politeness delay"},
 		{"Queue", "pages queued, sites by state, found and fetched, with history"},
-		{"Throughput", "pages/s and bytes/s with history, errors by kind"},
+		{"Throughput", "fetches/s and bytes/s with history, errors by kind"},
 		{"DNS & dup", "host look-ups and cache; duplicates and mirrors pruned"},
 		{"PageRank", "share of PageRank held by the pages fetched"},
 		{"Recrawl", "recrawl interval per priority group"},

@@ -348,8 +348,8 @@ func runEngine(ctx context.Context, eng *engine.Engine, out io.Writer, interval 
 			}
 		case <-tick.C:
 			s := eng.Stats()
-			fmt.Fprintf(out, "  %6.1fs pages=%d pages/s=%.0f discovered=%d queue=%d busy=%d rss_mb=%.0f\n",
-				time.Since(start).Seconds(), s.Pages, s.PagesPerSec, s.Discovered, s.QueueDepth, s.RobotsBusy, float64(peakRSS())/1e6)
+			fmt.Fprintf(out, "  %6.1fs pages=%d fetches/s=%.0f discovered=%d queue=%d busy=%d rss_mb=%.0f\n",
+				time.Since(start).Seconds(), s.Pages, s.FetchesPerSec, s.Discovered, s.QueueDepth, s.RobotsBusy, float64(peakRSS())/1e6)
 		}
 	}
 }

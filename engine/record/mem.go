@@ -22,6 +22,7 @@ var (
 	_ LinkLoader     = (*MemStore)(nil)
 	_ CoverageLoader = (*MemStore)(nil)
 	_ RecrawlStore   = (*MemStore)(nil)
+	_ DupCounter     = (*MemStore)(nil)
 )
 
 // MemStore is a Store kept in memory, for tests, as colly ships an
@@ -56,7 +57,8 @@ type MemStore struct {
 	runs     map[int64]RankRun    // by Time in unix milliseconds
 	channels map[string]ChannelRecord
 	counters Counters
-	fetches  int64 // fetches recorded, to order Fingerprints within one millisecond
+	dups     map[uint64]dedup.Kind // the latest duplicate decision of each URL
+	fetches  int64                 // fetches recorded, to order Fingerprints within one millisecond
 }
 
 // memURL is what MemStore keeps of a URL: its record and, once fetched,
@@ -94,6 +96,7 @@ func (m *MemStore) init() {
 	m.links = map[uint64]map[uint64]struct{}{}
 	m.ruleKeys = map[string]*memRule{}
 	m.soft404s = map[string]*Soft404Record{}
+	m.dups = map[uint64]dedup.Kind{}
 	m.holds = map[[2]uint64]string{}
 	m.runs = map[int64]RankRun{}
 	m.channels = map[string]ChannelRecord{}
@@ -196,6 +199,9 @@ func (m *MemStore) Apply(ctx context.Context, b *Batch) error {
 		if u := m.urls[id]; u != nil && u.State == URLSkipped && u.SkipReason == SkipRule {
 			m.unskip(u)
 		}
+	}
+	for _, d := range b.Dups {
+		m.dups[d.URL] = d.Kind
 	}
 	for i := range b.Rules {
 		m.rule(&b.Rules[i])

@@ -262,6 +262,17 @@ func (m *MemStore) RecrawlURLs(ctx context.Context, fn func(RecrawlURL)) error {
 	return nil
 }
 
+// DupCounts counts the latest duplicate decision of each URL, by kind.
+func (m *MemStore) DupCounts(ctx context.Context) (DupCounts, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var c DupCounts
+	for _, k := range m.dups {
+		c.Add(k, 1)
+	}
+	return c, nil
+}
+
 // Channels returns every channel recorded, by ID.
 func (m *MemStore) Channels(ctx context.Context) ([]ChannelRecord, error) {
 	m.mu.Lock()

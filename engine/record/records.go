@@ -113,6 +113,24 @@ type PageRecord struct {
 	IP   string
 }
 
+// DupCounts counts pages found to duplicate another, by kind
+// (DupRecord.Kind). It is a plain value.
+type DupCounts struct {
+	Exact, Near, Soft404 int64
+}
+
+// Add counts one page of kind k; other kinds are not counted.
+func (c *DupCounts) Add(k dedup.Kind, n int64) {
+	switch k {
+	case dedup.Exact:
+		c.Exact += n
+	case dedup.Near:
+		c.Near += n
+	case dedup.Soft404:
+		c.Soft404 += n
+	}
+}
+
 // FetchedPage is what duplicate detection keeps of a fetched page.
 type FetchedPage struct {
 	URL     uint64

@@ -75,6 +75,15 @@ type CoverageLoader interface {
 	CoverageHistory(ctx context.Context) ([]CoveragePoint, error)
 }
 
+// DupCounter is an optional interface that may be implemented by a Store
+// that counts the duplicate decisions it keeps (Batch.Dups, the latest of
+// each URL) by kind, so that a resumed crawl's duplicate figures go on
+// from where they stopped, as its rules do. storage.DB and MemStore are
+// ones.
+type DupCounter interface {
+	DupCounts(ctx context.Context) (DupCounts, error)
+}
+
 // RecrawlStore is an optional interface that may be implemented by a Store:
 // what recrawling needs besides Store itself, to pick up where a crawl stopped. storage.DB implements it.
 type RecrawlStore interface {
