@@ -195,10 +195,16 @@ func TestRecrawlMatchesGroundTruth(t *testing.T) {
 	cfg := recrawlConfig(srv, 300)
 	st := runCrawl(t, cfg, srv.DNSAddr(), path)
 	rows := history(t, path)
-	if int64(len(rows)) != st.Pages {
-		t.Fatalf("%d fetches in the history, %d pages fetched", len(rows), st.Pages)
+	if int64(len(rows)) != st.Fetches {
+		t.Fatalf("%d fetches in the history, %d counted", len(rows), st.Fetches)
 	}
 	recrawls, changed := checkHistory(t, srv, rows)
+	// Pages are the URLs fetched, those queued again for a recrawl included.
+	stored := queryCount(t, path, "SELECT count(*) FROM urls WHERE fetched IS NOT NULL AND state IN (0, 1)")
+	if st.Recrawls != int64(recrawls) || st.Pages != st.Fetches-st.Recrawls || st.Pages != int64(stored) {
+		t.Errorf("stats: %d pages, %d fetches, %d recrawls; the history has %d recrawls, the store %d URLs fetched",
+			st.Pages, st.Fetches, st.Recrawls, recrawls, stored)
+	}
 	if recrawls < 100 || changed == 0 || changed == recrawls {
 		t.Errorf("%d recrawls, %d of them changed: want many, some changed and some not", recrawls, changed)
 	}
@@ -275,8 +281,8 @@ func TestRecrawlResumeKeepsHistory(t *testing.T) {
 	cfg.MaxPages = end
 	st := runCrawl(t, cfg, srv.DNSAddr(), path)
 	rows := history(t, path)
-	if len(rows) != end || st.Pages != end {
-		t.Fatalf("%d fetches in the history, %d counted, after the second run; want %d", len(rows), st.Pages, end)
+	if len(rows) != end || st.Fetches != end {
+		t.Fatalf("%d fetches in the history, %d counted, after the second run; want %d", len(rows), st.Fetches, end)
 	}
 	for i, r := range first {
 		if rows[i] != r {
