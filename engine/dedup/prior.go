@@ -25,7 +25,7 @@ type prior struct {
 	contradicted bool     // a pair somewhere contradicted it
 }
 
-// shapeKey identifies rule r's rewrite without its origin, or 0 for
+// priorKey identifies rule r's rewrite without its origin, or 0 for
 // kinds that are one host's own (host swaps, number patterns).
 func priorKey(r *Rule) uint64 {
 	switch r.Kind {
@@ -71,8 +71,8 @@ func isParamKind(k RuleKind) bool {
 	return k == DropParam || k == DropParamValue || k == DropPathParam
 }
 
-// shapeKey's kin: paramShapeKey identifies a parameter rule's kind alone,
-// whatever the parameter's name: that one parameter (with one value, or
+// paramShapeKey identifies a parameter rule's kind alone (0 for other
+// kinds), whatever the parameter's name: that one parameter (with one value, or
 // any) gives the same page as the URL without it is a shape hosts share
 // under names of their own (?print=1, ?view=printable, ?sid=, ?s=). Such
 // a prior is weaker than one of the same name: the next origin needs
