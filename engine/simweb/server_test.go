@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"lidi/internal/testkit"
 )
 
 var smallWeb = Options{Seed: 11, Sites: 40, Pages: 2000}
@@ -425,23 +427,33 @@ func TestAdminEndpoint(t *testing.T) {
 		get(t, c, u)
 	}
 	admin := &http.Client{Timeout: 10 * time.Second}
-	resp, body := get(t, admin, "http://"+s.AdminAddr()+"/witness")
-	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" {
-		t.Fatalf("witness endpoint: %s %s", resp.Status, resp.Header.Get("Content-Type"))
-	}
-	var snap WitnessSnapshot
-	if err := json.Unmarshal(body, &snap); err != nil {
-		t.Fatal(err)
-	}
-	direct := s.Witness()
-	if snap.Totals != direct.Totals || len(snap.Hosts) != 2 || snap.DNS.Queries != direct.DNS.Queries {
-		t.Errorf("JSON witness %+v differs from %+v", snap, direct)
-	}
-	for host, hc := range direct.Hosts {
-		if snap.Hosts[host].Requests != hc.Requests || snap.Hosts[host].MinGap != hc.MinGap {
-			t.Errorf("host %s: JSON %+v, direct %+v", host, snap.Hosts[host], hc)
+	// The witness counts a response's bytes once the handler has written
+	// it, which may be after the client has read it: the JSON and the
+	// direct snapshot are compared once the server has ended both requests
+	// (they agree then), and a mismatch that lasts is the failure.
+	var body []byte
+	var snap, direct WitnessSnapshot
+	testkit.WaitFor(t, 30*time.Second, "the JSON witness to agree with the direct one", func() bool {
+		var resp *http.Response
+		resp, body = get(t, admin, "http://"+s.AdminAddr()+"/witness")
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" {
+			t.Fatalf("witness endpoint: %s %s", resp.Status, resp.Header.Get("Content-Type"))
 		}
-	}
+		snap = WitnessSnapshot{}
+		if err := json.Unmarshal(body, &snap); err != nil {
+			t.Fatal(err)
+		}
+		direct = s.Witness()
+		if snap.Totals != direct.Totals || len(snap.Hosts) != 2 || snap.DNS.Queries != direct.DNS.Queries {
+			return false
+		}
+		for host, hc := range direct.Hosts {
+			if snap.Hosts[host].Requests != hc.Requests || snap.Hosts[host].MinGap != hc.MinGap || snap.Hosts[host].Bytes != hc.Bytes {
+				return false
+			}
+		}
+		return true
+	})
 	for _, key := range []string{`"hosts"`, `"max_in_flight"`, `"min_gap_ns"`, `"by_name"`, `"disallowed"`} {
 		if !bytes.Contains(body, []byte(key)) {
 			t.Errorf("JSON lacks %s", key)
