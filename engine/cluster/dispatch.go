@@ -38,8 +38,9 @@ type DispatcherOptions struct {
 // lease whose holder is never heard of is given up at its deadline plus
 // the grace. It hands the engine the leases an earlier run of the master
 // left with slaves (visit.Resumer), and recalls the slaves' leases when
-// the crawl pauses or stops (visit.Recaller). It is safe for concurrent
-// use.
+// the crawl pauses or stops (visit.Recaller). Pages a slave declared gone
+// delivers afterwards open their site's next lease (late.go). It is safe
+// for concurrent use.
 type Dispatcher struct {
 	m   *Master
 	opt DispatcherOptions
@@ -247,7 +248,9 @@ func (d *Dispatcher) Stats() DispatcherStats {
 	return DispatcherStats{Remote: len(d.remote), Local: d.localBusy, Expired: d.expired, Given: d.given, Late: d.lateApplied, Robots: max(d.robots, 0)}
 }
 
-// Dispatch implements visit.Dispatcher.
+// Dispatch implements visit.Dispatcher. A lease of a site for which a
+// slave declared gone delivered pages late opens with those pages (see
+// lateFirst); its robot gets the other URLs.
 func (d *Dispatcher) Dispatch(ctx context.Context, l *visit.Lease, report func(visit.Result)) {
 	d.mu.Lock()
 	if at, ok := d.givenBack[l.Key]; ok {
