@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"lidi/engine/record"
 	"lidi/engine/visit"
 )
 
@@ -22,15 +21,7 @@ func TestASlaveDeclaredGoneHasWhatItDeliveredApplied(t *testing.T) {
 	t.Cleanup(c.stopMaster)
 	firstPage := func(emitted chan<- struct{}, hold <-chan struct{}) Work {
 		return func(ctx context.Context, payload []byte, emit func([]byte) error) (Outcome, error) {
-			l, err := DecodeLease(payload)
-			if err != nil {
-				return Outcome{}, err
-			}
-			part, err := EncodeResults([]visit.Result{{Lease: l.ID, Seq: 1, Page: &visit.PageResult{Record: record.PageRecord{URL: l.URLs[0].ID, Status: 200}, URL: l.URLs[0].URL}}})
-			if err != nil {
-				return Outcome{}, err
-			}
-			if err := emit(part[0]); err != nil { // in the stream once it returns
+			if err := emitFirstPage(payload, emit); err != nil {
 				return Outcome{}, err
 			}
 			close(emitted)

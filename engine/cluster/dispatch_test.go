@@ -37,6 +37,20 @@ func fakeRobot(_ context.Context, payload []byte, _ func([]byte) error) (Outcome
 	return Outcome{Parts: parts, Pages: len(l.URLs)}, err
 }
 
+// emitFirstPage sends the result of a lease's first URL, as a robot that
+// fetched it; once it returns, the page is in the results stream.
+func emitFirstPage(payload []byte, emit func([]byte) error) error {
+	l, err := DecodeLease(payload)
+	if err != nil {
+		return err
+	}
+	part, err := EncodeResults([]visit.Result{{Lease: l.ID, Seq: 1, Page: &visit.PageResult{Record: record.PageRecord{URL: l.URLs[0].ID, Status: 200}, URL: l.URLs[0].URL}}})
+	if err != nil {
+		return err
+	}
+	return emit(part[0])
+}
+
 // reports gathers what a Dispatcher reports, by lease.
 type reports struct {
 	mu  sync.Mutex
@@ -206,16 +220,8 @@ func TestDispatcherGivesBackTheLeasesOfASlaveDeclaredGone(t *testing.T) {
 	sent := make(chan struct{})
 	release := make(chan struct{})
 	a, stopA := c.slave("a", nil, func(ctx context.Context, payload []byte, emit func([]byte) error) (Outcome, error) {
-		l, err := DecodeLease(payload)
-		if err != nil {
-			return Outcome{}, err
-		}
 		// The first page is sent at once; the slave dies before the rest.
-		part, err := EncodeResults([]visit.Result{{Lease: l.ID, Seq: 1, Page: &visit.PageResult{Record: record.PageRecord{URL: l.URLs[0].ID, Status: 200}, URL: l.URLs[0].URL}}})
-		if err != nil {
-			return Outcome{}, err
-		}
-		if err := emit(part[0]); err != nil {
+		if err := emitFirstPage(payload, emit); err != nil {
 			return Outcome{}, err
 		}
 		close(sent)
