@@ -18,7 +18,7 @@ import (
 
 // The slave of TestASlaveCutOffInItsOwnNamespace runs in a network
 // namespace of its own: this process, started again there with these
-// variables set.
+// variables set (TestASlaveFrozenPastThreeHeartbeats's, on loopback).
 const (
 	nsSlaveEnv  = "LIDI_TEST_NETNS_SLAVE" // the master's URL
 	nsTokenEnv  = "LIDI_TEST_NETNS_TOKEN"
@@ -126,7 +126,8 @@ func nsRobot(ctx context.Context, payload []byte, emit func([]byte) error) (Outc
 }
 
 // TestNetnsSlaveHelper is the slave of TestASlaveCutOffInItsOwnNamespace,
-// run in its namespace; it does nothing otherwise. It prints each page it
+// run in its namespace, and of TestASlaveFrozenPastThreeHeartbeats, a
+// process to freeze; it does nothing otherwise. It prints each page it
 // sends, and stops when its standard input closes.
 func TestNetnsSlaveHelper(t *testing.T) {
 	url := os.Getenv(nsSlaveEnv)
