@@ -2,10 +2,12 @@ package engine
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
 	"lidi/engine/record"
+	"lidi/engine/visit"
 )
 
 // committer is the engine's one writer: it gathers batches from the loop and
@@ -163,6 +165,72 @@ func (c *crawl) takeEvents() {
 	e.mu.Unlock()
 }
 
+// Keys of the figures a continued crawl takes back (record.Tally): errors
+// by kind, URLs and links not fetched by reason, and the sitemaps'.
+const (
+	tallyError   = "error."
+	tallySkipped = "skipped."
+)
+
+// figure is one of the sitemaps' figures kept across runs, and its key.
+type figure struct {
+	key string
+	v   *int64
+}
+
+// sitemapTallies are the sitemaps' figures kept across runs.
+func (c *crawl) sitemapTallies() [5]figure {
+	sm := &c.retries.sitemaps
+	return [5]figure{{"sitemaps.named", &sm.Named}, {"sitemaps.read", &sm.Read}, {"sitemaps.refused", &sm.Refused},
+		{"sitemaps.urls", &sm.URLs}, {"sitemaps.off_site", &sm.OffSite}}
+}
+
+// takeTallies adds to the batch what the figures kept across runs moved
+// by since the last batch, so that they are stored with what they count.
+func (c *crawl) takeTallies() {
+	t := &c.tally
+	if t.kept == nil {
+		t.kept = make(map[string]int64)
+	}
+	note := func(key string, v int64) {
+		if d := v - t.kept[key]; d != 0 {
+			c.batch.Tallies = append(c.batch.Tallies, record.Tally{Key: key, Add: d})
+			t.kept[key] = v
+		}
+	}
+	for k, v := range t.errKinds {
+		note(tallyError+string(k), v)
+	}
+	for r, v := range t.skipped {
+		note(tallySkipped+string(r), v)
+	}
+	for _, f := range c.sitemapTallies() {
+		note(f.key, *f.v)
+	}
+}
+
+// restoreTallies takes back the figures of earlier runs (see takeTallies).
+func (c *crawl) restoreTallies(ts map[string]int64) {
+	t := &c.tally
+	if t.kept == nil {
+		t.kept = make(map[string]int64)
+	}
+	sm := c.sitemapTallies()
+	for k, v := range ts {
+		t.kept[k] = v
+		if kind, ok := strings.CutPrefix(k, tallyError); ok {
+			t.errKinds[visit.FailureKind(kind)] = v
+		} else if why, ok := strings.CutPrefix(k, tallySkipped); ok {
+			t.skipped[record.SkipReason(why)] = v
+		}
+		for _, f := range sm {
+			if f.key == k {
+				*f.v = v
+			}
+		}
+	}
+}
+
 // handOff passes the batch gathered so far to the committer if it can take
 // it now. The loop hands off after every event it handles, so a result
 // waits in the loop only while the committer is busy, and the committer's
@@ -173,6 +241,7 @@ func (c *crawl) handOff() {
 	if c.batch.empty() {
 		return
 	}
+	c.takeTallies()
 	select {
 	case c.e.commit.in <- c.batch:
 		c.batch = c.e.commit.batch()
@@ -183,6 +252,7 @@ func (c *crawl) handOff() {
 // flush hands the batch gathered so far to the committer.
 func (c *crawl) flush() {
 	c.takeEvents()
+	c.takeTallies()
 	if c.batch.empty() {
 		return
 	}

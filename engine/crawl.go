@@ -117,7 +117,10 @@ type tally struct {
 	fetches, recrawls, bytes, errors, discovered int64
 	errKinds                                     map[visit.FailureKind]int64
 	skipped                                      map[record.SkipReason]int64
-	published                                    time.Time // when publish last copied them
+	// kept are the figures of errKinds, skipped and the sitemaps' as the
+	// store holds them (record.Counters.Tallies), by key.
+	kept      map[string]int64
+	published time.Time // when publish last copied them
 	// The longest the loop took over one wake-up and waited for the
 	// store (Stats.LoopPause, Stats.StoreWait).
 	loopPause, storeWait time.Duration

@@ -133,6 +133,7 @@ func (c *crawl) load(ctx context.Context) error {
 		return fmt.Errorf("engine: loading counters: %w", err)
 	}
 	c.tally.fetches, c.tally.recrawls, c.tally.bytes, c.tally.errors = ct.Pages, ct.Recrawls, ct.Bytes, ct.Errors
+	c.restoreTallies(ct.Tallies)
 	c.seeds.answered = c.tally.fetches > 0
 	if e.cfg.Recrawl.Enabled {
 		return c.recrawlLoad(ctx)

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"lidi/engine/record"
 )
 
 // The sitemaps a seed's robots.txt names are read (an index, a gzip
@@ -89,6 +91,12 @@ func TestCrawlReadsSeedSitemaps(t *testing.T) {
 	sm := st.Sitemaps
 	if sm.Named != 1 || sm.Read != 3 || sm.OffSite != 1 || sm.URLs != 5 || sm.Refused != 0 {
 		t.Errorf("sitemap counts %+v, want 1 named, 3 read, 5 URLs (2 sitemaps, 3 pages), 1 off-site", sm)
+	}
+	// A continued crawl shows the figures of the first run: the sitemaps
+	// read, the URLs robots.txt kept out.
+	again := runCrawlHosts(t, crawlConfig([]string{seed.URL + "/"}), "127.0.0.1 other.test\n", path)
+	if again.Sitemaps != sm || again.Skipped[record.SkipRobots] != st.Skipped[record.SkipRobots] || st.Skipped[record.SkipRobots] == 0 {
+		t.Errorf("continued: sitemaps %+v, %d skipped for robots.txt; the first run: %+v, %d", again.Sitemaps, again.Skipped[record.SkipRobots], sm, st.Skipped[record.SkipRobots])
 	}
 	// Each page a sitemap listed keeps its <lastmod>, a change hint for
 	// recrawl; a link has none.

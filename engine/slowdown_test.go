@@ -141,6 +141,7 @@ func TestSlowDownTriesSurviveRestart(t *testing.T) {
 	if err := <-done; !errors.Is(err, engine.ErrStopped) {
 		t.Fatalf("first run: %v", err)
 	}
+	kinds := eng.Stats().ErrorKind
 	release()
 	mu.Lock()
 	first := asked
@@ -149,7 +150,12 @@ func TestSlowDownTriesSurviveRestart(t *testing.T) {
 		t.Fatalf("stopped after /p was asked %d times, %d kept; want 2 and 2", first, slowDowns())
 	}
 
-	runCrawl(t, cfg, "127.0.0.1:1", path)
+	st := runCrawl(t, cfg, "127.0.0.1:1", path)
+	for k, n := range kinds {
+		if st.ErrorKind[k] < n {
+			t.Errorf("errors of kind %s: %d after the continue, %d before", k, st.ErrorKind[k], n)
+		}
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if asked != 3 {

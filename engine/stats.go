@@ -59,7 +59,8 @@ type Stats struct {
 	// sooner than politeness.delay.
 	Conns fetch.ConnStats
 	// MaxPages is limits.max_pages (0: none), to show progress against it.
-	MaxPages  int64
+	MaxPages int64
+	// Over the whole crawl too, kept in the store (record.Tally).
 	ErrorKind map[visit.FailureKind]int64 // errors by kind
 	Skipped   map[record.SkipReason]int64 // URLs and links not fetched, by reason
 	Sitemaps  SitemapStats                // sitemaps named, read and what they listed

@@ -100,6 +100,9 @@ const sqlCounter = `UPDATE meta SET value = value + ? WHERE key = ?`
 const sqlHead = `SELECT id, url, depth, priority, seq, fetched, digest, simhash, etag, last_modified, slow_downs FROM urls
 WHERE site = ? AND state = 0 ORDER BY priority, seq LIMIT ?`
 
+// sqlTally adds to one of the engine's figures in meta.
+const sqlTally = `INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = value + excluded.value`
+
 const sqlSetMeta = `INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`
 
 // statements are prepared once on the writer pool. database/sql reuses a
@@ -109,7 +112,7 @@ type statements struct {
 	urls, links, ranks                                 multiStmt
 	site, page, body, bodyDelete, skip, event, counter *sql.Stmt
 	dup, rule, soft404, priority, rankRun, unskip      *sql.Stmt
-	unskipURL, slowDown                                *sql.Stmt
+	unskipURL, slowDown, tally                         *sql.Stmt
 	head, setMeta, hold, release                       *sql.Stmt
 	recrawl                                            recrawlStatements
 	all                                                []*sql.Stmt
@@ -148,6 +151,7 @@ func (s *statements) prepare(ctx context.Context, db *sql.DB) error {
 		{&s.unskip, sqlUnskip},
 		{&s.unskipURL, sqlUnskipURL},
 		{&s.slowDown, sqlSlowDown},
+		{&s.tally, sqlTally},
 		{&s.event, sqlEvent},
 		{&s.dup, sqlDup},
 		{&s.rule, sqlRule},
@@ -332,6 +336,11 @@ func (a *applier) apply(st *statements, b *record.Batch) error {
 	}
 	if err := a.recrawl(&st.recrawl, b); err != nil {
 		return err
+	}
+	for _, t := range b.Tallies {
+		if _, err := a.exec(st.tally, tallyPrefix+t.Key, t.Add); err != nil {
+			return fmt.Errorf("tally %s: %w", t.Key, err)
+		}
 	}
 	for _, sd := range b.SlowDowns {
 		if _, err := a.exec(st.slowDown, int64(sd.Tries), int64(sd.URL)); err != nil {
@@ -575,7 +584,7 @@ func (a *applier) page(st *statements, p *record.PageRecord) error {
 // ("created", "schema" and those starting with "count.") are refused with
 // ErrReservedKey.
 func (db *DB) SetMeta(ctx context.Context, key, value string) error {
-	if strings.HasPrefix(key, reservedPrefix) || key == keyCreated || key == keySchema {
+	if strings.HasPrefix(key, reservedPrefix) || strings.HasPrefix(key, tallyPrefix) || key == keyCreated || key == keySchema {
 		return fmt.Errorf("%w: %q", ErrReservedKey, key)
 	}
 	db.mu.Lock()

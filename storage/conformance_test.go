@@ -272,6 +272,8 @@ func TestMemStoreConforms(t *testing.T) {
 			Holds: []record.HeldLinks{{Probe: cProbe, Page: cI, Links: []string{"http://s1.test/a", "http://s1.test/b"}},
 				{Probe: cProbe, Page: cG}, {Probe: cProbe + 1, Page: cNone, Links: []string{"http://s1.test/c"}}},
 		}},
+		{name: "tallies", batch: record.Batch{Tallies: []record.Tally{{Key: "error.timeout", Add: 3}, {Key: "skipped.robots", Add: 2},
+			{Key: "error.timeout", Add: -1}, {Key: "sitemaps.read", Add: 0}}}},
 		{name: "slow downs", batch: record.Batch{SlowDowns: []record.SlowDown{{URL: cB, Tries: 2} /* skipped: ignored */, {URL: cE, Tries: 1}, {URL: cE, Tries: 2},
 			{URL: cA, Tries: 1} /* fetched: ignored */, {URL: cNone, Tries: 1}}}},
 		{name: "rule again, learned time stays", batch: record.Batch{Rules: []record.RuleRecord{{Rule: rule2, Time: at(20)}}}},
@@ -372,6 +374,9 @@ func TestMemStoreConforms(t *testing.T) {
 	}
 	if len(final.Held) != 0 || len(final.Coverage) != 3 || len(final.Channels) != 2 || final.Counters.Pages != 8 {
 		t.Errorf("held %d, coverage %+v, channels %d, counters %+v", len(final.Held), final.Coverage, len(final.Channels), final.Counters)
+	}
+	if want := map[string]int64{"error.timeout": 2, "skipped.robots": 2, "sitemaps.read": 0}; !reflect.DeepEqual(final.Counters.Tallies, want) {
+		t.Errorf("tallies %v, want %v", final.Counters.Tallies, want)
 	}
 	if want := (record.DupCounts{Exact: 1, Near: 1, Soft404: 1}); final.DupCounts != want {
 		t.Errorf("duplicate counts %+v, want %+v", final.DupCounts, want)

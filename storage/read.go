@@ -329,7 +329,27 @@ func (db *DB) Counters(ctx context.Context) (record.Counters, error) {
 	if err != nil {
 		return record.Counters{}, err
 	}
-	return record.Counters{Pages: c[cPages], Bytes: c[cBytes], Errors: c[cErrors], Recrawls: c[cRecrawls]}, nil
+	out := record.Counters{Pages: c[cPages], Bytes: c[cBytes], Errors: c[cErrors], Recrawls: c[cRecrawls]}
+	rows, err := db.r.QueryContext(ctx, `SELECT key, value FROM meta WHERE key >= ? AND key < ?`, tallyPrefix, "tally/")
+	if err != nil {
+		return record.Counters{}, fmt.Errorf("storage: counters: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k string
+		var v int64
+		if err := rows.Scan(&k, &v); err != nil {
+			return record.Counters{}, fmt.Errorf("storage: counters: %w", err)
+		}
+		if out.Tallies == nil {
+			out.Tallies = map[string]int64{}
+		}
+		out.Tallies[strings.TrimPrefix(k, tallyPrefix)] = v
+	}
+	if err := rows.Err(); err != nil {
+		return record.Counters{}, fmt.Errorf("storage: counters: %w", err)
+	}
+	return out, nil
 }
 
 func (db *DB) counters(ctx context.Context) (c [nCounters]int64, err error) {

@@ -280,6 +280,10 @@ const (
 	keySchema  = "schema"  // SchemaVersion that created the file
 
 	reservedPrefix = "count."
+
+	// tallyPrefix starts the keys of the engine's own figures
+	// (record.Batch.Tallies), kept with the counters.
+	tallyPrefix = "tally."
 )
 
 // counterKeys lists the counters in the order of the counters array.

@@ -15,6 +15,7 @@ type Batch struct {
 	// SlowDowns set the 429/503 tries of queued URLs (QueuedURL.SlowDowns);
 	// URLs no longer queued are left as they are.
 	SlowDowns []SlowDown
+	Tallies   []Tally // added to the engine's figures (Counters.Tallies)
 
 	Dups     []DupRecord
 	Rules    []RuleRecord
@@ -45,7 +46,7 @@ type Batch struct {
 
 // Len reports how many records the batch holds.
 func (b *Batch) Len() int {
-	return len(b.Sites) + len(b.URLs) + len(b.Pages) + len(b.Links) + len(b.Skips) + len(b.SlowDowns) + len(b.UnskipRules) + len(b.Unskips) + len(b.Events) +
+	return len(b.Sites) + len(b.URLs) + len(b.Pages) + len(b.Links) + len(b.Skips) + len(b.SlowDowns) + len(b.Tallies) + len(b.UnskipRules) + len(b.Unskips) + len(b.Events) +
 		len(b.Dups) + len(b.Rules) + len(b.Soft404s) + len(b.Holds) + len(b.Releases) + len(b.Priorities) + len(b.RankRuns) + len(b.Ranks) +
 		len(b.Requeues) + len(b.Channels) + len(b.Groups) + len(b.Reassignments)
 }
@@ -58,7 +59,7 @@ func (b *Batch) Reset() {
 	clear(b.Soft404s)
 	clear(b.Holds)
 	b.Sites, b.URLs, b.Pages, b.Links, b.Skips, b.Events = b.Sites[:0], b.URLs[:0], b.Pages[:0], b.Links[:0], b.Skips[:0], b.Events[:0]
-	b.SlowDowns = b.SlowDowns[:0]
+	b.SlowDowns, b.Tallies = b.SlowDowns[:0], b.Tallies[:0]
 	b.Dups, b.Rules, b.Soft404s, b.UnskipRules, b.Unskips = b.Dups[:0], b.Rules[:0], b.Soft404s[:0], b.UnskipRules[:0], b.Unskips[:0]
 	b.Holds, b.Releases = b.Holds[:0], b.Releases[:0]
 	b.Priorities, b.RankRuns, b.Ranks = b.Priorities[:0], b.RankRuns[:0], b.Ranks[:0]
@@ -75,6 +76,7 @@ func (b *Batch) Append(src *Batch) {
 	b.Skips = append(b.Skips, src.Skips...)
 	b.Events = append(b.Events, src.Events...)
 	b.SlowDowns = append(b.SlowDowns, src.SlowDowns...)
+	b.Tallies = append(b.Tallies, src.Tallies...)
 	b.Dups = append(b.Dups, src.Dups...)
 	b.Rules = append(b.Rules, src.Rules...)
 	b.Soft404s = append(b.Soft404s, src.Soft404s...)

@@ -175,6 +175,12 @@ func (m *MemStore) Apply(ctx context.Context, b *Batch) error {
 		}
 		to[l.To] = struct{}{}
 	}
+	for _, t := range b.Tallies {
+		if m.counters.Tallies == nil {
+			m.counters.Tallies = map[string]int64{}
+		}
+		m.counters.Tallies[t.Key] += t.Add
+	}
 	for _, sd := range b.SlowDowns {
 		if u := m.urls[sd.URL]; u != nil && u.State == URLQueued {
 			u.slowDowns = sd.Tries

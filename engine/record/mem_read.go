@@ -7,6 +7,7 @@ import (
 	"cmp"
 	"context"
 	"lidi/engine/fetch"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -49,7 +50,9 @@ func (m *MemStore) URLFingerprints(ctx context.Context, fn func(id uint64)) erro
 func (m *MemStore) Counters(ctx context.Context) (Counters, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.counters, nil
+	c := m.counters
+	c.Tallies = maps.Clone(c.Tallies)
+	return c, nil
 }
 
 // Fingerprints calls fn for every fetched page and answered probe, in the

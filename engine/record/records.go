@@ -242,6 +242,18 @@ type Counters struct {
 	Bytes    int64
 	Errors   int64
 	Recrawls int64
+	// Tallies are the engine's own figures, by name (Batch.Tallies); nil
+	// for none.
+	Tallies map[string]int64
+}
+
+// Tally adds Add to the engine's figure Key (errors by kind, URLs not
+// fetched by reason, ...), kept with the batch that holds what it counts
+// and given back by Counters, so that a continued crawl's figures go on
+// from where they stopped.
+type Tally struct {
+	Key string
+	Add int64
 }
 
 // SkipReason says why a URL or a link was not fetched.
