@@ -241,8 +241,10 @@ type Detector struct {
 	mirrored       map[string]*mirrored // by origin: directories whose pages say they are copies
 	items          pageItems            // Page.Items of stored pages that have it
 
-	priors  map[uint64]*prior // shapes of rules across origins (prior.go)
-	matters map[string]bool   // parameter names a pair showed to change the page
+	priors  map[uint64]*prior       // shapes of rules across origins (prior.go)
+	matters map[string]bool         // parameter names a pair showed to change the page
+	pending map[uint64][]*candidate // shapes waiting on several origins at once (prior.go)
+	pooled  []Rule                  // rules completed by another origin's pair (prior.go)
 
 	soft     map[string]*soft404State // by origin
 	softSigs []*Soft404Sig

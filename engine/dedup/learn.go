@@ -339,8 +339,10 @@ func (d *Detector) ready(c *candidate) bool {
 		// matters, and pages that differ by it contradict the rule.
 		return true
 	case DropSegments, ReplaceSegments:
-		// Under one parent the prefix swap says the same, less generally.
-		return len(c.contexts) >= 2 || prior
+		// Under one parent the prefix swap says the same, less generally
+		// (pooled evidence is about the swap's shape, not this one's).
+		p, _ := d.priorOf(c)
+		return len(c.contexts) >= 2 || p > 0
 	case SwapPrefix:
 		if u, dp := d.dirCounts(r.Origin + r.From); dp < u {
 			return false // the directory has more unique pages than copies
@@ -400,6 +402,8 @@ func (d *Detector) activate(c *candidate, pair Pair) *Rule {
 	}
 	c.active = rule
 	if p, _ := d.priorOf(c); p > 0 && c.rule.Supports < d.evidenceMin {
+		rule.Prior = p
+	} else if p := d.pooledOf(c); p > 0 && c.rule.Supports < d.evidenceMin {
 		rule.Prior = p
 	}
 	d.learnedShape(rule)

@@ -85,7 +85,7 @@ func paramShapeKey(r *Rule) uint64 {
 }
 
 // shapePairs is what a parameter rule needs with a prior of its kind only.
-const shapePairs = 2
+const shapePairs = 1
 
 // wwwTwinPairs is what a whole-host swap for the www twin needs, its
 // home page among the pairs, without a prior.
@@ -183,6 +183,8 @@ func (d *Detector) need(c *candidate) int {
 		// answers alike needs one more pair, and its twins observed
 		// are compared with it all the same (compareTwins).
 		return min(wwwTwinPairs, d.evidenceMin)
+	case n == 0 && d.pooledOf(c) > 0:
+		return min(pooledPairs, d.evidenceMin)
 	case n == 0:
 		return d.evidenceMin
 	case exact:
@@ -209,4 +211,92 @@ func (d *Detector) noteMatters(a, b *urlParts) {
 		d.matters = make(map[string]bool)
 	}
 	d.matters[strings.Clone(name)] = true
+}
+
+// Evidence pooled across origins. Early in a crawl the first origins of a
+// shape meet it at the same time, before any has learned it: each would
+// pay Config.MirrorEvidence pairs, and none would be a prior for the
+// others. So a shape that priorHosts origins show at once, each with
+// pooledPairs pairs and none contradicted (learned there, or a candidate
+// still waiting), needs pooledPairs on each: priorHosts*pooledPairs pairs
+// on as many origins instead of priorHosts*MirrorEvidence. The rule says
+// how many other origins vouched for it (Rule.Prior). A parameter shown
+// to matter anywhere is never pooled (priorOf's rule).
+
+// pooledPairs is what a candidate needs while its shape is pooled.
+const pooledPairs = 2
+
+// maxPending bounds the candidates kept per shape for pooling: once
+// priorHosts origins learned it, the prior applies instead.
+const maxPending = 16
+
+// poolKey returns the shape candidate c is pooled under (0 for none):
+// a parameter rule's kind whatever its name, another kind's rewrite.
+func poolKey(c *candidate) uint64 {
+	if isParamKind(c.rule.Kind) {
+		return paramShapeKey(&c.rule)
+	}
+	return priorKey(&c.rule)
+}
+
+// notePending records that candidate c reached pooledPairs pairs.
+func (d *Detector) notePending(c *candidate) {
+	k := poolKey(c)
+	if k == 0 || c.rule.Supports != pooledPairs || len(d.pending[k]) >= maxPending {
+		return
+	}
+	if d.pending == nil {
+		d.pending = make(map[uint64][]*candidate)
+	}
+	d.pending[k] = append(d.pending[k], c)
+}
+
+// pooledOf returns how many origins other than c's show its shape with
+// pooledPairs pairs or more, if priorHosts-1 do and nothing contradicted
+// the shape (0 otherwise).
+func (d *Detector) pooledOf(c *candidate) int {
+	k := poolKey(c)
+	cs := d.pending[k]
+	if k == 0 || len(cs) == 0 || isParamKind(c.rule.Kind) && d.matters[c.rule.Name] {
+		return 0
+	}
+	var others []string
+	if p := d.priors[k]; p != nil {
+		if p.contradicted {
+			return 0
+		}
+		for _, o := range p.origins {
+			if o != c.rule.Origin {
+				others = append(others, o)
+			}
+		}
+	}
+	for _, o := range cs {
+		if o.rule.Origin == c.rule.Origin || o.rejected || o.contra > 0 || containsStr(others, o.rule.Origin) {
+			continue
+		}
+		if isParamKind(o.rule.Kind) && d.matters[o.rule.Name] {
+			continue
+		}
+		others = append(others, o.rule.Origin)
+	}
+	if len(others) < priorHosts-1 {
+		return 0
+	}
+	return len(others)
+}
+
+// completePending makes rules of the candidates waiting under c's shape
+// on other origins that the pooled evidence now makes ready, once c
+// became a rule from it; they are reported with the next decision's
+// rules (Detector.pooled).
+func (d *Detector) completePending(c *candidate) {
+	for _, o := range d.pending[poolKey(c)] {
+		if o == c || o.active != nil || o.rejected || o.contra > 0 || len(o.rule.Support) == 0 || !d.ready(o) {
+			continue
+		}
+		if r := d.activateChosen(o, o.rule.Support[len(o.rule.Support)-1]); r != nil {
+			d.pooled = append(d.pooled, *r)
+		}
+	}
 }

@@ -25,11 +25,7 @@ func TestPriorAcrossHosts(t *testing.T) {
 	t.Run("one pair after three hosts", func(t *testing.T) {
 		d := New(Config{})
 		for k := range 3 {
-			for _, r := range learned(crawl(d, noisy(fmt.Sprintf("http://shop%d.example", k), "campaign", uint64(60+k)))) {
-				if r.Prior != 0 {
-					t.Errorf("%v learned with a prior on one of the first hosts", r.String())
-				}
-			}
+			checkFirstHosts(t, k, learned(crawl(d, noisy(fmt.Sprintf("http://shop%d.example", k), "campaign", uint64(60+k)))))
 		}
 		w := newWeb("https://fourth.example.org", 70)
 		f := w.page("/x/y.html", 99, pageOpt{})
@@ -84,7 +80,10 @@ func TestPriorWWWTwin(t *testing.T) {
 			t.Fatalf("%s: learned %v, want the whole host swapped", host, rs)
 		}
 		want, pairs := 0, wwwTwinPairs
-		if k == 3 {
+		switch k {
+		case priorHosts - 1:
+			want = k // pooled: as many pairs as without
+		case priorHosts:
 			want, pairs = priorHosts, 1
 		}
 		if rs[0].Prior != want || rs[0].Supports != pairs {
@@ -123,11 +122,27 @@ func TestWWWTwinEvidence(t *testing.T) {
 	}
 }
 
+// checkFirstHosts checks the rules the k-th host of a shape learned
+// (from 0), the hosts crawled one after the other: the first two need
+// full evidence and have no prior; the third, with two hosts vouching,
+// needs pooledPairs pairs and says so.
+func checkFirstHosts(t *testing.T, k int, rs []Rule) {
+	t.Helper()
+	for _, r := range rs {
+		switch {
+		case k < priorHosts-1 && r.Prior != 0:
+			t.Errorf("%v learned with a prior on one of the first hosts", r.String())
+		case k == priorHosts-1 && (r.Prior != k || r.Supports != pooledPairs):
+			t.Errorf("%v learned from %d pairs with %d hosts vouching, want %d and %d", r.String(), r.Supports, r.Prior, pooledPairs, k)
+		}
+	}
+}
+
 // What other hosts proved is the shape, whatever their names: the file a
 // host serves as its directories' index (one name per host, none that
 // lidi's code knows), a printer-friendly parameter named each host's own
-// way. The next host needs one pair of an index alias, and two, on two
-// paths, of a parameter no other host named; a parameter that a pair
+// way. The next host needs one pair of an index alias or of a parameter
+// no other host named (with that value only); a parameter that a pair
 // anywhere showed to matter gets no prior; and none of these pairs is
 // taken for a soft-404 page answering unrelated names.
 func TestPriorShapeAcrossNames(t *testing.T) {
@@ -148,7 +163,10 @@ func TestPriorShapeAcrossNames(t *testing.T) {
 			}
 			rs := learned(ds)
 			want, supports := 0, DefaultMirrorEvidence
-			if k == 3 {
+			switch k {
+			case priorHosts - 1:
+				want, supports = k, pooledPairs
+			case priorHosts:
 				want, supports = priorHosts, 1
 			}
 			if len(rs) != 1 || rs[0].Kind != DropIndex || rs[0].Name != name || rs[0].Prior != want || rs[0].Supports != supports {
@@ -170,17 +188,10 @@ func TestPriorShapeAcrossNames(t *testing.T) {
 	t.Run("parameter names", func(t *testing.T) {
 		d := New(Config{})
 		for k, nv := range [][2]string{{"imprimir", "si"}, {"druck", "1"}, {"printable", "yes"}} {
-			for _, r := range learned(crawl(d, printable(fmt.Sprintf("http://news%d.example", k), nv[0], nv[1], uint64(300+k), three...))) {
-				if r.Prior != 0 {
-					t.Errorf("%v learned with a prior on one of the first hosts", r.String())
-				}
-			}
+			checkFirstHosts(t, k, learned(crawl(d, printable(fmt.Sprintf("http://news%d.example", k), nv[0], nv[1], uint64(300+k), three...))))
 		}
 		fs := printable("http://fourth.example", "vista", "impresion", 310, "/x.html", "/y/z.html")
-		if rs := learned(crawl(d, fs[:2])); len(rs) > 0 {
-			t.Fatalf("learned %v from one pair of a parameter no host named", rs)
-		}
-		rs := learned(crawl(d, fs[2:]))
+		rs := learned(crawl(d, fs[:2*shapePairs]))
 		if len(rs) != 1 || rs[0].Kind != DropParamValue || rs[0].Name != "vista" || rs[0].Value != "impresion" || rs[0].Prior != priorHosts || rs[0].Supports != shapePairs {
 			t.Fatalf("learned %v, want drop ?vista=impresion from %d pairs with a prior", rs, shapePairs)
 		}
@@ -202,6 +213,57 @@ func TestPriorShapeAcrossNames(t *testing.T) {
 			if rs := learned(crawl(d, fs)); len(rs) > 0 {
 				t.Errorf("learned %v from two pairs of ?%s, which matters", rs, nv[0])
 			}
+		}
+	})
+}
+
+// The first hosts of a shape, met at once before any has learned it,
+// pool their evidence: three hosts with two pairs each learn the rule
+// each, the first two as soon as the third has its second pair. A
+// parameter shown to matter is never pooled.
+func TestPriorPooled(t *testing.T) {
+	// interleaved serves the pages of origins, each also under
+	// ?name=value, one path of each origin in turn.
+	interleaved := func(name string, seed uint64, paths int, origins ...string) []fetch {
+		var fs []fetch
+		ws := make([]*web, len(origins))
+		for k, o := range origins {
+			ws[k] = newWeb(o, seed+uint64(k))
+		}
+		for i := range paths {
+			for k, w := range ws {
+				p := fmt.Sprintf("/s%d/p%d.html", k, i)
+				f := w.page(p, uint64(100*k+i), pageOpt{})
+				fs = append(fs, f, w.page(p+"?"+name+"=on", uint64(100*k+i), pageOpt{}))
+			}
+		}
+		return fs
+	}
+	origins := []string{"http://alpha.example", "http://beta.example", "http://gamma.example"}
+	t.Run("three hosts at once", func(t *testing.T) {
+		d := New(Config{})
+		rs := learned(crawl(d, interleaved("kiosk", 400, pooledPairs, origins...)))
+		if len(rs) != len(origins) {
+			t.Fatalf("learned %v, want a rule on each of %d hosts", rs, len(origins))
+		}
+		for _, r := range rs {
+			if r.Kind != DropParamValue || r.Name != "kiosk" || r.Supports != pooledPairs || r.Prior != priorHosts-1 {
+				t.Errorf("learned %v from %d pairs, prior %d; want drop ?kiosk=on from %d pairs pooled with %d hosts", r.String(), r.Supports, r.Prior, pooledPairs, priorHosts-1)
+			}
+		}
+	})
+	t.Run("two hosts are not enough", func(t *testing.T) {
+		d := New(Config{})
+		if rs := learned(crawl(d, interleaved("kiosk", 410, pooledPairs, origins[:2]...))); len(rs) > 0 {
+			t.Errorf("learned %v from %d pairs on two hosts", rs, pooledPairs)
+		}
+	})
+	t.Run("a parameter that matters", func(t *testing.T) {
+		d := New(Config{})
+		forum := newWeb("http://forum.example", 420)
+		crawl(d, []fetch{forum.page("/t/1?kiosk=2", 1, pageOpt{}), forum.page("/t/1?kiosk=3", 2, pageOpt{})})
+		if rs := learned(crawl(d, interleaved("kiosk", 421, pooledPairs, origins...))); len(rs) > 0 {
+			t.Errorf("learned %v from pooled pairs of ?kiosk, which matters", rs)
 		}
 	})
 }

@@ -125,7 +125,8 @@ type Rule struct {
 	Covered int64
 	// Prior, when not 0, is how many other origins had learned a rule of
 	// the same rewrite, never contradicted, when this one was learned
-	// from fewer pairs than Config.MirrorEvidence (see prior.go).
+	// from fewer pairs than Config.MirrorEvidence, or, before any had,
+	// how many other origins showed it at once (see prior.go).
 	Prior int
 	// Choice is why a directory or host swap keeps its canonical side
 	// rather than the other (see original.go); zero for other kinds and

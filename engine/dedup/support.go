@@ -30,7 +30,7 @@ func (d *Detector) support(dup, orig uint32, du *urlParts) []Rule {
 				}
 			}
 		})
-		return learned
+		return d.withPooled(learned)
 	}
 	d.alignments(du, &ou, func(rw *rewriteOf) {
 		if r := d.supportOne(rw, pair, du, dup); r != nil {
@@ -43,6 +43,16 @@ func (d *Detector) support(dup, orig uint32, du *urlParts) []Rule {
 			}
 		}
 	})
+	return d.withPooled(learned)
+}
+
+// withPooled returns learned with the rules other origins' candidates
+// became from the pooled evidence of this pair (see completePending).
+func (d *Detector) withPooled(learned []Rule) []Rule {
+	if len(d.pooled) > 0 {
+		learned = append(learned, d.pooled...)
+		d.pooled = d.pooled[:0]
+	}
 	return learned
 }
 
@@ -125,10 +135,15 @@ func (d *Detector) supportOne(rw *rewriteOf, pair Pair, cu *urlParts, cp uint32)
 		}
 		c.under = commonDir(c.under, cu.dirPath())
 	}
+	d.notePending(c)
 	if !d.ready(c) {
 		return nil
 	}
-	return d.activateChosen(c, pair)
+	r := d.activateChosen(c, pair)
+	if r != nil && r.Prior > 0 && r.Supports <= pooledPairs {
+		d.completePending(c)
+	}
+	return r
 }
 
 // evidencePath returns the key of the path a copy at u gives evidence
