@@ -2,11 +2,7 @@ package cluster
 
 import (
 	"context"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"slices"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -20,45 +16,11 @@ import (
 func TestASlaveFrozenPastThreeHeartbeats(t *testing.T) {
 	dir := t.TempDir()
 	const token = "freeze-token"
-	srv, err := StartServer(ServerOptions{Listen: "127.0.0.1:0", StoreDir: filepath.Join(dir, "nats"), Auth: Auth{Token: token}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	m, err := StartMaster(context.Background(), MasterOptions{Server: srv, Dial: DialOptions{Auth: Auth{Token: token}}, Timing: Timing{Grace: time.Second, Heartbeat: nsBeat}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	d := NewDispatcher(m, DispatcherOptions{})
-	defer d.Close()
-	d.Resume(nil, nil)
+	srv, m, d := helperMaster(t, "127.0.0.1:0", token, dir)
 
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The slave is this test binary run again as TestNetnsSlaveHelper,
 	// on loopback: a process of its own, to be stopped and continued.
-	cmd := exec.Command(exe, "-test.run=^TestNetnsSlaveHelper$", "-test.v")
-	cmd.Env = append(os.Environ(), nsSlaveEnv+"="+srv.URL(), nsTokenEnv+"="+token, nsSpoolEnv+"="+filepath.Join(dir, "frozen.spool"))
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var log strings.Builder
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		cmd.Process.Signal(syscall.SIGCONT)
-		stdin.Close()
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("the slave's log:\n%s", log.String())
-		}
-	}()
+	cmd := helperSlave(t, nil, srv.URL(), token, filepath.Join(dir, "frozen.spool"))
 	waitFor(t, "the slave heard", func() bool { return len(m.Slaves()) == 1 })
 
 	var r reports
@@ -88,31 +50,6 @@ func TestASlaveFrozenPastThreeHeartbeats(t *testing.T) {
 	if got := r.of(7); len(got) != len(rs) {
 		t.Errorf("%d results reported after the lease ended", len(got)-len(rs))
 	}
-	kept := m.Stats().Late
-	next := nsLease(7, 0)
-	next.ID = 8
-	for _, q := range l.URLs {
-		if slices.Contains(end.Returned, q.ID) {
-			next.URLs = append(next.URLs, q)
-		}
-	}
-	d.Dispatch(context.Background(), next, r.report)
-	waitFor(t, "the next lease ended", ended(&r, 8))
-	seen := make(map[uint64]bool)
-	for _, p := range append(r.of(7), r.of(8)...) {
-		if p.Page == nil {
-			continue
-		}
-		if seen[p.Page.Record.URL] {
-			t.Errorf("URL %d reported twice", p.Page.Record.URL)
-		}
-		seen[p.Page.Record.URL] = true
-	}
-	if len(seen) != len(l.URLs) {
-		t.Errorf("%d URLs reported of %d", len(seen), len(l.URLs))
-	}
-	if got := d.Stats().Late; got < kept {
-		t.Errorf("%d late pages applied, %d kept before the site's next lease", got, kept)
-	}
+	nextLeaseOpensWithLatePages(t, m, d, &r, l, end)
 	t.Logf("frozen after %d pages; %d late pages applied in the next lease", len(rs)-1, d.Stats().Late)
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -162,44 +163,9 @@ func TestASlaveCutOffInItsOwnNamespace(t *testing.T) {
 	ns, here, link := newNamespace(t)
 	dir := t.TempDir()
 	const token = "netns-token"
-	srv, err := StartServer(ServerOptions{Listen: netip.AddrPortFrom(here, 0).String(), StoreDir: filepath.Join(dir, "nats"), Auth: Auth{Token: token}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	timing := Timing{Grace: time.Second, Heartbeat: nsBeat}
-	m, err := StartMaster(context.Background(), MasterOptions{Server: srv, Dial: DialOptions{Auth: Auth{Token: token}}, Timing: timing})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	d := NewDispatcher(m, DispatcherOptions{})
-	defer d.Close()
-	d.Resume(nil, nil)
+	srv, m, d := helperMaster(t, netip.AddrPortFrom(here, 0).String(), token, dir)
 
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("ip", "netns", "exec", ns, exe, "-test.run=^TestNetnsSlaveHelper$", "-test.v")
-	cmd.Env = append(os.Environ(), nsSlaveEnv+"="+srv.URL(), nsTokenEnv+"="+token, nsSpoolEnv+"="+filepath.Join(dir, "ns.spool"))
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// One writer for both: exec then writes from one goroutine at a time.
-	var log strings.Builder
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		stdin.Close()
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("the slave's log:\n%s", log.String())
-		}
-	}()
+	helperSlave(t, []string{"ip", "netns", "exec", ns}, srv.URL(), token, filepath.Join(dir, "ns.spool"))
 	waitFor(t, "the slave heard over the veth link", func() bool { return len(m.Slaves()) == 1 })
 	if a := m.Slaves()[0].Addr; strings.HasPrefix(a, "127.") {
 		t.Fatalf("the slave reached the master from %s: not from its own namespace", a)
@@ -247,21 +213,59 @@ func TestASlaveCutOffInItsOwnNamespace(t *testing.T) {
 	if late > int((3*nsBeat)/nsPageEvery)+2 {
 		t.Errorf("the slave sent %d pages after it was cut off: it went on fetching without its liberty", late)
 	}
-	// The site's next lease, with the URLs given back, opens with the
-	// late pages; the slave fetches only the others, and no URL is
-	// reported twice across the two leases.
-	next := nsLease(7, 0)
+	nextLeaseOpensWithLatePages(t, m, d, &r, l, end.End)
+}
+
+// helperSlave starts TestNetnsSlaveHelper as the slave of the master at
+// url, its command prefixed with wrap (e.g. ip netns exec NS), and stops
+// it when the test ends, logging what it said if the test failed.
+func helperSlave(t *testing.T, wrap []string, url, token, spool string) *exec.Cmd {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	argv := append(append([]string(nil), wrap...), exe, "-test.run=^TestNetnsSlaveHelper$", "-test.v")
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), nsSlaveEnv+"="+url, nsTokenEnv+"="+token, nsSpoolEnv+"="+spool)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One writer for both: exec then writes from one goroutine at a time.
+	var log strings.Builder
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGCONT) // a frozen slave too
+		stdin.Close()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("the slave's log:\n%s", log.String())
+		}
+	})
+	return cmd
+}
+
+// nextLeaseOpensWithLatePages hands the site of lease l, which ended with
+// end while its slave was away, its next lease (8), with the URLs given
+// back: the late pages kept by then open it, the slave fetches the
+// others, and no URL of l is reported twice across the two leases.
+func nextLeaseOpensWithLatePages(t *testing.T, m *Master, d *Dispatcher, r *reports, l *visit.Lease, end *visit.LeaseEnd) {
+	t.Helper()
+	next := nsLease(l.ID, 0)
 	next.ID = 8
 	for _, q := range l.URLs {
-		if slices.Contains(end.End.Returned, q.ID) {
+		if slices.Contains(end.Returned, q.ID) {
 			next.URLs = append(next.URLs, q)
 		}
 	}
 	kept := m.Stats().Late // late pages may still come: those are fetched again
 	d.Dispatch(context.Background(), next, r.report)
-	waitFor(t, "the next lease ended", ended(&r, 8))
+	waitFor(t, "the next lease ended", ended(r, 8))
 	seen := make(map[uint64]bool)
-	for _, p := range append(r.of(7), r.of(8)...) {
+	for _, p := range append(r.of(l.ID), r.of(8)...) {
 		if p.Page == nil {
 			continue
 		}
@@ -276,4 +280,24 @@ func TestASlaveCutOffInItsOwnNamespace(t *testing.T) {
 	if got := d.Stats().Late; got < kept {
 		t.Errorf("%d late pages applied, %d kept before the site's next lease", got, kept)
 	}
+}
+
+// helperMaster starts a master on a server listening on listen, at the
+// helper slave's heartbeat, with its Dispatcher; the test's end stops
+// them, after the helper slave (cleanups run last first).
+func helperMaster(t *testing.T, listen, token, dir string) (*Server, *Master, *Dispatcher) {
+	srv, err := StartServer(ServerOptions{Listen: listen, StoreDir: filepath.Join(dir, "nats"), Auth: Auth{Token: token}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	m, err := StartMaster(context.Background(), MasterOptions{Server: srv, Dial: DialOptions{Auth: Auth{Token: token}}, Timing: Timing{Grace: time.Second, Heartbeat: nsBeat}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	d := NewDispatcher(m, DispatcherOptions{})
+	t.Cleanup(d.Close)
+	d.Resume(nil, nil)
+	return srv, m, d
 }
