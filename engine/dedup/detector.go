@@ -245,6 +245,9 @@ type Detector struct {
 	matters map[string]bool         // parameter names a pair showed to change the page
 	pending map[uint64][]*candidate // shapes waiting on several origins at once (prior.go)
 	pooled  []Rule                  // rules completed by another origin's pair (prior.go)
+	// itemsPair is set while support records a pair of listings of the
+	// same items (TestSameItems).
+	itemsPair bool
 
 	soft     map[string]*soft404State // by origin
 	softSigs []*Soft404Sig
@@ -501,7 +504,9 @@ func (d *Detector) Observe(p Page) Decision {
 		ou := d.parts(uint32(orig))
 		dec.Learned = append(dec.Learned, d.support(uint32(orig), idx, &ou)...)
 	} else if orig >= 0 && d.evidenceMin > 0 && !d.isSoft404(uint32(orig)) {
+		d.itemsPair = dec.Test == TestSameItems
 		dec.Learned = append(dec.Learned, d.support(idx, uint32(orig), &u)...)
+		d.itemsPair = false
 		if len(dec.Learned) == 0 {
 			ou := d.parts(uint32(orig))
 			if u.origin() == ou.origin() && hasDigit(&u) && shapeKey(&u) == shapeKey(&ou) {

@@ -31,6 +31,7 @@ type candidate struct {
 	paths    []uint64 // parameter rules: distinct path keys, up to Support
 	contexts []uint64 // segment rules: distinct parents of the run, up to 2
 	values   []string // DropParam: distinct values dropped, up to 2
+	items    bool     // DropParam: a pair was of listings of the same items
 	home     bool     // SwapHost: the home page is among the copies
 	dirs     []int32  // SwapHost: distinct directories of the copies, up to 2
 	under    string   // SwapHost: the deepest directory holding every copy
@@ -329,9 +330,12 @@ func (d *Detector) ready(c *candidate) bool {
 		// Only a parameter seen with two values is noise whatever its
 		// value; with one, DropParamValue is the rule (for a query),
 		// unless other hosts dropped this very parameter whatever its
-		// value.
+		// value, or, with a prior of the kind, the pair showed a
+		// listing's very items under it: a parameter that leaves the
+		// items alone orders or presents them, whatever the value (the
+		// next page of a listing, other items, contradicts it).
 		_, exact := d.priorOf(c)
-		return len(c.paths) >= need && (len(c.values) >= 2 || prior && exact)
+		return len(c.paths) >= need && (len(c.values) >= 2 || prior && (exact || c.items))
 	case DropParamValue, DropIndex, FoldCase:
 		return len(c.paths) >= need
 	case SortParams:
@@ -361,6 +365,12 @@ func (d *Detector) ready(c *candidate) bool {
 		// and those are evidence of the mirror, not against it. Twins
 		// that differ contradict the swap (see compareTwins).
 		if c.home {
+			return true
+		}
+		if p, _ := d.priorOf(c); p > 0 && isWWWTwin(r) {
+			// Other hosts proved the shape; this one's twins observed
+			// are compared all the same (compareTwins), and one that
+			// differs withdraws it.
 			return true
 		}
 		if r.From == "" && c.under != "/" {

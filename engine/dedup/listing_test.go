@@ -77,3 +77,46 @@ func TestListingSortOrder(t *testing.T) {
 		t.Error("a page of two links is a listing")
 	}
 }
+
+// With a prior of the kind from other shops, one pair of listings of the
+// same items under a parameter no shop named drops it whatever its value
+// (another order is another value); the page of a listing is kept.
+func TestListingPriorOneOrder(t *testing.T) {
+	d := New(Config{})
+	shop := func(origin, param string, k int) []Rule {
+		var rules []Rule
+		for j, cat := range []string{"/zapatos", "/botas", "/sandalias"} {
+			base := origin + cat
+			first := make([]int, 12)
+			for i := range first {
+				first[i] = 1000*k + 100*j + i
+			}
+			byName := slices.Clone(first)
+			slices.Reverse(byName)
+			byDate := append(slices.Clone(first[6:]), first[:6]...)
+			for _, p := range []Page{listing(base, first, nil), listing(base+"?"+param+"=nombre", byName, nil), listing(base+"?"+param+"=fecha", byDate, nil)} {
+				rules = append(rules, d.Observe(p).Learned...)
+			}
+		}
+		return rules
+	}
+	for k, param := range []string{"orden", "sortierung", "tri"} {
+		if rs := shop(fmt.Sprintf("http://tienda%d.example", k), param, k); len(rs) == 0 {
+			t.Fatalf("shop %d: learned nothing of ?%s", k, param)
+		}
+	}
+	base := "http://cuarta.example/zapatos"
+	first := []int{9001, 9002, 9003, 9004, 9005, 9006, 9007, 9008}
+	byName := slices.Clone(first)
+	slices.Reverse(byName)
+	var rules []Rule
+	for _, p := range []Page{listing(base, first, nil), listing(base+"?ordenar=nombre", byName, nil)} {
+		rules = append(rules, d.Observe(p).Learned...)
+	}
+	if len(rules) == 0 || rules[0].Kind != DropParam || rules[0].Name != "ordenar" || rules[0].Supports != 1 {
+		t.Fatalf("learned %v from one pair of listings of the same items, want drop ?ordenar", rules)
+	}
+	if c, _, _ := d.Canonical("http://cuarta.example/botas?ordenar=fecha&pagina=2"); c != "http://cuarta.example/botas?pagina=2" {
+		t.Errorf("Canonical = %s: want the order dropped, whatever its value, and the page kept", c)
+	}
+}

@@ -90,6 +90,19 @@ func TestPriorWWWTwin(t *testing.T) {
 			t.Errorf("%s: %v from %d pairs, prior %d; want prior %d from %d pairs", host, rs[0].String(), rs[0].Supports, rs[0].Prior, want, pairs)
 		}
 	}
+	// With the prior, a pair of pages other than the home page is enough;
+	// a twin observed that differs withdraws the swap.
+	w := newWeb("http://www.site9.example", 109)
+	f := w.page("/deep/a.html", 1, pageOpt{})
+	rs := learned(crawl(d, []fetch{f, w.at("http://site9.example", f)}))
+	if len(rs) != 1 || rs[0].Kind != SwapHost || rs[0].Prior != priorHosts {
+		t.Fatalf("site9.example: learned %v from one pair of a page not the home page, want the host swapped", rs)
+	}
+	g := w.page("/other.html", 2, pageOpt{})
+	h := w.at("http://site9.example", w.page("/other.html", 3, pageOpt{}))
+	if ds := crawl(d, []fetch{g, h}); len(ds[0].Withdrawn)+len(ds[1].Withdrawn) != 1 {
+		t.Errorf("twins that differ withdrew %v and %v, want the swap", ds[0].Withdrawn, ds[1].Withdrawn)
+	}
 }
 
 // The www twin needs its home page and one more pair, without a prior;

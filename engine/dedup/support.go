@@ -122,6 +122,7 @@ func (d *Detector) supportOne(rw *rewriteOf, pair Pair, cu *urlParts, cp uint32)
 		if (rw.kind == DropParam || rw.kind == DropPathParam) && len(c.values) < 2 && !slices.Contains(c.values, rw.value) {
 			c.values = append(c.values, strings.Clone(rw.value))
 		}
+		c.items = c.items || d.itemsPair && rw.kind == DropParam
 	case DropSegments, ReplaceSegments:
 		if ck := newHasher(keyRule).str(rw.context).sum(); len(c.contexts) < 2 && !slices.Contains(c.contexts, ck) {
 			c.contexts = append(c.contexts, ck)
