@@ -26,6 +26,7 @@ import (
 	"lidi/engine/recrawl"
 	"lidi/engine/sim"
 	"lidi/engine/simweb"
+	"lidi/internal/gcpace"
 	"lidi/storage"
 	"lidi/tui"
 )
@@ -140,6 +141,7 @@ func crawl(ctx context.Context, cfg *config.File, wire func(*engine.Config), hea
 	}
 	defer resolver.Close()
 	setHeapLimit(cfg.HeapLimitMB)
+	go gcpace.Keep(ctx, cfg.HeadroomMB)
 	db, err := storage.Open(cfg.StoragePath, storage.Options{MaxSize: cfg.MaxSize})
 	if err != nil {
 		return err
