@@ -504,7 +504,7 @@ func (d *Detector) Observe(p Page) Decision {
 		ou := d.parts(uint32(orig))
 		dec.Learned = append(dec.Learned, d.support(uint32(orig), idx, &ou)...)
 	} else if orig >= 0 && d.evidenceMin > 0 && !d.isSoft404(uint32(orig)) {
-		d.itemsPair = dec.Test == TestSameItems
+		_, d.itemsPair = d.sameItems(&p, uint32(orig))
 		dec.Learned = append(dec.Learned, d.support(idx, uint32(orig), &u)...)
 		d.itemsPair = false
 		if len(dec.Learned) == 0 {

@@ -80,8 +80,15 @@ func NewFeed(n int) *Feed {
 }
 
 // AheadMax is how many pages a robot of this process may have reported
-// that the loop has not applied yet when it starts another.
-const AheadMax = 2
+// that the loop has not applied yet when it starts another. None: the
+// next page of a lease is often another spelling of the last (another
+// order of a listing's parameters, its sort or view), and one pair is
+// all a rule needs once other hosts showed its shape, so a page started
+// before the last was decided is often the copy that decision spares.
+// With a delay between pages (w of a second or more) the loop has
+// decided long before the next page is due; without one, the robots of
+// other sites keep the connections busy meanwhile.
+const AheadMax = 0
 
 // RobotsFile is a site's robots.txt as fetched: its status and body, from
 // which robots.Rules are rebuilt wherever they are needed.
