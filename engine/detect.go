@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"lidi/engine/cputime"
@@ -453,4 +454,21 @@ func (d *detection) restore(ctx context.Context, store record.Store, known func(
 	}
 	d.counts()
 	return nil
+}
+
+// refilterOthers applies rules learned of origins other than run's (the
+// other side of a host swap, rules of other hosts completed by pooled
+// evidence) to the leases running there, as refilter does to run's own.
+func (c *crawl) refilterOthers(run *leaseRun, learned []dedup.Rule) {
+	for i := range learned {
+		origin := learned[i].Origin
+		for _, o := range c.leases.runs {
+			if o == run || len(o.lease.URLs) == 0 {
+				continue
+			}
+			if u := o.lease.URLs[0].URL; len(u) > len(origin) && u[len(origin)] == '/' && strings.HasPrefix(u, origin) {
+				c.refilter(o)
+			}
+		}
+	}
 }

@@ -175,6 +175,7 @@ func (c *crawl) observe(run *leaseRun, m *visit.PageResult, now time.Time) bool 
 	c.prefer(dec.Prefer, m, now)
 	if len(dec.Learned) > 0 || dec.Kind == dedup.Exact || dec.Kind == dedup.Near {
 		c.refilter(run) // what was learned spares the rest of the lease
+		c.refilterOthers(run, dec.Learned)
 	}
 	d.dup.Time += t.Elapsed() + m.Detect
 	c.apply(now)
