@@ -76,7 +76,8 @@ func isParamKind(k RuleKind) bool {
 // any) gives the same page as the URL without it is a shape hosts share
 // under names of their own (?print=1, ?view=printable, ?sid=, ?s=). Such
 // a prior is weaker than one of the same name: the next origin needs
-// shapePairs pairs of it, on as many paths, rather than one.
+// shapePairs pairs of it, and drops the value it showed only (unless
+// the pairs showed two values, or a listing's very items: see ready).
 func paramShapeKey(r *Rule) uint64 {
 	if !isParamKind(r.Kind) {
 		return 0
@@ -84,7 +85,9 @@ func paramShapeKey(r *Rule) uint64 {
 	return newHasher(keyPrior).byte(byte(r.Kind)).byte(1).sum()
 }
 
-// shapePairs is what a parameter rule needs with a prior of its kind only.
+// shapePairs is what a parameter rule needs with a prior of its kind
+// only: one pair, as with a prior of its name, since the rule it makes
+// keeps the value the pair showed and any page that differs withdraws it.
 const shapePairs = 1
 
 // wwwTwinPairs is what a whole-host swap for the www twin needs, its
