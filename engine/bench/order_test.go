@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,19 +18,37 @@ import (
 )
 
 // firstHostFirst is a resolver that answers for one host at once and for
-// the others after a pause. With every site a seed, it makes the first
-// seed's site the only one ready for the crawl's first visit, as it is in
-// the simulator, and every other site ready long before that visit ends.
+// the others only after that answer is back, and a pause more. With every
+// site a seed, it makes the first seed's site the only one ready for the
+// crawl's first visit, as it is in the simulator, and every other site
+// ready long before that visit ends. The others wait for the first answer
+// itself, not only for the pause: on a loaded machine the first look-up
+// can take longer than the pause. Set first, firstDone and pause before
+// use; it is then safe for concurrent use.
 type firstHostFirst struct {
 	*dns.Cache
-	first string
-	pause time.Duration
+	first     string
+	firstDone chan struct{} // closed once the first host's answer is back
+	once      *sync.Once
+	pause     time.Duration
+}
+
+func newFirstHostFirst(c *dns.Cache, first string, pause time.Duration) firstHostFirst {
+	return firstHostFirst{Cache: c, first: first, firstDone: make(chan struct{}), once: new(sync.Once), pause: pause}
 }
 
 func (r firstHostFirst) Lookup(ctx context.Context, host string) (netip.Addr, error) {
-	if host != r.first {
-		time.Sleep(r.pause)
+	if host == r.first {
+		addr, err := r.Cache.Lookup(ctx, host)
+		r.once.Do(func() { close(r.firstDone) })
+		return addr, err
 	}
+	select {
+	case <-r.firstDone:
+	case <-ctx.Done():
+		return netip.Addr{}, ctx.Err()
+	}
+	time.Sleep(r.pause)
 	return r.Cache.Lookup(ctx, host)
 }
 
@@ -87,7 +106,7 @@ func TestSimMatchesRealCrawl(t *testing.T) {
 				}
 				defer cache.Close()
 				cfg := simConfig(srv.SeedURLs(n), strategy, 1, c, 0)
-				real, _, other, err := crawlOrder(ctx, srv, cfg, db, firstHostFirst{cache, first, 5 * time.Millisecond}, io.Discard, time.Hour)
+				real, _, other, err := crawlOrder(ctx, srv, cfg, db, newFirstHostFirst(cache, first, 5*time.Millisecond), io.Discard, time.Hour)
 				if err != nil {
 					t.Fatal(err)
 				}
