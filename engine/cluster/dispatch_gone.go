@@ -58,7 +58,7 @@ func (d *Dispatcher) reclaim(id string) {
 				return
 			}
 		}
-		d.gone(holder) // it claimed the lease and is no longer heard from
+		d.m.gone(holder) // it claimed the lease and is no longer heard from: its delivered pages first
 		return
 	}
 	delete(d.remote, id)

@@ -216,8 +216,8 @@ func (m *Master) run(ctx context.Context, results jetstream.Consumer) {
 		for {
 			select {
 			case <-sweep.C:
-				for _, id := range m.reg.sweep(time.Now()) {
-					m.gone(id)
+				if ids := m.reg.sweep(time.Now()); len(ids) > 0 {
+					m.gone(ids...)
 				}
 			case <-ctx.Done():
 				return
@@ -376,10 +376,11 @@ func (m *Master) status(msg *nats.Msg) {
 	msg.Respond(b)
 }
 
-// gone passes on that a slave left, once the results it had delivered
-// before are applied (catchUp): a page that reached the stream is not
-// fetched again.
-func (m *Master) gone(slave string) {
+// gone passes on that slaves left, once the results they had delivered
+// before are applied (catchUp, once for all of them: it waits for the
+// stream's last message whoever sent it): a page that reached the stream
+// is not fetched again.
+func (m *Master) gone(slaves ...string) {
 	ctx, cancel := context.WithTimeout(context.Background(), m.opt.Timing.Heartbeat)
 	m.catchUp(ctx)
 	cancel()
@@ -387,7 +388,9 @@ func (m *Master) gone(slave string) {
 	f := m.onGone
 	m.mu.Unlock()
 	if f != nil {
-		f(slave)
+		for _, s := range slaves {
+			f(s)
+		}
 	}
 }
 

@@ -93,6 +93,7 @@ type SlaveStats struct {
 // results. Its methods are safe for concurrent use.
 type Slave struct {
 	opt   SlaveOptions
+	host  string // the machine's name, for the heartbeat
 	spool *Spool
 	nc    *nats.Conn
 	js    jetstream.JetStream
@@ -134,7 +135,6 @@ type heldLease struct {
 	emitted   int  // parts spooled
 	delivered int  // parts delivered
 	total     int  // parts in all, once the lease has ended; 0 before
-	pages     int  // pages fetched, for the heartbeat
 	working   bool // the lease is being worked
 	// void ends the lease's work: the master said it is over.
 	void context.CancelFunc
@@ -151,8 +151,8 @@ func NewSlave(opt SlaveOptions) (*Slave, error) {
 			return nil, err
 		}
 	}
+	host, _ := os.Hostname()
 	if opt.ID == "" {
-		host, _ := os.Hostname()
 		opt.ID = fmt.Sprintf("%s-%d", host, os.Getpid())
 	}
 	if opt.Robots <= 0 {
@@ -168,7 +168,7 @@ func NewSlave(opt SlaveOptions) (*Slave, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Slave{opt: opt, spool: sp, kick: make(chan struct{}, 1), held: make(map[string]*heldLease), sending: make(map[string]bool), started: time.Now()}
+	s := &Slave{opt: opt, host: host, spool: sp, kick: make(chan struct{}, 1), held: make(map[string]*heldLease), sending: make(map[string]bool), started: time.Now()}
 	s.beat.Store(int64(opt.Heartbeat))
 	d := opt.Dial
 	d.Name = slaveConnName(opt.ID)
@@ -502,7 +502,6 @@ func (s *Slave) work(ctx context.Context, msg jetstream.Msg) {
 		s.mu.Lock()
 		n := hl.emitted
 		hl.emitted++
-		hl.pages++
 		s.mu.Unlock()
 		return s.deliverNow(resultID(id, n), spooled(0, Compress(part)))
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -110,13 +109,12 @@ func (s *Slave) statusLoop(ctx context.Context) {
 // slave gone meanwhile): their work ends, the rest of them dropped. Safe
 // to call from several goroutines.
 func (s *Slave) announce(timeout time.Duration) {
-	host, _ := os.Hostname()
-	st := SlaveStatus{ID: s.opt.ID, Host: host, Tags: s.opt.Tags, Robots: s.opt.Robots,
+	st := SlaveStatus{ID: s.opt.ID, Host: s.host, Tags: s.opt.Tags, Robots: s.opt.Robots,
 		Pages: s.pages.Load(), Failures: s.failures.Load(), Spooled: s.spool.Len(), Stopping: s.stopping.Load()}
 	s.mu.Lock()
 	for id, h := range s.held {
 		if h.working {
-			st.Held = append(st.Held, HeldStatus{ID: id, Parts: h.emitted})
+			st.Held = append(st.Held, HeldStatus{ID: id})
 		}
 	}
 	s.mu.Unlock()

@@ -28,8 +28,7 @@ type SlaveStatus struct {
 
 // HeldStatus is a lease a slave works on, as its heartbeat says.
 type HeldStatus struct {
-	ID    string `json:"id"`
-	Parts int    `json:"parts"` // result parts sent so far (a page each, while it runs)
+	ID string `json:"id"`
 }
 
 // StatusReply is the master's answer to a slave's status: it renews the
