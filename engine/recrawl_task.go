@@ -191,7 +191,7 @@ func (c *crawl) recrawlPage(m *visit.PageResult) {
 					}
 				}
 			}
-			rc.sched.Fetched(rec.URL, rnow, rec.Verdict.Changed(), rec.LastModified, fresh, 0)
+			rc.sched.Fetched(rec.URL, rnow, rec.Verdict.Changed(), rec.LastModified, fresh)
 			rc.done++
 		}
 		o := &it.ch.obs

@@ -171,9 +171,9 @@ func (s *Scheduler) inlink(id uint64, d int) {
 
 // Fetched records a fetch of a page with a copy at rnow (recrawl clock):
 // whether it changed, the Last-Modified it was served with ("" for none),
-// how many links to pages not seen before it had, and how long it held
-// its robot by the loop's clock (its duration and the site's delay).
-func (s *Scheduler) Fetched(id uint64, rnow time.Time, changed bool, lastModified string, newLinks int, cost time.Duration) {
+// and how many links to pages not seen before it had. What it cost is
+// recorded by Cost, as for every fetch.
+func (s *Scheduler) Fetched(id uint64, rnow time.Time, changed bool, lastModified string, newLinks int) {
 	v := Visit{At: rnow, Changed: changed}
 	if lastModified != "" {
 		if t, err := http.ParseTime(lastModified); err == nil {
@@ -181,14 +181,12 @@ func (s *Scheduler) Fetched(id uint64, rnow time.Time, changed bool, lastModifie
 		}
 	}
 	s.pl.Visit(id, v, newLinks)
-	s.addCost(cost)
 }
 
-// Cost records the cost of a fetch that was no recrawl (the crawl's own),
-// by the loop's clock: it measures the capacity as well.
-func (s *Scheduler) Cost(cost time.Duration) { s.addCost(cost) }
-
-func (s *Scheduler) addCost(cost time.Duration) {
+// Cost records how long a fetch, a recrawl or the crawl's own, held its
+// robot by the loop's clock (its duration and the site's delay): it
+// measures the capacity.
+func (s *Scheduler) Cost(cost time.Duration) {
 	if cost <= 0 {
 		return
 	}

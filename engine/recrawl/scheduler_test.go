@@ -45,12 +45,14 @@ func TestSchedulerWeightsAndDates(t *testing.T) {
 		t.Errorf("page 1 weighs %v after losing an in-link, want 2", weight(1))
 	}
 	lm := r0.Add(90 * time.Minute)
-	s.Fetched(1, r0.Add(2*time.Hour), true, lm.Format(http.TimeFormat), 0, time.Second)
+	s.Fetched(1, r0.Add(2*time.Hour), true, lm.Format(http.TimeFormat), 0)
+	s.Cost(time.Second)
 	v := s.Planner().pages[1].visits
 	if len(v) != 1 || !v[0].LastModified.Equal(lm) || v[0].Interval != 2*time.Hour {
 		t.Errorf("visit %+v, want a 2-hour interval dated %v", v, lm)
 	}
-	s.Fetched(2, r0.Add(2*time.Hour), true, "yesterday", 0, time.Second)
+	s.Fetched(2, r0.Add(2*time.Hour), true, "yesterday", 0)
+	s.Cost(time.Second)
 	if v := s.Planner().pages[2].visits; len(v) != 1 || !v[0].LastModified.IsZero() {
 		t.Errorf("an unreadable Last-Modified gave %+v", v)
 	}
@@ -76,7 +78,8 @@ func TestSchedulerGroups(t *testing.T) {
 	for k := range 4 {
 		at := r0.Add(time.Duration(k+1) * time.Hour)
 		for id := range uint64(8) {
-			s.Fetched(id, at, id/2 == 0 || id/2 == 1 && k%2 == 0, "", 0, time.Second)
+			s.Fetched(id, at, id/2 == 0 || id/2 == 1 && k%2 == 0, "", 0)
+			s.Cost(time.Second)
 		}
 	}
 	s.Due(r0.Add(5*time.Hour), r0.Add(5*time.Hour))
@@ -139,7 +142,8 @@ func TestSchedulerListed(t *testing.T) {
 	}
 	s.Listed(0, r0, r0.Add(-5*time.Hour))
 	s.Listed(1, r0, r0.Add(time.Minute)) // after the fetch: a clock skew
-	s.Fetched(2, r0.Add(time.Hour), false, "", 0, time.Second)
+	s.Fetched(2, r0.Add(time.Hour), false, "", 0)
+	s.Cost(time.Second)
 	s.Listed(2, r0, r0.Add(-5*time.Hour))
 	if age(s, 0) != 5*time.Hour || age(s, 1) != 0 || age(s, 2) != 0 {
 		t.Errorf("ages %v %v %v, want 5h, none (a date after the fetch), none (visited since)", age(s, 0), age(s, 1), age(s, 2))
