@@ -272,17 +272,21 @@ func (r *Robot) Run(ctx context.Context, l *Lease, report func(Result)) {
 			return
 		}
 		slowDown := ferr == nil && (resp.Status == http.StatusTooManyRequests || resp.Status == http.StatusServiceUnavailable)
-		if slowDown && l.Tries[q.ID]+1 < r.cfg.slowDownTries() {
-			// The site asks to slow down: the page is not done with but
-			// goes back to its queue, fetched again after the back-off.
+		if slowDown {
+			// The site asks to slow down: the lease ends here, and the
+			// site waits its Retry-After, if it gave one.
 			end.BackedOff, end.Failure = true, SlowDown(resp.Status)
 			if resp.RetryAfter > 0 {
 				end.Next = r.clock.Now().Add(min(resp.RetryAfter, r.cfg.BackoffMax))
 				end.RetryAfter = true
 			}
-			end.Retried = append(end.Retried, q.ID)
-			finish(i) // q first among the returned
-			return
+			if l.Tries[q.ID]+1 < r.cfg.slowDownTries() {
+				// The page is not done with: it goes back to its queue,
+				// fetched again after the back-off.
+				end.Retried = append(end.Retried, q.ID)
+				finish(i) // q first among the returned
+				return
+			}
 		}
 		end.Fetched++
 		send(Result{Page: pr})
@@ -295,13 +299,7 @@ func (r *Robot) Run(ctx context.Context, l *Lease, report func(Result)) {
 			finish(i + 1)
 			return
 		case slowDown:
-			// Its last try: recorded with its status.
-			end.BackedOff, end.Failure = true, SlowDown(resp.Status)
-			if resp.RetryAfter > 0 {
-				end.Next = r.clock.Now().Add(min(resp.RetryAfter, r.cfg.BackoffMax))
-				end.RetryAfter = true
-			}
-			finish(i + 1)
+			finish(i + 1) // its last try: recorded with its status
 			return
 		}
 	}
