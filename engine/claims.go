@@ -26,12 +26,8 @@ func (d *detection) demoted(ds []dedup.Demotion, now time.Time, v *verdict) {
 // left as it is.
 func (c *crawl) prefer(urls []string, m *visit.PageResult, now time.Time) {
 	for _, u := range urls {
-		c.preferOne(u, m, now)
+		c.queueFirst(u, m, now)
 	}
-}
-
-func (c *crawl) preferOne(url string, m *visit.PageResult, now time.Time) {
-	c.queueFirst(url, m, now)
 }
 
 // queueFirst queues url, found on page m, ahead of the rest of its site's

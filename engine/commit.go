@@ -185,27 +185,32 @@ func (c *crawl) sitemapTallies() [5]figure {
 		{"sitemaps.urls", &sm.URLs}, {"sitemaps.off_site", &sm.OffSite}}
 }
 
+// tallyKey is a kept figure's key in two parts, prefix+name, so that
+// takeTallies, which runs at every hand-off, builds the string only for
+// a figure that moved.
+type tallyKey struct{ prefix, name string }
+
 // takeTallies adds to the batch what the figures kept across runs moved
-// by since the last batch, so that they are stored with what they count.
+// since the last time.
 func (c *crawl) takeTallies() {
 	t := &c.tally
 	if t.kept == nil {
-		t.kept = make(map[string]int64)
+		t.kept = make(map[tallyKey]int64)
 	}
-	note := func(key string, v int64) {
-		if d := v - t.kept[key]; d != 0 {
-			c.batch.Tallies = append(c.batch.Tallies, record.Tally{Key: key, Add: d})
-			t.kept[key] = v
+	note := func(k tallyKey, v int64) {
+		if d := v - t.kept[k]; d != 0 {
+			c.batch.Tallies = append(c.batch.Tallies, record.Tally{Key: k.prefix + k.name, Add: d})
+			t.kept[k] = v
 		}
 	}
 	for k, v := range t.errKinds {
-		note(tallyError+string(k), v)
+		note(tallyKey{tallyError, string(k)}, v)
 	}
 	for r, v := range t.skipped {
-		note(tallySkipped+string(r), v)
+		note(tallyKey{tallySkipped, string(r)}, v)
 	}
 	for _, f := range c.sitemapTallies() {
-		note(f.key, *f.v)
+		note(tallyKey{f.key, ""}, *f.v)
 	}
 }
 
@@ -213,15 +218,18 @@ func (c *crawl) takeTallies() {
 func (c *crawl) restoreTallies(ts map[string]int64) {
 	t := &c.tally
 	if t.kept == nil {
-		t.kept = make(map[string]int64)
+		t.kept = make(map[tallyKey]int64)
 	}
 	sm := c.sitemapTallies()
 	for k, v := range ts {
-		t.kept[k] = v
 		if kind, ok := strings.CutPrefix(k, tallyError); ok {
 			t.errKinds[visit.FailureKind(kind)] = v
+			t.kept[tallyKey{tallyError, kind}] = v
 		} else if why, ok := strings.CutPrefix(k, tallySkipped); ok {
 			t.skipped[record.SkipReason(why)] = v
+			t.kept[tallyKey{tallySkipped, why}] = v
+		} else {
+			t.kept[tallyKey{k, ""}] = v
 		}
 		for _, f := range sm {
 			if f.key == k {

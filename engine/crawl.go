@@ -119,7 +119,7 @@ type tally struct {
 	skipped                                      map[record.SkipReason]int64
 	// kept are the figures of errKinds, skipped and the sitemaps' as the
 	// store holds them (record.Counters.Tallies), by key.
-	kept      map[string]int64
+	kept      map[tallyKey]int64
 	published time.Time // when publish last copied them
 	// The longest the loop took over one wake-up and waited for the
 	// store (Stats.LoopPause, Stats.StoreWait).

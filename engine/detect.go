@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strings"
+	"slices"
 	"time"
 
 	"lidi/engine/cputime"
@@ -460,15 +460,10 @@ func (d *detection) restore(ctx context.Context, store record.Store, known func(
 // other side of a host swap, rules of other hosts completed by pooled
 // evidence) to the leases running there, as refilter does to run's own.
 func (c *crawl) refilterOthers(run *leaseRun, learned []dedup.Rule) {
-	for i := range learned {
-		origin := learned[i].Origin
-		for _, o := range c.leases.runs {
-			if o == run || len(o.lease.URLs) == 0 {
-				continue
-			}
-			if u := o.lease.URLs[0].URL; len(u) > len(origin) && u[len(origin)] == '/' && strings.HasPrefix(u, origin) {
-				c.refilter(o)
-			}
+	for _, o := range c.leases.runs {
+		// A lease's Key is its site's origin, as a rule's Origin is.
+		if o != run && slices.ContainsFunc(learned, func(r dedup.Rule) bool { return r.Origin == o.lease.Key }) {
+			c.refilter(o) // once, however many of its rules were learned
 		}
 	}
 }

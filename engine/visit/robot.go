@@ -309,6 +309,7 @@ func (r *Robot) Run(ctx context.Context, l *Lease, report func(Result)) {
 // errHalted ends a robots.txt redirect chain when the lease is halted.
 var errHalted = errors.New("visit: lease halted")
 
+// fetchPage fetches one page and works out what it links to.
 func (r *Robot) fetchPage(ctx context.Context, sess *fetch.Session, q record.QueuedURL, res *extract.Result, site string, named map[string]bool) (*PageResult, *fetch.Response, error) {
 	pr := &PageResult{Depth: q.Depth, URL: q.URL}
 	rec := &pr.Record

@@ -58,7 +58,6 @@ func (r *Robot) fetchRobots(ctx context.Context, sess *fetch.Session, l *Lease, 
 	return rf, FailureNone
 }
 
-// fetchPage fetches one page and works out what it links to.
 // namedSitemaps returns the sitemaps the site's robots.txt names,
 // normalised, when the crawl reads this site's sitemaps (nil otherwise).
 func (r *Robot) namedSitemaps(l *Lease, rules *robots.Rules) map[string]bool {
