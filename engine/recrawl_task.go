@@ -381,6 +381,7 @@ func (r *recrawler) channelOf(f *visit.FoundLink) *rchannel {
 func (c *crawl) recrawlDropped(skips []record.Skip) {
 	rc := c.rc
 	for _, sk := range skips {
+		delete(rc.listed, sk.URL) // never fetched: its lastmod is of no use
 		if it := rc.items[sk.URL]; it != nil {
 			rc.setQueued(it, false)
 			delete(it.ch.items, sk.URL)

@@ -24,9 +24,6 @@ func (c *crawl) discoverAt(f visit.FoundLink, depth int, parent uint64, recrawl 
 		return false
 	}
 	c.tally.discovered++
-	if c.rc != nil {
-		c.rc.listedAt(f)
-	}
 	s := c.siteFor(f)
 	c.web.add(f.ID, s.ID)
 	prio := float64(recrawlPriority)
@@ -51,6 +48,9 @@ func (c *crawl) discoverAt(f visit.FoundLink, depth int, parent uint64, recrawl 
 		c.apply(now)
 		c.left(f.ID, nil)
 		return false
+	}
+	if c.rc != nil {
+		c.rc.listedAt(f) // queued: its first fetch takes the lastmod
 	}
 	c.batch.URLs = append(c.batch.URLs, rec)
 	c.enqueued(s, 1, prio, now)
