@@ -396,10 +396,15 @@ func TestMemStoreConforms(t *testing.T) {
 	if s := final.Sites[1]; s.RobotsEnd != fetch.ChainLoop {
 		t.Errorf("site 2's robots.txt chain ended %v, want %v", s.RobotsEnd, fetch.ChainLoop)
 	}
+	listedSeen := false
 	for _, r := range final.Recrawl {
+		listedSeen = listedSeen || r.ID == cI
 		if (r.ID == cI) != !r.LastMod.IsZero() || r.ID == cI && !r.LastMod.Equal(ms(listed.LastMod)) {
 			t.Errorf("recrawl URL %x has lastmod %v; want %v on %x only", r.ID, r.LastMod, ms(listed.LastMod), cI)
 		}
+	}
+	if !listedSeen {
+		t.Errorf("the recrawl URLs lack %x, the URL a sitemap listed", cI)
 	}
 	slow := map[uint64]int{}
 	for _, h := range final.Heads {
