@@ -77,10 +77,11 @@ type recrawler struct {
 	withheld map[uint64]uint64
 	byKey    map[string]recrawl.ChannelID // a site's channel; "" when rules split its host
 	// queuedOn counts the copies requeued per site, and schedSites are the
-	// sites the Scheduler knows: a site with more URLs queued than its
-	// requeued copies has URLs to discover (Scheduler.SetDiscovering).
+	// sites the Scheduler knows, with their names there (schedSite): a
+	// site with more URLs queued than its requeued copies has URLs to
+	// discover (Scheduler.SetDiscovering).
 	queuedOn   map[int64]int
-	schedSites map[int64]bool
+	schedSites map[int64]string
 	// listed are the lastmods sitemaps gave URLs not fetched yet (real
 	// time), for the Scheduler at their first fetch.
 	listed map[uint64]time.Time
@@ -166,7 +167,7 @@ func newRecrawler(cfg RecrawlConfig, base clock.Clock) (*recrawler, error) {
 	}
 	r := &recrawler{cfg: cfg, clock: clock, chans: chans, channels: map[recrawl.ChannelID]*rchannel{}, items: map[uint64]*ritem{},
 		pending: map[uint64]*rchannel{}, withheld: map[uint64]uint64{}, byKey: map[string]recrawl.ChannelID{},
-		queuedOn: map[int64]int{}, schedSites: map[int64]bool{}, listed: map[uint64]time.Time{}}
+		queuedOn: map[int64]int{}, schedSites: map[int64]string{}, listed: map[uint64]time.Time{}}
 	r.warmEnd = clock.Now().Add(cfg.Warmup)
 	if cfg.Options.Policy == recrawl.Pages {
 		r.sched = recrawl.NewScheduler(recrawl.SchedulerOptions{Planner: recrawl.PlannerOptions{
@@ -291,11 +292,14 @@ func (c *crawl) schedCopied(it *ritem) {
 	if rc.sched == nil {
 		return
 	}
-	key := schedSite(it.site)
+	key, known := rc.schedSites[it.site]
+	if !known {
+		key = schedSite(it.site)
+		rc.schedSites[it.site] = key
+	}
 	if s := c.sites[it.site]; s != nil {
 		rc.sched.SetSiteGap(key, s.delay)
 	}
-	rc.schedSites[it.site] = true
 	rc.sched.Copied(it.id, it.ch.id, key, it.fetched)
 }
 
@@ -331,10 +335,12 @@ func schedSite(id int64) string { return strconv.FormatInt(id, 10) }
 // robot (from its lease to its end, by the loop's clock) for the pages it
 // fetched.
 func (c *crawl) recrawlVisitEnd(s *site, started time.Time, pages int, now time.Time) {
-	if c.rc == nil || c.rc.sched == nil || !c.rc.schedSites[s.ID] {
+	if c.rc == nil || c.rc.sched == nil {
 		return
 	}
-	c.rc.sched.Held(schedSite(s.ID), now.Sub(started), pages)
+	if key, ok := c.rc.schedSites[s.ID]; ok {
+		c.rc.sched.Held(key, now.Sub(started), pages)
+	}
 }
 
 // startManager groups the channels estimated so far (or restored) by their
@@ -416,9 +422,9 @@ func (c *crawl) recrawlTick(now time.Time) {
 	rnow := rc.clock.Now()
 	if rc.sched != nil {
 		rc.sched.SetRobots(int(c.e.robots.Load()))
-		for id := range rc.schedSites {
+		for id, key := range rc.schedSites {
 			if s := c.sites[id]; s != nil {
-				rc.sched.SetDiscovering(schedSite(id), !s.parked && s.Pending > int64(rc.queuedOn[id]))
+				rc.sched.SetDiscovering(key, !s.parked && s.Pending > int64(rc.queuedOn[id]))
 			}
 		}
 		for _, id := range rc.sched.Due(now, rnow) {
