@@ -80,13 +80,10 @@ func (r *RecrawlConfig) validate() error {
 		return &ConfigError{Key: "recrawl.policy", Err: errors.New(strings.TrimPrefix(err.Error(), recrawl.ErrConfig.Error()+": "))}
 	}
 	if err := r.Options.Validate(); err != nil {
-		// "recrawl: bad configuration: recrawl.encourage: must be ..."
-		msg := strings.TrimPrefix(err.Error(), recrawl.ErrConfig.Error()+": ")
-		key, msg, ok := strings.Cut(msg, ": ")
-		if !ok {
-			key, msg = "recrawl", err.Error()
+		if ke, ok := errors.AsType[*recrawl.KeyError](err); ok {
+			return &ConfigError{Key: ke.Key, Err: errors.New(ke.Reason)}
 		}
-		return &ConfigError{Key: key, Err: errors.New(msg)}
+		return &ConfigError{Key: "recrawl", Err: err}
 	}
 	if _, err := recrawl.NewChannels(r.Channels, r.Scope); err != nil {
 		return &ConfigError{Key: "recrawl.channels", Err: errors.New(strings.TrimPrefix(err.Error(), recrawl.ErrConfig.Error()+": "))}

@@ -65,10 +65,20 @@ func Defaults() Options {
 	}
 }
 
-// Validate says what is wrong with o, naming the config key.
+// KeyError is a bad value of one config key. It unwraps to ErrConfig.
+type KeyError struct {
+	Key    string // the config key, e.g. "recrawl.groups"
+	Reason string // what is wrong with its value
+}
+
+func (e *KeyError) Error() string { return ErrConfig.Error() + ": " + e.Key + ": " + e.Reason }
+func (e *KeyError) Unwrap() error { return ErrConfig }
+
+// Validate says what is wrong with o, naming the config key: a *KeyError,
+// or ParsePolicyName's error for the policy.
 func (o Options) Validate() error {
 	bad := func(key, format string, a ...any) error {
-		return fmt.Errorf("%w: recrawl.%s: %s", ErrConfig, key, fmt.Sprintf(format, a...))
+		return &KeyError{Key: "recrawl." + key, Reason: fmt.Sprintf(format, a...)}
 	}
 	if _, err := ParsePolicyName(string(o.Policy)); err != nil {
 		return err
