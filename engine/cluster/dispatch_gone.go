@@ -61,10 +61,8 @@ func (d *Dispatcher) reclaim(id string) {
 		d.m.gone(holder) // it claimed the lease and is no longer heard from: its delivered pages first
 		return
 	}
-	delete(d.remote, id)
-	rl.timer.Stop()
 	d.given++
-	end := rl.endNow(now)
+	end := d.stopFollowing(id, rl, now)
 	d.mu.Unlock()
 	d.m.event(SlaveEvent{Time: now, Kind: LeaseReturned,
 		Text: fmt.Sprintf("lease %s of %s taken back: no slave named it within three heartbeats; %d URLs queued again", id, rl.lease.Key, len(end.End.Returned))})
@@ -84,8 +82,7 @@ func (d *Dispatcher) status(st SlaveStatus) StatusReply {
 	r := StatusReply{State: d.state()}
 	now := time.Now()
 	held := make(map[string]bool, len(st.Held))
-	var done []*remoteLease
-	var doneIDs []string
+	var done []endedLease
 	d.mu.Lock()
 	for _, h := range st.Held {
 		held[h.ID] = true
@@ -107,24 +104,18 @@ func (d *Dispatcher) status(st SlaveStatus) StatusReply {
 		case rl.drained.IsZero():
 			rl.drained = now
 		case now.Sub(rl.drained) >= 2*d.m.opt.Timing.Heartbeat:
-			delete(d.remote, id)
-			rl.timer.Stop()
 			d.given++
-			done = append(done, rl)
-			doneIDs = append(doneIDs, id)
+			done = append(done, endedLease{id, rl, d.stopFollowing(id, rl, now)})
 		}
 	}
 	d.mu.Unlock()
-	for i, rl := range done {
-		d.mu.Lock()
-		end := rl.endNow(now)
-		d.mu.Unlock()
-		go func(id string) {
-			d.m.Forget(context.Background(), id)
+	for _, e := range done {
+		go func() {
+			d.m.Forget(context.Background(), e.id)
 			d.m.event(SlaveEvent{Time: now, Kind: LeaseReturned, Slave: st.ID,
-				Text: fmt.Sprintf("lease %s of %s given back: slave %s delivered all it had and no end came; %d URLs queued again", id, rl.lease.Key, st.ID, len(end.End.Returned))})
-			rl.report(end)
-		}(doneIDs[i])
+				Text: fmt.Sprintf("lease %s of %s given back: slave %s delivered all it had and no end came; %d URLs queued again", e.id, e.rl.lease.Key, st.ID, len(e.end.End.Returned))})
+			e.rl.report(e.end)
+		}()
 	}
 	return r
 }
@@ -146,21 +137,14 @@ func (d *Dispatcher) fromEarlier(id string) bool {
 // liberty, which ends before the master declares it gone.
 func (d *Dispatcher) gone(slave string) {
 	now := time.Now()
-	type ended struct {
-		id  string
-		rl  *remoteLease
-		end visit.Result
-	}
-	var out []ended
+	var out []endedLease
 	d.mu.Lock()
 	for id, rl := range d.remote {
 		if rl.holder != slave {
 			continue
 		}
-		delete(d.remote, id)
-		rl.timer.Stop()
 		d.given++
-		e := ended{id, rl, rl.endNow(now)}
+		e := endedLease{id, rl, d.stopFollowing(id, rl, now)}
 		d.haunt(id, rl, e.end.End)
 		if len(e.end.End.Returned) > 0 {
 			if d.givenBack == nil {
@@ -181,6 +165,23 @@ func (d *Dispatcher) gone(slave string) {
 			Text: fmt.Sprintf("lease %s of %s given back: slave %s is gone; %d pages came back, %d URLs queued again", e.id, e.rl.lease.Key, slave, e.end.End.Fetched, len(e.end.End.Returned))})
 		go e.rl.report(e.end)
 	}
+}
+
+// endedLease is a remote lease the dispatcher no longer follows and its
+// end, to be reported once d.mu is released.
+type endedLease struct {
+	id  string
+	rl  *remoteLease
+	end visit.Result
+}
+
+// stopFollowing ends a remote lease for the dispatcher: no result of it
+// is applied from now on, its deadline no longer watched. It returns the
+// lease's end for the engine (endNow). Called with d.mu held.
+func (d *Dispatcher) stopFollowing(id string, rl *remoteLease, now time.Time) visit.Result {
+	delete(d.remote, id)
+	rl.timer.Stop()
+	return rl.endNow(now)
 }
 
 // endNow is the end of a lease whose slave is gone: the pages passed to

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"sort"
 	"time"
-
-	"lidi/engine/visit"
 )
 
 // A stopping crawl: what it waits for, a stop without waiting, and the
@@ -41,17 +39,13 @@ func (d *Dispatcher) Abandon() int {
 	now := time.Now()
 	d.mu.Lock()
 	d.abandoned = true
-	var ends []*remoteLease
-	var rs []visit.Result
+	var ends []endedLease
 	for id, rl := range d.remote {
-		delete(d.remote, id)
-		rl.timer.Stop()
-		ends = append(ends, rl)
-		rs = append(rs, rl.endNow(now))
+		ends = append(ends, endedLease{id, rl, d.stopFollowing(id, rl, now)})
 	}
 	d.mu.Unlock()
-	for i, rl := range ends {
-		go rl.report(rs[i])
+	for _, e := range ends {
+		go e.rl.report(e.end)
 	}
 	return len(ends)
 }
