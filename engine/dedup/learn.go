@@ -348,10 +348,17 @@ func (d *Detector) ready(c *candidate) bool {
 		p, _ := d.priorOf(c)
 		return len(c.contexts) >= 2 || p > 0
 	case SwapPrefix:
-		if u, dp := d.dirCounts(r.Origin + r.From); dp < u {
-			return false // the directory has more unique pages than copies
+		// The directory must hold more copies than pages of its own. A
+		// page of it that is the original of a copy under To counts as
+		// a copy: two directories crawled at once each hold originals
+		// of the other's copies, evidence of the mirror, not against it.
+		u, dp := d.dirCounts(r.Origin + r.From)
+		back := rewriteOf{kind: SwapPrefix, origin: r.Origin, from: r.To, to: r.From}
+		if ic := d.cands[back.key()]; ic != nil && ic.contra == 0 {
+			paired := min(uint32(ic.rule.Supports), u)
+			u, dp = u-paired, dp+paired
 		}
-		return true
+		return dp >= u
 	case SwapHost:
 		// A host (or one directory of it) is a mirror when its home page
 		// is among the copies, or its pages with a twin on the other

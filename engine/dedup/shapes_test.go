@@ -77,3 +77,62 @@ func TestIndexAndCaseShapes(t *testing.T) {
 		}
 	})
 }
+
+// Two directories of one host crawled at once, a copy and its original,
+// under names no code of lidi knows: the crawl meets some pages first in
+// the copy and some in the original, and each directory has pages the
+// crawl has not met on the other side yet. The pages of a directory that
+// are the originals of copies in the other are evidence of the mirror, not
+// pages of its own; directories that merely share a few pages are no
+// mirror.
+func TestDirectoryMirrorRace(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		a, b          string // the directories
+		shared, alone int    // pages in both, pages in each alone
+		firstB        func(i int) bool
+		want          bool // a swap of a and b is learned
+	}{
+		{"copy met first half the time", "/handbook/", "/handbook-2019-bak/", 10, 4, func(i int) bool { return i%2 == 1 }, true},
+		{"copy met first mostly", "/kb/articles/", "/archive/kb-articles/", 10, 5, func(i int) bool { return i%3 != 0 }, true},
+		{"original met first", "/guide/", "/guide_final/", 10, 4, func(int) bool { return false }, true},
+		{"a few shared pages", "/legal/", "/about/", 3, 10, func(i int) bool { return i%2 == 1 }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWeb("http://wiki.example", 41)
+			var fs []fetch
+			for i := range tc.alone {
+				fs = append(fs, w.page(fmt.Sprintf("%sown-a-%d.html", tc.a, i), uint64(100+i), pageOpt{}),
+					w.page(fmt.Sprintf("%sown-b-%d.html", tc.b, i), uint64(200+i), pageOpt{}))
+			}
+			for i := range tc.shared {
+				file := fmt.Sprintf("sub-%d/page-%d.html", i%3, i)
+				a, b := w.page(tc.a+file, uint64(i), pageOpt{}), w.page(tc.b+file, uint64(i), pageOpt{})
+				if tc.firstB(i) {
+					a, b = b, a
+				}
+				fs = append(fs, a, b)
+			}
+			d := New(Config{})
+			var swaps []Rule
+			for _, r := range learned(crawl(d, fs)) {
+				if r.Kind == SwapPrefix {
+					swaps = append(swaps, r)
+				}
+			}
+			if !tc.want {
+				if len(swaps) > 0 {
+					t.Fatalf("learned %v", swaps)
+				}
+				return
+			}
+			if len(swaps) != 1 || !(swaps[0].From == tc.a && swaps[0].To == tc.b || swaps[0].From == tc.b && swaps[0].To == tc.a) {
+				t.Fatalf("learned %v, want a swap of %s and %s", swaps, tc.a, tc.b)
+			}
+			r := swaps[0]
+			if c, _, _ := d.Canonical("http://wiki.example" + r.From + "sub-9/new.html"); c != "http://wiki.example"+r.To+"sub-9/new.html" {
+				t.Errorf("Canonical = %s", c)
+			}
+		})
+	}
+}
