@@ -1,6 +1,9 @@
 package extract
 
-import "golang.org/x/net/html"
+import (
+	"bytes"
+	"strings"
+)
 
 // The tokenizer's TagAttr copies every attribute's key and value (two
 // allocations each) before returning them, and the attributes of a link tag
@@ -129,29 +132,53 @@ func plainValue(v []byte) bool {
 	return true
 }
 
+// decodeValue returns an attribute's decoded value when that takes no
+// more than TagAttr's decoding of "&amp;" (the reference of nearly every
+// '&' in a URL's query); ok is false when it needs the tokenizer.
+func decodeValue(v []byte) (s string, ok bool) {
+	amps := 0
+	for i, c := range v {
+		switch c {
+		case '\r', 0:
+			return "", false
+		case '&':
+			if !bytes.HasPrefix(v[i:], []byte("&amp;")) {
+				return "", false
+			}
+			amps++
+		}
+	}
+	if amps == 0 {
+		return string(v), true
+	}
+	return strings.ReplaceAll(string(v), "&amp;", "&"), true
+}
+
 // tagAttrs returns the values of the attributes named a and b (b may be
-// "") of the current start tag, whose raw bytes are raw; ok reports whether
-// a is present. As in browsers, the first of repeated attributes wins. The
-// values are copies, safe after the next call to z.Next.
-func tagAttrs(z *html.Tokenizer, raw []byte, a, b string) (va, vb string, ok bool) {
+// "") of the scanner's current start tag; ok reports whether a is present.
+// As in browsers, the first of repeated attributes wins. The values are
+// copies.
+func tagAttrs(s *scanner, a, b string) (va, vb string, ok bool) {
 	var rawA, rawB []byte
-	hasA, hasB, plain := false, false, true
-	forEachRawAttr(raw, func(key, val []byte) bool {
+	hasA, hasB := false, false
+	forEachRawAttr(s.raw(), func(key, val []byte) bool {
 		switch {
 		case !hasA && equalLower(key, a):
 			rawA, hasA = val, true
-			plain = plain && plainValue(val)
 		case b != "" && !hasB && equalLower(key, b):
 			rawB, hasB = val, true
-			plain = plain && plainValue(val)
 		}
 		return !(hasA && (hasB || b == ""))
 	})
-	if !plain {
-		return attrs2(z, a, b)
+	okA, okB := true, true
+	if hasA {
+		va, okA = decodeValue(rawA)
 	}
 	if hasB {
-		vb = string(rawB)
+		vb, okB = decodeValue(rawB)
 	}
-	return string(rawA), vb, hasA
+	if !okA || !okB {
+		return attrs2(s.tokenizer(), a, b)
+	}
+	return va, vb, hasA
 }

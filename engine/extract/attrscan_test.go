@@ -14,7 +14,8 @@ import (
 // compareAttrScan checks, for every start tag of doc, that forEachRawAttr
 // finds the attributes TagAttr returns: same keys in the same order (the
 // first of repeated keys), and the same values where the raw value needs
-// no decoding. It returns a description of the first difference.
+// no decoding or decodeValue decodes. It returns a description of the
+// first difference.
 func compareAttrScan(doc []byte) string {
 	z := html.NewTokenizer(bytes.NewReader(doc))
 	for {
@@ -35,8 +36,8 @@ func compareAttrScan(doc []byte) string {
 				return true
 			}
 			seen[k] = true
-			v := string(val)
-			if !plainValue(val) {
+			v, ok := decodeValue(val)
+			if !ok {
 				v = "<decoded>"
 			}
 			mine = append(mine, kv{strings.ReplaceAll(k, "\x00", "\ufffd"), v})
@@ -88,6 +89,8 @@ var attrScanCases = []string{
 	`<a href rel>`,
 	`<a href="x" href="y" HREF=z>`,
 	`<a href="a&amp;b" rel="x&#10;y">`,
+	`<a href="?a=1&amp;b=2&amp;&amp" rel="&amp;amp;">`,
+	`<a href="?a=1&amp=2&ampx;&AMP;">`,
 	"<a href=\"a\rb\" rel='c\r\nd'>",
 	"<a\thref=x\nrel=y\fid=z\r>",
 	"<a hr\x00ef=x href=y>",

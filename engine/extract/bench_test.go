@@ -2,6 +2,7 @@ package extract
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"testing"
 
@@ -66,4 +67,74 @@ func BenchmarkParseTree(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkLinksRealPages extracts the links of the real pages in testdata
+// (a university home page with 16 scripts, a blog page, a Jargon File
+// page), one after another.
+func BenchmarkLinksRealPages(b *testing.B) {
+	var bodies [][]byte
+	var size int64
+	for _, name := range []string{"realweb-stanford.html", "realweb-sinewalker.html", "realweb-jargon.html"} {
+		body := readFixture(b, name)
+		bodies = append(bodies, body)
+		size += int64(len(body))
+	}
+	page := mustURL(b, "https://www.example.com/a/b.html")
+	var r Result
+	b.SetBytes(size)
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, body := range bodies {
+			if err := Links(body, "text/html", page, &r); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkScannerVsTokenizer reads the tokens of the benchmark page and
+// the real pages in testdata with the scanner and with html.Tokenizer,
+// reading every tag's href as Extract does. It ends with a key=value line.
+func BenchmarkScannerVsTokenizer(b *testing.B) {
+	var bodies [][]byte
+	var size int64
+	for _, name := range []string{"bench.html", "realweb-stanford.html", "realweb-sinewalker.html", "realweb-jargon.html"} {
+		body := readFixture(b, name)
+		bodies = append(bodies, body)
+		size += int64(len(body))
+	}
+	var scanNs, tokNs float64
+	b.Run("scanner", func(b *testing.B) {
+		b.SetBytes(size)
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, body := range bodies {
+				s := newScanner(body)
+				for tt := s.next(); tt != html.ErrorToken; tt = s.next() {
+					if tt == html.StartTagToken {
+						tagAttrs(s, "href", "")
+					}
+				}
+			}
+		}
+		scanNs = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+	})
+	b.Run("tokenizer", func(b *testing.B) {
+		b.SetBytes(size)
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, body := range bodies {
+				z := html.NewTokenizer(bytes.NewReader(body))
+				for tt := z.Next(); tt != html.ErrorToken; tt = z.Next() {
+					if tt == html.StartTagToken {
+						attrs2(z, "href", "")
+					}
+				}
+			}
+		}
+		tokNs = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+	})
+	fmt.Printf("extract_scan bytes=%d scanner_mb_s=%.0f tokenizer_mb_s=%.0f speedup=%.2f\n",
+		size, float64(size)/scanNs*1e3, float64(size)/tokNs*1e3, tokNs/scanNs)
 }

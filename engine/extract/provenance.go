@@ -17,8 +17,7 @@ import (
 // what it fetched (see dedup.Page), and never obeys them alone.
 
 // ogURL returns the content of a <meta property="og:url"> tag, or "".
-// The tokenizer is on the meta tag's attributes; metaAttrs has not read
-// them (it reads name, not property).
+// It reads the raw tag (metaAttrs reads name, not property).
 func ogURL(raw []byte) string {
 	prop, content, hasProp, hasContent := "", "", false, false
 	forEachRawAttr(raw, func(key, val []byte) bool {
