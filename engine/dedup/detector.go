@@ -202,26 +202,27 @@ type Stats struct {
 // recognises soft 404s. It is meant to be owned by the crawl loop: it is
 // not safe for concurrent use. The zero value is not usable; call New.
 //
-// Per page it keeps 64 bytes (id, four fingerprints, digest, directory,
-// file name, Last-Modified) plus the file name and query in an arena, one copy of each
-// directory, a map from URL id to page (about 24 bytes), and nine hash
-// indexes of about 8 bytes each: digest, path on the site, last segment,
-// title on the origin, four bands of the main text's simhash, and shape
-// (only for URLs with digits).
+// Per page it keeps 48 bytes (id, three fingerprints, 32 bits of the
+// title's, digest, directory, file name, Last-Modified; see pageRec) plus
+// the file name and query in an arena, one copy of each directory, and
+// ten hash indexes of about 7.5 bytes each (keyTable): URL id, digest,
+// path on the site, last segment, title on the origin, four bands of the
+// main text's simhash, and shape (only for URLs with digits).
+// BenchmarkDetectorMemory measures it.
 type Detector struct {
 	maxHamming  int
 	evidenceMin int // 0: never learn
 	maxSuspects int
 	perKey      int
 
-	recs     []pageRec
+	recs     pageRecs
 	arena    stringArena
 	dirIndex keyTable // dirs by head (dirOf)
 	dirs     []dirRec
 
 	digests, sitePaths, tails, shapes, titles keyTable
 	bands                                     [simBands]keyTable // pages of a site by 16 bits of Main
-	byID                                      map[uint64]uint32  // page by URL id
+	ids                                       keyTable           // pages by URL id (pageByID)
 
 	cands       map[uint64]*candidate
 	candOrigins map[string]int
@@ -259,15 +260,6 @@ type Detector struct {
 	segs [2][]string
 }
 
-type pageRec struct {
-	id, sim, main, nourl, title, digest uint64
-	dir                                 uint32 // index in dirs; top bit set for a duplicate
-	rest                                uint32 // arena reference of the file name and query
-	lm                                  uint32 // Last-Modified, Unix seconds (to 2106); 0 for none
-}
-
-const dupFlag = 1 << 31
-
 type dirRec struct {
 	head        string // "http://www.x.test:8080/a/b/"
 	parent      int32  // -1 for the root
@@ -290,7 +282,6 @@ func New(cfg Config) *Detector {
 		origins:     make(map[string]*originRules),
 		soft:        make(map[string]*soft404State),
 		probes:      make(map[uint64]string),
-		byID:        make(map[uint64]uint32),
 		byOrigin:    make(map[string][]uint32),
 		reps:        make(map[uint64]rep),
 	}
@@ -318,20 +309,21 @@ func New(cfg Config) *Detector {
 		d.perKey = DefaultPerKey
 	}
 	d.dirIndex = newKeyTable(func(k uint32) uint64 { return dirKey(d.dirs[k].head) })
-	d.digests = newKeyTable(func(i uint32) uint64 { return digestKey(d.recs[i].digest) })
+	d.digests = newKeyTable(func(i uint32) uint64 { return digestKey(d.recs.at(i).digest) })
 	d.sitePaths = newKeyTable(func(i uint32) uint64 { p := d.parts(i); return sitePathKey(&p) })
 	d.tails = newKeyTable(func(i uint32) uint64 { p := d.parts(i); return tailKey(&p) })
 	d.shapes = newKeyTable(func(i uint32) uint64 { p := d.parts(i); return shapeKey(&p) })
 	for k := range d.bands {
-		d.bands[k] = newKeyTable(func(i uint32) uint64 { p := d.parts(i); return bandKey(&p, k, d.recs[i].main) })
+		d.bands[k] = newKeyTable(func(i uint32) uint64 { p := d.parts(i); return bandKey(&p, k, d.recs.at(i).main) })
 	}
-	d.titles = newKeyTable(func(i uint32) uint64 { p := d.parts(i); return titleKey(&p, d.recs[i].title) })
+	d.ids = newKeyTable(func(i uint32) uint64 { return idKey(d.recs.at(i).id) })
+	d.titles = newKeyTable(func(i uint32) uint64 { p := d.parts(i); return titleKey(&p, uint64(d.recs.at(i).title)) })
 	return d
 }
 
 // parts returns the URL of stored page i, split.
 func (d *Detector) parts(i uint32) urlParts {
-	r := &d.recs[i]
+	r := d.recs.at(i)
 	dr := &d.dirs[r.dir&^dupFlag]
 	return urlParts{head: dr.head, rest: d.arena.get(r.rest), originEnd: int(dr.originEnd), hostStart: int(dr.hostStart)}
 }
@@ -340,7 +332,7 @@ func (d *Detector) urlOf(i uint32) string { p := d.parts(i); return p.url() }
 
 // lookupURL returns the stored page observed at url.
 func (d *Detector) lookupURL(url string) (uint32, bool) {
-	i, ok := d.byID[ID(url)]
+	i, ok := d.pageByID(ID(url))
 	if !ok {
 		return 0, false
 	}
@@ -350,7 +342,7 @@ func (d *Detector) lookupURL(url string) (uint32, bool) {
 
 // urlByID returns the URL of the page observed with id, or "".
 func (d *Detector) urlByID(id uint64) string {
-	if i, ok := d.byID[id]; ok {
+	if i, ok := d.pageByID(id); ok {
 		return d.urlOf(i)
 	}
 	return ""
@@ -359,7 +351,7 @@ func (d *Detector) urlByID(id uint64) string {
 // sameContent reports whether page p and stored page i hold the same
 // content: one digest, or near simhashes of the whole or the main text.
 func (d *Detector) sameContent(p *Page, i uint32) bool {
-	r := &d.recs[i]
+	r := d.recs.at(i)
 	if r.digest == p.Digest {
 		return true
 	}
@@ -386,7 +378,7 @@ func (d *Detector) sameItems(p *Page, i uint32) (int, bool) {
 	if !ok || it != p.Items {
 		return 64, false
 	}
-	dist := Hamming(p.Simhash, d.recs[i].sim)
+	dist := Hamming(p.Simhash, d.recs.at(i).sim)
 	return dist, dist <= maxListingHamming
 }
 
@@ -432,7 +424,7 @@ func (d *Detector) Observe(p Page) Decision {
 	if p.NoURL == 0 {
 		p.NoURL = p.Simhash
 	}
-	if i, ok := d.byID[p.ID]; ok && d.recs[i].digest == p.Digest {
+	if i, ok := d.pageByID(p.ID); ok && d.recs.at(i).digest == p.Digest {
 		return Decision{Kind: Unique}
 	}
 	u := splitURL(p.URL)
@@ -449,7 +441,7 @@ func (d *Detector) Observe(p Page) Decision {
 	}
 
 	s := search{d: d, p: &p, u: &u, exact: -1, best: -1, exactStruct: -1, bestDist: math.MaxInt, budget: d.maxSuspects}
-	if i, ok := d.digests.first(digestKey(p.Digest), func(i uint32) bool { return d.recs[i].digest == p.Digest }); ok {
+	if i, ok := d.digests.first(digestKey(p.Digest), func(i uint32) bool { return d.recs.at(i).digest == p.Digest }); ok {
 		s.exact = int64(i)
 	}
 	s.run()
@@ -464,13 +456,13 @@ func (d *Detector) Observe(p Page) Decision {
 			orig = s.exactStruct
 		}
 		dec.Kind, dec.Test = Exact, TestDigest
-		dec.Distance = Hamming(p.Simhash, d.recs[orig].sim)
+		dec.Distance = Hamming(p.Simhash, d.recs.at(uint32(orig)).sim)
 	case s.best >= 0:
 		orig = s.best
 		dec.Kind, dec.Test, dec.Distance = Near, s.bestTest, s.bestDist
 	}
 	if orig >= 0 {
-		dec.Of = d.recs[orig].id
+		dec.Of = d.recs.at(uint32(orig)).id
 		dec.OfURL = d.urlOf(uint32(orig))
 		dec.Similarity = 1 - float64(dec.Distance)/64
 	}
@@ -539,13 +531,13 @@ func (d *Detector) Observe(p Page) Decision {
 		}
 		d.stats.Soft404++
 		dec.Kind, dec.Test, dec.Of, dec.OfURL = Soft404, TestSoft404, sig.Of, sig.OfURL
-		d.recs[idx].dir |= dupFlag
+		d.recs.at(idx).dir |= dupFlag
 	}
 	return dec
 }
 
 func (d *Detector) newDigest(p *Page) bool {
-	_, ok := d.digests.first(digestKey(p.Digest), func(i uint32) bool { return d.recs[i].digest == p.Digest })
+	_, ok := d.digests.first(digestKey(p.Digest), func(i uint32) bool { return d.recs.at(i).digest == p.Digest })
 	return !ok
 }
 
@@ -593,15 +585,15 @@ func (d *Detector) bytes() int64 {
 	const (
 		dirRecBytes    = 40
 		candidateBytes = 320
-		byIDBytes      = 24
+		repBytes       = 24
 	)
-	n := int64(cap(d.recs))*64 + int64(d.arena.bytes()) + int64(d.items.bytes())
+	n := int64(d.recs.bytes()) + int64(d.arena.bytes()) + int64(d.items.bytes())
 	n += int64(cap(d.dirs))*dirRecBytes + int64(d.dirIndex.bytes())
 	for k := range d.bands {
 		n += int64(d.bands[k].bytes())
 	}
 	n += int64(d.digests.bytes() + d.sitePaths.bytes() + d.tails.bytes() + d.shapes.bytes() + d.titles.bytes())
-	n += int64(len(d.cands))*candidateBytes + int64(len(d.byID))*byIDBytes + int64(len(d.reps))*byIDBytes + int64(len(d.recs))*4
+	n += int64(len(d.cands))*candidateBytes + int64(d.ids.bytes()) + int64(len(d.reps))*repBytes + int64(d.recs.len())*4
 	return n
 }
 

@@ -9,7 +9,7 @@ import (
 // already indexed. It reports false when the detector is full (2^31 pages
 // or 4 GiB of URLs) and no longer stores pages.
 func (d *Detector) add(p *Page, u *urlParts, dup, newDigest bool) (uint32, bool) {
-	if len(d.recs) >= dupFlag-1 {
+	if d.recs.len() >= dupFlag-1 {
 		return 0, false
 	}
 	dir, ok := d.internDir(u.head, u.originEnd, u.hostStart)
@@ -20,11 +20,11 @@ func (d *Detector) add(p *Page, u *urlParts, dup, newDigest bool) (uint32, bool)
 	if !ok {
 		return 0, false
 	}
+	idx := uint32(d.recs.len())
 	flag := uint32(0)
 	if dup {
 		flag = dupFlag
 	}
-	idx := uint32(len(d.recs))
 	if p.Items != 0 {
 		d.items.add(idx, p.Items)
 	}
@@ -32,8 +32,8 @@ func (d *Detector) add(p *Page, u *urlParts, dup, newDigest bool) (uint32, bool)
 	if p.LastModified > 0 && p.LastModified <= math.MaxUint32 {
 		lm = uint32(p.LastModified)
 	}
-	d.recs = append(d.recs, pageRec{id: p.ID, sim: p.Simhash, main: p.Main, nourl: p.NoURL, title: p.Title, digest: p.Digest, dir: uint32(dir) | flag, rest: rest, lm: lm})
-	d.byID[p.ID] = idx
+	d.recs.add(pageRec{id: p.ID, sim: p.Simhash, main: p.Main, title: title32(p.Title), digest: p.Digest, dir: uint32(dir) | flag, rest: rest, lm: lm}, p.NoURL)
+	d.ids.insert(idKey(p.ID), idx, idsPerKey)
 	o := d.dirs[dir].head[:u.originEnd]
 	if len(d.byOrigin[o]) == 0 {
 		d.noteOrigin(o)
@@ -56,7 +56,7 @@ func (d *Detector) add(p *Page, u *urlParts, dup, newDigest bool) (uint32, bool)
 		}
 	}
 	if p.Title != 0 {
-		d.titles.insert(titleKey(u, p.Title), idx, d.perKey)
+		d.titles.insert(titleKey(u, uint64(title32(p.Title))), idx, d.perKey)
 	}
 	for k := dir; k >= 0; k = d.dirs[k].parent {
 		if dup {

@@ -305,13 +305,13 @@ func (d *Detector) checkTwin(i uint32, r *Rule) []Rule {
 	if !ok {
 		return nil
 	}
-	rec := &d.recs[i]
+	rec := d.recs.at(i)
 	p := Page{Digest: rec.digest, Simhash: rec.sim, Main: rec.main}
 	if d.sameContent(&p, j) || d.isSoft404(i) || d.isSoft404(j) {
 		return nil
 	}
 	o := d.parts(j)
-	return d.contradict(&u, &o, rec.id, d.recs[j].id)
+	return d.contradict(&u, &o, rec.id, d.recs.at(j).id)
 }
 
 // maxCandidates bounds the candidates kept; past it no new one is made.
@@ -521,7 +521,7 @@ func (d *Detector) tieShape(du, ou *urlParts, pair Pair) *Rule {
 	}
 	var unique, dup int
 	d.shapes.each(shapeKey(du), func(i uint32) bool {
-		if d.recs[i].dir&dupFlag != 0 {
+		if d.recs.at(i).dir&dupFlag != 0 {
 			dup++
 		} else {
 			unique++
@@ -542,10 +542,10 @@ func (d *Detector) checkRules(p *Page) []Rule {
 		return nil
 	}
 	i, ok := d.lookupURL(canon)
-	if !ok || d.recs[i].id == p.ID || d.sameContent(p, i) {
+	if !ok || d.recs.at(i).id == p.ID || d.sameContent(p, i) {
 		return nil
 	}
-	return []Rule{d.withdraw(by, Pair{Copy: p.ID, Original: d.recs[i].id})}
+	return []Rule{d.withdraw(by, Pair{Copy: p.ID, Original: d.recs.at(i).id})}
 }
 
 // Unproven reports whether a candidate rewrite that is not yet a rule

@@ -248,14 +248,14 @@ func (d *Detector) noteClaim(i uint32, p *Page, u *urlParts) []string {
 		d.claimsByOrigin = make(map[string][]uint32)
 	}
 	d.claims[i] = c
-	o := d.dirs[d.recs[i].dir&^dupFlag].head[:u.originEnd]
+	o := d.dirs[d.recs.at(i).dir&^dupFlag].head[:u.originEnd]
 	if len(d.claimsByOrigin[o]) < maxClaimsScanned {
 		d.claimsByOrigin[o] = append(d.claimsByOrigin[o], i)
 	}
 	if c.sig == SignalMirrorNote && c.path == "" {
 		d.noteMirrored(o, u.dirPath())
 	}
-	if d.recs[i].dir&dupFlag != 0 {
+	if d.recs.at(i).dir&dupFlag != 0 {
 		return nil // a copy of a page observed: the evidence is in
 	}
 	named := p.Canonical
@@ -322,7 +322,7 @@ func (d *Detector) pageOriginal(p *Page, orig uint32) bool {
 
 // demote marks stored page i, observed as unique, a copy.
 func (d *Detector) demote(i uint32) {
-	r := &d.recs[i]
+	r := d.recs.at(i)
 	if r.dir&dupFlag != 0 {
 		return
 	}
@@ -394,12 +394,12 @@ func (d *Detector) choose(r *Rule) Choice {
 	}
 	// When they changed, for the pairs kept.
 	for _, p := range r.Support {
-		ci, ok1 := d.byID[p.Copy]
-		oi, ok2 := d.byID[p.Original]
+		ci, ok1 := d.pageByID(p.Copy)
+		oi, ok2 := d.pageByID(p.Original)
 		if !ok1 || !ok2 {
 			continue
 		}
-		lc, lo := int64(d.recs[ci].lm), int64(d.recs[oi].lm)
+		lc, lo := int64(d.recs.at(ci).lm), int64(d.recs.at(oi).lm)
 		if lc == 0 || lo == 0 {
 			continue
 		}
@@ -564,7 +564,7 @@ func (d *Detector) reverse(r *Rule) (Rule, *Rule, []Demotion) {
 	fo, fd, _, _ := sides(&ic.rule)
 	for _, i := range d.byOrigin[fo] {
 		u := d.parts(i)
-		if !strings.HasPrefix(u.dirPath(), fd) || d.recs[i].dir&dupFlag != 0 {
+		if !strings.HasPrefix(u.dirPath(), fd) || d.recs.at(i).dir&dupFlag != 0 {
 			continue
 		}
 		url := u.url()
@@ -573,7 +573,7 @@ func (d *Detector) reverse(r *Rule) (Rule, *Rule, []Demotion) {
 			continue
 		}
 		d.demote(i)
-		demoted = append(demoted, Demotion{Copy: d.recs[i].id, CopyURL: url, Of: ID(orig), OfURL: orig})
+		demoted = append(demoted, Demotion{Copy: d.recs.at(i).id, CopyURL: url, Of: ID(orig), OfURL: orig})
 	}
 	w := *r
 	w.Support = append([]Pair(nil), r.Support...)

@@ -465,7 +465,7 @@ func (d *Detector) NotFound(id uint64) {
 // Observed reports whether a page with URL id was observed (answered 2xx
 // and was given to Observe or Restore).
 func (d *Detector) Observed(id uint64) bool {
-	_, ok := d.byID[id]
+	_, ok := d.pageByID(id)
 	return ok
 }
 

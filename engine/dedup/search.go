@@ -91,7 +91,7 @@ func (s *search) consider(i uint32, test string) bool {
 		}
 	}
 	d.seen = append(d.seen, i)
-	r := &d.recs[i]
+	r := d.recs.at(i)
 	if r.id == s.p.ID {
 		return true
 	}

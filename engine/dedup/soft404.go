@@ -102,10 +102,10 @@ func (d *Detector) isSoft404(i uint32) bool {
 	if len(d.soft) == 0 {
 		return false
 	}
-	r := &d.recs[i]
+	r := d.recs.at(i)
 	u := d.parts(i)
 	st := d.soft[u.origin()]
-	return st != nil && st.sig != nil && r.title == st.sig.Title && Hamming(r.nourl, st.sig.Simhash) <= Soft404MaxHamming
+	return st != nil && st.sig != nil && r.title == title32(st.sig.Title) && Hamming(d.recs.nourl(i), st.sig.Simhash) <= Soft404MaxHamming
 }
 
 // softEvidence looks for pages of p's origin with p's title and nearly
@@ -123,12 +123,12 @@ func (d *Detector) softEvidence(idx uint32, p *Page, u *urlParts) (*Soft404Sig, 
 	}
 	var group []uint32
 	var st *soft404State
-	d.titles.each(titleKey(u, p.Title), func(i uint32) bool {
+	d.titles.each(titleKey(u, uint64(title32(p.Title))), func(i uint32) bool {
 		if i == idx {
 			return true
 		}
-		r := &d.recs[i]
-		if r.title != p.Title || Hamming(r.nourl, p.NoURL) > Soft404MaxHamming {
+		r := d.recs.at(i)
+		if r.title != title32(p.Title) || Hamming(d.recs.nourl(i), p.NoURL) > Soft404MaxHamming {
 			return true
 		}
 		o := d.parts(i)
@@ -163,10 +163,10 @@ func (d *Detector) softEvidence(idx uint32, p *Page, u *urlParts) (*Soft404Sig, 
 	for _, g := range group {
 		first = min(first, g)
 	}
-	sig := &Soft404Sig{Origin: strings.Clone(u.origin()), Title: p.Title, Simhash: d.recs[first].nourl, Of: d.recs[first].id, OfURL: d.urlOf(first)}
+	sig := &Soft404Sig{Origin: strings.Clone(u.origin()), Title: p.Title, Simhash: d.recs.nourl(first), Of: d.recs.at(first).id, OfURL: d.urlOf(first)}
 	for _, g := range group {
 		if g != first {
-			sig.Evidence = append(sig.Evidence, Pair{Copy: d.recs[g].id, Original: sig.Of})
+			sig.Evidence = append(sig.Evidence, Pair{Copy: d.recs.at(g).id, Original: sig.Of})
 		}
 	}
 	st.groups = nil

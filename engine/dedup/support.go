@@ -20,7 +20,7 @@ import (
 // the two URLs apart (the session id) is learned there.
 func (d *Detector) support(dup, orig uint32, du *urlParts) []Rule {
 	ou := d.parts(orig)
-	pair := Pair{Copy: d.recs[dup].id, Original: d.recs[orig].id}
+	pair := Pair{Copy: d.recs.at(dup).id, Original: d.recs.at(orig).id}
 	var learned []Rule
 	if a, b, ok := d.onSwappedHost(du, &ou); ok {
 		d.alignments(&a, &b, func(rw *rewriteOf) {
@@ -131,7 +131,7 @@ func (d *Detector) supportOne(rw *rewriteOf, pair Pair, cu *urlParts, cp uint32)
 		if cu.dirPath() == hostDir(rw.from) && (cu.rest == "" || indexNames[cu.rest]) {
 			c.home = true
 		}
-		if dir := int32(d.recs[cp].dir &^ dupFlag); len(c.dirs) < 2 && !slices.Contains(c.dirs, dir) {
+		if dir := int32(d.recs.at(cp).dir &^ dupFlag); len(c.dirs) < 2 && !slices.Contains(c.dirs, dir) {
 			c.dirs = append(c.dirs, dir)
 		}
 		c.under = commonDir(c.under, cu.dirPath())
