@@ -414,7 +414,12 @@ func (d *Detector) activate(c *candidate, pair Pair) *Rule {
 	co, _, _ := d.rewrite(origURL)
 	if cc != co || co == "" {
 		d.removeRule(rule)
-		c.rejected = true
+		// The rule would hide its own original, or chain into a cycle:
+		// never a rule. Unless the pair differs by another rewrite too
+		// (an index alias under a tracking parameter), not a rule yet:
+		// then the rule merely cannot bring them together alone, and a
+		// pair that differs by it alone decides.
+		c.rejected = co == "" || d.rewritesRelating(copyURL, origURL) <= 1
 		return nil
 	}
 	c.active = rule
@@ -430,6 +435,14 @@ func (d *Detector) activate(c *candidate, pair Pair) *Rule {
 	out := *rule
 	out.Support = append([]Pair(nil), rule.Support...)
 	return &out
+}
+
+// rewritesRelating counts the rewrites that relate the URLs of a pair.
+func (d *Detector) rewritesRelating(copyURL, origURL string) int {
+	cu, ou := splitURL(copyURL), splitURL(origURL)
+	n := 0
+	d.alignments(&cu, &ou, func(*rewriteOf) { n++ })
+	return n
 }
 
 func (d *Detector) addRule(r *Rule) {

@@ -136,3 +136,30 @@ func TestDirectoryMirrorRace(t *testing.T) {
 		})
 	}
 }
+
+// A pair that differs by two rewrites (a directory's index file under a
+// tracking parameter: /c/default.asp a copy of /c/?src=nav) may be the one
+// that completes one of them: that rule alone does not bring the pair
+// together, which is no reason to refuse it for good; the next pair that
+// differs by it alone makes it a rule. The parameter's name is one no code
+// of lidi knows.
+func TestRuleCompletedByPairOfTwoRewrites(t *testing.T) {
+	w := newWeb("http://lab.example", 43)
+	fs := []fetch{
+		w.page("/a/", 1, pageOpt{}), w.page("/a/?src=menu", 1, pageOpt{}),
+		w.page("/b/", 2, pageOpt{}), w.page("/b/?src=footer", 2, pageOpt{}),
+		w.page("/c/?src=nav", 3, pageOpt{}), w.page("/c/default.asp", 3, pageOpt{}),
+		w.page("/d/", 4, pageOpt{}), w.page("/d/?src=side", 4, pageOpt{}),
+	}
+	d := New(Config{})
+	rs := learned(crawl(d, fs))
+	if len(rs) != 1 || rs[0].Kind != DropParam || rs[0].Name != "src" {
+		t.Fatalf("learned %v, want drop-param src", rs)
+	}
+	if c, _, _ := d.Canonical("http://lab.example/e/x.html?src=top"); c != "http://lab.example/e/x.html" {
+		t.Errorf("Canonical = %s", c)
+	}
+	if c, _, covered := d.Canonical("http://lab.example/e/x.html?id=7"); covered {
+		t.Errorf("another parameter dropped: %s", c)
+	}
+}
