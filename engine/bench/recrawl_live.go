@@ -117,6 +117,22 @@ type RecrawlLiveResult struct {
 	// page (NaN on a web without news sites), of NewArticles.
 	NewFound    float64
 	NewArticles int
+	// PlannerCrawlWeights is the planner simulated as Planner, but given
+	// the importance the crawl's Scheduler had at the warm-up's end (in-links
+	// from the pages fetched by then) instead of the true in-links;
+	// WeightDistance the total variation distance between those weights and
+	// the true ones at the warm-up's end, and at the end of the crawl.
+	PlannerCrawlWeights         float64
+	WeightDistance, WeightAtEnd float64
+	// Late is how late the real crawl fetched its recrawls against its
+	// plan after the warm-up (virtual time), and how many went to pages
+	// still warming up.
+	Late engine.RecrawlLateness
+	// VerdictMissed is the share of the recrawls after the warm-up that
+	// found a page changed by the ground truth but judged it unchanged,
+	// VerdictFalse the share of those that found it unchanged but judged
+	// it changed.
+	VerdictMissed, VerdictFalse float64
 	// Violations counts politeness and robots.txt violations on simweb's
 	// witness: a host served two requests at once or closer than the
 	// delay, within its Crawl-delay, or a disallowed path.
@@ -162,10 +178,10 @@ func RecrawlLive(ctx context.Context, o RecrawlLiveOptions, w io.Writer) ([]*Rec
 	}
 	for _, res := range out {
 		sc := res.Scores
-		fmt.Fprintf(w, "changes=%s policy=%s freshness=%.3f uniform=%.3f optimal=%.3f vs_uniform=%+.3f of_optimal=%.3f requests_per_page_hour=%.3f new_found=%s pages=%d violations=%d channel_freshness=%.3f sim_freshness=%s curve_mean_diff=%s recrawls=%d virtual_h=%.1f\n",
+		fmt.Fprintf(w, "changes=%s policy=%s freshness=%.3f uniform=%.3f optimal=%.3f vs_uniform=%+.3f of_optimal=%.3f requests_per_page_hour=%.3f new_found=%s pages=%d violations=%d channel_freshness=%.3f sim_freshness=%s curve_mean_diff=%s recrawls=%d virtual_h=%.1f%s\n",
 			res.Shape, res.Policy, sc.Freshness, sc.Uniform, sc.Optimal, sc.Freshness-sc.Uniform, sc.Freshness/sc.Optimal,
 			sc.RequestsPerPageHour, fmtShare(res.NewFound, res.NewArticles), sc.Pages, res.Violations, res.Freshness,
-			fmtNaN(res.SimFreshness), fmtNaN(res.CurveMeanDiff), res.Recrawls, res.Virtual.Hours())
+			fmtNaN(res.SimFreshness), fmtNaN(res.CurveMeanDiff), res.Recrawls, res.Virtual.Hours(), res.lossKeys())
 	}
 	return out, nil
 }
@@ -217,12 +233,29 @@ func recrawlLive(ctx context.Context, o RecrawlLiveOptions, shape simweb.ChangeS
 		shape, o.Sites, o.Pages, o.TimeScale, o.Duration, time.Duration(float64(o.Duration)*o.TimeScale), o.Robots, o.Delay, pol)
 	runCtx, cancel := context.WithTimeout(ctx, o.Duration)
 	defer cancel()
+	warmEnd := o.Warmup
+	atWarmEnd := make(chan engine.RecrawlLateness, 1)
+	go func() {
+		// The lateness counts at the warm-up's end, for the window's.
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		defer close(atWarmEnd)
+		for srv.Clock().Offset() < warmEnd {
+			select {
+			case <-runCtx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+		if r := eng.Stats().Recrawl; r != nil {
+			atWarmEnd <- r.Late
+		}
+	}()
 	if err := eng.Run(runCtx); err != nil && !errors.Is(err, engine.ErrStopped) {
 		return nil, err
 	}
 	st := eng.Stats()
 	end := srv.Clock().Offset()
-	warmEnd := o.Warmup
 	if end <= warmEnd {
 		return nil, fmt.Errorf("bench: recrawl-live: the run ended at %v of virtual time, before the warm-up's end at %v: give it a longer --duration", end, warmEnd)
 	}
@@ -242,6 +275,21 @@ func recrawlLive(ctx context.Context, o RecrawlLiveOptions, shape simweb.ChangeS
 	if res.Planner, err = plannerScores(scheduleInput{web: web, from: warmEnd, to: end, fetches: copies, gap: gap}, popt); err != nil {
 		return nil, err
 	}
+	inl := inLinks(web)
+	trueW := func(p int) float64 { return float64(max(1, inl[p])) }
+	startW, endW := crawlWeights(web, copies, warmEnd), crawlWeights(web, copies, end)
+	res.WeightDistance = weightDistance(copies, warmEnd, func(p int) float64 { return startW[p] }, trueW)
+	res.WeightAtEnd = weightDistance(copies, warmEnd, func(p int) float64 { return endW[p] }, trueW)
+	crawlIn := scheduleInput{web: web, from: warmEnd, to: end, fetches: copies, gap: gap, weight: func(p int) float64 { return startW[p] }}
+	if cw, err := plannerScores(crawlIn, popt); err != nil {
+		return nil, err
+	} else {
+		res.PlannerCrawlWeights = cw.Freshness
+	}
+	if st.Recrawl != nil {
+		res.Late = st.Recrawl.Late.Sub(<-atWarmEnd)
+	}
+	res.VerdictMissed, res.VerdictFalse = rec.verdicts(web, warmEnd, end)
 	res.Violations = witnessViolations(srv.Witness(), o.Delay)
 	if !web.Changes().Options().Together || pol.PerPage() {
 		// The simulation knows channels that change together only, and
@@ -430,4 +478,42 @@ func fmtShare(x float64, n int) string {
 		return "-"
 	}
 	return fmtNaN(x)
+}
+
+// lossKeys are the key=value pairs that take the real crawl's loss against
+// its planner apart (policy pages only): the planner alone, with the true
+// and with the crawl's weights, how far the crawl's weights are from the
+// true ones, how late its recrawls came and the share of them spent on
+// pages warming up.
+func (res *RecrawlLiveResult) lossKeys() string {
+	if res.Planner.Pages == 0 || !res.Policy.PerPage() {
+		return ""
+	}
+	l := res.Late
+	perFetch := func(d time.Duration) string {
+		if l.Fetched == 0 {
+			return "-"
+		}
+		return strconv.FormatFloat((d / time.Duration(l.Fetched)).Minutes(), 'f', 1, 64)
+	}
+	ofInterval, overHalf, warm := math.NaN(), math.NaN(), math.NaN()
+	if l.Fetched > 0 {
+		ofInterval = l.OfInterval / float64(l.Fetched)
+		over := 0
+		for i, b := range engine.LateBounds {
+			if b >= 0.5 {
+				for _, n := range l.Buckets[i:] {
+					over += n
+				}
+				break
+			}
+		}
+		overHalf = float64(over) / float64(l.Fetched)
+	}
+	if l.Released > 0 {
+		warm = float64(l.Warm) / float64(l.Released)
+	}
+	return fmt.Sprintf(" planner=%.3f planner_crawl_weights=%.3f weight_tv=%s weight_tv_end=%s late_pace_min=%s late_queue_min=%s late_of_interval=%s late_over_half=%s warm_share=%s verdict_missed=%s verdict_false=%s",
+		res.Planner.Freshness, res.PlannerCrawlWeights, fmtNaN(res.WeightDistance), fmtNaN(res.WeightAtEnd),
+		perFetch(l.Pace), perFetch(l.Queue), fmtNaN(ofInterval), fmtNaN(overHalf), fmtNaN(warm), fmtNaN(res.VerdictMissed), fmtNaN(res.VerdictFalse))
 }

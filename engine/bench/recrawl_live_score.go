@@ -28,6 +28,9 @@ type fetchRecorder struct {
 type liveFetch struct {
 	url uint64
 	at  time.Duration // virtual
+	// judged is set for a recrawl whose change was judged, changed by the
+	// verdict.
+	judged, changed bool
 }
 
 func (f *fetchRecorder) Apply(ctx context.Context, b *record.Batch) error {
@@ -40,7 +43,7 @@ func (f *fetchRecorder) Apply(ctx context.Context, b *record.Batch) error {
 			continue
 		}
 		at := f.clock.OffsetAt(p.Fetched)
-		f.fetches = append(f.fetches, liveFetch{p.URL, at})
+		f.fetches = append(f.fetches, liveFetch{url: p.URL, at: at, judged: p.Recrawl && p.Verdict.Known(), changed: p.Verdict.Changed()})
 		f.took += f.clock.OffsetAt(p.Fetched.Add(p.Duration)) - at
 		if p.Recrawl {
 			f.recrawls++
@@ -149,6 +152,52 @@ func (f *fetchRecorder) copies(web *simweb.Web) (pages map[int][]time.Duration, 
 		slices.Sort(ts)
 	}
 	return pages, articles
+}
+
+// verdicts compares the crawl's change verdicts on its recrawls within
+// (from, to] with the ground truth: missed is the share of the truly
+// changed pages judged unchanged, false the share of the unchanged
+// judged changed (NaN for none).
+func (f *fetchRecorder) verdicts(web *simweb.Web, from, to time.Duration) (missed, wrong float64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ch := web.Changes()
+	last := map[int]time.Duration{}
+	var changed, unchanged, miss, fals int
+	for _, fe := range f.fetches {
+		raw, ok := f.urls[fe.url]
+		if !ok {
+			continue
+		}
+		t := web.Truth(raw)
+		if t.Status != 200 || t.Page < 0 {
+			continue
+		}
+		prev, seen := last[t.Page]
+		last[t.Page] = fe.at
+		if !seen || !fe.judged || fe.at <= from || fe.at > to {
+			continue
+		}
+		if ch.Fresh(t.Page, prev, fe.at) {
+			unchanged++
+			if fe.changed {
+				fals++
+			}
+		} else {
+			changed++
+			if !fe.changed {
+				miss++
+			}
+		}
+	}
+	missed, wrong = math.NaN(), math.NaN()
+	if changed > 0 {
+		missed = float64(miss) / float64(changed)
+	}
+	if unchanged > 0 {
+		wrong = float64(fals) / float64(unchanged)
+	}
+	return missed, wrong
 }
 
 // newFound is the share of the articles news sites published within

@@ -35,6 +35,10 @@ type scheduleInput struct {
 	fetches map[int][]time.Duration
 	// gap is the shortest virtual time between two requests to a site.
 	gap func(site int) time.Duration
+	// weight, if set, is the importance the planner is given of each page
+	// (plannerScores), in place of its true in-links, which the scores
+	// always weigh by.
+	weight func(page int) float64
 }
 
 // scheduleScores are the three freshness figures of one crawl, each the
@@ -325,7 +329,11 @@ func plannerScores(in scheduleInput, opt recrawl.PlannerOptions) (scheduleScores
 		site := ch.ChannelOf(p)
 		name := strconv.Itoa(site)
 		setup.Gap[name] = in.gap(site)
-		pg := simulate.Page{Channel: recrawl.ChannelID(name), Site: name, Weight: float64(max(1, inlinks[p])),
+		w := float64(max(1, inlinks[p]))
+		if in.weight != nil {
+			w = in.weight(p)
+		}
+		pg := simulate.Page{Channel: recrawl.ChannelID(name), Site: name, Weight: w,
 			Changes: streamUntil(ch, p, in.to), Dated: ch.Validators(site).LastModified()}
 		if ch.News(site) && p == web.Site(site).HomePage {
 			pg.NewLinks = func(from, to time.Duration) int { return ch.Published(site, to) - ch.Published(site, from) }
@@ -343,4 +351,52 @@ func plannerScores(in scheduleInput, opt recrawl.PlannerOptions) (scheduleScores
 	sim := in
 	sim.fetches = fetches
 	return scoreSchedules(sim), nil
+}
+
+// crawlWeights returns the importance the crawl's Scheduler gives each page
+// at virtual time at: 1 and its distinct in-links from the other pages the
+// crawl had fetched by then (fetches as in scheduleInput).
+func crawlWeights(web *simweb.Web, fetches map[int][]time.Duration, at time.Duration) map[int]float64 {
+	g := web.Graph()
+	w := map[int]float64{}
+	for q, ts := range fetches {
+		if len(ts) == 0 || ts[0] > at {
+			continue
+		}
+		out := slices.Clone(g.Out(int32(q)))
+		slices.Sort(out)
+		for _, p := range slices.Compact(out) {
+			if int(p) != q {
+				w[int(p)]++
+			}
+		}
+	}
+	for p := range fetches {
+		w[p]++
+	}
+	return w
+}
+
+// weightDistance is the total variation distance between two weightings of
+// the pages with a copy by at (fetches as in scheduleInput), each
+// normalised to sum 1: the share of importance the first misplaces.
+func weightDistance(fetches map[int][]time.Duration, at time.Duration, a, b func(int) float64) float64 {
+	var ids []int
+	var sa, sb float64
+	for p, ts := range fetches {
+		if len(ts) > 0 && ts[0] <= at {
+			ids = append(ids, p)
+			sa += a(p)
+			sb += b(p)
+		}
+	}
+	if sa <= 0 || sb <= 0 {
+		return math.NaN()
+	}
+	slices.Sort(ids)
+	var d float64
+	for _, p := range ids {
+		d += math.Abs(a(p)/sa - b(p)/sb)
+	}
+	return d / 2
 }
