@@ -91,14 +91,17 @@ type PageInfo struct {
 }
 
 type plannedPage struct {
-	info      PageInfo
-	site      int
-	last      time.Time // the copy's fetch
-	visits    []Visit   // the last maxPageVisits
-	newLinks  int       // new pages its visits revealed
-	rate      Rate
-	interval  time.Duration
-	next      time.Time
+	info     PageInfo
+	site     int
+	last     time.Time // the copy's fetch
+	visits   []Visit   // the last maxPageVisits
+	newLinks int       // new pages its visits revealed
+	rate     Rate
+	interval time.Duration
+	next     time.Time
+	// due is when the visit in flight was planned (its next when Due
+	// released it); zero when none is in flight.
+	due       time.Time
 	gen       uint64 // the queue entry that is current
 	scheduled bool
 	// evid is the evidence of visits, fresh unless changed; prior the
@@ -199,7 +202,13 @@ func (p *Planner) Remove(id uint64) {
 
 // Visit records a fetch of page id: v.Interval, if zero, is the time since
 // the copy's fetch; newLinks is how many links to pages not known before
-// the visit found. The page is rescheduled from v.At.
+// the visit found. The page is rescheduled an interval after the time its
+// visit was planned for, not after v.At, if Due released it and the fetch
+// came late: a fetch that waits for its site's turn or for a robot would
+// otherwise stretch every interval by the wait, and cost the pages with
+// short intervals (those the plan visits most because they matter most)
+// the largest share of their visits. The next visit is never planned less
+// than half an interval after this one.
 func (p *Planner) Visit(id uint64, v Visit, newLinks int) {
 	pg := p.pages[id]
 	if pg == nil {
@@ -222,6 +231,15 @@ func (p *Planner) Visit(id uint64, v Visit, newLinks int) {
 	iv := pg.interval
 	if iv == 0 {
 		iv = p.opt.InitialInterval
+	}
+	due := pg.due
+	pg.due = time.Time{}
+	if !due.IsZero() && due.Before(v.At) {
+		pg.gen++
+		pg.scheduled = true
+		pg.next = maxTime(due.Add(iv), v.At.Add(iv/2))
+		heap.Push(&p.queue, pageDue{at: pg.next, id: pg.info.ID, gen: pg.gen})
+		return
 	}
 	p.schedule(pg, iv)
 }
@@ -439,6 +457,9 @@ func (p *Planner) Due(now time.Time, limit int) []uint64 {
 				iv = p.opt.InitialInterval
 			}
 			pg.gen++
+			if pg.due.IsZero() {
+				pg.due = top.at // not again when released again before its visit
+			}
 			heap.Push(&p.queue, pageDue{at: now.Add(iv), id: pg.info.ID, gen: pg.gen})
 			out = append(out, top.id)
 		}

@@ -157,3 +157,46 @@ func TestPlannerWarmupWithinSiteCap(t *testing.T) {
 		t.Errorf("warm-up interval %v on a site taking a page every 10m, want 10h for its 30 new pages", pp.Interval)
 	}
 }
+
+// A page whose fetches come late (its site's turn, a robot's wait) keeps
+// the frequency it was planned at: each visit is planned an interval after
+// the last was planned, not after it was fetched, but never less than half
+// an interval after it was fetched. Planned hourly and fetched 20 minutes
+// after each release, it is visited 47 or 48 times in 48 hours, not 35;
+// fetched 40 minutes late, every 70 minutes (41 times), not every 100 (28).
+func TestPlannerKeepsPlannedFrequencyWhenLate(t *testing.T) {
+	for _, tc := range []struct {
+		late time.Duration
+		min  int
+	}{{0, 46}, {20 * time.Minute, 46}, {40 * time.Minute, 40}} {
+		late := tc.late
+		t.Run(late.String(), func(t *testing.T) {
+			// Always in warm-up: visited every InitialInterval.
+			p := NewPlanner(PlannerOptions{InitialInterval: time.Hour, MinChanges: 1 << 20, MinVisits: 1 << 20})
+			p.SetBudget(1)
+			p.Add(PageInfo{ID: 1, Channel: "c", Site: "s"}, plannerEpoch)
+			var fetchAt []time.Time // released, to be fetched then
+			visits := 0
+			var last time.Time
+			for now := plannerEpoch; now.Before(plannerEpoch.Add(48 * time.Hour)); now = now.Add(time.Minute) {
+				if len(fetchAt) > 0 && !now.Before(fetchAt[0]) {
+					fetchAt = fetchAt[1:]
+					if !last.IsZero() && now.Sub(last) < 30*time.Minute {
+						t.Fatalf("visits at %v and %v: less than half an interval apart", last, now)
+					}
+					p.Visit(1, Visit{At: now}, 0)
+					visits++
+					last = now
+				}
+				for range p.Due(now, 0) {
+					if len(fetchAt) == 0 {
+						fetchAt = append(fetchAt, now.Add(late))
+					}
+				}
+			}
+			if visits < tc.min {
+				t.Errorf("late by %v: %d visits in 48 hours, want %d or more", late, visits, tc.min)
+			}
+		})
+	}
+}
