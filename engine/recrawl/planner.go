@@ -367,6 +367,9 @@ func (p *Planner) Solve(now time.Time) {
 		planned1[pg.site] = true
 	}
 	caps := slices.Clone(p.caps)
+	for s := range caps {
+		caps[s] *= SiteLoad
+	}
 	for s, pages := range warming {
 		if len(pages) == 0 {
 			continue
@@ -398,6 +401,15 @@ func (p *Planner) Solve(now time.Time) {
 		}
 	}
 }
+
+// SiteLoad is the share of a site's capacity (one request per its gap) a
+// plan fills at most. A site's due pages queue for its turns: planned at
+// its full capacity, the queue never drains, and the least jitter in the
+// fetches (a robot's wait, a gap measured a little longer) adds to a wait
+// that grows without bound, so the pages of the sites that bind the plan
+// come later and later. Filled to ρ, a queue of random arrivals waits
+// ρ/(2(1−ρ)) turns on average (M/D/1): two at 0.8.
+const SiteLoad = 0.8
 
 func sortedKeys[K ChannelID | uint64, V any](m map[K]V) []K {
 	keys := make([]K, 0, len(m))
