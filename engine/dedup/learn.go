@@ -39,6 +39,9 @@ type candidate struct {
 	idle     int      // times Unproven told a copy of it to wait (see adds)
 	active   *Rule    // the rule it became, while active
 	rejected bool     // it would hide its own original
+	// shapes caches shapeKeys: the rule's rewrite does not change.
+	shapes    [2]uint64
+	shapesSet bool
 }
 
 // maxEvidenceIDs bounds the pairs kept per rule.

@@ -104,10 +104,11 @@ func (d *Detector) priorOf(c *candidate) (n int, exact bool) {
 	if isParamKind(c.rule.Kind) && d.matters[c.rule.Name] {
 		return 0, false
 	}
-	if n := d.priorFrom(priorKey(&c.rule), c.rule.Origin); n > 0 {
+	ks := c.shapeKeys()
+	if n := d.priorFrom(ks[0], c.rule.Origin); n > 0 {
 		return n, true
 	}
-	return d.priorFrom(paramShapeKey(&c.rule), c.rule.Origin), false
+	return d.priorFrom(ks[1], c.rule.Origin), false
 }
 
 // priorFrom returns how many origins other than origin learned shape k,
@@ -148,11 +149,20 @@ func (d *Detector) contradictedShape(c *candidate) {
 		}
 		d.matters[strings.Clone(c.rule.Name)] = true
 	}
-	for _, k := range [2]uint64{priorKey(&c.rule), paramShapeKey(&c.rule)} {
+	for _, k := range c.shapeKeys() {
 		if k != 0 {
 			d.priorAt(k).contradicted = true
 		}
 	}
+}
+
+// shapeKeys returns the keys of candidate c's shape, priorKey and
+// paramShapeKey of its rule, computed once.
+func (c *candidate) shapeKeys() [2]uint64 {
+	if !c.shapesSet {
+		c.shapes, c.shapesSet = [2]uint64{priorKey(&c.rule), paramShapeKey(&c.rule)}, true
+	}
+	return c.shapes
 }
 
 // priorAt returns the prior of shape k, made if new.
@@ -236,10 +246,11 @@ const maxPending = 16
 // poolKey returns the shape candidate c is pooled under (0 for none):
 // a parameter rule's kind whatever its name, another kind's rewrite.
 func poolKey(c *candidate) uint64 {
+	ks := c.shapeKeys()
 	if isParamKind(c.rule.Kind) {
-		return paramShapeKey(&c.rule)
+		return ks[1]
 	}
-	return priorKey(&c.rule)
+	return ks[0]
 }
 
 // notePending records that candidate c reached pooledPairs pairs.
@@ -263,7 +274,10 @@ func (d *Detector) pooledOf(c *candidate) int {
 	if k == 0 || len(cs) == 0 || isParamKind(c.rule.Kind) && d.matters[c.rule.Name] {
 		return 0
 	}
-	var others []string
+	// Distinct origins, on the stack: this runs for every pair a
+	// candidate gets (need).
+	var buf [priorHosts + maxPending]string
+	others := buf[:0]
 	if p := d.priors[k]; p != nil {
 		if p.contradicted {
 			return 0

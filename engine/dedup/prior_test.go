@@ -270,6 +270,20 @@ func TestPriorPooled(t *testing.T) {
 		if rs := learned(crawl(d, interleaved("kiosk", 410, pooledPairs, origins[:2]...))); len(rs) > 0 {
 			t.Errorf("learned %v from %d pairs on two hosts", rs, pooledPairs)
 		}
+		// Weighing the pool, as every pair a candidate gets does,
+		// allocates nothing.
+		var c *candidate
+		for _, x := range d.cands {
+			if x.rule.Origin == origins[0] && x.rule.Supports == pooledPairs {
+				c = x
+			}
+		}
+		if c == nil {
+			t.Fatal("no candidate pooled")
+		}
+		if n := testing.AllocsPerRun(100, func() { d.need(c) }); n != 0 {
+			t.Errorf("need allocates %v times", n)
+		}
 	})
 	t.Run("a parameter that matters", func(t *testing.T) {
 		d := New(Config{})
