@@ -234,11 +234,11 @@ func (p *Planner) Visit(id uint64, v Visit, newLinks int) {
 	}
 	due := pg.due
 	pg.due = time.Time{}
-	if !due.IsZero() && due.Before(v.At) {
+	if !due.IsZero() {
 		pg.gen++
 		pg.scheduled = true
 		pg.next = maxTime(due.Add(iv), v.At.Add(iv/2))
-		heap.Push(&p.queue, pageDue{at: pg.next, id: pg.info.ID, gen: pg.gen})
+		p.push(pg, pg.next)
 		return
 	}
 	p.schedule(pg, iv)
@@ -248,7 +248,13 @@ func (p *Planner) schedule(pg *plannedPage, iv time.Duration) {
 	pg.gen++
 	pg.scheduled = true
 	pg.next = pg.last.Add(iv)
-	heap.Push(&p.queue, pageDue{at: pg.next, id: pg.info.ID, gen: pg.gen})
+	p.push(pg, pg.next)
+}
+
+// push queues page pg's current entry, due at at: it joins its site's
+// turns a gap of the site before (see Due).
+func (p *Planner) push(pg *plannedPage, at time.Time) {
+	heap.Push(&p.queue, pageDue{at: at, key: at.Add(-p.gaps[pg.site]), id: pg.info.ID, gen: pg.gen})
 }
 
 // evidence returns a page's evidence.
@@ -431,18 +437,23 @@ func weightOr1(w float64) float64 {
 // pages due, each site's no faster than its gap allows (SetSiteGap), the
 // longest overdue of a site first; the rest wait in their site's turn, so
 // that a site that cannot take all its pages at once takes its most
-// overdue first, by the plan of the moment. Each page returned is due
-// again an interval later unless a Visit reschedules it from its fetch (a
+// overdue first, by the plan of the moment. A site's turn that would
+// otherwise pass unused takes a page due within a gap: on a site whose
+// politeness makes turns scarce, fetching a page up to a turn early costs
+// its copy a little of its interval, where leaving the turn idle makes it
+// and the pages due after it wait for turns that are all taken. Each page
+// returned is due again an interval later unless a Visit reschedules it (a
 // fetch that fails is tried again then).
 func (p *Planner) Due(now time.Time, limit int) []uint64 {
 	p.Solve(now)
 	for p.queue.Len() > 0 {
 		top := p.queue.entries[0]
-		if top.at.After(now) {
+		if top.key.After(now) {
 			break
 		}
 		heap.Pop(&p.queue)
 		if pg := p.pages[top.id]; pg != nil && pg.gen == top.gen {
+			top.key = top.at // a site's turns go to its earliest due
 			heap.Push(&p.waiting[pg.site], top)
 		}
 	}
@@ -472,7 +483,7 @@ func (p *Planner) Due(now time.Time, limit int) []uint64 {
 			if pg.due.IsZero() {
 				pg.due = top.at // not again when released again before its visit
 			}
-			heap.Push(&p.queue, pageDue{at: now.Add(iv), id: pg.info.ID, gen: pg.gen})
+			p.push(pg, now.Add(iv))
 			out = append(out, top.id)
 		}
 	}
@@ -486,13 +497,13 @@ func maxTime(a, b time.Time) time.Time {
 	return b
 }
 
-// NextDue returns when the next page is due, and false if none is
-// scheduled.
+// NextDue returns when the next page may be released (due, or within a
+// gap of its site of being due), and false if none is scheduled.
 func (p *Planner) NextDue() (time.Time, bool) {
 	for p.queue.Len() > 0 {
 		top := p.queue.entries[0]
 		if pg := p.pages[top.id]; pg != nil && pg.gen == top.gen {
-			return top.at, true
+			return top.key, true
 		}
 		heap.Pop(&p.queue)
 	}
@@ -568,18 +579,20 @@ func (p *Planner) String() string {
 	return fmt.Sprintf("planner: %d pages, %d channels (%d out of warm-up), budget %.3g visits/s", len(p.pages), len(p.channels), ready, p.budget)
 }
 
+// pageDue is a page's entry in a queue: due at at, ordered by key (when it
+// joins its site's turns in the Planner's queue, at in a site's).
 type pageDue struct {
-	at  time.Time
-	id  uint64
-	gen uint64
+	at, key time.Time
+	id      uint64
+	gen     uint64
 }
 
 type pageQueue struct{ entries []pageDue }
 
 func (h pageQueue) Len() int { return len(h.entries) }
 func (h pageQueue) Less(i, j int) bool {
-	if !h.entries[i].at.Equal(h.entries[j].at) {
-		return h.entries[i].at.Before(h.entries[j].at)
+	if !h.entries[i].key.Equal(h.entries[j].key) {
+		return h.entries[i].key.Before(h.entries[j].key)
 	}
 	return h.entries[i].id < h.entries[j].id
 }

@@ -266,3 +266,32 @@ func TestPlannerLeavesSitesHeadroom(t *testing.T) {
 	}
 	t.Logf("mean lateness %.3f of an interval over %d visits", late/float64(n), n)
 }
+
+// A site's turn that would pass unused takes a page due within a gap: three
+// pages due together at the sixth hour on a site taking a request an hour
+// (an idle site has a turn of credit) are fetched at 5h, 5h and 6h, not
+// 6h, 6h and 7h, and each is planned again from when it was due.
+func TestPlannerUsesIdleTurns(t *testing.T) {
+	p := NewPlanner(PlannerOptions{InitialInterval: 6 * time.Hour, MinChanges: 1 << 20, MinVisits: 1 << 20})
+	p.SetBudget(1)
+	p.SetSiteGap("slow", time.Hour)
+	for i := range 3 {
+		p.Add(PageInfo{ID: uint64(i), Channel: "c", Site: "slow"}, plannerEpoch)
+	}
+	var at []time.Duration
+	for now := plannerEpoch; now.Before(plannerEpoch.Add(9 * time.Hour)); now = now.Add(time.Minute) {
+		for _, id := range p.Due(now, 0) {
+			at = append(at, now.Sub(plannerEpoch))
+			p.Visit(id, Visit{At: now}, 0)
+		}
+	}
+	want := []time.Duration{5 * time.Hour, 5 * time.Hour, 6 * time.Hour}
+	if !slices.Equal(at, want) {
+		t.Errorf("fetched at %v, want %v", at, want)
+	}
+	for i := range 3 {
+		if pp, _ := p.Page(uint64(i)); pp.Next != plannerEpoch.Add(12*time.Hour) {
+			t.Errorf("page %d next due at %v, want 12h (6h after it was due)", i, pp.Next.Sub(plannerEpoch))
+		}
+	}
+}
