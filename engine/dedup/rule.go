@@ -492,10 +492,20 @@ func (d *Detector) noteRep(i uint32, url string) {
 }
 
 // noteReps records the representatives of the pages of an origin, after
-// its rules changed.
+// its rules changed, and of the pages of the origins a host swap rewrites
+// to it: their URLs go on through its rules (a copy fetched on the www
+// twin as /a?sid=1 stands for /a on its origin once the session id is
+// dropped there too).
 func (d *Detector) noteReps(origin string) {
 	for _, i := range d.byOrigin[origin] {
 		d.noteRep(i, d.urlOf(i))
+	}
+	for o, or := range d.origins {
+		if h := or.host; h != nil && o != origin && h.To[:originEnd(h.To)] == origin {
+			for _, i := range d.byOrigin[o] {
+				d.noteRep(i, d.urlOf(i))
+			}
+		}
 	}
 }
 

@@ -163,3 +163,38 @@ func TestRuleCompletedByPairOfTwoRewrites(t *testing.T) {
 		t.Errorf("another parameter dropped: %s", c)
 	}
 }
+
+// A page fetched on a host before the host was found to be its twin's
+// alias, under a parameter its twin's rules drop only later, stands for
+// its canonical URL once both rules are in force: the page is not fetched
+// again. Names no code of lidi knows.
+func TestCopyStandsForCanonicalThroughRules(t *testing.T) {
+	const a, b = "http://docs.example", "http://www.docs.example"
+	w := newWeb(a, 45)
+	fs := []fetch{
+		w.page("/", 1, pageOpt{}), w.at(b, w.page("/", 1, pageOpt{})),
+		w.at(b, w.page("/guide.html?visit=1", 2, pageOpt{})),
+		w.page("/intro.html", 3, pageOpt{}), w.at(b, w.page("/intro.html", 3, pageOpt{})),
+	}
+	for i := range 3 {
+		p := fmt.Sprintf("/p%d.html", i)
+		fs = append(fs, w.page(p, uint64(10+i), pageOpt{}), w.page(fmt.Sprintf("%s?visit=%d", p, 20+i), uint64(10+i), pageOpt{}))
+	}
+	d := New(Config{})
+	var kinds []RuleKind
+	for _, r := range learned(crawl(d, fs)) {
+		kinds = append(kinds, r.Kind)
+		if r.Kind == SwapHost && (r.Origin != b || r.To != a) {
+			t.Fatalf("learned %v, want %s swapped for %s", r, b, a)
+		}
+	}
+	if len(kinds) != 2 || kinds[0] != SwapHost || kinds[1] != DropParam {
+		t.Fatalf("learned %v, want a host swap, then drop-param visit", kinds)
+	}
+	if c, _, covered := d.Canonical(a + "/guide.html"); !covered || c != b+"/guide.html?visit=1" {
+		t.Errorf("Canonical(%s/guide.html) = %s, %v; want the copy fetched before, %s/guide.html?visit=1", a, c, covered, b)
+	}
+	if c, _, covered := d.Canonical(a + "/other.html"); covered {
+		t.Errorf("Canonical(%s/other.html) = %s, covered", a, c)
+	}
+}
