@@ -95,8 +95,9 @@ type crawl struct {
 	// Parked sites with rounds left, tried again after errors.park_for.
 	parkedSites []*site
 
-	retries   retries  // 429/503 tries, sites given up, sitemaps read; see retries.go
-	web       webGraph // the URLs seen and the links of the pages fetched
+	retries   retries   // 429/503 tries, sites given up, sitemaps read; see retries.go
+	steps     stepClock // where the loop's wake-ups spend their time
+	web       webGraph  // the URLs seen and the links of the pages fetched
 	rank      ranker
 	reprio    reprioritizer                                     // a strategy that re-orders queued pages; see reprioritize.go
 	detect    detection                                         // duplicate detection; see detect.go
@@ -121,9 +122,8 @@ type tally struct {
 	// store holds them (record.Counters.Tallies), by key.
 	kept      map[tallyKey]int64
 	published time.Time // when publish last copied them
-	// The longest the loop took over one wake-up and waited for the
-	// store (Stats.LoopPause, Stats.StoreWait).
-	loopPause, storeWait time.Duration
+	// The longest the loop waited for the store (Stats.StoreWait).
+	storeWait time.Duration
 }
 
 // pagesFetches says how many pages the crawl stored and, when it fetched

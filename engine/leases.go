@@ -38,12 +38,14 @@ func (c *crawl) dispatch(now time.Time) {
 			return
 		}
 		s := c.sites[fs.ID]
+		c.steps.mark(StepDispatch)
 		c.flush()
 		s.leasing = &leasing{budget: budget}
 		c.leases.heading++
 		c.leases.busy++
 		c.leases.planned += budget
 		e.commit.in <- headReq{site: s.ID, n: int(budget), reply: c.leases.heads}
+		c.steps.mark(StepStore)
 	}
 }
 

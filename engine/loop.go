@@ -159,13 +159,16 @@ func (c *crawl) loop(ctx context.Context) error {
 		now := e.clock.Now()
 		if c.rc != nil && !stopping {
 			c.recrawlTick(now)
+			c.steps.mark(StepRecrawl)
 		}
 		if !stopping && !e.paused.Load() {
 			c.dispatch(now)
+			c.steps.mark(StepDispatch)
 		}
 		if e.paused.Load() && c.leases.busy == 0 && !c.savedPause {
 			c.flush()
 			e.commit.flush()
+			c.steps.mark(StepStore)
 			c.savedPause = true
 			e.event(record.Event{Kind: record.EventPause, Text: "paused; state saved"})
 		}
@@ -231,10 +234,11 @@ func (c *crawl) loop(ctx context.Context) error {
 			wake = min(wake, max(t.Sub(now), time.Millisecond))
 		}
 		timer.Reset(wake)
-		c.tally.loopPause = max(c.tally.loopPause, time.Since(woke))
+		c.steps.end(woke, StepPublish)
 		select {
 		case r := <-c.leases.results:
 			woke = time.Now()
+			c.steps.start(woke)
 			c.onResult(r, now)
 			// Take what else is waiting before dispatching again.
 			for i := 0; i < 256; i++ {
@@ -246,26 +250,39 @@ func (c *crawl) loop(ctx context.Context) error {
 				}
 				break
 			}
+			c.steps.mark(StepResults)
 		case h := <-c.leases.heads:
 			woke = time.Now()
+			c.steps.start(woke)
 			c.onHead(h, now)
+			c.steps.mark(StepHeads)
 		case r := <-c.dns.out:
 			woke = time.Now()
+			c.steps.start(woke)
 			c.onResolved(r, now)
+			c.steps.mark(StepDNS)
 		case r := <-c.rank.out:
 			woke = time.Now()
+			c.steps.start(woke)
 			c.onRank(r)
+			c.steps.mark(StepRank)
 		case f := <-e.control:
 			woke = time.Now()
+			c.steps.start(woke)
 			f()
+			c.steps.mark(StepTimers)
 		case <-timer.C:
 			woke = time.Now()
+			c.steps.start(woke)
 		case <-publish.C:
 			woke = time.Now()
+			c.steps.start(woke)
 			c.expire(now)
 			c.retry(now)
+			c.steps.mark(StepTimers)
 		case <-ctx.Done():
 			woke = time.Now()
+			c.steps.start(woke)
 			if !stopping {
 				stopping = true
 				e.stopping.Store(true)
@@ -275,14 +292,17 @@ func (c *crawl) loop(ctx context.Context) error {
 			}
 		case <-grace:
 			woke = time.Now()
+			c.steps.start(woke)
 			cancelVisits()
 		}
 		c.rankDue(e.clock.Now())
+		c.steps.mark(StepRank)
 		if c.batch.Len() >= e.cfg.FlushRecords/4 {
 			c.flush() // waits for the committer: the loop keeps pace with the store
 		} else {
 			c.handOff()
 		}
+		c.steps.mark(StepStore)
 	}
 }
 
@@ -354,7 +374,8 @@ func (c *crawl) publish(now time.Time, force bool) {
 	st.Pages, st.Fetches, st.Recrawls = c.tally.fetches-c.tally.recrawls, c.tally.fetches, c.tally.recrawls
 	st.Bytes, st.Errors = c.tally.bytes, c.tally.errors
 	st.Discovered = c.tally.discovered
-	st.LoopPause, st.StoreWait, st.SeenPause = c.tally.loopPause, c.tally.storeWait, c.web.seen.Stats().MaxPause
+	st.LoopPause, st.StoreWait, st.Seen = c.steps.worst, c.tally.storeWait, c.web.seen.Stats()
+	st.LoopSteps = c.steps.steps()
 	st.Memory.Seen, st.Memory.Graph = c.web.bytes()
 	if c.detect.det != nil {
 		st.Memory.Detection = c.detect.det.Stats().Bytes

@@ -144,10 +144,13 @@ func (c *crawl) followLinks(m *visit.PageResult, now time.Time) {
 		}
 		c.left(rec.URL, c.reprio.links)
 	}
+	c.steps.mark(StepResults)
 	for _, f := range follow {
 		c.discover(f.FoundLink, f.depth, rec.URL, now)
 	}
+	c.steps.mark(StepDiscover)
 	c.pageLinks(rec.URL, m.URL, follow)
+	c.steps.mark(StepGraph)
 	c.followBuf = follow[:0]
 }
 
@@ -169,6 +172,7 @@ func (c *crawl) observe(run *leaseRun, m *visit.PageResult, now time.Time) bool 
 	if rec.Digest == 0 || rec.Status < 200 || rec.Status >= 300 {
 		return true
 	}
+	c.steps.mark(StepResults)
 	t := cputime.Start()
 	dec := d.observe(m, now, &c.verdict)
 	c.apply(now)
@@ -191,6 +195,7 @@ func (c *crawl) observe(run *leaseRun, m *visit.PageResult, now time.Time) bool 
 	}
 	unique := d.judge(&dec, rec, now, &c.verdict)
 	c.apply(now)
+	c.steps.mark(StepDetect)
 	return unique
 }
 

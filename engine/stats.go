@@ -6,6 +6,7 @@ import (
 	"lidi/engine/dedup"
 	"lidi/engine/fetch"
 	"lidi/engine/record"
+	"lidi/engine/seen"
 	"lidi/engine/visit"
 )
 
@@ -43,9 +44,14 @@ type Stats struct {
 	// loop took over one wake-up (a batch of results, a timer, a
 	// hand-over to the store), StoreWait the longest of it spent waiting
 	// for the store to take a batch (the loop keeps pace with the store),
-	// and SeenPause the longest a call to the set of URLs seen took that
-	// read its runs on disk or took over its background writer's work.
-	LoopPause, StoreWait, SeenPause time.Duration
+	LoopPause, StoreWait time.Duration
+	// LoopSteps is where the longest wake-up (LoopPause) spent its
+	// time, longest first.
+	LoopSteps []LoopStepTime
+	// Seen is the set of URLs seen's work; Seen.MaxPause is the longest a
+	// call to it took that read its runs on disk or took over its
+	// background writer's work, with what its thread did meanwhile.
+	Seen seen.Stats
 
 	// Robots.
 	Robots     int // robots allowed (r)

@@ -259,22 +259,42 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 	fmt.Fprintf(out, "peak RSS             %.0f MB (crawler process only)\n", rss)
 	fmt.Fprintf(out, "garbage collection   %.1f%% of the crawler's CPU (the runtime's estimate)\n", 100*gcShare)
 	fmt.Fprintf(out, "live heap            %.0f MB at most, %.0f bytes per URL discovered\n", float64(tr.maxLive)/1e6, perURL)
+	pk := tr.atPeak
+	fmt.Fprintf(out, "RSS at its largest   %.0f MB: Go heap objects %.0f (live at the last collection %.0f), heap free %.0f, stacks and runtime %.0f, outside Go (SQLite, mapped files) %.0f\n",
+		float64(pk.RSS)/1e6, float64(pk.Heap)/1e6, float64(pk.Live)/1e6, float64(pk.Free)/1e6, float64(pk.Other)/1e6, float64(pk.outside())/1e6)
 	fmt.Fprintf(out, "URLs discovered      %d\n", s.Discovered)
 	perURLOf := func(b int64) float64 { return float64(b) / float64(max(s.Discovered, 1)) }
 	fmt.Fprintf(out, "bytes per URL        detection %.0f, link graph %.0f, seen set %.1f (as the structures estimate themselves)\n",
 		perURLOf(mem.Detection), perURLOf(mem.Graph), perURLOf(mem.Seen))
-	fmt.Fprintf(out, "longest loop pause   %s (of it waiting for the store: %s; the longest seen-set call: %s)\n",
-		s.LoopPause.Round(time.Microsecond), s.StoreWait.Round(time.Microsecond), s.SeenPause.Round(time.Microsecond))
+	fmt.Fprintf(out, "longest loop pause   %s (the longest wait for the store: %s)\n",
+		s.LoopPause.Round(time.Microsecond), s.StoreWait.Round(time.Microsecond))
+	fmt.Fprintf(out, "  its steps          %s\n", stepList(s.LoopSteps))
+	sn := s.Seen
+	fmt.Fprintf(out, "seen set             longest call %s: its thread's CPU %s, %d page faults, %d times preempted; %d calls over 1 ms; %d runs, %d blocks read, %d merges\n",
+		sn.MaxPause.Round(time.Microsecond), sn.MaxPauseCPU.Round(time.Microsecond), sn.MaxPauseFaults, sn.MaxPauseSwitches, sn.SlowCalls, sn.Runs, sn.DiskReads, sn.Merges)
 	fmt.Fprintf(out, "sites                %d found, %d resolved (names asked of simweb's DNS server)\n", s.Sites, names)
 	fmt.Fprintf(out, "DNS queries per host %.3f (%d queries for %d names; at most %d for one name)\n", perHost, queries, names, most)
 	fmt.Fprintf(out, "errors               %d %v\n", errs, s.ErrorKind)
 	filePerPage := float64(fileBytes) / float64(max(s.Pages, 1))
 	fmt.Fprintf(out, "crawl file           %.1f MB, %.0f bytes per page (bodies kept %v, headers kept %v)\n", float64(fileBytes)/1e6, filePerPage, o.KeepBodies, o.KeepHeaders)
 	fmt.Fprintf(out, "pages=%d pages_per_s=%.0f peak_rss_mb=%.0f dns_queries_per_host=%.3f discovered=%d cpu_s_per_1000_first=%.3f cpu_s_per_1000_last=%.3f file_bytes_per_page=%.0f store_wait_ms=%.1f seen_pause_ms=%.1f detection_bytes_per_url=%.0f graph_bytes_per_url=%.0f seen_bytes_per_url=%.1f bytes_per_url=%.0f pages_per_s_first=%.0f pages_per_s_last=%.0f gc_cpu_share=%.3f cpu_s_per_1000=%.3f loop_pause_ms=%.1f\n",
-		s.Pages, pps, rss, perHost, s.Discovered, first.cpuPer1000(), last.cpuPer1000(), filePerPage, ms(s.StoreWait), ms(s.SeenPause),
+		s.Pages, pps, rss, perHost, s.Discovered, first.cpuPer1000(), last.cpuPer1000(), filePerPage, ms(s.StoreWait), ms(s.Seen.MaxPause),
 		perURLOf(mem.Detection), perURLOf(mem.Graph), perURLOf(mem.Seen),
 		perURL, first.pagesPerSec(), last.pagesPerSec(), gcShare, cpuPer1000, ms(s.LoopPause))
 	return nil
+}
+
+// stepList says where the loop's longest wake-up spent its time: its
+// five longest steps.
+func stepList(steps []engine.LoopStepTime) string {
+	var b strings.Builder
+	for i, st := range steps[:min(5, len(steps))] {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s %.1f ms", st.Step, ms(st.Took))
+	}
+	return b.String()
 }
 
 // ms is d in milliseconds.
@@ -362,6 +382,27 @@ type trace struct {
 	maxLive uint64  // live heap after the last GC's marking, the most seen
 	gcCPU   float64 // the runtime's estimate of the CPU seconds its collector has used, at the last sample
 	samples []metrics.Sample
+	// atPeak is the resident memory's split at the sample where it was
+	// largest.
+	atPeak rssSplit
+}
+
+// rssSplit is the process's resident memory and what the Go runtime holds
+// of it: Heap in objects (live, or garbage not yet collected), Free the
+// heap's spans free or unused and not yet returned to the system, Other
+// the stacks and the runtime's metadata. What is resident beyond is
+// outside Go's runtime: SQLite's page caches (its allocator maps its own
+// memory) and the files mapped into memory (the seen set's runs).
+type rssSplit struct {
+	RSS, Live, Heap, Free, Other uint64
+}
+
+// outside is the resident memory the Go runtime does not account for.
+func (r rssSplit) outside() uint64 {
+	if inGo := r.Heap + r.Free + r.Other; r.RSS > inGo {
+		return r.RSS - inGo
+	}
+	return 0
 }
 
 type tracePoint struct {
@@ -377,15 +418,46 @@ type span struct{ from, to tracePoint }
 func (t *trace) sample(pages int64) {
 	t.points = append(t.points, tracePoint{at: time.Now(), cpu: cpuTime(), pages: pages})
 	if t.samples == nil {
-		t.samples = []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/cpu/classes/gc/total:cpu-seconds"}}
+		t.samples = []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/cpu/classes/gc/total:cpu-seconds"},
+			{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/free:bytes"}, {Name: "/memory/classes/heap/unused:bytes"},
+			{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
 	}
 	metrics.Read(t.samples)
-	if v := t.samples[0].Value; v.Kind() == metrics.KindUint64 {
-		t.maxLive = max(t.maxLive, v.Uint64())
+	u := func(i int) uint64 {
+		if v := t.samples[i].Value; v.Kind() == metrics.KindUint64 {
+			return v.Uint64()
+		}
+		return 0
 	}
+	t.maxLive = max(t.maxLive, u(0))
 	if v := t.samples[1].Value; v.Kind() == metrics.KindFloat64 {
 		t.gcCPU = v.Float64()
 	}
+	if rss := residentBytes(); rss > t.atPeak.RSS {
+		sp := rssSplit{RSS: rss, Live: u(0), Heap: u(2), Free: u(3) + u(4)}
+		if total := u(5) - u(6); total > sp.Heap+sp.Free {
+			sp.Other = total - sp.Heap - sp.Free
+		}
+		t.atPeak = sp
+	}
+}
+
+// residentBytes returns the process's resident set size now, from
+// /proc/self/statm; 0 where there is none.
+func residentBytes() uint64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, err := strconv.ParseUint(f[1], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return pages * uint64(os.Getpagesize())
 }
 
 // first returns the span from the start to the first point at least n

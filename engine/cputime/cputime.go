@@ -45,3 +45,9 @@ func (t Timer) Elapsed() time.Duration {
 	}
 	return wall
 }
+
+// Thread returns the CPU time the calling thread has used, and false where
+// the system has no thread clock. The reading means something only between
+// runtime.LockOSThread and UnlockOSThread: a goroutine may otherwise move
+// to another thread.
+func Thread() (time.Duration, bool) { return threadCPUTime() }

@@ -114,9 +114,17 @@ type Stats struct {
 	Flushes   int64         // runs written from memory
 	Merges    int64         // merges done
 	MaxPause  time.Duration // the longest a Get or Add took that read disk, froze its map or took over the worker's results
-	SlowCalls int64         // calls that took over a millisecond
-	Bytes     int64         // memory held, estimated
-	DiskBytes int64         // bytes in runs on disk
+	// What the thread of the longest call did meanwhile, where the
+	// system says (Linux): its CPU time, its page faults (a run's
+	// mapped block read for the first time) and how often the kernel
+	// gave its CPU to another thread. A pause far longer than its CPU
+	// time, with switches, is the machine's load, not the set's work.
+	MaxPauseCPU      time.Duration
+	MaxPauseFaults   int64
+	MaxPauseSwitches int64
+	SlowCalls        int64 // calls that took over a millisecond
+	Bytes            int64 // memory held, estimated
+	DiskBytes        int64 // bytes in runs on disk
 }
 
 type cacheSlot struct {
@@ -195,7 +203,7 @@ func (s *Set) Get(id uint64) (int32, bool, error) {
 		s.stats.CacheHits++
 		return slot.val, true, nil
 	}
-	start := time.Now()
+	start := s.startPause()
 	defer s.pause(start)
 	for _, r := range s.runs {
 		if !r.bloom.has(id) {
@@ -234,7 +242,7 @@ func (s *Set) Add(id uint64, val int32) error {
 		// The worker is idle or merging: the map goes to it, and a new
 		// one starts. A send never waits: the worker takes the next map
 		// only once the last is installed, and the channel holds one.
-		start := time.Now()
+		start := s.startPause()
 		s.frozen, s.recent = s.recent, make(map[uint64]int32)
 		s.work <- s.frozen
 		s.pause(start)
@@ -244,7 +252,7 @@ func (s *Set) Add(id uint64, val int32) error {
 
 // install takes over what the worker published.
 func (s *Set) install() {
-	start := time.Now()
+	start := s.startPause()
 	defer s.pause(start)
 	s.mu.Lock()
 	p := s.pub
@@ -278,10 +286,26 @@ func (s *Set) install() {
 	}
 }
 
-// pause records how long a call that did more than touch memory took.
-func (s *Set) pause(start time.Time) {
-	d := time.Since(start)
-	s.stats.MaxPause = max(s.stats.MaxPause, d)
+// pauseStart is when a call that does more than touch memory started, and
+// its thread's usage then.
+type pauseStart struct {
+	wall  time.Time
+	usage threadUsage
+}
+
+func (s *Set) startPause() pauseStart {
+	return pauseStart{usage: usageStart(), wall: time.Now()}
+}
+
+// pause records how long a call that did more than touch memory took, and
+// for the longest what its thread did meanwhile.
+func (s *Set) pause(start pauseStart) {
+	d := time.Since(start.wall)
+	u := usageEnd(start.usage)
+	if d > s.stats.MaxPause {
+		s.stats.MaxPause = d
+		s.stats.MaxPauseCPU, s.stats.MaxPauseFaults, s.stats.MaxPauseSwitches = u.cpu, u.faults, u.switches
+	}
 	if d > time.Millisecond {
 		s.stats.SlowCalls++
 	}

@@ -1,0 +1,91 @@
+package engine
+
+import (
+	"cmp"
+	"slices"
+	"time"
+)
+
+// LoopStep names a part of the loop's work, for Stats.LoopSteps: where the
+// loop's longest wake-up spent its time.
+type LoopStep uint8
+
+const (
+	StepResults  LoopStep = iota // robots' results (pages, ends of leases) beyond the steps below
+	StepDetect                   // duplicate detection's decisions on fetched pages
+	StepDiscover                 // links followed: the seen set, new sites, the batch
+	StepGraph                    // links recorded in the link graph
+	StepHeads                    // queue heads turned into leases
+	StepDispatch                 // sites taken from the frontier for visits
+	StepStore                    // waiting for the committer to take a batch or a head request
+	StepDNS                      // look-ups answered
+	StepRank                     // PageRank runs started and taken
+	StepRecrawl                  // the recrawl's tick
+	StepTimers                   // leases expired, look-ups and parked sites retried, the console's requests
+	StepPublish                  // Stats copied, the end checked
+	numLoopSteps
+)
+
+var loopStepNames = [numLoopSteps]string{"results", "detect", "discover", "graph", "heads", "dispatch", "store", "dns", "rank", "recrawl", "timers", "publish"}
+
+func (s LoopStep) String() string {
+	if s < numLoopSteps {
+		return loopStepNames[s]
+	}
+	return "step?"
+}
+
+// LoopStepTime is the time one step took in the loop's longest wake-up.
+type LoopStepTime struct {
+	Step LoopStep
+	Took time.Duration
+}
+
+// stepClock times the steps of the loop's wake-ups and keeps the longest
+// wake-up's split. Between start and end, mark gives the time since the
+// last mark to a step, so nested work marked on its own is not counted
+// twice. The zero value is ready; only the loop goroutine uses it.
+type stepClock struct {
+	now   func() time.Time // nil: time.Now
+	last  time.Time
+	cur   [numLoopSteps]time.Duration
+	worst time.Duration // the longest wake-up (Stats.LoopPause)
+	split [numLoopSteps]time.Duration
+}
+
+// start begins a wake-up at woke.
+func (k *stepClock) start(woke time.Time) {
+	k.last = woke
+	k.cur = [numLoopSteps]time.Duration{}
+}
+
+// mark gives the time since the last mark to step s.
+func (k *stepClock) mark(s LoopStep) {
+	now := time.Now
+	if k.now != nil {
+		now = k.now
+	}
+	t := now()
+	k.cur[s] += t.Sub(k.last)
+	k.last = t
+}
+
+// end closes the wake-up that started at woke, its remainder going to s.
+func (k *stepClock) end(woke time.Time, s LoopStep) {
+	k.mark(s)
+	if d := k.last.Sub(woke); d > k.worst {
+		k.worst, k.split = d, k.cur
+	}
+}
+
+// steps returns the longest wake-up's steps that took time, longest first.
+func (k *stepClock) steps() []LoopStepTime {
+	var out []LoopStepTime
+	for s, d := range k.split {
+		if d > 0 {
+			out = append(out, LoopStepTime{Step: LoopStep(s), Took: d})
+		}
+	}
+	slices.SortFunc(out, func(a, b LoopStepTime) int { return cmp.Compare(b.Took, a.Took) })
+	return out
+}

@@ -1,0 +1,52 @@
+package engine
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestStepClock drives a stepClock with a fake clock through wake-ups and
+// checks that the longest one's split is kept, its steps summing to it,
+// longest first.
+func TestStepClock(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := t0
+	k := stepClock{now: func() time.Time { return at }}
+	type mark struct {
+		after time.Duration
+		step  LoopStep
+	}
+	wake := func(marks []mark, last time.Duration, rest LoopStep) {
+		woke := at
+		k.start(woke)
+		for _, m := range marks {
+			at = at.Add(m.after)
+			k.mark(m.step)
+		}
+		at = at.Add(last)
+		k.end(woke, rest)
+		at = at.Add(time.Second) // asleep in select: counts for no wake-up
+	}
+	wake([]mark{{3 * time.Millisecond, StepResults}, {2 * time.Millisecond, StepStore}}, time.Millisecond, StepPublish)
+	wake([]mark{{5 * time.Millisecond, StepDiscover}, {1 * time.Millisecond, StepResults}, {4 * time.Millisecond, StepDiscover}, {20 * time.Millisecond, StepStore}}, 2*time.Millisecond, StepPublish)
+	wake([]mark{{10 * time.Millisecond, StepDetect}}, 0, StepPublish)
+	if k.worst != 32*time.Millisecond {
+		t.Fatalf("worst = %v, want 32ms", k.worst)
+	}
+	want := []LoopStepTime{{StepStore, 20 * time.Millisecond}, {StepDiscover, 9 * time.Millisecond}, {StepPublish, 2 * time.Millisecond}, {StepResults, time.Millisecond}}
+	if got := k.steps(); !slices.Equal(got, want) {
+		t.Fatalf("steps = %v, want %v", got, want)
+	}
+}
+
+func TestLoopStepString(t *testing.T) {
+	for s := range numLoopSteps {
+		if s.String() == "" || s.String() == "step?" {
+			t.Errorf("step %d has no name", s)
+		}
+	}
+	if numLoopSteps.String() != "step?" {
+		t.Errorf("an unknown step is named %q", numLoopSteps.String())
+	}
+}
