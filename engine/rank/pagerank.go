@@ -36,6 +36,10 @@ type Options struct {
 	// may be shorter than the graph, as the scores of a graph that has
 	// since grown are: the nodes beyond it start at 1/n.
 	Start []float64
+	// Start32 is a warm start kept in single precision, as a crawl keeps
+	// the last scores between two recomputations (half the memory); it
+	// is used when Start is nil, alike.
+	Start32 []float32
 	// Workers is the number of goroutines; zero means GOMAXPROCS. The
 	// result does not depend on it.
 	Workers int
@@ -61,7 +65,8 @@ const chunkCount = 64
 // node may come more than once; its lists are one). It builds no other form
 // of the graph: where PageRank pulls along a transposed copy with several
 // goroutines, PageRankLists pushes each node's share along its own lists on
-// the calling goroutine, and needs only three float64 and one int32 per node.
+// the calling goroutine, and needs only two float64, a float32 and an int32
+// per node.
 // A crawler that keeps its link graph as lists uses it to recompute
 // PageRank in the background without doubling the graph's memory or taking
 // every core. lists must yield the same lists each time it is called (once
@@ -120,7 +125,7 @@ func PageRankLists(n int, lists func(yield func(from int32, to []int32) bool), o
 	// helps: prev2 is the iterate two before, extrapolated the residual
 	// just before the last extrapolation (0: none pending a check).
 	extrapolate := true
-	var prev2 []float64
+	var prev2 []float32 // single precision: it only steers the extrapolation, and costs half
 	var extrapolated float64
 	iter := 0
 	for iter < maxIter {
@@ -153,10 +158,10 @@ func PageRankLists(n int, lists func(yield func(from int32, to []int32) bool), o
 			extrapolate = false // it set the iteration back: not this graph
 		case extrapolate && iter%extrapolateEvery == extrapolateEvery-2:
 			if prev2 == nil {
-				prev2 = make([]float64, n)
+				prev2 = make([]float32, n)
 			}
 			for v, a := range acc {
-				prev2[v] = base + a
+				prev2[v] = float32(base + a)
 			}
 		case extrapolate && iter%extrapolateEvery == 0 && prev2 != nil:
 			base, dangling = 0, powerExtrapolate(acc, prev2, base, d, deg)
@@ -184,11 +189,11 @@ const extrapolateEvery = 10
 // holds the whole score. It returns the mass on dangling nodes (deg 0).
 // On the 1,000,000-URL crawl graph it halves the iterations to a residual
 // of 1e-7 and leaves a twentieth of the error.
-func powerExtrapolate(acc, prev2 []float64, base, d float64, deg []int32) float64 {
+func powerExtrapolate(acc []float64, prev2 []float32, base, d float64, deg []int32) float64 {
 	d2 := d * d
 	sum := 0.0
 	for v, a := range acc {
-		x := max((base+a-d2*prev2[v])/(1-d2), 0)
+		x := max((base+a-d2*float64(prev2[v]))/(1-d2), 0)
 		acc[v] = x
 		sum += x
 	}
@@ -245,20 +250,29 @@ func (opt Options) check() (d, tol float64, maxIter int, err error) {
 	return d, tol, maxIter, nil
 }
 
-// start returns the first iterate: opt.Start normalised, or uniform.
+// start returns the first iterate: opt.Start (or Start32) normalised, or
+// uniform.
 func (opt Options) start(n int) ([]float64, error) {
 	rank := make([]float64, n)
-	if opt.Start == nil {
+	given := len(opt.Start)
+	switch {
+	case opt.Start != nil:
+		copy(rank[:min(given, n)], opt.Start)
+	case opt.Start32 != nil:
+		given = len(opt.Start32)
+		for v, x := range opt.Start32[:min(given, n)] {
+			rank[v] = float64(x)
+		}
+	default:
 		for v := range rank {
 			rank[v] = 1 / float64(n)
 		}
 		return rank, nil
 	}
-	if len(opt.Start) > n {
-		return nil, fmt.Errorf("rank: warm start has %d entries for %d nodes", len(opt.Start), n)
+	if given > n {
+		return nil, fmt.Errorf("rank: warm start has %d entries for %d nodes", given, n)
 	}
-	copy(rank, opt.Start)
-	for v := len(opt.Start); v < n; v++ {
+	for v := given; v < n; v++ {
 		rank[v] = 1 / float64(n)
 	}
 	sum := 0.0

@@ -418,6 +418,20 @@ func TestPageRankListsMatchesPageRank(t *testing.T) {
 	if err != nil || warm.Iterations >= got.Iterations {
 		t.Errorf("warm start: %d iterations (cold %d), %v", warm.Iterations, got.Iterations, err)
 	}
+	// The same warm start in single precision, short of the last nodes
+	// (a graph grown since): the same answer as from its float64 copy.
+	short := make([]float32, len(want.Scores)-100)
+	wide := make([]float64, len(short))
+	for v := range short {
+		short[v] = float32(want.Scores[v])
+		wide[v] = float64(short[v])
+	}
+	w32, err32 := PageRankLists(g.NumNodes(), lists, Options{Start32: short})
+	w64, err64 := PageRankLists(g.NumNodes(), lists, Options{Start: wide})
+	if err32 != nil || err64 != nil || w32.Iterations != w64.Iterations || !slices.Equal(w32.Scores, w64.Scores) {
+		t.Errorf("Start32: %d iterations, %v; Start: %d iterations, %v; scores equal %v",
+			w32.Iterations, err32, w64.Iterations, err64, slices.Equal(w32.Scores, w64.Scores))
+	}
 	for _, tc := range []struct {
 		name  string
 		n     int
@@ -428,6 +442,8 @@ func TestPageRankListsMatchesPageRank(t *testing.T) {
 		{"target out of range", 2, func(y func(int32, []int32) bool) { y(0, []int32{5}) }, Options{}},
 		{"bad damping", 2, lists, Options{Damping: 1}},
 		{"long warm start", 2, func(func(int32, []int32) bool) {}, Options{Start: []float64{1, 1, 1}}},
+		{"long warm start32", 2, func(func(int32, []int32) bool) {}, Options{Start32: []float32{1, 1, 1}}},
+		{"negative warm start32", 2, func(func(int32, []int32) bool) {}, Options{Start32: []float32{1, -1}}},
 	} {
 		if _, err := PageRankLists(tc.n, tc.lists, tc.opt); err == nil {
 			t.Errorf("%s: accepted", tc.name)
