@@ -18,8 +18,10 @@ import (
 // runs on disk, about 1.3 bytes a URL in memory beyond a fixed 12 MiB or
 // so (a Go map took 38). The set is rebuilt from the store at every start,
 // so a crawl killed leaves nothing to repair. The links are a rank.Links:
-// 12 bytes a fetched page and 4 a link; the nodes' URL IDs (8 bytes a
-// node), read only to store ranks, go to an unlinked temporary file.
+// 12 bytes a fetched page in memory; the links (4 bytes each), read once
+// per PageRank iteration, and the nodes' URL IDs (8 bytes a node), read
+// only to store ranks, go to unlinked temporary files, a full chunk at a
+// time.
 type webGraph struct {
 	seen *seen.Set // URL ID -> node (0 for every URL when nodes are not kept)
 	// err is the first error of the set or the graph: it stops the crawl,
@@ -44,7 +46,7 @@ func newWebGraph(nodes, links, sites bool) (webGraph, error) {
 	}
 	w := webGraph{seen: s, nodes: nodes, links: links, sites: sites}
 	if nodes {
-		if err := w.graph.SpillIDs(""); err != nil {
+		if err := w.graph.Spill(""); err != nil {
 			s.Close()
 			return webGraph{}, fmt.Errorf("engine: %w", err)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"unsafe"
 )
 
 // ErrFull reports a Links that already holds math.MaxInt32 nodes.
@@ -19,9 +20,11 @@ var ErrFull = errors.New("rank: link graph full")
 // doubling and hold up to half again its size in spare capacity (which on a
 // 1,000,000-URL crawl cost more peak memory than the links themselves).
 //
-// The node IDs are read only when ranks are stored, in node order: after
-// SpillIDs each full chunk of them goes to a file, and the graph keeps
-// under 1 byte a node of them in memory.
+// After Spill, each full chunk of node IDs and of links goes to a file
+// and leaves memory: the graph then keeps 12 bytes a fetched page, the
+// chunks being filled (4.5 MiB) and under 1 byte a node. The IDs are read
+// only when ranks are stored, the links once per PageRank iteration, in
+// order, from the system's page cache.
 //
 // The zero Links is empty and ready to use, all in memory. One goroutine
 // may call its methods; a View taken by that goroutine may be read by any
@@ -29,14 +32,25 @@ var ErrFull = errors.New("rank: link graph full")
 // sees.
 type Links struct {
 	ids   chunks[uint64] // node -> URL ID; a nil chunk is in spill
-	spill *idFile        // nil: every chunk of IDs in memory
+	spill *spillFile     // the IDs' (at fixed places); nil: every chunk of IDs in memory
 	pages chunks[int32]  // the nodes of fetched pages, in fetch order
 	// ends[i] is where pages[i]'s links end: chunk<<32 | offset. A page's
 	// links lie in one chunk of links, from the previous page's end when
 	// that is in the same chunk, else from offset 0.
 	ends  chunks[int64]
-	links [][]int32
-	n     int // links in all chunks
+	links [][]int32 // a nil chunk is in linkSpill, at spans[k]
+	spans []span
+	// linkSpill holds the full chunks of links, one after the other, in
+	// the machine's byte order (the file lives and dies with the
+	// process); nil: every chunk in memory.
+	linkSpill *spillFile
+	n         int // links in all chunks
+}
+
+// span is where a chunk of links lies in the links' spill file.
+type span struct {
+	off int64
+	n   int
 }
 
 // linkChunk is the size of a chunk of links: 4 MiB.
@@ -55,48 +69,29 @@ func (g *Links) Add(id uint64) (int32, error) {
 	return int32(g.ids.len - 1), nil
 }
 
-// idFile holds the node IDs of the full chunks a Links has spilled, chunk k
-// at offset k*chunkLen*8, little-endian. It is written by the Links'
-// goroutine and read by its views' (ReadAt on distinct ranges).
-type idFile struct {
+// spillFile holds the full chunks a Links has spilled: node IDs, chunk k
+// at offset k*chunkLen*8, little-endian, or links, appended. It is written
+// by the Links' goroutine and read by its views' (ReadAt on distinct
+// ranges).
+type spillFile struct {
 	f       *os.File
 	removed bool   // unlinked while open: the system frees it when closed
 	err     error  // the first write error: later chunks stay in memory
-	buf     []byte // scratch for one chunk
+	buf     []byte // scratch for one chunk of IDs
+	size    int64  // bytes appended (links)
 }
 
-// SpillIDs makes the graph write each full chunk of node IDs (512 KiB, the
-// IDs of 65,536 nodes) to a temporary file in dir (empty: os.TempDir())
-// and free it. The file is unlinked at once where the system allows, so a
-// crawl killed leaves nothing behind; Close closes it. A chunk that cannot
-// be written stays in memory, so nothing is lost; SpillErr says why.
-func (g *Links) SpillIDs(dir string) error {
-	if g.spill != nil {
-		return nil
-	}
-	f, err := os.CreateTemp(dir, "lidi-graph-*.ids")
+// createSpill creates an unlinked temporary file in dir for what.
+func createSpill(dir, pattern, what string) (*spillFile, error) {
+	f, err := os.CreateTemp(dir, pattern)
 	if err != nil {
-		return fmt.Errorf("rank: spilling node IDs: %w", err)
+		return nil, fmt.Errorf("rank: spilling %s: %w", what, err)
 	}
-	g.spill = &idFile{f: f, removed: os.Remove(f.Name()) == nil}
-	for k := range g.ids.len / chunkLen {
-		g.spillChunk(k)
-	}
-	return nil
+	return &spillFile{f: f, removed: os.Remove(f.Name()) == nil}, nil
 }
 
-// SpillErr returns the error that stopped IDs going to disk, if any.
-func (g *Links) SpillErr() error {
-	if g.spill == nil {
-		return nil
-	}
-	return g.spill.err
-}
-
-// Close closes and removes the file of spilled IDs, if any; views taken
-// before can no longer read them. The graph's links stay usable.
-func (g *Links) Close() error {
-	s := g.spill
+// close closes and, when it was not unlinked, removes the file.
+func (s *spillFile) close() error {
 	if s == nil || s.f == nil {
 		return nil
 	}
@@ -106,6 +101,53 @@ func (g *Links) Close() error {
 	}
 	s.f = nil
 	return err
+}
+
+// Spill makes the graph write each full chunk of node IDs (512 KiB, the
+// IDs of 65,536 nodes) and of links (4 MiB) to temporary files in dir
+// (empty: os.TempDir()) and free it. The files are unlinked at once where
+// the system allows, so a crawl killed leaves nothing behind; Close closes
+// them. A chunk that cannot be written stays in memory, so nothing is
+// lost; SpillErr says why.
+func (g *Links) Spill(dir string) error {
+	if g.spill != nil {
+		return nil
+	}
+	ids, err := createSpill(dir, "lidi-graph-*.ids", "node IDs")
+	if err != nil {
+		return err
+	}
+	links, err := createSpill(dir, "lidi-graph-*.links", "links")
+	if err != nil {
+		ids.close()
+		return err
+	}
+	g.spill, g.linkSpill = ids, links
+	for k := range g.ids.len / chunkLen {
+		g.spillChunk(k)
+	}
+	for k := range len(g.links) - 1 { // the last is being filled
+		g.spillLinks(k)
+	}
+	return nil
+}
+
+// SpillErr returns the error that stopped chunks going to disk, if any.
+func (g *Links) SpillErr() error {
+	var errs []error
+	for _, s := range []*spillFile{g.spill, g.linkSpill} {
+		if s != nil && s.err != nil {
+			errs = append(errs, s.err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Close closes and removes the spill files, if any; views taken before
+// can no longer read what was spilled. What the graph holds in memory
+// stays usable.
+func (g *Links) Close() error {
+	return errors.Join(g.spill.close(), g.linkSpill.close())
 }
 
 // spillChunk writes full chunk k of IDs to the spill file and frees it.
@@ -127,6 +169,36 @@ func (g *Links) spillChunk(k int) {
 	g.ids.c[k] = nil
 }
 
+// spillLinks appends full chunk k of links to the links' spill file and
+// frees it.
+func (g *Links) spillLinks(k int) {
+	s := g.linkSpill
+	if s == nil || s.f == nil || s.err != nil || g.links[k] == nil {
+		return
+	}
+	c := g.links[k]
+	for len(g.spans) <= k {
+		g.spans = append(g.spans, span{})
+	}
+	if len(c) > 0 {
+		if _, err := s.f.WriteAt(int32Bytes(c), s.size); err != nil {
+			s.err = fmt.Errorf("rank: spilling links: %w", err)
+			return
+		}
+	}
+	g.spans[k] = span{off: s.size, n: len(c)}
+	s.size += int64(len(c)) * 4
+	g.links[k] = nil
+}
+
+// int32Bytes is the memory of s as bytes, in the machine's order.
+func int32Bytes(s []int32) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*4)
+}
+
 // Fetched records that the page at node page was fetched, linking to the
 // nodes links (copied). Recording a page twice keeps both lists.
 func (g *Links) Fetched(page int32, links []int32) {
@@ -134,6 +206,9 @@ func (g *Links) Fetched(page int32, links []int32) {
 	if last < 0 || len(g.links[last])+len(links) > cap(g.links[last]) {
 		// A page with more links than a chunk holds gets a chunk of its own.
 		g.links = append(g.links, make([]int32, 0, max(linkChunk, len(links))))
+		if last >= 0 {
+			g.spillLinks(last) // full: no page adds to it again
+		}
 		last++
 	}
 	g.links[last] = append(g.links[last], links...)
@@ -168,9 +243,9 @@ func (g *Links) Bytes() int64 {
 // view reads.
 func (g *Links) View() LinksView {
 	v := LinksView{ids: g.ids.view(), pages: g.pages.view(), ends: g.ends.view(),
-		links: append([][]int32(nil), g.links...), n: g.n}
+		links: append([][]int32(nil), g.links...), spans: append([]span(nil), g.spans...), n: g.n}
 	if g.spill != nil {
-		v.spill = g.spill.f
+		v.spill, v.linkSpill = g.spill.f, g.linkSpill.f
 	}
 	return v
 }
@@ -178,12 +253,14 @@ func (g *Links) View() LinksView {
 // LinksView is a prefix of a Links, immutable and safe for concurrent use.
 // The zero LinksView is an empty graph.
 type LinksView struct {
-	ids   chunks[uint64]
-	spill *os.File // the chunks of ids that are nil
-	pages chunks[int32]
-	ends  chunks[int64]
-	links [][]int32
-	n     int
+	ids       chunks[uint64]
+	spill     *os.File // the chunks of ids that are nil
+	pages     chunks[int32]
+	ends      chunks[int64]
+	links     [][]int32
+	spans     []span   // where the chunks of links that are nil lie
+	linkSpill *os.File // in this file
+	n         int
 }
 
 // Nodes returns the number of nodes.
@@ -245,31 +322,67 @@ func (v LinksView) EachID(fn func(n int32, id uint64) bool) error {
 	return nil
 }
 
-// Lists yields each fetched page's node and links, in fetch order, for
-// PageRankLists. The slices alias the graph and must not be modified.
-func (v LinksView) Lists(yield func(int32, []int32) bool) {
-	prev := int64(-1)
-	for i := range v.pages.len {
-		e := v.ends.at(i)
-		chunk, end := e>>32, e&(1<<32-1)
-		start := int64(0)
-		if prev>>32 == chunk {
-			start = prev & (1<<32 - 1)
-		}
-		prev = e
-		if !yield(v.pages.at(i), v.links[chunk][start:end:end]) {
-			return
+// Lists returns an iterator over each fetched page's node and links, in
+// fetch order, for PageRankLists. The slices alias the graph (or a buffer
+// the iterator reuses) and must not be modified or kept past the next
+// step. The iterator stops early when spilled links cannot be read, and
+// sets *err; it may be ranged over many times, one at a time.
+func (v LinksView) Lists(err *error) func(yield func(int32, []int32) bool) {
+	var buf []int32 // a spilled chunk, read back
+	return func(yield func(int32, []int32) bool) {
+		prev := int64(-1)
+		var chunk []int32
+		for i := range v.pages.len {
+			e := v.ends.at(i)
+			c, end := e>>32, e&(1<<32-1)
+			start := int64(0)
+			if prev>>32 == c {
+				start = prev & (1<<32 - 1)
+			} else if chunk = v.links[c]; chunk == nil {
+				if buf, *err = v.readLinks(int(c), buf); *err != nil {
+					return
+				}
+				chunk = buf
+			}
+			prev = e
+			if !yield(v.pages.at(i), chunk[start:end:end]) {
+				return
+			}
 		}
 	}
+}
+
+// readLinks reads spilled chunk k of links into buf, grown if need be.
+func (v LinksView) readLinks(k int, buf []int32) ([]int32, error) {
+	sp := v.spans[k]
+	if cap(buf) < sp.n {
+		buf = make([]int32, sp.n)
+	}
+	buf = buf[:sp.n]
+	if sp.n == 0 {
+		return buf, nil
+	}
+	if v.linkSpill == nil {
+		return buf, fmt.Errorf("rank: the links of chunk %d were spilled and the view has no file", k)
+	}
+	if _, err := v.linkSpill.ReadAt(int32Bytes(buf), sp.off); err != nil {
+		return buf, fmt.Errorf("rank: reading the links of chunk %d: %w", k, err)
+	}
+	return buf, nil
 }
 
 // PageRank computes the view's PageRank with PageRankLists, on the calling
 // goroutine, and the share of it held by the fetched pages (the crawl's
 // coverage). Beyond the graph (and opt's warm start) it needs 24 bytes a
-// node, and 8 of them for the result.
+// node, and 8 of them for the result, and a chunk of links (4 MiB) when
+// they were spilled.
 func (v LinksView) PageRank(opt Options) (Result, float64, error) {
 	n := v.ids.len
-	res, err := PageRankLists(n, v.Lists, opt)
+	var readErr error
+	res, err := PageRankLists(n, v.Lists(&readErr), opt)
+	if readErr != nil {
+		return Result{}, 0, readErr
+	}
 	if err != nil && !errors.Is(err, ErrNotConverged) {
 		return res, 0, err
 	}

@@ -35,7 +35,7 @@ func testLinksChunks(t *testing.T, spillAt int) {
 	var earlyPages, earlyNodes int
 	for i, n := range sizes {
 		if i == spillAt {
-			if err := g.SpillIDs(t.TempDir()); err != nil {
+			if err := g.Spill(t.TempDir()); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -63,11 +63,15 @@ func testLinksChunks(t *testing.T, spillAt int) {
 	check := func(v LinksView, pages, nodes int) {
 		t.Helper()
 		i := 0
-		for p, links := range v.Lists {
+		var err error
+		for p, links := range v.Lists(&err) {
 			if int(p) != i*(chunkLen/3+1) || !slices.Equal(links, want[i]) {
 				t.Fatalf("page %d: got node %d with %d links, want %d links", i, p, len(links), len(want[i]))
 			}
 			i++
+		}
+		if err != nil {
+			t.Fatal(err)
 		}
 		if i != pages || v.Pages() != pages {
 			t.Fatalf("view yields %d pages and says %d, want %d", i, v.Pages(), pages)
@@ -77,7 +81,7 @@ func testLinksChunks(t *testing.T, spillAt int) {
 		}
 		per := chunkLen/3 + 1
 		count := 0
-		err := v.EachID(func(n int32, id uint64) bool {
+		err = v.EachID(func(n int32, id uint64) bool {
 			one, err := v.ID(n)
 			if wantID := uint64(int(n)/per)<<32 | uint64(int(n)%per); int(n) != count || id != wantID || one != id || err != nil {
 				t.Fatalf("node %d (the %dth): ID %x (ID() %x, %v), want %x", n, count, id, one, err, wantID)
@@ -92,9 +96,23 @@ func testLinksChunks(t *testing.T, spillAt int) {
 	check(g.View(), len(sizes), g.Nodes())
 	check(early, earlyPages, earlyNodes)
 	if spillAt >= 0 {
-		// Only the chunk being filled is in memory.
+		// Only the chunks being filled are in memory.
 		if inMemory := g.ids.bytes(8); g.SpillErr() != nil || inMemory > chunkLen*8 {
 			t.Errorf("%d bytes of IDs in memory with %d nodes spilled (%v)", inMemory, g.Nodes()/chunkLen*chunkLen, g.SpillErr())
+		}
+		for k, c := range g.links[:len(g.links)-1] {
+			if c != nil {
+				t.Errorf("chunk %d of %d of links still in memory", k, len(g.links))
+			}
+		}
+		// Once the files are closed, a view cannot read what was
+		// spilled: PageRank says so.
+		v := g.View()
+		if err := g.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := v.PageRank(Options{}); err == nil {
+			t.Error("PageRank over links no longer readable: no error")
 		}
 	}
 	total := 0
@@ -155,9 +173,14 @@ func TestLinksPageRankMatchesGraph(t *testing.T) {
 // bench crawl: n URLs known, the first fetched of them fetched in discovery
 // order, each with about deg links (near the page, to popular pages, or
 // anywhere).
-func crawlLinks(n, fetched, deg int, seed uint64) *Links {
+func crawlLinks(n, fetched, deg int, seed uint64, spill string) *Links {
 	rng := rand.New(rand.NewPCG(seed, 3))
 	g := &Links{}
+	if spill != "" {
+		if err := g.Spill(spill); err != nil {
+			panic(err)
+		}
+	}
 	for i := range n {
 		g.Add(uint64(i) + 1)
 	}
@@ -184,11 +207,13 @@ func crawlLinks(n, fetched, deg int, seed uint64) *Links {
 // BenchmarkLinksPageRank1M is one recomputation as a crawl runs it, on a
 // Links of 1,000,000 URLs, 820,000 of them fetched, with about 10,000,000
 // links: PageRankLists to 1e-7 on one goroutine, cold (uniform start) and
-// warm (from the scores before 1% more pages were fetched). It ends with a
-// key=value line.
+// warm (from the scores before 1% more pages were fetched), the links read
+// back from their spill file at every iteration. It ends with a key=value
+// line.
 func BenchmarkLinksPageRank1M(b *testing.B) {
 	const n, fetched = 1_000_000, 820_000
-	full := crawlLinks(n, fetched, 12, 1)
+	full := crawlLinks(n, fetched, 12, 1, b.TempDir()) // its chunks spilled, as a crawl's
+	defer full.Close()
 	before := full.View()
 	before.pages.len -= fetched / 100 // the same graph 1% of pages ago
 	opt := Options{Tolerance: 1e-7, MaxIter: 200}
@@ -227,32 +252,39 @@ func BenchmarkLinksPageRank1M(b *testing.B) {
 }
 
 // TestLinksViewWhileGrowing reads views on other goroutines while the
-// graph grows (run with -race): a view sees exactly the pages it was
-// taken with.
+// graph grows and spills its chunks (run with -race): a view sees exactly
+// the pages it was taken with.
 func TestLinksViewWhileGrowing(t *testing.T) {
 	var g Links
+	if err := g.Spill(t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
 	done := make(chan error, 8)
 	started := 0
+	links := make([]int32, 60) // 2,400,000 links in all: two chunks spilled
 	for i := range 40_000 {
 		g.Add(uint64(i))
-		g.Fetched(int32(i), []int32{int32(i / 2), int32(i / 3)})
+		links[0], links[1] = int32(i/2), int32(i/3)
+		g.Fetched(int32(i), links)
 		if i%5000 == 4999 {
 			v, pages := g.View(), i+1
 			started++
 			go func() {
 				seen := 0
-				for p, links := range v.Lists {
-					if int(p) != seen || len(links) != 2 || links[0] != p/2 {
-						done <- fmt.Errorf("page %d: node %d links %v", seen, p, links)
+				var err error
+				for p, links := range v.Lists(&err) {
+					if int(p) != seen || len(links) != 60 || links[0] != p/2 || links[1] != p/3 {
+						done <- fmt.Errorf("page %d: node %d links %v", seen, p, links[:min(len(links), 2)])
 						return
 					}
 					seen++
 				}
-				if seen != pages {
-					done <- fmt.Errorf("view of %d pages yields %d", pages, seen)
+				if err != nil || seen != pages {
+					done <- fmt.Errorf("view of %d pages yields %d: %v", pages, seen, err)
 					return
 				}
-				_, _, err := v.PageRank(Options{Tolerance: 1e-6})
+				_, _, err = v.PageRank(Options{Tolerance: 1e-6})
 				done <- err
 			}()
 		}
