@@ -24,6 +24,31 @@ type committer struct {
 
 	mu  sync.Mutex
 	err error // the first Apply error; the crawl stops on it
+	// The longest one Apply and one Head took, and how many records
+	// that Apply wrote: the store's share of the loop's waits.
+	maxApply, maxHead time.Duration
+	applyRecords      int
+}
+
+// slowest returns the longest Apply, the records it wrote and the longest
+// Head so far.
+func (c *committer) slowest() (apply time.Duration, records int, head time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.maxApply, c.applyRecords, c.maxHead
+}
+
+// took records how long an Apply of records (0: a Head) took.
+func (c *committer) took(start time.Time, records int, head bool) {
+	d := time.Since(start)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case head:
+		c.maxHead = max(c.maxHead, d)
+	case d > c.maxApply:
+		c.maxApply, c.applyRecords = d, records
+	}
 }
 
 type headReq struct {
@@ -86,7 +111,9 @@ func (c *committer) run(ctx context.Context) {
 			acc.reset()
 			return err
 		}
+		start, n := time.Now(), acc.Len()
 		err := c.store.Apply(context.WithoutCancel(ctx), &acc.Batch)
+		c.took(start, n, false)
 		if err != nil {
 			c.mu.Lock()
 			if c.err == nil {
@@ -116,7 +143,9 @@ func (c *committer) run(ctx context.Context) {
 			case headReq:
 				r := headReply{site: m.site}
 				if r.err = apply(); r.err == nil {
+					start := time.Now()
 					r.urls, r.next, r.more, r.err = c.store.Head(context.WithoutCancel(ctx), m.site, m.n) // a stopping crawl still answers
+					c.took(start, 0, true)
 				}
 				m.reply <- r
 			case flushReq:

@@ -376,6 +376,7 @@ func (c *crawl) publish(now time.Time, force bool) {
 	st.Discovered = c.tally.discovered
 	st.LoopPause, st.StoreWait, st.Seen = c.steps.worst, c.tally.storeWait, c.web.seen.Stats()
 	st.LoopSteps = c.steps.steps()
+	st.StoreApply, st.StoreApplyRecords, st.StoreHead = e.commit.slowest()
 	st.Memory.Seen, st.Memory.Graph = c.web.bytes()
 	if c.detect.det != nil {
 		st.Memory.Detection = c.detect.det.Stats().Bytes

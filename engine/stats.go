@@ -45,6 +45,12 @@ type Stats struct {
 	// hand-over to the store), StoreWait the longest of it spent waiting
 	// for the store to take a batch (the loop keeps pace with the store),
 	LoopPause, StoreWait time.Duration
+	// StoreApply is the longest one write of a batch to the store took
+	// (StoreApplyRecords the records it held), StoreHead the longest one
+	// read of a site's queue head: what the loop's waits for the store
+	// are made of.
+	StoreApply, StoreHead time.Duration
+	StoreApplyRecords     int
 	// LoopSteps is where the longest wake-up (LoopPause) spent its
 	// time, longest first.
 	LoopSteps []LoopStepTime

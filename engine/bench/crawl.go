@@ -266,8 +266,8 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 	perURLOf := func(b int64) float64 { return float64(b) / float64(max(s.Discovered, 1)) }
 	fmt.Fprintf(out, "bytes per URL        detection %.0f, link graph %.0f, seen set %.1f (as the structures estimate themselves)\n",
 		perURLOf(mem.Detection), perURLOf(mem.Graph), perURLOf(mem.Seen))
-	fmt.Fprintf(out, "longest loop pause   %s (the longest wait for the store: %s)\n",
-		s.LoopPause.Round(time.Microsecond), s.StoreWait.Round(time.Microsecond))
+	fmt.Fprintf(out, "longest loop pause   %s (the longest wait for the store: %s; the store's longest write %s, of %d records; its longest queue-head read %s)\n",
+		s.LoopPause.Round(time.Microsecond), s.StoreWait.Round(time.Microsecond), s.StoreApply.Round(time.Microsecond), s.StoreApplyRecords, s.StoreHead.Round(time.Microsecond))
 	fmt.Fprintf(out, "  its steps          %s\n", stepList(s.LoopSteps))
 	sn := s.Seen
 	fmt.Fprintf(out, "seen set             longest call %s: its thread's CPU %s, %d page faults, %d times preempted; %d calls over 1 ms; %d runs, %d blocks read, %d merges\n",
