@@ -260,7 +260,7 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 	fmt.Fprintf(out, "garbage collection   %.1f%% of the crawler's CPU (the runtime's estimate)\n", 100*gcShare)
 	fmt.Fprintf(out, "live heap            %.0f MB at most, %.0f bytes per URL discovered\n", float64(tr.maxLive)/1e6, perURL)
 	pk := tr.atPeak
-	fmt.Fprintf(out, "RSS at its largest   %.0f MB: Go heap objects %.0f (live at the last collection %.0f), heap free %.0f, stacks and runtime %.0f, outside Go (SQLite, mapped files) %.0f\n",
+	fmt.Fprintf(out, "RSS at its largest   %.0f MB: Go heap objects %.0f (live at the last collection %.0f), heap free %.0f, stacks and runtime %.0f, outside Go (SQLite, code) %.0f\n",
 		float64(pk.RSS)/1e6, float64(pk.Heap)/1e6, float64(pk.Live)/1e6, float64(pk.Free)/1e6, float64(pk.Other)/1e6, float64(pk.outside())/1e6)
 	fmt.Fprintf(out, "URLs discovered      %d\n", s.Discovered)
 	perURLOf := func(b int64) float64 { return float64(b) / float64(max(s.Discovered, 1)) }
@@ -392,7 +392,7 @@ type trace struct {
 // heap's spans free or unused and not yet returned to the system, Other
 // the stacks and the runtime's metadata. What is resident beyond is
 // outside Go's runtime: SQLite's page caches (its allocator maps its own
-// memory) and the files mapped into memory (the seen set's runs).
+// memory) and the program's code.
 type rssSplit struct {
 	RSS, Live, Heap, Free, Other uint64
 }

@@ -10,11 +10,10 @@
 // bits an entry) and the first ID of each 1 KiB block, about 1.3 bytes an
 // entry in all; a look-up the filters do not rule out reads one block. A
 // small cache keeps the entries last read from disk, which a crawl asks
-// for again and again (a site's navigation links). Runs are mapped into
-// memory where the system allows, so a look-up makes no system call: the
-// blocks read count in the process's resident set (12 bytes an entry at
-// most) but belong to the page cache, which the kernel empties under
-// memory pressure.
+// for again and again (a site's navigation links). A look-up reads its
+// block with one pread, mostly from the page cache, which the kernel
+// empties under memory pressure and which is not the process's resident
+// memory (mapped, the blocks read counted in it: 12 bytes an entry).
 //
 // Runs are a cache of what the crawl's store holds, not a second record of
 // it: Open empties the directory, and the crawl adds its URLs again from
@@ -115,10 +114,10 @@ type Stats struct {
 	Merges    int64         // merges done
 	MaxPause  time.Duration // the longest a Get or Add took that read disk, froze its map or took over the worker's results
 	// What the thread of the longest call did meanwhile, where the
-	// system says (Linux): its CPU time, its page faults (a run's
-	// mapped block read for the first time) and how often the kernel
-	// gave its CPU to another thread. A pause far longer than its CPU
-	// time, with switches, is the machine's load, not the set's work.
+	// system says (Linux): its CPU time, its page faults and how often
+	// the kernel gave its CPU to another thread. A pause far longer than
+	// its CPU time, with switches, is the machine's load, not the set's
+	// work.
 	MaxPauseCPU      time.Duration
 	MaxPauseFaults   int64
 	MaxPauseSwitches int64
@@ -273,9 +272,9 @@ func (s *Set) install() {
 	}
 	if len(p.retired) > 0 {
 		// The worker has removed their files and the caller's reads of
-		// them ended with this hand-over. Unmapping a run of millions of
-		// entries takes milliseconds (its pages leave the page tables),
-		// so it is done off the caller's goroutine.
+		// them ended with this hand-over. Closing the last descriptor of
+		// a removed file frees its blocks, which may take the system a
+		// while for a large run: off the caller's goroutine.
 		s.closing.Add(1)
 		go func() {
 			defer s.closing.Done()
