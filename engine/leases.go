@@ -13,9 +13,15 @@ import (
 // dispatch takes sites from the frontier while robots are free and asks the
 // committer for the head of each one's queue, after everything found so
 // far; onHead turns the answer into a lease.
+//
+// It takes a site only while the committer's queue has room for the batch
+// and the head request: when the store is slow (a write can take seconds
+// on a loaded machine), the loop would otherwise wait for it once per site
+// in one wake-up, deaf to robots and the console meanwhile; the sites left
+// are taken at the next wake-up.
 func (c *crawl) dispatch(now time.Time) {
 	e := c.e
-	for int64(c.leases.busy) < e.robots.Load() && c.leases.heading < cap(c.leases.heads) {
+	for int64(c.leases.busy) < e.robots.Load() && c.leases.heading < cap(c.leases.heads) && len(e.commit.in)+2 <= cap(e.commit.in) {
 		budget := int64(e.cfg.PagesPerVisit)
 		if e.cfg.MaxPages > 0 {
 			// Near limits.max_pages what is left is shared among the
