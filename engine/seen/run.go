@@ -32,6 +32,7 @@ const (
 // two.
 type run struct {
 	f     *os.File
+	fd    uintptr // f's descriptor, for readBlock
 	n     int
 	index []uint64 // the first ID of each block
 	bloom bloom
@@ -45,7 +46,7 @@ func (r *run) get(id uint64) (int32, bool, error) {
 	}
 	k := min(blockEntries, r.n-b*blockEntries)
 	var buf [blockSize]byte
-	if _, err := r.f.ReadAt(buf[:k*entrySize], int64(b)*blockSize); err != nil {
+	if err := readBlock(r.f, r.fd, buf[:k*entrySize], int64(b)*blockSize); err != nil {
 		return 0, false, fmt.Errorf("seen: reading %s: %w", r.f.Name(), err)
 	}
 	lo, hi := 0, k
@@ -83,7 +84,7 @@ func newRunWriter(dir string, seq int, entries int) (*runWriter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("seen: %w", err)
 	}
-	return &runWriter{f: f, w: bufio.NewWriterSize(f, 1<<16), r: &run{f: f, bloom: newBloom(entries)}}, nil
+	return &runWriter{f: f, w: bufio.NewWriterSize(f, 1<<16), r: &run{f: f, fd: f.Fd(), bloom: newBloom(entries)}}, nil
 }
 
 func (w *runWriter) add(id uint64, val int32) error {

@@ -115,12 +115,14 @@ type Stats struct {
 	MaxPause  time.Duration // the longest a Get or Add took that read disk, froze its map or took over the worker's results
 	// What the thread of the longest call did meanwhile, where the
 	// system says (Linux): its CPU time, its page faults and how often
-	// the kernel gave its CPU to another thread. A pause far longer than
-	// its CPU time, with switches, is the machine's load, not the set's
-	// work.
+	// the kernel gave its CPU to another thread (switches) or the
+	// thread slept (sleeps: waiting for the disk). A pause far longer
+	// than its CPU time, with switches, is the machine's load, not the
+	// set's work.
 	MaxPauseCPU      time.Duration
 	MaxPauseFaults   int64
 	MaxPauseSwitches int64
+	MaxPauseSleeps   int64
 	SlowCalls        int64 // calls that took over a millisecond
 	Bytes            int64 // memory held, estimated
 	DiskBytes        int64 // bytes in runs on disk
@@ -303,7 +305,7 @@ func (s *Set) pause(start pauseStart) {
 	u := usageEnd(start.usage)
 	if d > s.stats.MaxPause {
 		s.stats.MaxPause = d
-		s.stats.MaxPauseCPU, s.stats.MaxPauseFaults, s.stats.MaxPauseSwitches = u.cpu, u.faults, u.switches
+		s.stats.MaxPauseCPU, s.stats.MaxPauseFaults, s.stats.MaxPauseSwitches, s.stats.MaxPauseSleeps = u.cpu, u.faults, u.switches, u.sleeps
 	}
 	if d > time.Millisecond {
 		s.stats.SlowCalls++

@@ -115,6 +115,10 @@ func TestRebuildAfterKill(t *testing.T) {
 		}
 		killed.Add(rng.Uint64()|1<<63, -1) // a URL the store never recorded
 	}
+	// Killed: its worker writes no more (a goroutine cannot be killed; it
+	// is stopped, leaving its files as a kill -9 would).
+	close(killed.stop)
+	<-killed.done
 	s, err := Open(Options{Dir: dir, Recent: 1000})
 	if err != nil {
 		t.Fatal(err)

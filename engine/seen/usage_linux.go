@@ -8,13 +8,15 @@ import (
 	"lidi/engine/cputime"
 )
 
-// threadUsage is what the calling thread has used: CPU time, page faults
-// and the times the kernel took the CPU from it (involuntary context
-// switches).
+// threadUsage is what the calling thread has used: CPU time, page faults,
+// the times the kernel took the CPU from it (involuntary context switches)
+// and the times it slept (voluntary ones: waiting for the disk, or for a
+// processor of Go's own after a system call).
 type threadUsage struct {
 	cpu      time.Duration
 	faults   int64
 	switches int64
+	sleeps   int64
 	ok       bool
 }
 
@@ -35,7 +37,7 @@ func usageEnd(u threadUsage) threadUsage {
 	if !u.ok || !v.ok {
 		return threadUsage{}
 	}
-	return threadUsage{cpu: v.cpu - u.cpu, faults: v.faults - u.faults, switches: v.switches - u.switches, ok: true}
+	return threadUsage{cpu: v.cpu - u.cpu, faults: v.faults - u.faults, switches: v.switches - u.switches, sleeps: v.sleeps - u.sleeps, ok: true}
 }
 
 // readThreadUsage reads the thread's CPU clock (getrusage's times are
@@ -47,5 +49,5 @@ func readThreadUsage() threadUsage {
 	if !ok || syscall.Getrusage(rusageThread, &ru) != nil {
 		return threadUsage{}
 	}
-	return threadUsage{cpu: cpu, faults: ru.Minflt + ru.Majflt, switches: ru.Nivcsw, ok: true}
+	return threadUsage{cpu: cpu, faults: ru.Minflt + ru.Majflt, switches: ru.Nivcsw, sleeps: ru.Nvcsw, ok: true}
 }

@@ -10,6 +10,7 @@ type threadUsage struct {
 	cpu      time.Duration
 	faults   int64
 	switches int64
+	sleeps   int64
 	ok       bool
 }
 
