@@ -261,7 +261,7 @@ type Detector struct {
 }
 
 type dirRec struct {
-	head        string // "http://www.x.test:8080/a/b/"
+	head        uint32 // arena reference of "http://www.x.test:8080/a/b/" (dirHead)
 	parent      int32  // -1 for the root
 	unique, dup uint32 // pages observed at or under it
 	originEnd   uint16
@@ -308,7 +308,7 @@ func New(cfg Config) *Detector {
 	if d.perKey <= 0 {
 		d.perKey = DefaultPerKey
 	}
-	d.dirIndex = newKeyTable(func(k uint32) uint64 { return dirKey(d.dirs[k].head) })
+	d.dirIndex = newKeyTable(func(k uint32) uint64 { return dirKey(d.dirHead(int32(k))) })
 	d.digests = newKeyTable(func(i uint32) uint64 { return digestKey(d.recs.at(i).digest) })
 	d.sitePaths = newKeyTable(func(i uint32) uint64 { p := d.parts(i); return sitePathKey(&p) })
 	d.tails = newKeyTable(func(i uint32) uint64 { p := d.parts(i); return tailKey(&p) })
@@ -325,7 +325,7 @@ func New(cfg Config) *Detector {
 func (d *Detector) parts(i uint32) urlParts {
 	r := d.recs.at(i)
 	dr := &d.dirs[r.dir&^dupFlag]
-	return urlParts{head: dr.head, rest: d.arena.get(r.rest), originEnd: int(dr.originEnd), hostStart: int(dr.hostStart)}
+	return urlParts{head: d.arena.get(dr.head), rest: d.arena.get(r.rest), originEnd: int(dr.originEnd), hostStart: int(dr.hostStart)}
 }
 
 func (d *Detector) urlOf(i uint32) string { p := d.parts(i); return p.url() }
@@ -583,7 +583,7 @@ func (d *Detector) Stats() Stats {
 
 func (d *Detector) bytes() int64 {
 	const (
-		dirRecBytes    = 40
+		dirRecBytes    = 20
 		candidateBytes = 320
 		repBytes       = 24
 	)

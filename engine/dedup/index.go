@@ -34,7 +34,7 @@ func (d *Detector) add(p *Page, u *urlParts, dup, newDigest bool) (uint32, bool)
 	}
 	d.recs.add(pageRec{id: p.ID, sim: p.Simhash, main: p.Main, title: title32(p.Title), digest: p.Digest, dir: uint32(dir) | flag, rest: rest, lm: lm}, p.NoURL)
 	d.ids.insert(idKey(p.ID), idx, idsPerKey)
-	o := d.dirs[dir].head[:u.originEnd]
+	o := d.dirHead(dir)[:u.originEnd] // the arena's copy: a map key outlives p.URL
 	if len(d.byOrigin[o]) == 0 {
 		d.noteOrigin(o)
 	}
@@ -86,10 +86,9 @@ func (d *Detector) internDir(head string, originEnd, hostStart int) (int32, bool
 	if !ok || originEnd > math.MaxUint16 {
 		return 0, false
 	}
-	s := d.arena.get(ref)
 	k := int32(len(d.dirs))
-	d.dirs = append(d.dirs, dirRec{head: s, parent: parent, originEnd: uint16(originEnd), hostStart: uint16(hostStart)})
-	d.dirIndex.insert(dirKey(s), uint32(k), 0)
+	d.dirs = append(d.dirs, dirRec{head: ref, parent: parent, originEnd: uint16(originEnd), hostStart: uint16(hostStart)})
+	d.dirIndex.insert(dirKey(head), uint32(k), 0)
 	return k, true
 }
 
@@ -97,9 +96,12 @@ func (d *Detector) internDir(head string, originEnd, hostStart int) (int32, bool
 // is a keyTable (about 9 bytes a directory; a map from the string took
 // about 40), each directory's key recomputed from its head in the arena.
 func (d *Detector) dirOf(head string) (int32, bool) {
-	k, ok := d.dirIndex.first(dirKey(head), func(k uint32) bool { return d.dirs[k].head == head })
+	k, ok := d.dirIndex.first(dirKey(head), func(k uint32) bool { return d.dirHead(int32(k)) == head })
 	return int32(k), ok
 }
+
+// dirHead returns the head of directory k: origin and path.
+func (d *Detector) dirHead(k int32) string { return d.arena.get(d.dirs[k].head) }
 
 func dirKey(head string) uint64 { return newHasher(keyDir).str(head).sum() }
 
