@@ -248,7 +248,7 @@ func (d *Detector) noteClaim(i uint32, p *Page, u *urlParts) []string {
 		d.claimsByOrigin = make(map[string][]uint32)
 	}
 	d.claims[i] = c
-	o := d.dirHead(int32(d.recs.at(i).dir&^dupFlag))[:u.originEnd]
+	o := d.dirHead(int32(d.recs.at(i).dir &^ dupFlag))[:u.originEnd]
 	if len(d.claimsByOrigin[o]) < maxClaimsScanned {
 		d.claimsByOrigin[o] = append(d.claimsByOrigin[o], i)
 	}
