@@ -178,8 +178,10 @@ func (c *crawl) observe(run *leaseRun, m *visit.PageResult, now time.Time) bool 
 	c.apply(now)
 	c.prefer(dec.Prefer, m, now)
 	if len(dec.Learned) > 0 || dec.Kind == dedup.Exact || dec.Kind == dedup.Near {
+		c.steps.mark(StepDetect)
 		c.refilter(run) // what was learned spares the rest of the lease
 		c.refilterOthers(run, dec.Learned)
+		c.steps.mark(StepRefilter)
 	}
 	d.dup.Time += t.Elapsed() + m.Detect
 	c.apply(now)

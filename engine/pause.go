@@ -13,6 +13,7 @@ type LoopStep uint8
 const (
 	StepResults  LoopStep = iota // robots' results (pages, ends of leases) beyond the steps below
 	StepDetect                   // duplicate detection's decisions on fetched pages
+	StepRefilter                 // leases running cut by what detection learned
 	StepDiscover                 // links followed: the seen set, new sites, the batch
 	StepGraph                    // links recorded in the link graph
 	StepHeads                    // queue heads turned into leases
@@ -26,7 +27,7 @@ const (
 	numLoopSteps
 )
 
-var loopStepNames = [numLoopSteps]string{"results", "detect", "discover", "graph", "heads", "dispatch", "store", "dns", "rank", "recrawl", "timers", "publish"}
+var loopStepNames = [numLoopSteps]string{"results", "detect", "refilter", "discover", "graph", "heads", "dispatch", "store", "dns", "rank", "recrawl", "timers", "publish"}
 
 func (s LoopStep) String() string {
 	if s < numLoopSteps {
