@@ -77,22 +77,24 @@ type ClusterPin struct {
 }
 
 // DefaultHeapLimitMB is memory.heap_limit_mb's default: the soft limit, in
-// MiB, on the memory the Go runtime holds. A crawl holds about 320 bytes of
-// live heap a URL (lidi bench crawl to 3,000,000 URLs), so 256 MiB was
-// reached before 1,000,000 URLs, where the collector then ran almost
-// without pause and pages/s fell by two thirds. Below the limit the
-// collector runs every DefaultHeadroomMB allocated; 1536 is reached near
-// 4,000,000 URLs. The 3,000,000-URL crawl met it from 2,400,000 URLs on
-// and its collector took 2.2% of the CPU; at the limit the runtime caps
-// the extra GC work at half the CPU.
+// MiB, on the memory the Go runtime holds. A crawl holds about 210 bytes of
+// live heap a URL beyond ~90 MB that does not grow (lidi bench crawl to
+// 1,000,000 URLs: 281 MB at most), so 1536 is reached near 6,000,000 URLs.
+// Below it the collector runs every DefaultHeadroomMB allocated; near it
+// the headroom shrinks and collections come closer, and at it the runtime
+// caps the extra GC work at half the CPU. 256 was reached before 1,000,000
+// URLs, where the collector then ran almost without pause and pages/s fell
+// by two thirds.
 const DefaultHeapLimitMB = 1536
 
 // DefaultHeadroomMB is memory.gc_headroom_mb's default: how far, in MiB,
 // the heap may grow beyond what is live before the collector runs, once
-// what is live exceeds it (below, twice what is live, GOGC's default). A
-// crawl of 300,000 URLs allocates this much in a few seconds: the
-// collector then took 2 to 3% of the CPU, where GOGC=25 took 15%.
-const DefaultHeadroomMB = 256
+// what is live exceeds it (below, twice what is live, GOGC's default). The
+// collector's cost goes as the inverse of the headroom: at 1,000,000 URLs
+// it took 1.6% of the CPU with 256, where peak RSS was 672 MB; 128 costs
+// about 3% and peaks 128 MB lower. GOGC=25 (a headroom of a quarter of
+// what is live, some 30 MB at 300,000 URLs) took 15%.
+const DefaultHeadroomMB = 128
 
 // Default returns the configuration a file with no keys gives.
 func Default() *File {
