@@ -3,22 +3,9 @@ package seen
 import (
 	"runtime"
 	"syscall"
-	"time"
 
 	"lidi/engine/cputime"
 )
-
-// threadUsage is what the calling thread has used: CPU time, page faults,
-// the times the kernel took the CPU from it (involuntary context switches)
-// and the times it slept (voluntary ones: waiting for the disk, or for a
-// processor of Go's own after a system call).
-type threadUsage struct {
-	cpu      time.Duration
-	faults   int64
-	switches int64
-	sleeps   int64
-	ok       bool
-}
 
 const rusageThread = 1 // RUSAGE_THREAD
 
