@@ -72,15 +72,9 @@ func (f *fetchRecorder) freshness(web *simweb.Web, from, to time.Duration) (curv
 	ch := web.Changes()
 	byPage := map[int][]time.Duration{}
 	for _, fe := range f.fetches {
-		raw, ok := f.urls[fe.url]
-		if !ok {
-			continue
+		if p, ok := f.pageOf(web, fe); ok {
+			byPage[p] = append(byPage[p], fe.at)
 		}
-		t := web.Truth(raw)
-		if t.Status != 200 || t.Page < 0 {
-			continue
-		}
-		byPage[t.Page] = append(byPage[t.Page], fe.at)
 	}
 	for _, ts := range byPage {
 		slices.Sort(ts)
@@ -154,6 +148,18 @@ func (f *fetchRecorder) copies(web *simweb.Web) (pages map[int][]time.Duration, 
 	return pages, articles
 }
 
+// pageOf returns the web's page a fetch had a copy of, and false for a
+// fetch of anything else (a news article, a redirect, an error page).
+// f.mu is held.
+func (f *fetchRecorder) pageOf(web *simweb.Web, fe liveFetch) (int, bool) {
+	raw, ok := f.urls[fe.url]
+	if !ok {
+		return 0, false
+	}
+	t := web.Truth(raw)
+	return t.Page, t.Status == 200 && t.Page >= 0
+}
+
 // verdicts compares the crawl's change verdicts on its recrawls within
 // (from, to] with the ground truth: missed is the share of the truly
 // changed pages judged unchanged, false the share of the unchanged
@@ -165,20 +171,16 @@ func (f *fetchRecorder) verdicts(web *simweb.Web, from, to time.Duration) (misse
 	last := map[int]time.Duration{}
 	var changed, unchanged, miss, fals int
 	for _, fe := range f.fetches {
-		raw, ok := f.urls[fe.url]
+		p, ok := f.pageOf(web, fe)
 		if !ok {
 			continue
 		}
-		t := web.Truth(raw)
-		if t.Status != 200 || t.Page < 0 {
-			continue
-		}
-		prev, seen := last[t.Page]
-		last[t.Page] = fe.at
+		prev, seen := last[p]
+		last[p] = fe.at
 		if !seen || !fe.judged || fe.at <= from || fe.at > to {
 			continue
 		}
-		if ch.Fresh(t.Page, prev, fe.at) {
+		if ch.Fresh(p, prev, fe.at) {
 			unchanged++
 			if fe.changed {
 				fals++
