@@ -66,7 +66,8 @@ type RecrawlLateness struct {
 	// Warm those of them whose channel was still warming up.
 	Released, Warm int
 	// Fetched are the released pages fetched since; Pace sums the time
-	// each waited in the plan for its site's turn (released − planned),
+	// each waited in the plan for its site's turn (released − planned, 0
+	// for a page released early into a turn that would have gone unused),
 	// Queue the time it waited in its site's queue and for a robot
 	// (fetched − released), and OfInterval their sum as a share of the
 	// page's planned interval.
