@@ -18,7 +18,7 @@ import (
 // runs on disk, about 1.3 bytes a URL in memory beyond a fixed 12 MiB or
 // so (a Go map took 38). The set is rebuilt from the store at every start,
 // so a crawl killed leaves nothing to repair. The links are a rank.Links:
-// 12 bytes a fetched page in memory; the links (4 bytes each), read once
+// 8 bytes a fetched page in memory; the links (4 bytes each), read once
 // per PageRank iteration, and the nodes' URL IDs (8 bytes a node), read
 // only to store ranks, go to unlinked temporary files, a full chunk at a
 // time.

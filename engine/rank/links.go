@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"unsafe"
 )
 
@@ -14,14 +15,14 @@ var ErrFull = errors.New("rank: link graph full")
 
 // Links is a crawl's link graph as it grows: every URL known is a node (an
 // int32, given in the order the URLs were added) and every fetched page
-// appends its links as nodes. It costs 8 bytes a node (the URL's ID), 12 a
+// appends its links as nodes. It costs 8 bytes a node (the URL's ID), 8 a
 // fetched page and 4 a link, and is never copied as it grows: its arrays are
 // kept in fixed-size chunks, where a growing slice would be copied at every
 // doubling and hold up to half again its size in spare capacity (which on a
 // 1,000,000-URL crawl cost more peak memory than the links themselves).
 //
 // After Spill, each full chunk of node IDs and of links goes to a file
-// and leaves memory: the graph then keeps 12 bytes a fetched page, the
+// and leaves memory: the graph then keeps 8 bytes a fetched page, the
 // chunks being filled (4.5 MiB) and under 1 byte a node. The IDs are read
 // only when ranks are stored, the links once per PageRank iteration, in
 // order, from the system's page cache.
@@ -34,12 +35,14 @@ type Links struct {
 	ids   chunks[uint64] // node -> URL ID; a nil chunk is in spill
 	spill *spillFile     // the IDs' (at fixed places); nil: every chunk of IDs in memory
 	pages chunks[int32]  // the nodes of fetched pages, in fetch order
-	// ends[i] is where pages[i]'s links end: chunk<<32 | offset. A page's
-	// links lie in one chunk of links, from the previous page's end when
-	// that is in the same chunk, else from offset 0.
-	ends  chunks[int64]
-	links [][]int32 // a nil chunk is in linkSpill, at spans[k]
-	spans []span
+	// ends[i] is where pages[i]'s links end in their chunk of links. A
+	// page's links lie in one chunk, from the previous page's end when
+	// that is in the same chunk, else from offset 0; firsts[k] is the
+	// first page whose links are in chunk k.
+	ends   chunks[uint32]
+	firsts []int
+	links  [][]int32 // a nil chunk is in linkSpill, at spans[k]
+	spans  []span
 	// linkSpill holds the full chunks of links, one after the other, in
 	// the machine's byte order (the file lives and dies with the
 	// process); nil: every chunk in memory.
@@ -210,11 +213,12 @@ func (g *Links) Fetched(page int32, links []int32) {
 			g.spillLinks(last) // full: no page adds to it again
 		}
 		last++
+		g.firsts = append(g.firsts, g.pages.len)
 	}
 	g.links[last] = append(g.links[last], links...)
 	g.n += len(links)
 	g.pages.append(page)
-	g.ends.append(int64(last)<<32 | int64(len(g.links[last])))
+	g.ends.append(uint32(len(g.links[last])))
 }
 
 // Nodes returns the number of nodes.
@@ -228,7 +232,7 @@ func (g *Links) NumLinks() int { return g.n }
 
 // Bytes returns the memory the graph holds, spare capacity included.
 func (g *Links) Bytes() int64 {
-	b := g.ids.bytes(8) + g.pages.bytes(4) + g.ends.bytes(8)
+	b := g.ids.bytes(8) + g.pages.bytes(4) + g.ends.bytes(4) + int64(cap(g.firsts))*8
 	if g.spill != nil && g.spill.buf != nil {
 		b += int64(len(g.spill.buf))
 	}
@@ -242,7 +246,7 @@ func (g *Links) Bytes() int64 {
 // Links goes on appending within the last chunks' capacity, past what the
 // view reads.
 func (g *Links) View() LinksView {
-	v := LinksView{ids: g.ids.view(), pages: g.pages.view(), ends: g.ends.view(),
+	v := LinksView{ids: g.ids.view(), pages: g.pages.view(), ends: g.ends.view(), firsts: slices.Clone(g.firsts),
 		links: append([][]int32(nil), g.links...), spans: append([]span(nil), g.spans...), n: g.n}
 	if g.spill != nil {
 		v.spill, v.linkSpill = g.spill.f, g.linkSpill.f
@@ -256,7 +260,8 @@ type LinksView struct {
 	ids       chunks[uint64]
 	spill     *os.File // the chunks of ids that are nil
 	pages     chunks[int32]
-	ends      chunks[int64]
+	ends      chunks[uint32]
+	firsts    []int
 	links     [][]int32
 	spans     []span   // where the chunks of links that are nil lie
 	linkSpill *os.File // in this file
@@ -330,24 +335,24 @@ func (v LinksView) EachID(fn func(n int32, id uint64) bool) error {
 func (v LinksView) Lists(err *error) func(yield func(int32, []int32) bool) {
 	var buf []int32 // a spilled chunk, read back
 	return func(yield func(int32, []int32) bool) {
-		prev := int64(-1)
+		c := -1 // the chunk of links of page i
 		var chunk []int32
+		start := uint32(0)
 		for i := range v.pages.len {
-			e := v.ends.at(i)
-			c, end := e>>32, e&(1<<32-1)
-			start := int64(0)
-			if prev>>32 == c {
-				start = prev & (1<<32 - 1)
-			} else if chunk = v.links[c]; chunk == nil {
-				if buf, *err = v.readLinks(int(c), buf); *err != nil {
-					return
+			if c+1 < len(v.firsts) && v.firsts[c+1] <= i {
+				c, start = c+1, 0
+				if chunk = v.links[c]; chunk == nil {
+					if buf, *err = v.readLinks(c, buf); *err != nil {
+						return
+					}
+					chunk = buf
 				}
-				chunk = buf
 			}
-			prev = e
+			end := v.ends.at(i)
 			if !yield(v.pages.at(i), chunk[start:end:end]) {
 				return
 			}
+			start = end
 		}
 	}
 }
