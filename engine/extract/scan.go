@@ -17,7 +17,8 @@ import (
 // need decoding is given to an html.Tokenizer on its own bytes.
 
 // scanner reads the tokens of an HTML document as html.Tokenizer does.
-// Its zero value is not usable; newScanner makes one.
+// Its zero value is not usable; newScanner makes one. One goroutine uses
+// a scanner at a time.
 type scanner struct {
 	b          []byte
 	start, end int // the current token's raw bytes: b[start:end]
@@ -25,7 +26,7 @@ type scanner struct {
 	data       [2]int   // its text (TextToken, CommentToken, DoctypeToken): b[data[0]:data[1]]
 	textKind   textKind // how its text is read
 	rawTag     string   // the raw text element whose text comes next, or ""
-	done       bool
+	done       bool     // the document has ended (html.ErrorToken returned)
 
 	own *html.Tokenizer // a tokenizer over the current tag alone, for its attributes
 }
