@@ -516,5 +516,5 @@ func cpuTime() time.Duration {
 func peakRSS() int64 {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return ru.Maxrss * 1024 // kilobytes on Linux
+	return int64(ru.Maxrss) * 1024 // kilobytes on Linux; int32 on 32-bit systems
 }

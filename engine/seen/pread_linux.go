@@ -1,3 +1,7 @@
+//go:build linux && (amd64 || arm64 || loong64 || mips64 || mips64le || ppc64 || ppc64le || riscv64 || s390x)
+
+// pread64 takes the offset in one register on 64-bit systems only.
+
 package seen
 
 import (

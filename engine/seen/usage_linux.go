@@ -36,5 +36,6 @@ func readThreadUsage() threadUsage {
 	if !ok || syscall.Getrusage(rusageThread, &ru) != nil {
 		return threadUsage{}
 	}
-	return threadUsage{cpu: cpu, faults: ru.Minflt + ru.Majflt, switches: ru.Nivcsw, sleeps: ru.Nvcsw, ok: true}
+	// The counts are int32 on 32-bit systems.
+	return threadUsage{cpu: cpu, faults: int64(ru.Minflt) + int64(ru.Majflt), switches: int64(ru.Nivcsw), sleeps: int64(ru.Nvcsw), ok: true}
 }
