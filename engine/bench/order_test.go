@@ -7,7 +7,6 @@ import (
 	"net/netip"
 	"path/filepath"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,37 +17,38 @@ import (
 )
 
 // firstHostFirst is a resolver that answers for one host at once and for
-// the others only after that answer is back, and a pause more. With every
-// site a seed, it makes the first seed's site the only one ready for the
-// crawl's first visit, as it is in the simulator, and every other site
-// ready long before that visit ends. The others wait for the first answer
-// itself, not only for the pause: on a loaded machine the first look-up
-// can take longer than the pause. Set first, firstDone and pause before
-// use; it is then safe for concurrent use.
+// the others only once the first host's site has had a request from the
+// crawl. With every site a seed, it makes the first seed's site the only
+// one ready for the crawl's first visit, as it is in the simulator; the
+// others are looked up while that visit waits for its answers (20 ms
+// each). It is safe for concurrent use.
 type firstHostFirst struct {
 	*dns.Cache
-	first     string
-	firstDone chan struct{} // closed once the first host's answer is back
-	once      *sync.Once
-	pause     time.Duration
+	first string
+	// visited reports whether the first host has had a request since the
+	// resolver was made.
+	visited func() bool
 }
 
-func newFirstHostFirst(c *dns.Cache, first string, pause time.Duration) firstHostFirst {
-	return firstHostFirst{Cache: c, first: first, firstDone: make(chan struct{}), once: new(sync.Once), pause: pause}
+func newFirstHostFirst(c *dns.Cache, srv *simweb.Server, first string) firstHostFirst {
+	before := srv.Witness().Hosts[first].Requests // the server is shared by the subtests
+	return firstHostFirst{Cache: c, first: first, visited: func() bool {
+		return srv.Witness().Hosts[first].Requests > before
+	}}
 }
 
 func (r firstHostFirst) Lookup(ctx context.Context, host string) (netip.Addr, error) {
-	if host == r.first {
-		addr, err := r.Cache.Lookup(ctx, host)
-		r.once.Do(func() { close(r.firstDone) })
-		return addr, err
+	if host != r.first {
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for !r.visited() {
+			select {
+			case <-tick.C:
+			case <-ctx.Done():
+				return netip.Addr{}, ctx.Err()
+			}
+		}
 	}
-	select {
-	case <-r.firstDone:
-	case <-ctx.Done():
-		return netip.Addr{}, ctx.Err()
-	}
-	time.Sleep(r.pause)
 	return r.Cache.Lookup(ctx, host)
 }
 
@@ -59,10 +59,10 @@ func (r firstHostFirst) Lookup(ctx context.Context, host string) (netip.Addr, er
 // With one robot and w = 0 the order depends on nothing but the scheduler,
 // robots.txt and the links, except for DNS: the engine cannot visit a site
 // before its address comes back, and the simulator has no DNS. So every
-// site is a seed (all are looked up at the start), and the first seed's
-// site answers first. Each request waits the site's latency (20 ms), so the
-// first visit lasts 40 ms or more, and the other look-ups (5 ms) are in by
-// then.
+// site is a seed (all are looked up at the start), and the others answer
+// only once the first seed's site has had a request. Each request waits the
+// site's latency (20 ms), so the first visit lasts 40 ms or more, and the
+// other look-ups (loopback) are in by then.
 func TestSimMatchesRealCrawl(t *testing.T) {
 	// Seed 37 gives a web of 12 sites with one whose robots.txt answers
 	// 5xx, one that disallows everything and several that disallow some.
@@ -106,7 +106,7 @@ func TestSimMatchesRealCrawl(t *testing.T) {
 				}
 				defer cache.Close()
 				cfg := simConfig(srv.SeedURLs(n), strategy, 1, c, 0)
-				real, _, other, err := crawlOrder(ctx, srv, cfg, db, newFirstHostFirst(cache, first, 5*time.Millisecond), io.Discard, time.Hour)
+				real, _, other, err := crawlOrder(ctx, srv, cfg, db, newFirstHostFirst(cache, srv, first), io.Discard, time.Hour)
 				if err != nil {
 					t.Fatal(err)
 				}
