@@ -204,9 +204,21 @@ func (s *Set) Get(id uint64) (int32, bool, error) {
 		s.stats.CacheHits++
 		return slot.val, true, nil
 	}
+	for i, r := range s.runs {
+		if r.bloom.has(id) {
+			return s.getOnDisk(id, slot, s.runs[i:])
+		}
+	}
+	return 0, false, nil
+}
+
+// getOnDisk looks id up in runs, whose first one's filter may hold it: the
+// part of Get that reads blocks, timed as a pause (most look-ups of new
+// URLs end at the filters, in memory, and are not).
+func (s *Set) getOnDisk(id uint64, slot *cacheSlot, runs []*run) (int32, bool, error) {
 	start := s.startPause()
 	defer s.pause(start)
-	for _, r := range s.runs {
+	for _, r := range runs {
 		if !r.bloom.has(id) {
 			continue
 		}
