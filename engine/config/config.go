@@ -77,9 +77,10 @@ type ClusterPin struct {
 }
 
 // DefaultHeapLimitMB is memory.heap_limit_mb's default: the soft limit, in
-// MiB, on the memory the Go runtime holds. A crawl holds about 210 bytes of
-// live heap a URL beyond ~90 MB that does not grow (lidi bench crawl to
-// 1,000,000 URLs: 281 MB at most), so 1536 is reached near 6,000,000 URLs.
+// MiB, on the memory the Go runtime holds. A crawl holds about 240 bytes of
+// heap a URL, the parts that do not grow included (lidi bench crawl to
+// 1,000,000 URLs: 244 bytes a URL, 235 MB live at the peak), so 1536 is
+// reached near 6,000,000 URLs.
 // Below it the collector runs every DefaultHeadroomMB allocated; near it
 // the headroom shrinks and collections come closer, and at it the runtime
 // caps the extra GC work at half the CPU. 256 was reached before 1,000,000
@@ -89,12 +90,13 @@ const DefaultHeapLimitMB = 1536
 
 // DefaultHeadroomMB is memory.gc_headroom_mb's default: how far, in MiB,
 // the heap may grow beyond what is live before the collector runs, once
-// what is live exceeds it (below, twice what is live, GOGC's default). The
-// collector's cost goes as the inverse of the headroom: at 1,000,000 URLs
-// it took 1.6% of the CPU with 256, where peak RSS was 672 MB (2.8% with
-// 120 at 300,000 URLs); with 128 the same crawl peaked at 510 MB, the
-// collector 1.4% of the CPU (the graph and detection smaller too). GOGC=25 (a headroom of
-// a quarter of what is live, some 30 MB at 300,000 URLs) took 15%.
+// what is live exceeds it (below, twice what is live, GOGC's default). For
+// one heap, the collector's cost goes as the inverse of the headroom (2.8%
+// of the CPU with 120 at 300,000 URLs); at 1,000,000 URLs it took 1.6% with
+// 256, where peak RSS was 672 MB, and with 128 1.4% and 510 MB, measured
+// after the graph and detection shrank, so those two runs do not isolate
+// the headroom. GOGC=25 (a headroom of a quarter of what is live, some 30
+// MB at 300,000 URLs) took 15%.
 const DefaultHeadroomMB = 128
 
 // Default returns the configuration a file with no keys gives.

@@ -11,7 +11,9 @@
 // without pointers, which marking does not scan). Keep sets GOGC so the
 // heap may grow by a fixed headroom beyond what is live: collections are
 // as frequent at ten million URLs as at one, and memory grows by what is
-// live alone.
+// live alone, between two bounds: while what is live is under the headroom GOGC
+// stays at MaxPercent (twice what is live), and once it exceeds ten times
+// the headroom the headroom is MinPercent (10%) of it.
 package gcpace
 
 import (
