@@ -460,6 +460,9 @@ func (d *detection) restore(ctx context.Context, store record.Store, known func(
 // other side of a host swap, rules of other hosts completed by pooled
 // evidence) to the leases running there, as refilter does to run's own.
 func (c *crawl) refilterOthers(run *leaseRun, learned []dedup.Rule) {
+	if len(learned) == 0 {
+		return // most duplicates teach nothing new: no lease to look at
+	}
 	for _, o := range c.leases.runs {
 		// A lease's Key is its site's origin, as a rule's Origin is.
 		if o != run && slices.ContainsFunc(learned, func(r dedup.Rule) bool { return r.Origin == o.lease.Key }) {
