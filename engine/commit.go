@@ -38,7 +38,8 @@ func (c *committer) slowest() (apply time.Duration, records int, head time.Durat
 	return c.maxApply, c.applyRecords, c.maxHead
 }
 
-// took records how long an Apply of records (0: a Head) took.
+// took records how long an Apply of a batch of records took, or a Head
+// (head).
 func (c *committer) took(start time.Time, records int, head bool) {
 	d := time.Since(start)
 	c.mu.Lock()
