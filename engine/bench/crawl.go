@@ -200,9 +200,13 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 	var memErr error
 	lastProfile := time.Now()
 	var mem engine.MemoryStats // the structures at the last poll, while the crawl still held them
+	var millions []millionMark // as the URLs discovered passed each million
 	elapsed, runErr := runEngine(ctx, eng, out, o.ProgressInterval, func(s engine.Stats) bool {
 		tr.sample(s.Pages)
 		mem = s.Memory
+		for s.Discovered >= int64(len(millions)+1)*perMillion {
+			millions = append(millions, millionMark{peak: peakRSS(), split: tr.atPeak})
+		}
 		enough := o.UntilDiscovered > 0 && s.Discovered >= o.UntilDiscovered
 		if o.MemProfile != "" && memErr == nil && (enough || time.Since(lastProfile) >= o.ProgressInterval) {
 			// While the crawl runs, its structures are live: a profile
@@ -262,6 +266,11 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 	pk := tr.atPeak
 	fmt.Fprintf(out, "RSS at its largest   %.0f MB: Go heap objects %.0f (live at the last collection %.0f), heap free %.0f, stacks and runtime %.0f, outside Go (SQLite, code) %.0f\n",
 		float64(pk.RSS)/1e6, float64(pk.Heap)/1e6, float64(pk.Live)/1e6, float64(pk.Free)/1e6, float64(pk.Other)/1e6, float64(pk.outside())/1e6)
+	for i, m := range millions {
+		sp := m.split
+		fmt.Fprintf(out, "peak RSS at %dM URLs  %.0f MB; at its largest sample %.0f: Go heap objects %.0f (live %.0f), heap free %.0f, stacks and runtime %.0f, outside Go %.0f\n",
+			i+1, float64(m.peak)/1e6, float64(sp.RSS)/1e6, float64(sp.Heap)/1e6, float64(sp.Live)/1e6, float64(sp.Free)/1e6, float64(sp.Other)/1e6, float64(sp.outside())/1e6)
+	}
 	fmt.Fprintf(out, "URLs discovered      %d\n", s.Discovered)
 	perURLOf := func(b int64) float64 { return float64(b) / float64(max(s.Discovered, 1)) }
 	fmt.Fprintf(out, "bytes per URL        detection %.0f, link graph %.0f, seen set %.1f (as the structures estimate themselves)\n",
@@ -277,11 +286,38 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 	fmt.Fprintf(out, "errors               %d %v\n", errs, s.ErrorKind)
 	filePerPage := float64(fileBytes) / float64(max(s.Pages, 1))
 	fmt.Fprintf(out, "crawl file           %.1f MB, %.0f bytes per page (bodies kept %v, headers kept %v)\n", float64(fileBytes)/1e6, filePerPage, o.KeepBodies, o.KeepHeaders)
-	fmt.Fprintf(out, "pages=%d pages_per_s=%.0f peak_rss_mb=%.0f dns_queries_per_host=%.3f discovered=%d cpu_s_per_1000_first=%.3f cpu_s_per_1000_last=%.3f file_bytes_per_page=%.0f store_wait_ms=%.1f seen_pause_ms=%.1f detection_bytes_per_url=%.0f graph_bytes_per_url=%.0f seen_bytes_per_url=%.1f bytes_per_url=%.0f pages_per_s_first=%.0f pages_per_s_last=%.0f gc_cpu_share=%.3f cpu_s_per_1000=%.3f loop_pause_ms=%.1f\n",
-		s.Pages, pps, rss, perHost, s.Discovered, first.cpuPer1000(), last.cpuPer1000(), filePerPage, ms(s.StoreWait), ms(s.Seen.MaxPause),
+	fmt.Fprintf(out, "pages=%d pages_per_s=%.0f peak_rss_mb=%.0f%s dns_queries_per_host=%.3f discovered=%d cpu_s_per_1000_first=%.3f cpu_s_per_1000_last=%.3f file_bytes_per_page=%.0f store_wait_ms=%.1f seen_pause_ms=%.1f detection_bytes_per_url=%.0f graph_bytes_per_url=%.0f seen_bytes_per_url=%.1f bytes_per_url=%.0f pages_per_s_first=%.0f pages_per_s_last=%.0f gc_cpu_share=%.3f cpu_s_per_1000=%.3f loop_pause_ms=%.1f\n",
+		s.Pages, pps, rss, millionKeys(millions), perHost, s.Discovered, first.cpuPer1000(), last.cpuPer1000(), filePerPage, ms(s.StoreWait), ms(s.Seen.MaxPause),
 		perURLOf(mem.Detection), perURLOf(mem.Graph), perURLOf(mem.Seen),
 		perURL, first.pagesPerSec(), last.pagesPerSec(), gcShare, cpuPer1000, ms(s.LoopPause))
 	return nil
+}
+
+// perMillion is the step at which Crawl notes the peak RSS so far.
+const perMillion = 1_000_000
+
+// millionMark is the crawl's memory as the URLs discovered passed a
+// million: the peak RSS so far (getrusage's), and the split of the largest
+// RSS sampled so far.
+type millionMark struct {
+	peak  int64
+	split rssSplit
+}
+
+// millionKeys are the key=value pairs of the peak RSS, in MB, as the URLs
+// discovered passed each million (peak_rss_mb_1m=...), and from two
+// millions on how much it grew a million past the first
+// (rss_growth_mb_per_million): the memory goal's two figures. Each pair
+// starts with a space; there are none before the first million.
+func millionKeys(millions []millionMark) string {
+	var b strings.Builder
+	for i, m := range millions {
+		fmt.Fprintf(&b, " peak_rss_mb_%dm=%.0f", i+1, float64(m.peak)/1e6)
+	}
+	if n := len(millions); n >= 2 {
+		fmt.Fprintf(&b, " rss_growth_mb_per_million=%.0f", float64(millions[n-1].peak-millions[0].peak)/1e6/float64(n-1))
+	}
+	return b.String()
 }
 
 // stepList says where the loop's longest wake-up spent its time: its
