@@ -276,7 +276,7 @@ func recrawlLive(ctx context.Context, o RecrawlLiveOptions, shape simweb.ChangeS
 		return nil, err
 	}
 	inl := inLinks(web)
-	trueW := func(p int) float64 { return float64(max(1, inl[p])) }
+	trueW := func(p int) float64 { return recrawl.InLinkWeight(inl[p]) }
 	startW, endW := crawlWeights(web, copies, warmEnd), crawlWeights(web, copies, end)
 	res.WeightDistance = weightDistance(copies, warmEnd, func(p int) float64 { return startW[p] }, trueW)
 	res.WeightAtEnd = weightDistance(copies, warmEnd, func(p int) float64 { return endW[p] }, trueW)

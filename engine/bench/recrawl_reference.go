@@ -69,7 +69,7 @@ func scoreSchedules(in scheduleInput) scheduleScores {
 		if len(ts) == 0 || ts[0] > in.from {
 			continue
 		}
-		pages = append(pages, refPage{page: p, site: ch.ChannelOf(p), weight: float64(max(1, inlinks[p])),
+		pages = append(pages, refPage{page: p, site: ch.ChannelOf(p), weight: recrawl.InLinkWeight(inlinks[p]),
 			rate: ch.Rate(p), changes: streamUntil(ch, p, in.to), fetches: ts})
 	}
 	slices.SortFunc(pages, func(a, b refPage) int { return a.page - b.page })
@@ -104,13 +104,18 @@ func windowFetches(ts []time.Duration, from, to time.Duration) int {
 	return b - a
 }
 
-// inLinks counts each page's in-links in the web's graph.
+// inLinks counts each page's distinct in-links from other pages in the web's
+// graph, as the crawl's Scheduler counts those of its copies.
 func inLinks(web *simweb.Web) []int {
 	g := web.Graph()
 	in := make([]int, web.NumPages())
 	for p := range in {
-		for _, q := range g.Out(int32(p)) {
-			in[q]++
+		out := slices.Clone(g.Out(int32(p)))
+		slices.Sort(out)
+		for _, q := range slices.Compact(out) {
+			if int(q) != p {
+				in[q]++
+			}
 		}
 	}
 	return in
@@ -329,7 +334,7 @@ func plannerScores(in scheduleInput, opt recrawl.PlannerOptions) (scheduleScores
 		site := ch.ChannelOf(p)
 		name := strconv.Itoa(site)
 		setup.Gap[name] = in.gap(site)
-		w := float64(max(1, inlinks[p]))
+		w := recrawl.InLinkWeight(inlinks[p])
 		if in.weight != nil {
 			w = in.weight(p)
 		}
@@ -354,11 +359,12 @@ func plannerScores(in scheduleInput, opt recrawl.PlannerOptions) (scheduleScores
 }
 
 // crawlWeights returns the importance the crawl's Scheduler gives each page
-// at virtual time at: 1 and its distinct in-links from the other pages the
-// crawl had fetched by then (fetches as in scheduleInput).
+// at virtual time at: recrawl.InLinkWeight of its distinct in-links from
+// the other pages the crawl had fetched by then (fetches as in
+// scheduleInput).
 func crawlWeights(web *simweb.Web, fetches map[int][]time.Duration, at time.Duration) map[int]float64 {
 	g := web.Graph()
-	w := map[int]float64{}
+	in := map[int]int{}
 	for q, ts := range fetches {
 		if len(ts) == 0 || ts[0] > at {
 			continue
@@ -367,12 +373,13 @@ func crawlWeights(web *simweb.Web, fetches map[int][]time.Duration, at time.Dura
 		slices.Sort(out)
 		for _, p := range slices.Compact(out) {
 			if int(p) != q {
-				w[int(p)]++
+				in[int(p)]++
 			}
 		}
 	}
+	w := make(map[int]float64, len(fetches))
 	for p := range fetches {
-		w[p]++
+		w[p] = recrawl.InLinkWeight(in[p])
 	}
 	return w
 }

@@ -5,7 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"lidi/engine/recrawl"
 	"lidi/engine/recrawl/change"
+	"lidi/engine/simweb"
 )
 
 func TestFreshShare(t *testing.T) {
@@ -101,5 +103,33 @@ func TestOptimalCrawlsBruteForce(t *testing.T) {
 	}
 	if got[0]+got[1] > caps[0] {
 		t.Errorf("site 0 got %d crawls, cap %d", got[0]+got[1], caps[0])
+	}
+}
+
+// The crawl's weights, once it has a copy of every page, are the ones the
+// scores use: the distance between the two is 0, not a floor left by two
+// definitions of a page's importance.
+func TestCrawlWeightsConvergeToTrue(t *testing.T) {
+	web, err := simweb.Generate(simweb.Options{Seed: 2, Sites: 10, Pages: 150, ExternalLinks: 0.3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := map[int][]time.Duration{}
+	for p := range web.NumPages() {
+		all[p] = []time.Duration{0}
+	}
+	in := inLinks(web)
+	got := crawlWeights(web, all, 0)
+	if d := weightDistance(all, 0, func(p int) float64 { return got[p] }, func(p int) float64 { return recrawl.InLinkWeight(in[p]) }); d != 0 {
+		t.Errorf("the crawl's weights with every page fetched are %.4f from the true ones, want 0", d)
+	}
+	// Half the pages fetched: the weights differ.
+	half := map[int][]time.Duration{}
+	for p := range web.NumPages() {
+		half[p] = []time.Duration{time.Duration(p%2) * time.Hour}
+	}
+	got = crawlWeights(web, half, 0)
+	if d := weightDistance(half, 0, func(p int) float64 { return got[p] }, func(p int) float64 { return recrawl.InLinkWeight(in[p]) }); d <= 0 {
+		t.Errorf("half the pages fetched: distance %v, want more than 0", d)
 	}
 }

@@ -127,7 +127,7 @@ func (s *Scheduler) siteGap(site string) {
 // Copied records a page with a copy fetched at rfetched (recrawl clock), of
 // channel ch, on site (its politeness domain).
 func (s *Scheduler) Copied(id uint64, ch ChannelID, site string, rfetched time.Time) {
-	info := PageInfo{ID: id, Channel: ch, Site: site, Weight: float64(1 + s.inlinks[id])}
+	info := PageInfo{ID: id, Channel: ch, Site: site, Weight: InLinkWeight(s.inlinks[id])}
 	s.info[id] = info
 	s.pl.Add(info, rfetched)
 }
@@ -139,9 +139,13 @@ func (s *Scheduler) Listed(id uint64, rfetched, lastmod time.Time) {
 	s.pl.Aged(id, rfetched, lastmod, SitemapWeight)
 }
 
+// InLinkWeight is a page's importance from its distinct in-links from
+// other pages: their number, at least 1 (a seed may have none).
+func InLinkWeight(inlinks int) float64 { return float64(max(1, inlinks)) }
+
 // Links records the links of page from's copy, replacing those of its
-// last copy: a page's importance is 1 and its distinct in-links from
-// other pages with copies.
+// last copy: a page's importance is InLinkWeight of its distinct in-links
+// from other pages with copies.
 func (s *Scheduler) Links(from uint64, to []uint64) {
 	for _, id := range s.outlinks[from] {
 		s.inlink(id, -1)
@@ -163,7 +167,7 @@ func (s *Scheduler) inlink(id uint64, d int) {
 		delete(s.inlinks, id)
 	}
 	if info, ok := s.info[id]; ok {
-		info.Weight = float64(1 + s.inlinks[id])
+		info.Weight = InLinkWeight(s.inlinks[id])
 		s.info[id] = info
 		s.pl.Add(info, time.Time{}) // known: only its weight changes
 	}

@@ -37,12 +37,16 @@ func TestSchedulerWeightsAndDates(t *testing.T) {
 	s.Links(0, []uint64{1, 2})
 	s.Links(3, []uint64{1})
 	weight := func(id uint64) float64 { p, _ := s.Planner().Page(id); return p.Weight }
-	if weight(1) != 3 || weight(2) != 2 || weight(0) != 1 {
-		t.Errorf("weights %v %v %v, want 1 (none), 3 (two in-links) and 2", weight(0), weight(1), weight(2))
+	if weight(1) != 2 || weight(2) != 1 || weight(0) != 1 {
+		t.Errorf("weights %v %v %v, want 1 (none), 2 (two in-links) and 1", weight(0), weight(1), weight(2))
 	}
-	s.Links(0, []uint64{2}) // page 0's new copy no longer links to 1
-	if weight(1) != 2 {
-		t.Errorf("page 1 weighs %v after losing an in-link, want 2", weight(1))
+	s.Links(0, []uint64{2, 2, 0}) // page 0's new copy no longer links to 1; to 2 twice, and to itself
+	if weight(1) != 1 || weight(2) != 1 || weight(0) != 1 {
+		t.Errorf("weights %v %v %v after page 0 lost its link to 1, want 1 (none), 1 (one) and 1 (one, twice)", weight(0), weight(1), weight(2))
+	}
+	s.Links(3, []uint64{1, 2})
+	if weight(2) != 2 {
+		t.Errorf("page 2 weighs %v with in-links from two pages, want 2", weight(2))
 	}
 	lm := r0.Add(90 * time.Minute)
 	s.Fetched(1, r0.Add(2*time.Hour), true, lm.Format(http.TimeFormat), 0)
