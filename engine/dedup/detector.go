@@ -229,7 +229,8 @@ type Detector struct {
 	candList    map[string][]*candidate // by origin, host swaps left out (Unproven)
 	hostCands   map[string][]*candidate // host swaps by origin
 	origins     map[string]*originRules
-	all         []*Rule // rules in force, in the order learned
+	swappedTo   map[string][]string // by origin: the origins whose whole-host swap in force rewrites to it
+	all         []*Rule             // rules in force, in the order learned
 	withdrawn   []*Rule
 
 	byOrigin map[string][]uint32 // stored pages by origin
@@ -246,9 +247,6 @@ type Detector struct {
 	matters map[string]bool         // parameter names a pair showed to change the page
 	pending map[uint64][]*candidate // shapes waiting on several origins at once (prior.go)
 	pooled  []Rule                  // rules completed by another origin's pair (prior.go)
-	// itemsPair is set while support records a pair of listings of the
-	// same items (TestSameItems).
-	itemsPair bool
 
 	soft     map[string]*soft404State // by origin
 	softSigs []*Soft404Sig
@@ -494,11 +492,11 @@ func (d *Detector) Observe(p Page) Decision {
 	}
 	if original && d.evidenceMin > 0 {
 		ou := d.parts(uint32(orig))
-		dec.Learned = append(dec.Learned, d.support(uint32(orig), idx, &ou)...)
+		_, items := d.sameItems(&p, uint32(orig))
+		dec.Learned = append(dec.Learned, d.support(uint32(orig), idx, &ou, items)...)
 	} else if orig >= 0 && d.evidenceMin > 0 && !d.isSoft404(uint32(orig)) {
-		_, d.itemsPair = d.sameItems(&p, uint32(orig))
-		dec.Learned = append(dec.Learned, d.support(idx, uint32(orig), &u)...)
-		d.itemsPair = false
+		_, items := d.sameItems(&p, uint32(orig))
+		dec.Learned = append(dec.Learned, d.support(idx, uint32(orig), &u, items)...)
 		if len(dec.Learned) == 0 {
 			ou := d.parts(uint32(orig))
 			if u.origin() == ou.origin() && hasDigit(&u) && shapeKey(&u) == shapeKey(&ou) {

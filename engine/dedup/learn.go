@@ -39,9 +39,17 @@ type candidate struct {
 	idle     int      // times Unproven told a copy of it to wait (see adds)
 	active   *Rule    // the rule it became, while active
 	rejected bool     // it would hide its own original
-	// shapes caches shapeKeys: the rule's rewrite does not change.
-	shapes    [2]uint64
-	shapesSet bool
+	// shapes are the keys of its rule's shape (priorKey, paramShapeKey),
+	// set by newCandidate: the rule's rewrite does not change.
+	shapes [2]uint64
+}
+
+// newCandidate returns the candidate of rule r (its rewrite only: no
+// evidence yet) under key k.
+func newCandidate(k uint64, r Rule) *candidate {
+	c := &candidate{key: k, rule: r}
+	c.shapes = [2]uint64{priorKey(&c.rule), paramShapeKey(&c.rule)}
+	return c
 }
 
 // maxEvidenceIDs bounds the pairs kept per rule.
@@ -456,7 +464,15 @@ func (d *Detector) addRule(r *Rule) {
 	}
 	switch {
 	case r.Kind == SwapHost && r.From == "":
+		if or.host != nil {
+			d.unswap(or.host)
+		}
 		or.host = r
+		to := r.To[:originEnd(r.To)]
+		if d.swappedTo == nil {
+			d.swappedTo = make(map[string][]string)
+		}
+		d.swappedTo[to] = append(d.swappedTo[to], r.Origin)
 	case r.Kind == DropParam, r.Kind == DropParamValue, r.Kind == SortParams:
 		or.params = append(or.params, r)
 	case r.Kind == NumberPattern:
@@ -480,6 +496,7 @@ func (d *Detector) removeRule(r *Rule) {
 	case r.Kind == SwapHost && r.From == "":
 		if or.host == r {
 			or.host = nil
+			d.unswap(r)
 		}
 	case r.Kind == DropParam, r.Kind == DropParamValue, r.Kind == SortParams:
 		or.params = removePtr(or.params, r)
@@ -495,6 +512,23 @@ func (d *Detector) removeRule(r *Rule) {
 		delete(d.origins, r.Origin)
 	}
 	d.all = removePtr(d.all, r)
+}
+
+// unswap takes whole-host swap r out of swappedTo.
+func (d *Detector) unswap(r *Rule) {
+	to := r.To[:originEnd(r.To)]
+	os := d.swappedTo[to]
+	for i, o := range os {
+		if o == r.Origin {
+			os = append(os[:i], os[i+1:]...)
+			break
+		}
+	}
+	if len(os) == 0 {
+		delete(d.swappedTo, to)
+	} else {
+		d.swappedTo[to] = os
+	}
 }
 
 func removePtr(s []*Rule, r *Rule) []*Rule {
@@ -518,7 +552,7 @@ func (d *Detector) tieShape(du, ou *urlParts, pair Pair) *Rule {
 	k := newHasher(keyRule).byte(byte(NumberPattern)).str(pattern).sum()
 	c := d.cands[k]
 	if c == nil {
-		c = &candidate{rule: Rule{Kind: NumberPattern, Origin: strings.Clone(du.origin()), From: pattern}}
+		c = newCandidate(0, Rule{Kind: NumberPattern, Origin: strings.Clone(du.origin()), From: pattern})
 		d.cands[k] = c
 		d.candOrigins[c.rule.Origin]++
 	}

@@ -441,7 +441,7 @@ func (d *Detector) inverseCandidate(c *candidate) *candidate {
 	if len(d.cands) >= maxCandidates {
 		return nil
 	}
-	ic := &candidate{key: k, rule: Rule{Kind: inv.Kind, Origin: strings.Clone(inv.Origin), From: strings.Clone(inv.From), To: strings.Clone(inv.To)}}
+	ic := newCandidate(k, Rule{Kind: inv.Kind, Origin: strings.Clone(inv.Origin), From: strings.Clone(inv.From), To: strings.Clone(inv.To)})
 	for _, p := range c.rule.Support {
 		ic.rule.Support = append(ic.rule.Support, Pair{Copy: p.Original, Original: p.Copy})
 		ic.copies = append(ic.copies, p.Original)

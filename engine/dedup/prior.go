@@ -104,7 +104,7 @@ func (d *Detector) priorOf(c *candidate) (n int, exact bool) {
 	if isParamKind(c.rule.Kind) && d.matters[c.rule.Name] {
 		return 0, false
 	}
-	ks := c.shapeKeys()
+	ks := c.shapes
 	if n := d.priorFrom(ks[0], c.rule.Origin); n > 0 {
 		return n, true
 	}
@@ -149,20 +149,11 @@ func (d *Detector) contradictedShape(c *candidate) {
 		}
 		d.matters[strings.Clone(c.rule.Name)] = true
 	}
-	for _, k := range c.shapeKeys() {
+	for _, k := range c.shapes {
 		if k != 0 {
 			d.priorAt(k).contradicted = true
 		}
 	}
-}
-
-// shapeKeys returns the keys of candidate c's shape, priorKey and
-// paramShapeKey of its rule, computed once.
-func (c *candidate) shapeKeys() [2]uint64 {
-	if !c.shapesSet {
-		c.shapes, c.shapesSet = [2]uint64{priorKey(&c.rule), paramShapeKey(&c.rule)}, true
-	}
-	return c.shapes
 }
 
 // priorAt returns the prior of shape k, made if new.
@@ -246,7 +237,7 @@ const maxPending = 16
 // poolKey returns the shape candidate c is pooled under (0 for none):
 // a parameter rule's kind whatever its name, another kind's rewrite.
 func poolKey(c *candidate) uint64 {
-	ks := c.shapeKeys()
+	ks := c.shapes
 	if isParamKind(c.rule.Kind) {
 		return ks[1]
 	}

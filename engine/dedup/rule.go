@@ -496,15 +496,19 @@ func (d *Detector) noteRep(i uint32, url string) {
 // to it: their URLs go on through its rules (a copy fetched on the www
 // twin as /a?sid=1 stands for /a on its origin once the session id is
 // dropped there too).
+//
+// It looks at the pages of those origins only (swappedTo), not at every
+// origin with rules: a crawl learns rules on thousands of origins.
 func (d *Detector) noteReps(origin string) {
 	for _, i := range d.byOrigin[origin] {
 		d.noteRep(i, d.urlOf(i))
 	}
-	for o, or := range d.origins {
-		if h := or.host; h != nil && o != origin && h.To[:originEnd(h.To)] == origin {
-			for _, i := range d.byOrigin[o] {
-				d.noteRep(i, d.urlOf(i))
-			}
+	for _, o := range d.swappedTo[origin] {
+		if o == origin {
+			continue
+		}
+		for _, i := range d.byOrigin[o] {
+			d.noteRep(i, d.urlOf(i))
 		}
 	}
 }

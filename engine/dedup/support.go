@@ -6,7 +6,8 @@ import (
 )
 
 // support records that the duplicate pair (dup, orig) supports each
-// rewrite relating their URLs, and returns the rules it completes.
+// rewrite relating their URLs, and returns the rules it completes. items
+// reports that the pair is of listings of the same items (TestSameItems).
 //
 // A host swap is supported both ways: which of two mirrors' copies of a
 // page came first is the order the crawl met them, and a crawl that
@@ -18,14 +19,14 @@ import (
 // across them (www.x/a?sid=1 a copy of x/a, x a mirror of www.x) is
 // aligned as if both were on the swap's host, so that what else tells
 // the two URLs apart (the session id) is learned there.
-func (d *Detector) support(dup, orig uint32, du *urlParts) []Rule {
+func (d *Detector) support(dup, orig uint32, du *urlParts, items bool) []Rule {
 	ou := d.parts(orig)
 	pair := Pair{Copy: d.recs.at(dup).id, Original: d.recs.at(orig).id}
 	var learned []Rule
 	if a, b, ok := d.onSwappedHost(du, &ou); ok {
 		d.alignments(&a, &b, func(rw *rewriteOf) {
 			if rw.kind != SwapHost {
-				if r := d.supportOne(rw, pair, &a, dup); r != nil {
+				if r := d.supportOne(rw, pair, &a, dup, items); r != nil {
 					learned = append(learned, *r)
 				}
 			}
@@ -33,12 +34,12 @@ func (d *Detector) support(dup, orig uint32, du *urlParts) []Rule {
 		return d.withPooled(learned)
 	}
 	d.alignments(du, &ou, func(rw *rewriteOf) {
-		if r := d.supportOne(rw, pair, du, dup); r != nil {
+		if r := d.supportOne(rw, pair, du, dup, items); r != nil {
 			learned = append(learned, *r)
 		}
 		if rw.kind == SwapHost {
 			back := rw.reversed()
-			if r := d.supportOne(&back, Pair{Copy: pair.Original, Original: pair.Copy}, &ou, orig); r != nil {
+			if r := d.supportOne(&back, Pair{Copy: pair.Original, Original: pair.Copy}, &ou, orig, items); r != nil {
 				learned = append(learned, *r)
 			}
 		}
@@ -73,21 +74,20 @@ func (d *Detector) onSwappedHost(a, b *urlParts) (urlParts, urlParts, bool) {
 }
 
 // supportOne records that pair, whose copy is stored page cp at cu,
-// supports rewrite rw, and returns the rule it completes, if any.
-func (d *Detector) supportOne(rw *rewriteOf, pair Pair, cu *urlParts, cp uint32) *Rule {
+// supports rewrite rw, and returns the rule it completes, if any. items
+// reports that the pair is of listings of the same items.
+func (d *Detector) supportOne(rw *rewriteOf, pair Pair, cu *urlParts, cp uint32, items bool) *Rule {
 	k := rw.key()
 	c := d.cands[k]
 	if c == nil {
 		if len(d.cands) >= maxCandidates {
 			return nil
 		}
-		c = &candidate{key: k, rule: Rule{Kind: rw.kind, Origin: rw.origin, Name: rw.name, Index: rw.index, From: rw.from, To: rw.to}}
+		r := Rule{Kind: rw.kind, Origin: strings.Clone(rw.origin), Name: strings.Clone(rw.name), Index: rw.index, From: strings.Clone(rw.from), To: strings.Clone(rw.to)}
 		if rw.kind == DropParamValue {
-			c.rule.Value = rw.value
+			r.Value = strings.Clone(rw.value)
 		}
-		c.rule.Origin = strings.Clone(c.rule.Origin)
-		c.rule.Name, c.rule.Value = strings.Clone(c.rule.Name), strings.Clone(c.rule.Value)
-		c.rule.From, c.rule.To = strings.Clone(c.rule.From), strings.Clone(c.rule.To)
+		c = newCandidate(k, r)
 		d.cands[k] = c
 		d.candOrigins[c.rule.Origin]++
 		if rw.kind != SwapHost {
@@ -122,7 +122,7 @@ func (d *Detector) supportOne(rw *rewriteOf, pair Pair, cu *urlParts, cp uint32)
 		if (rw.kind == DropParam || rw.kind == DropPathParam) && len(c.values) < 2 && !slices.Contains(c.values, rw.value) {
 			c.values = append(c.values, strings.Clone(rw.value))
 		}
-		c.items = c.items || d.itemsPair && rw.kind == DropParam
+		c.items = c.items || items && rw.kind == DropParam
 	case DropSegments, ReplaceSegments:
 		if ck := newHasher(keyRule).str(rw.context).sum(); len(c.contexts) < 2 && !slices.Contains(c.contexts, ck) {
 			c.contexts = append(c.contexts, ck)
