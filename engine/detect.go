@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"slices"
 	"time"
 
 	"lidi/engine/cputime"
@@ -458,15 +457,39 @@ func (d *detection) restore(ctx context.Context, store record.Store, known func(
 
 // refilterOthers applies rules learned of origins other than run's (the
 // other side of a host swap, rules of other hosts completed by pooled
-// evidence) to the leases running there, as refilter does to run's own.
+// evidence) to the leases running there: the URLs not reported yet that
+// one of those rules rewrites, and that the detector now covers, are
+// revoked, as refilter does in run's own lease. Only the learned rules are
+// tried, on the leases of their origins: a full refilter of each (every
+// URL against every candidate of its site) made one page's decision the
+// loop's longest wake-up at 1,000,000 URLs.
 func (c *crawl) refilterOthers(run *leaseRun, learned []dedup.Rule) {
-	if len(learned) == 0 {
+	det := c.detect.det
+	if len(learned) == 0 || det == nil {
 		return // most duplicates teach nothing new: no lease to look at
 	}
 	for _, o := range c.leases.runs {
-		// A lease's Key is its site's origin, as a rule's Origin is.
-		if o != run && slices.ContainsFunc(learned, func(r dedup.Rule) bool { return r.Origin == o.lease.Key }) {
-			c.refilter(o) // once, however many of its rules were learned
+		l := o.lease
+		if o == run || l.Feed == nil {
+			continue
+		}
+		for k := range learned {
+			r := &learned[k]
+			if r.Origin != l.Key { // a lease's Key is its site's origin, as a rule's Origin is
+				continue
+			}
+			for i := o.upTo; i < len(l.URLs); i++ {
+				q := &l.URLs[i]
+				if q.Copy != nil || o.revoked != nil && o.revoked[i] {
+					continue
+				}
+				if _, ok := r.Rewrite(q.URL); !ok {
+					continue
+				}
+				if _, _, covered := det.Canonical(q.URL); covered {
+					c.revoke(o, i)
+				}
+			}
 		}
 	}
 }
