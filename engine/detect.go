@@ -341,6 +341,9 @@ func (d *detection) observe(m *visit.PageResult, now time.Time, v *verdict) dedu
 	if dec.Soft404 != nil {
 		v.rec.Soft404s = append(v.rec.Soft404s, record.Soft404Record{Sig: *dec.Soft404, Time: now})
 		text := fmt.Sprintf("%s answers URLs that do not exist with one page (%d URLs), recorded as soft 404s", dec.Soft404.Origin, len(dec.Soft404.Evidence)+1)
+		if n := dec.Soft404.Prior; n > 0 {
+			text = fmt.Sprintf("%s answers URLs that do not exist with one page, recorded as soft 404s: its page spelled the URL asked for, as %d other hosts' not-found pages did (their probes confirmed it)", dec.Soft404.Origin, n)
+		}
 		v.events = append(v.events, record.Event{Time: now, Kind: record.EventSoft404, Text: text})
 	}
 	return dec

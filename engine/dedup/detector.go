@@ -246,9 +246,11 @@ type Detector struct {
 	priors  map[uint64]*prior       // shapes of rules across origins (prior.go)
 	matters map[string]bool         // parameter names a pair showed to change the page
 	pending map[uint64][]*candidate // shapes waiting on several origins at once (prior.go)
+	waiting map[uint64][]*candidate // candidates by shape from their first pair, until a prior comes (prior.go)
 	pooled  []Rule                  // rules completed by another origin's pair (prior.go)
 
 	soft     map[string]*soft404State // by origin
+	echo     echoPrior                // the echo sign across origins (soft404.go)
 	softSigs []*Soft404Sig
 	probes   map[uint64]string // probes asked for, not answered: URL id -> origin
 
@@ -506,10 +508,11 @@ func (d *Detector) Observe(p Page) Decision {
 			}
 		}
 	}
+	dec.Learned = d.withPooled(dec.Learned) // rules another origin's candidates became (reconsider)
 	sig, probe := d.softEvidence(idx, &p, &u)
 	if !probe && sig == nil && dec.Kind == Unique {
-		probe = d.softEcho(idx, &p, &u)
-		if !probe {
+		sig, probe = d.softEcho(idx, &p, &u)
+		if !probe && sig == nil {
 			dec.Await = d.softAwait(&p, &u)
 		}
 	}

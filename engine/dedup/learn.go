@@ -439,10 +439,13 @@ func (d *Detector) activate(c *candidate, pair Pair) *Rule {
 	} else if p := d.pooledOf(c); p > 0 && c.rule.Supports < d.evidenceMin {
 		rule.Prior = p
 	}
-	d.learnedShape(rule)
+	inForce := d.learnedShape(rule)
 	d.noteReps(rule.Origin)
 	d.stats.Rules++
 	d.stats.RulesByKind[rule.Kind]++
+	if inForce {
+		d.sweepWaiting(c)
+	}
 	out := *rule
 	out.Support = append([]Pair(nil), rule.Support...)
 	return &out

@@ -1,6 +1,9 @@
 package dedup
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // A mirror holds a page its original does not: once the canonical URL a
 // rule gives it answers 404, the rule no longer covers the mirror's URL,
@@ -77,5 +80,74 @@ func TestRestoreRuleReplacesItsInverse(t *testing.T) {
 	}
 	if got, _, covered := d.Canonical("http://docs.example/copy/e.html"); !covered || got != "http://docs.example/manual/e.html" {
 		t.Errorf("Canonical = %q, %v", got, covered)
+	}
+}
+
+// The echo sign (a not-found page spells the path asked for) confirmed
+// by the probes of three hosts, and found wrong on none, is a prior: the
+// next host's page that spells its path is its not-found page without a
+// probe of its own. A page found genuine on any host (its probe answered
+// 404, or another page) ends the prior; a host probed before is never
+// taken on it. The words are none lidi's code knows.
+func TestSoft404EchoPrior(t *testing.T) {
+	hosts := []string{"http://a.example", "https://b.example.org", "http://c.example:8080", "http://d.example", "http://e.example"}
+	oops := func(origin, path string, seed uint64) Page {
+		w := newWeb(origin, seed)
+		words := strings.Fields("Hmm, " + path + " is not something we have. Try the catalogue or write to us.")
+		return pageOf(origin+path, w.s.render(path, "Lost", words, pageOpt{}))
+	}
+	paths := []string{"/shop/old-brass-lamp.php", "/news/2019/summer-sale.html", "/kb/setup/first-steps/"}
+	// probeHost observes a not-found page on host i, which asks for the
+	// probe, and answers it with status (200: the not-found page).
+	probeHost := func(t *testing.T, d *Detector, i, status int) {
+		t.Helper()
+		dec := d.Observe(oops(hosts[i], paths[i%len(paths)], uint64(i)))
+		if dec.Probe == "" || dec.Kind != Unique {
+			t.Fatalf("%s: %+v, want a probe", hosts[i], dec)
+		}
+		a := oops(hosts[i], dec.Probe[len(hosts[i]):], uint64(i))
+		if status != 200 {
+			a = pageOf(dec.Probe, []byte("<html><title>Not Found</title>no such page</html>"))
+			a.Status = status
+		}
+		d.Probed(a)
+	}
+	tests := []struct {
+		name    string
+		answers []int // the probes' answers on the first hosts
+		prior   bool  // the next host's not-found page is one at once
+	}{
+		{"confirmed on three hosts", []int{200, 200, 200}, true},
+		{"confirmed on two hosts", []int{200, 200}, false},
+		{"found genuine on one host", []int{200, 404, 200, 200}, false},
+		{"the probe answered another page on one host", []int{-1, 200, 200, 200}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := New(Config{})
+			for i, st := range tt.answers {
+				if st == -1 {
+					// The host's not-found page is another page: the page
+					// that spelled its path was a genuine one.
+					dec := d.Observe(oops(hosts[i], paths[0], uint64(i)))
+					other := pageOf(dec.Probe, newWeb(hosts[i], 99).page("/x", 1, pageOpt{}).body)
+					d.Probed(other)
+					continue
+				}
+				probeHost(t, d, i, st)
+			}
+			next := hosts[len(hosts)-1]
+			dec := d.Observe(oops(next, "/archive/winter-catalogue.html", 7))
+			if got := dec.Kind == Soft404 && dec.Probe == "" && dec.Soft404 != nil && dec.Soft404.Prior >= 3; got != tt.prior {
+				t.Fatalf("not-found page on the next host: %+v (signature %+v), want soft 404 on the prior %v", dec, dec.Soft404, tt.prior)
+			}
+			if !tt.prior && dec.Probe == "" {
+				t.Errorf("without the prior no probe was asked for: %+v", dec)
+			}
+			later := d.Observe(oops(next, "/gift/cards/red-ribbon.php", 7))
+			if (later.Kind == Soft404) != tt.prior {
+				t.Errorf("a second not-found page on the next host: %v, want soft 404 %v", later.Kind, tt.prior)
+			}
+		})
 	}
 }

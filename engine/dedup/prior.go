@@ -1,6 +1,9 @@
 package dedup
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Evidence shared across hosts. A shape of duplication (dropping
 // ?utm_source, a printer-friendly /print/ copy, a session id, the order
@@ -126,8 +129,10 @@ func (d *Detector) priorFrom(k uint64, origin string) int {
 	return len(p.origins)
 }
 
-// learnedShape records that rule r was learned on its origin.
-func (d *Detector) learnedShape(r *Rule) {
+// learnedShape records that rule r was learned on its origin, and
+// reports whether that put a prior of its shape in force (its
+// priorHosts-th origin).
+func (d *Detector) learnedShape(r *Rule) (inForce bool) {
 	for _, k := range [2]uint64{priorKey(r), paramShapeKey(r)} {
 		if k == 0 {
 			continue
@@ -135,8 +140,75 @@ func (d *Detector) learnedShape(r *Rule) {
 		p := d.priorAt(k)
 		if len(p.origins) < priorHosts && !containsStr(p.origins, r.Origin) {
 			p.origins = append(p.origins, strings.Clone(r.Origin))
+			inForce = inForce || len(p.origins) == priorHosts && !p.contradicted
 		}
 	}
+	return inForce
+}
+
+// Candidates waiting when a prior comes into force. The hosts that show a
+// shape early meet it at about the same time: while the first ones pay
+// their full evidence, the next have a pair or two already, and the
+// prior, when it comes, asks them for one. So each candidate is kept under
+// its shape from its first pair (waitingFor), and when a prior comes into
+// force those that now have the evidence it asks for become rules at
+// once (sweepWaiting), rather than at their next pair, which would be one
+// more copy fetched: the second name of a host whose home page was its
+// first pair, a second index alias, a second case.
+
+// maxWaiting bounds the candidates kept per shape while they wait.
+const maxWaiting = 64
+
+// noteWaiting records candidate c, which got its first pair, under its
+// shape.
+func (d *Detector) noteWaiting(c *candidate) {
+	k := poolKey(c)
+	if k == 0 || c.rule.Supports != 1 {
+		return
+	}
+	if d.waiting == nil {
+		d.waiting = make(map[uint64][]*candidate)
+	}
+	ws := d.waiting[k]
+	if len(ws) >= maxWaiting {
+		// Keep those still waiting: a rule, a rejected or contradicted
+		// candidate waits for nothing.
+		ws = slices.DeleteFunc(ws, func(o *candidate) bool { return o.active != nil || o.rejected || o.contra > 0 })
+		if len(ws) >= maxWaiting {
+			d.waiting[k] = ws
+			return
+		}
+	}
+	d.waiting[k] = append(ws, c)
+}
+
+// sweepWaiting makes rules of the candidates waiting under c's shape that
+// the prior just put in force makes ready; they are reported with the
+// decision's rules (Detector.pooled).
+func (d *Detector) sweepWaiting(c *candidate) {
+	k := poolKey(c)
+	ws := d.waiting[k]
+	d.waiting[k] = nil // each is made a rule or left to its next pair, once
+	for _, o := range ws {
+		if o == c || o.active != nil || o.rejected || o.contra > 0 || len(o.rule.Support) == 0 || d.otherWayActive(o) || !d.ready(o) {
+			continue
+		}
+		if r := d.activateChosen(o, o.rule.Support[len(o.rule.Support)-1]); r != nil {
+			d.pooled = append(d.pooled, *r)
+		}
+	}
+}
+
+// otherWayActive reports whether candidate c is a host swap whose other
+// way is the rule (a pair across two hosts supports both: see support).
+func (d *Detector) otherWayActive(c *candidate) bool {
+	if c.rule.Kind != SwapHost {
+		return false
+	}
+	rw := rewriteOf{kind: SwapHost, origin: c.rule.Origin, from: c.rule.From, to: c.rule.To}
+	back := rw.reversed()
+	b := d.cands[back.key()]
+	return b != nil && b.active != nil
 }
 
 // contradictedShape records that a pair contradicted a rewrite of c's
@@ -300,7 +372,7 @@ func (d *Detector) pooledOf(c *candidate) int {
 // rules (Detector.pooled).
 func (d *Detector) completePending(c *candidate) {
 	for _, o := range d.pending[poolKey(c)] {
-		if o == c || o.active != nil || o.rejected || o.contra > 0 || len(o.rule.Support) == 0 || !d.ready(o) {
+		if o == c || o.active != nil || o.rejected || o.contra > 0 || len(o.rule.Support) == 0 || d.otherWayActive(o) || !d.ready(o) {
 			continue
 		}
 		if r := d.activateChosen(o, o.rule.Support[len(o.rule.Support)-1]); r != nil {

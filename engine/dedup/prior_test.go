@@ -294,3 +294,40 @@ func TestPriorPooled(t *testing.T) {
 		}
 	})
 }
+
+// A host that has a pair of a shape when the shape's prior comes into
+// force (its third host learned it) needs no more: its candidate becomes
+// a rule then, with the decision that put the prior in force, not at its
+// next pair, which would be one more copy fetched.
+func TestPriorCompletesWaiting(t *testing.T) {
+	d := New(Config{})
+	// The waiting host: its home page answered on both names, one pair.
+	wait := newWeb("http://www.early.example", 120)
+	home := wait.page("/", 1, pageOpt{})
+	if rs := learned(crawl(d, []fetch{home, wait.at("http://early.example", home)})); len(rs) != 0 {
+		t.Fatalf("learned %v from the home page alone", rs)
+	}
+	var last []Rule
+	for k := range priorHosts {
+		host := fmt.Sprintf("twin%d.example", k)
+		w := newWeb("http://www."+host, uint64(130+k))
+		var fs []fetch
+		for i, p := range []string{"/", "/a.html", "/b/c.html"} {
+			f := w.page(p, uint64(i), pageOpt{})
+			fs = append(fs, f, w.at("http://"+host, f))
+		}
+		last = learned(crawl(d, fs))
+	}
+	var got *Rule
+	for i, r := range last {
+		if r.Origin == "http://early.example" || r.Origin == "http://www.early.example" {
+			got = &last[i]
+		}
+	}
+	if got == nil || got.Kind != SwapHost || got.Prior != priorHosts || got.Supports != 1 {
+		t.Fatalf("rules learned with the third host's: %v; want early.example's twin swapped from its one pair, with a prior of %d", last, priorHosts)
+	}
+	if c, _, covered := d.Canonical("http://early.example/news/"); !covered || c != "http://www.early.example/news/" {
+		t.Errorf("Canonical = %s, %v", c, covered)
+	}
+}

@@ -57,6 +57,11 @@ type Soft404Sig struct {
 	// Withdrawn: the probe showed the host does not answer missing URLs
 	// with this page.
 	Withdrawn bool
+	// Prior, when not 0, is how many other origins' probes had confirmed
+	// a page that spelled its own path as their not-found page: the
+	// signature was put in force from such a page on that evidence,
+	// without a probe of its own (see echoPrior).
+	Prior int
 }
 
 type soft404State struct {
@@ -225,24 +230,73 @@ func echoes(p *Page, u *urlParts) bool {
 	return n >= echoMinWords
 }
 
+// The echo sign across hosts. Each probe that a page spelling its path
+// asked for says whether the sign was right: a 2xx answering that very
+// page (the host's not-found page, confirmed), or a 4xx, or a 2xx with
+// another page (the page was a genuine one). Once the sign was confirmed
+// on priorHosts origins and never found wrong anywhere, a page spelling
+// its path on the next origin is that origin's not-found page without a
+// probe of its own (Soft404Sig.Prior): the probe would cost a fetch per
+// soft-404 host to confirm what other hosts showed. A single page found
+// genuine anywhere ends the prior for the crawl, and a host probed
+// before (or that answered a real 404) is never taken on the prior.
+
+// echoPrior is what the crawl knows of the echo sign across origins.
+type echoPrior struct {
+	confirmed []string // origins whose probe confirmed it, up to priorHosts
+	refuted   bool     // a probe showed a page that spelled its path to be genuine
+}
+
+// echoPriorOf returns how many origins other than origin confirmed the
+// echo sign, if enough did and none refuted it (0 otherwise).
+func (d *Detector) echoPriorOf(origin string) int {
+	e := &d.echo
+	if e.refuted || len(e.confirmed) < priorHosts || containsStr(e.confirmed, origin) {
+		return 0
+	}
+	return len(e.confirmed)
+}
+
 // softEcho asks for the probe of the origin of page idx when the page
 // echoes its URL (see echoes) and the origin has not been probed: the
-// page is then the signature pending the probe's answer.
-func (d *Detector) softEcho(idx uint32, p *Page, u *urlParts) bool {
+// page is then the signature pending the probe's answer. With the echo
+// sign's prior (echoPriorOf), the page's signature is put in force at
+// once instead, and returned.
+func (d *Detector) softEcho(idx uint32, p *Page, u *urlParts) (*Soft404Sig, bool) {
 	if d.evidenceMin == 0 || !echoes(p, u) {
-		return false
+		return nil, false
 	}
 	st := d.soft[u.origin()]
 	if st != nil && (st.probe || st.honest || st.sig != nil || st.pending != nil) {
-		return false
+		return nil, false
 	}
 	if st == nil {
 		st = &soft404State{}
 		d.soft[strings.Clone(u.origin())] = st
 	}
+	sig := &Soft404Sig{Origin: strings.Clone(u.origin()), Title: p.Title, Simhash: p.NoURL, Of: p.ID, OfURL: d.urlOf(idx)}
+	if n := d.echoPriorOf(u.origin()); n > 0 {
+		sig.Prior = n
+		st.probe = true // none is asked for: the prior stands for it
+		d.setSoft404(st, sig)
+		return sig.clone(), false
+	}
 	st.probe, st.echo = true, true
-	st.pending = &Soft404Sig{Origin: strings.Clone(u.origin()), Title: p.Title, Simhash: p.NoURL, Of: p.ID, OfURL: d.urlOf(idx)}
-	return true
+	st.pending = sig
+	return nil, true
+}
+
+// echoAnswered records what a probe that a page spelling its path asked
+// for said of the sign.
+func (d *Detector) echoAnswered(origin string, confirmed bool) {
+	e := &d.echo
+	if !confirmed {
+		e.refuted = true
+		return
+	}
+	if len(e.confirmed) < priorHosts && !containsStr(e.confirmed, origin) {
+		e.confirmed = append(e.confirmed, strings.Clone(origin))
+	}
 }
 
 // softAwait returns the probe whose answer decides page p: the one asked
@@ -326,6 +380,7 @@ func (d *Detector) Probed(p Page) Decision {
 	delete(d.probes, p.ID)
 	d.stats.Probes++
 	dec := Decision{Kind: Skipped}
+	echo := st.echo && st.pending != nil // the probe answers for a page that spelled its path
 	refute := func() {
 		old := st.pending
 		if st.echo {
@@ -350,6 +405,9 @@ func (d *Detector) Probed(p Page) Decision {
 		// not-found page is not one.
 		st.honest = true
 		st.groups = nil
+		if echo {
+			d.echoAnswered(origin, false)
+		}
 		refute()
 		return dec
 	case p.Status < 200 || p.Status >= 300 || p.Digest == 0:
@@ -378,12 +436,18 @@ func (d *Detector) Probed(p Page) Decision {
 	}
 	if sig != nil && p.Title == sig.Title && Hamming(p.NoURL, sig.Simhash) <= Soft404MaxHamming {
 		sig.Probe, sig.ProbeStatus = p.ID, p.Status
+		if echo {
+			d.echoAnswered(origin, true)
+		}
 		if st.pending != nil {
 			d.setSoft404(st, sig)
 		}
 	} else {
 		// The host answers missing URLs with another page: that one is
 		// its not-found page.
+		if echo {
+			d.echoAnswered(origin, false)
+		}
 		refute()
 		sig = &Soft404Sig{Origin: strings.Clone(origin), Title: p.Title, Simhash: p.NoURL, Of: p.ID, OfURL: strings.Clone(p.URL), Probe: p.ID, ProbeStatus: p.Status}
 		d.setSoft404(st, sig)

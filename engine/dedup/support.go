@@ -100,11 +100,8 @@ func (d *Detector) supportOne(rw *rewriteOf, pair Pair, cu *urlParts, cp uint32,
 	if c.active != nil || c.rejected || c.contra > 0 || slices.Contains(c.copies, pair.Copy) {
 		return nil
 	}
-	if rw.kind == SwapHost {
-		back := rw.reversed()
-		if b := d.cands[back.key()]; b != nil && b.active != nil {
-			return nil // the other way is the rule
-		}
+	if d.otherWayActive(c) {
+		return nil // the other way is the rule
 	}
 	if len(c.copies) < maxEvidenceIDs {
 		c.copies = append(c.copies, pair.Copy)
@@ -137,6 +134,7 @@ func (d *Detector) supportOne(rw *rewriteOf, pair Pair, cu *urlParts, cp uint32,
 		c.under = commonDir(c.under, cu.dirPath())
 	}
 	d.notePending(c)
+	d.noteWaiting(c)
 	if !d.ready(c) {
 		return nil
 	}
