@@ -121,6 +121,7 @@ type tally struct {
 	// kept are the figures of errKinds, skipped and the sitemaps' as the
 	// store holds them (record.Counters.Tallies), by key.
 	kept      map[tallyKey]int64
+	keptSum   int64     // the sum of those figures when takeTallies last looked
 	published time.Time // when publish last copied them
 	// The longest the loop waited for the store (Stats.StoreWait).
 	storeWait time.Duration

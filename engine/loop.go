@@ -154,7 +154,7 @@ func (c *crawl) loop(ctx context.Context) error {
 	defer cancelVisits()
 	c.visitCtx = visitCtx
 	var grace <-chan time.Time
-	woke := time.Now() // when the loop last woke, for Stats.LoopPause
+	c.steps.start() // the loop's first wake-up, for Stats.LoopPause
 	for {
 		now := e.clock.Now()
 		if c.rc != nil && !stopping {
@@ -234,11 +234,10 @@ func (c *crawl) loop(ctx context.Context) error {
 			wake = min(wake, max(t.Sub(now), time.Millisecond))
 		}
 		timer.Reset(wake)
-		c.steps.end(woke, StepPublish)
+		c.steps.end(StepPublish)
 		select {
 		case r := <-c.leases.results:
-			woke = time.Now()
-			c.steps.start(woke)
+			c.steps.start()
 			c.onResult(r, now)
 			// Take what else is waiting before dispatching again.
 			for i := 0; i < 256; i++ {
@@ -252,37 +251,30 @@ func (c *crawl) loop(ctx context.Context) error {
 			}
 			c.steps.mark(StepResults)
 		case h := <-c.leases.heads:
-			woke = time.Now()
-			c.steps.start(woke)
+			c.steps.start()
 			c.onHead(h, now)
 			c.steps.mark(StepHeads)
 		case r := <-c.dns.out:
-			woke = time.Now()
-			c.steps.start(woke)
+			c.steps.start()
 			c.onResolved(r, now)
 			c.steps.mark(StepDNS)
 		case r := <-c.rank.out:
-			woke = time.Now()
-			c.steps.start(woke)
+			c.steps.start()
 			c.onRank(r)
 			c.steps.mark(StepRank)
 		case f := <-e.control:
-			woke = time.Now()
-			c.steps.start(woke)
+			c.steps.start()
 			f()
 			c.steps.mark(StepTimers)
 		case <-timer.C:
-			woke = time.Now()
-			c.steps.start(woke)
+			c.steps.start()
 		case <-publish.C:
-			woke = time.Now()
-			c.steps.start(woke)
+			c.steps.start()
 			c.expire(now)
 			c.retry(now)
 			c.steps.mark(StepTimers)
 		case <-ctx.Done():
-			woke = time.Now()
-			c.steps.start(woke)
+			c.steps.start()
 			if !stopping {
 				stopping = true
 				e.stopping.Store(true)
@@ -291,8 +283,7 @@ func (c *crawl) loop(ctx context.Context) error {
 				grace = time.After(10 * time.Second)
 			}
 		case <-grace:
-			woke = time.Now()
-			c.steps.start(woke)
+			c.steps.start()
 			cancelVisits()
 		}
 		c.rankDue(e.clock.Now())

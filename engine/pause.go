@@ -48,33 +48,39 @@ type LoopStepTime struct {
 // twice. The zero value is ready; only the loop goroutine uses it.
 type stepClock struct {
 	now   func() time.Time // nil: time.Now
+	woke  time.Time        // when the current wake-up began
 	last  time.Time
 	cur   [numLoopSteps]time.Duration
 	worst time.Duration // the longest wake-up (Stats.LoopPause)
 	split [numLoopSteps]time.Duration
 }
 
-// start begins a wake-up at woke.
-func (k *stepClock) start(woke time.Time) {
-	k.last = woke
+// clock returns the time now.
+func (k *stepClock) clock() time.Time {
+	if k.now != nil {
+		return k.now()
+	}
+	return time.Now()
+}
+
+// start begins a wake-up now.
+func (k *stepClock) start() {
+	k.woke = k.clock()
+	k.last = k.woke
 	k.cur = [numLoopSteps]time.Duration{}
 }
 
 // mark gives the time since the last mark to step s.
 func (k *stepClock) mark(s LoopStep) {
-	now := time.Now
-	if k.now != nil {
-		now = k.now
-	}
-	t := now()
+	t := k.clock()
 	k.cur[s] += t.Sub(k.last)
 	k.last = t
 }
 
-// end closes the wake-up that started at woke, its remainder going to s.
-func (k *stepClock) end(woke time.Time, s LoopStep) {
+// end closes the current wake-up, its remainder going to s.
+func (k *stepClock) end(s LoopStep) {
 	k.mark(s)
-	if d := k.last.Sub(woke); d > k.worst {
+	if d := k.last.Sub(k.woke); d > k.worst {
 		k.worst, k.split = d, k.cur
 	}
 }

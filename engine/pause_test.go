@@ -18,14 +18,13 @@ func TestStepClock(t *testing.T) {
 		step  LoopStep
 	}
 	wake := func(marks []mark, last time.Duration, rest LoopStep) {
-		woke := at
-		k.start(woke)
+		k.start()
 		for _, m := range marks {
 			at = at.Add(m.after)
 			k.mark(m.step)
 		}
 		at = at.Add(last)
-		k.end(woke, rest)
+		k.end(rest)
 		at = at.Add(time.Second) // asleep in select: counts for no wake-up
 	}
 	wake([]mark{{3 * time.Millisecond, StepResults}, {2 * time.Millisecond, StepStore}}, time.Millisecond, StepPublish)
