@@ -12,8 +12,12 @@ import (
 
 // committer is the engine's one writer: it gathers batches from the loop and
 // applies them to the Store in large transactions, and answers the loop's
-// requests for a site's queue head after writing everything before them, so
-// a lease holds every URL found before it was asked for.
+// requests for a site's queue head as the store would once everything sent
+// before them were written (the store read through the batch gathered, see
+// head), so a lease holds every URL found before it was asked for. A lease
+// may thus hold URLs not yet written; the pages fetched from them are
+// written after them, in the same transaction or a later one, so the store
+// never holds a page without its URL.
 type committer struct {
 	store   record.Store
 	in      chan any // *Batch, headReq, flushReq
@@ -21,6 +25,10 @@ type committer struct {
 	records int
 
 	pool sync.Pool // of *Batch
+
+	// unwritten indexes the batch gathered and not yet written, for the
+	// head reads answered without writing it (head).
+	unwritten unwritten
 
 	mu  sync.Mutex
 	err error // the first Apply error; the crawl stops on it
@@ -110,6 +118,7 @@ func (c *committer) run(ctx context.Context) {
 			err := c.Err()
 			tell(acc.committed, err)
 			acc.reset()
+			c.unwritten.reset()
 			return err
 		}
 		start, n := time.Now(), acc.Len()
@@ -124,6 +133,7 @@ func (c *committer) run(ctx context.Context) {
 		}
 		tell(acc.committed, c.Err())
 		acc.reset()
+		c.unwritten.reset()
 		return c.Err()
 	}
 	for {
@@ -135,7 +145,7 @@ func (c *committer) run(ctx context.Context) {
 			}
 			switch m := m.(type) {
 			case *pending:
-				merge(acc, m)
+				c.gather(acc, m)
 				m.reset()
 				c.pool.Put(m)
 				if acc.Len() >= c.records || acc.Len() == 0 && len(acc.committed) > 0 {
@@ -143,9 +153,14 @@ func (c *committer) run(ctx context.Context) {
 				}
 			case headReq:
 				r := headReply{site: m.site}
-				if r.err = apply(); r.err == nil {
+				if c.unwritten.opaque {
+					r.err = apply()
+				} else {
+					r.err = c.Err()
+				}
+				if r.err == nil {
 					start := time.Now()
-					r.urls, r.next, r.more, r.err = c.store.Head(context.WithoutCancel(ctx), m.site, m.n) // a stopping crawl still answers
+					r.urls, r.next, r.more, r.err = c.head(context.WithoutCancel(ctx), &acc.Batch, m.site, m.n) // a stopping crawl still answers
 					c.took(start, 0, true)
 				}
 				m.reply <- r
@@ -173,9 +188,13 @@ func (c *committer) Err() error {
 	return c.err
 }
 
-func merge(dst, src *pending) {
-	dst.Append(&src.Batch)
-	dst.committed = append(dst.committed, src.committed...)
+// gather appends src to the batch gathered, acc, and indexes what it
+// changes in sites' queues (unwritten).
+func (c *committer) gather(acc, src *pending) {
+	urls, pages, skips := len(acc.URLs), len(acc.Pages), len(acc.Skips)
+	acc.Append(&src.Batch)
+	acc.committed = append(acc.committed, src.committed...)
+	c.unwritten.add(&acc.Batch, &src.Batch, urls, pages, skips)
 }
 
 // flush writes everything sent so far and reports the result.
