@@ -213,7 +213,8 @@ func (d *Detector) otherWayActive(c *candidate) bool {
 
 // contradictedShape records that a pair contradicted a rewrite of c's
 // shape: it has no prior from then on, and a parameter it drops is one
-// that matters.
+// that matters (the shape of its kind whatever the name keeps its prior
+// for other names).
 func (d *Detector) contradictedShape(c *candidate) {
 	if isParamKind(c.rule.Kind) {
 		if d.matters == nil {
@@ -221,9 +222,20 @@ func (d *Detector) contradictedShape(c *candidate) {
 		}
 		d.matters[strings.Clone(c.rule.Name)] = true
 	}
-	for _, k := range c.shapes {
-		if k != 0 {
+	for i, k := range c.shapes {
+		// A parameter's contradiction is of its name (now one that
+		// matters) and value, not of the shape whatever the name:
+		// priorOf and pooledOf leave the names that matter out of that
+		// one. One ?page=2 anywhere ended it for every parameter of
+		// its kind, and the hosts after paid their full evidence.
+		switch {
+		case k == 0:
+		case i == 0 || !isParamKind(c.rule.Kind):
 			d.priorAt(k).contradicted = true
+		case c.active != nil:
+			// Its rule is withdrawn: its origin no longer vouches.
+			p := d.priorAt(k)
+			p.origins = slices.DeleteFunc(p.origins, func(o string) bool { return o == c.rule.Origin })
 		}
 	}
 }

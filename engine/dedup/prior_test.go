@@ -212,6 +212,30 @@ func TestPriorShapeAcrossNames(t *testing.T) {
 			t.Errorf("another value of ?vista dropped: %s", c)
 		}
 	})
+	t.Run("a parameter that matters on one host", func(t *testing.T) {
+		// On a shop, ?ver=1 is one page's own default and another's
+		// other content: ver matters. That says nothing of other
+		// names: the shape whatever the name is still learned, and
+		// shared, as before.
+		d := New(Config{})
+		shop := newWeb("http://shop.example", 340)
+		ds := crawl(d, []fetch{shop.page("/list/", 1, pageOpt{}), shop.page("/list/?ver=1", 1, pageOpt{}),
+			shop.page("/item/", 2, pageOpt{}), shop.page("/item/?ver=1", 3, pageOpt{})})
+		if len(learned(ds)) != 0 || !d.matters["ver"] {
+			t.Fatalf("after a pair and a contradiction of ?ver=1: learned %v, matters %v", learned(ds), d.matters)
+		}
+		for k, nv := range [][2]string{{"imprimir", "si"}, {"druck", "1"}, {"printable", "yes"}} {
+			checkFirstHosts(t, k, learned(crawl(d, printable(fmt.Sprintf("http://news%d.example", k), nv[0], nv[1], uint64(341+k), three...))))
+		}
+		fs := printable("http://fourth.example", "vista", "impresion", 345, "/x.html", "/y/z.html")
+		if rs := learned(crawl(d, fs[:2*shapePairs])); len(rs) != 1 || rs[0].Name != "vista" || rs[0].Prior != priorHosts {
+			t.Fatalf("learned %v, want drop ?vista=impresion from %d pairs with a prior", rs, shapePairs)
+		}
+		fs = printable("http://fifth.example", "ver", "1", 346, "/x.html", "/y/z.html")
+		if rs := learned(crawl(d, fs)); len(rs) > 0 {
+			t.Errorf("learned %v from two pairs of ?ver, which matters", rs)
+		}
+	})
 	t.Run("parameters that matter", func(t *testing.T) {
 		d := New(Config{})
 		for k, nv := range [][2]string{{"imprimir", "si"}, {"druck", "1"}, {"printable", "yes"}} {
