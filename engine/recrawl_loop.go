@@ -102,7 +102,6 @@ type recrawler struct {
 	pointAt      time.Time // the page-level groups' last point of history (recrawl clock)
 	history      []IntervalPoint
 	fresh        freshness
-	late         RecrawlLateness
 }
 
 // rchannel is one channel as the loop knows it.
@@ -137,13 +136,8 @@ type ritem struct {
 	site    int64
 	fetched time.Time // by the recrawl clock
 	queued  bool      // requeued, not fetched again yet
-	// planned is when the plan wanted it fetched again, released when it
-	// was requeued (recrawl clock; zero when not requeued by the plan),
-	// and every its planned interval.
-	planned, released time.Time
-	every             time.Duration
-	digest            recrawl.Digest
-	links             []uint64 // the copy's links within its channel, by ID
+	digest  recrawl.Digest
+	links   []uint64 // the copy's links within its channel, by ID
 }
 
 // scaledClock runs TimeScale times as fast as the engine's clock from
@@ -442,12 +436,6 @@ func (c *crawl) recrawlTick(now time.Time) {
 			if s := c.sites[it.site]; s != nil && !s.parked && !it.queued {
 				c.queueCopy(it, s, now)
 				rc.tasks++
-				plan, _ := rc.sched.Planner().Page(id)
-				it.planned, it.released, it.every = plan.Next, rnow, plan.Interval
-				rc.late.Released++
-				if !plan.Ready {
-					rc.late.Warm++
-				}
 			}
 		}
 		if rc.pointAt.IsZero() || rnow.Sub(rc.pointAt) >= rc.cfg.InitialInterval/4 || rnow.Before(rc.pointAt) {
@@ -662,7 +650,7 @@ func (c *crawl) recrawlPublish(st *Stats) {
 		groups = rc.pageGroups
 		rs.PerPage, rs.WarmupEnds, rs.Warming = true, time.Time{}, rc.warming
 		rs.Budget = rc.sched.Budget() * 3600
-		rs.Late = rc.late
+		rs.Late = rc.sched.Planner().Lateness()
 		rs.History = slices.Clone(rc.history)
 	}
 	for _, g := range groups {

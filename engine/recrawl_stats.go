@@ -1,6 +1,10 @@
 package engine
 
-import "time"
+import (
+	"time"
+
+	"lidi/engine/recrawl"
+)
 
 // RecrawlStats is the recrawl state in a Stats snapshot.
 type RecrawlStats struct {
@@ -38,9 +42,9 @@ type RecrawlStats struct {
 	Freshness      float64
 	FreshnessExact bool
 
-	// Late measures how late the page-level policy's recrawls were
-	// fetched against their plan (PerPage only).
-	Late RecrawlLateness
+	// Late measures how far from their plan the page-level policy's
+	// recrawls were fetched (PerPage only).
+	Late recrawl.Lateness
 
 	// History is the groups' intervals over time (a point per
 	// reassignment, and at least every quarter of recrawl.initial_interval),
@@ -56,56 +60,3 @@ type IntervalPoint struct {
 }
 
 const maxIntervalPoints = 240
-
-// RecrawlLateness measures how late the page-level policy's recrawls were
-// fetched, by the recrawl clock, and how many went to pages still warming
-// up. Its counts and sums run from the crawl's start, so that the
-// difference of two snapshots (Sub) measures the time between them.
-type RecrawlLateness struct {
-	// Released are the pages the plan released to the crawl's queues, and
-	// Warm those of them whose channel was still warming up.
-	Released, Warm int
-	// Fetched are the released pages fetched since; Pace sums the time
-	// each waited in the plan for its site's turn (released − planned, 0
-	// for a page released early into a turn that would have gone unused),
-	// Queue the time it waited in its site's queue and for a robot
-	// (fetched − released), and OfInterval their sum as a share of the
-	// page's planned interval.
-	Fetched     int
-	Pace, Queue time.Duration
-	OfInterval  float64
-	// Buckets count the fetched by lateness as a share of the planned
-	// interval: below LateBounds[i] in Buckets[i], the rest in the last.
-	Buckets [len(LateBounds) + 1]int
-}
-
-// LateBounds are the upper bounds of RecrawlLateness.Buckets.
-var LateBounds = [...]float64{0.05, 0.1, 0.25, 0.5, 1}
-
-// add counts a fetch released pace after its planned time and fetched
-// queue after its release, of a page planned every interval.
-func (l *RecrawlLateness) add(pace, queue, interval time.Duration) {
-	l.Fetched++
-	l.Pace += pace
-	l.Queue += queue
-	share := 0.0
-	if interval > 0 {
-		share = float64(pace+queue) / float64(interval)
-	}
-	l.OfInterval += share
-	b := 0
-	for b < len(LateBounds) && share >= LateBounds[b] {
-		b++
-	}
-	l.Buckets[b]++
-}
-
-// Sub returns what l counted since the earlier snapshot o.
-func (l RecrawlLateness) Sub(o RecrawlLateness) RecrawlLateness {
-	d := RecrawlLateness{Released: l.Released - o.Released, Warm: l.Warm - o.Warm, Fetched: l.Fetched - o.Fetched,
-		Pace: l.Pace - o.Pace, Queue: l.Queue - o.Queue, OfInterval: l.OfInterval - o.OfInterval}
-	for i := range d.Buckets {
-		d.Buckets[i] = l.Buckets[i] - o.Buckets[i]
-	}
-	return d
-}

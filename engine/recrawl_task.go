@@ -193,10 +193,6 @@ func (c *crawl) recrawlPage(m *visit.PageResult) {
 			}
 			rc.sched.Fetched(rec.URL, rnow, rec.Verdict.Changed(), rec.LastModified, fresh)
 			rc.done++
-			if !it.released.IsZero() {
-				rc.late.add(max(it.released.Sub(it.planned), 0), rnow.Sub(it.released), it.every)
-				it.released = time.Time{}
-			}
 		}
 		o := &it.ch.obs
 		*o = append(*o, recrawl.Observation{Interval: rnow.Sub(it.fetched), Changed: rec.Verdict.Changed()})

@@ -127,7 +127,7 @@ type RecrawlLiveResult struct {
 	// Late is how late the real crawl fetched its recrawls against its
 	// plan after the warm-up (virtual time), and how many went to pages
 	// still warming up.
-	Late engine.RecrawlLateness
+	Late recrawl.Lateness
 	// VerdictMissed is the share of the recrawls after the warm-up that
 	// found a page changed by the ground truth but judged it unchanged,
 	// VerdictFalse the share of those that found it unchanged but judged
@@ -234,7 +234,7 @@ func recrawlLive(ctx context.Context, o RecrawlLiveOptions, shape simweb.ChangeS
 	runCtx, cancel := context.WithTimeout(ctx, o.Duration)
 	defer cancel()
 	warmEnd := o.Warmup
-	atWarmEnd := make(chan engine.RecrawlLateness, 1)
+	atWarmEnd := make(chan recrawl.Lateness, 1)
 	go func() {
 		// The lateness counts at the warm-up's end, for the window's.
 		tick := time.NewTicker(100 * time.Millisecond)
@@ -496,19 +496,9 @@ func (res *RecrawlLiveResult) lossKeys() string {
 		}
 		return strconv.FormatFloat((d / time.Duration(l.Fetched)).Minutes(), 'f', 1, 64)
 	}
-	ofInterval, overHalf, warm := math.NaN(), math.NaN(), math.NaN()
+	ofInterval, overHalf, warm := math.NaN(), l.Over(slices.Index(recrawl.LateBounds[:], 0.5)), math.NaN()
 	if l.Fetched > 0 {
 		ofInterval = l.OfInterval / float64(l.Fetched)
-		over := 0
-		for i, b := range engine.LateBounds {
-			if b >= 0.5 {
-				for _, n := range l.Buckets[i:] {
-					over += n
-				}
-				break
-			}
-		}
-		overHalf = float64(over) / float64(l.Fetched)
 	}
 	if l.Released > 0 {
 		warm = float64(l.Warm) / float64(l.Released)

@@ -1,10 +1,12 @@
 package recrawl
 
 import (
+	"cmp"
 	"container/heap"
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 	"time"
 )
 
@@ -30,12 +32,23 @@ type Planner struct {
 	sites    map[string]int
 	caps     []float64 // per site index, visits a second
 	gaps     []time.Duration
-	free     []time.Time // when a site may take its next page
-	waiting  []pageQueue // per site, its pages due, the longest overdue first
-	budget   float64     // visits a second
-	queue    pageQueue
-	solved   time.Time
-	dirty    bool
+	// turns are, per site with a gap, the turns its pages hold, by time:
+	// each scheduled page holds the free turn nearest its time (reserve).
+	turns  [][]turn
+	budget float64 // visits a second
+	queue  pageQueue
+	solved time.Time
+	dirty  bool
+	// now is the latest time the Planner was told of: no page is given a
+	// turn before it.
+	now  time.Time
+	late Lateness
+}
+
+// turn is a site's turn held by a page: its release time.
+type turn struct {
+	at time.Time
+	id uint64
 }
 
 // PlannerOptions configure a Planner. Zero fields take DefaultPlanner's.
@@ -98,12 +111,18 @@ type plannedPage struct {
 	newLinks int       // new pages its visits revealed
 	rate     Rate
 	interval time.Duration
-	next     time.Time
+	// next is when its next visit is planned, and turn the turn of its
+	// site it holds for it (zero for a site without a gap, or none).
+	next, turn time.Time
+	// anchor is the plan's time line: when its last visit was planned,
+	// or its fetch if the plan did not release it.
+	anchor time.Time
 	// due is when the visit in flight was planned (its next when Due
-	// released it); zero when none is in flight.
-	due       time.Time
-	gen       uint64 // the queue entry that is current
-	scheduled bool
+	// released it), and released when Due released it; zero when none is
+	// in flight.
+	due, released time.Time
+	gen           uint64 // the queue entry that is current
+	scheduled     bool
 	// evid is the evidence of visits, fresh unless changed; prior the
 	// prior rate was estimated with.
 	evid    Evidence
@@ -137,9 +156,12 @@ func (p *Planner) SetBudget(perSecond float64) {
 }
 
 // SetSiteGap sets the shortest time between two requests to site (its
-// politeness: the delay, or its robots.txt Crawl-delay).
+// politeness: the delay, or its robots.txt Crawl-delay). A gap that
+// changes by more than a quarter gives the site's pages their turns
+// again, in the order of their times.
 func (p *Planner) SetSiteGap(site string, gap time.Duration) {
 	s := p.site(site)
+	old := p.gaps[s]
 	p.gaps[s] = gap
 	c := 0.0
 	if gap > 0 {
@@ -147,6 +169,29 @@ func (p *Planner) SetSiteGap(site string, gap time.Duration) {
 	}
 	if p.caps[s] != c {
 		p.caps[s], p.dirty = c, true
+	}
+	if (old == 0) != (gap == 0) || old > 0 && (gap*4 > old*5 || gap*5 < old*4) {
+		p.rebook(s)
+	}
+}
+
+// rebook gives site s's scheduled pages their turns again, the earliest
+// planned first. A page whose visit is in flight keeps its entry (its
+// retry), without a turn.
+func (p *Planner) rebook(s int) {
+	var pages []*plannedPage
+	for _, pg := range p.pages {
+		if pg.site == s {
+			pg.turn = time.Time{}
+			if pg.scheduled && pg.due.IsZero() {
+				pages = append(pages, pg)
+			}
+		}
+	}
+	slices.SortFunc(pages, byNext)
+	p.turns[s] = p.turns[s][:0]
+	for _, pg := range pages {
+		p.push(pg, pg.next)
 	}
 }
 
@@ -157,15 +202,22 @@ func (p *Planner) site(name string) int {
 		p.sites[name] = s
 		p.caps = append(p.caps, 0)
 		p.gaps = append(p.gaps, 0)
-		p.free = append(p.free, time.Time{})
-		p.waiting = append(p.waiting, pageQueue{})
+		p.turns = append(p.turns, nil)
 	}
 	return s
+}
+
+// tell moves the Planner's present to t, if later.
+func (p *Planner) tell(t time.Time) {
+	if t.After(p.now) {
+		p.now = t
+	}
 }
 
 // Add records a page with a copy fetched at fetched; a page known already
 // keeps its history and takes the new info.
 func (p *Planner) Add(info PageInfo, fetched time.Time) {
+	p.tell(fetched)
 	pg := p.pages[info.ID]
 	if pg == nil {
 		ch := p.channels[info.Channel]
@@ -173,7 +225,7 @@ func (p *Planner) Add(info PageInfo, fetched time.Time) {
 			ch = &plannedChannel{pages: map[uint64]*plannedPage{}}
 			p.channels[info.Channel] = ch
 		}
-		pg = &plannedPage{info: info, last: fetched}
+		pg = &plannedPage{info: info, last: fetched, anchor: fetched}
 		ch.pages[info.ID] = pg
 		p.pages[info.ID] = pg
 		p.dirty = true
@@ -182,7 +234,13 @@ func (p *Planner) Add(info PageInfo, fetched time.Time) {
 		p.channels[info.Channel].pages[info.ID] = pg
 	}
 	pg.info = info
-	pg.site = p.site(info.Site)
+	if s := p.site(info.Site); s != pg.site {
+		p.unreserve(pg)
+		pg.site = s
+		if pg.scheduled {
+			p.push(pg, pg.next)
+		}
+	}
 	if !pg.scheduled {
 		p.schedule(pg, p.opt.InitialInterval)
 	}
@@ -196,24 +254,21 @@ func (p *Planner) Remove(id uint64) {
 	}
 	delete(p.channels[pg.info.Channel].pages, id)
 	delete(p.pages, id)
+	p.unreserve(pg)
 	pg.gen++ // its queue entry is stale
 	p.dirty = true
 }
 
 // Visit records a fetch of page id: v.Interval, if zero, is the time since
 // the copy's fetch; newLinks is how many links to pages not known before
-// the visit found. The page is rescheduled an interval after the time its
-// visit was planned for, not after v.At, if Due released it and the fetch
-// came late: a fetch that waits for its site's turn or for a robot would
-// otherwise stretch every interval by the wait, and cost the pages with
-// short intervals (those the plan visits most because they matter most)
-// the largest share of their visits. The next visit is never planned less
-// than half an interval after this one.
+// the visit found. The page is planned again on the plan's time line (see
+// schedule).
 func (p *Planner) Visit(id uint64, v Visit, newLinks int) {
 	pg := p.pages[id]
 	if pg == nil {
 		return
 	}
+	p.tell(v.At)
 	if v.Interval == 0 {
 		v.Interval = v.At.Sub(pg.last)
 	}
@@ -232,29 +287,107 @@ func (p *Planner) Visit(id uint64, v Visit, newLinks int) {
 	if iv == 0 {
 		iv = p.opt.InitialInterval
 	}
-	due := pg.due
-	pg.due = time.Time{}
-	if !due.IsZero() {
-		pg.gen++
-		pg.scheduled = true
-		pg.next = maxTime(due.Add(iv), v.At.Add(iv/2))
-		p.push(pg, pg.next)
-		return
+	pg.anchor = v.At
+	if !pg.due.IsZero() {
+		p.late.add(pg.due, pg.released, v.At, iv)
+		pg.anchor = pg.due
 	}
+	pg.due, pg.released = time.Time{}, time.Time{}
 	p.schedule(pg, iv)
 }
 
+// schedule plans page pg's next visit an interval iv after its anchor:
+// when its last visit was planned, not when it was fetched, if the plan
+// released it. A fetch that waits for its site's turn or for a robot
+// would otherwise stretch every interval by the wait, and cost the pages
+// with short intervals (those the plan visits most because they matter
+// most) the largest share of their visits. The catch-up is bounded: the
+// next visit is never planned less than half an interval after the
+// fetch. Visit and Solve (a new interval) plan by this one rule.
 func (p *Planner) schedule(pg *plannedPage, iv time.Duration) {
-	pg.gen++
 	pg.scheduled = true
-	pg.next = pg.last.Add(iv)
+	pg.next = p.nextVisit(pg, iv)
 	p.push(pg, pg.next)
 }
 
-// push queues page pg's current entry, due at at: it joins its site's
-// turns a gap of the site before (see Due).
+// nextVisit is when page pg is next visited at an interval iv (schedule).
+func (p *Planner) nextVisit(pg *plannedPage, iv time.Duration) time.Time {
+	return maxTime(pg.anchor.Add(iv), pg.last.Add(iv/2))
+}
+
+// push makes page pg's entry due at at the current one: it is released at
+// the turn of its site it holds (reserve), or at at on a site without a
+// gap.
 func (p *Planner) push(pg *plannedPage, at time.Time) {
-	heap.Push(&p.queue, pageDue{at: at, key: at.Add(-p.gaps[pg.site]), id: pg.info.ID, gen: pg.gen})
+	pg.gen++
+	p.unreserve(pg)
+	key := p.reserve(pg, at)
+	heap.Push(&p.queue, pageDue{at: at, key: key, id: pg.info.ID, gen: pg.gen})
+}
+
+// reserve gives page pg the free turn of its site nearest at, and returns
+// it: a turn is free if no other page holds one less than the site's gap
+// from it, and none is before the Planner's present. A site whose
+// politeness makes turns scarce then serves the pages due together each
+// near its time, some a little early and some a little late, where
+// released as they fall due they would be served in order, each later
+// than the one before, and the turns before them would pass unused.
+func (p *Planner) reserve(pg *plannedPage, at time.Time) time.Time {
+	gap := p.gaps[pg.site]
+	if gap <= 0 {
+		return at
+	}
+	// The turns taken a gap before the present bind no more.
+	ts := p.turns[pg.site]
+	if n := sort.Search(len(ts), func(i int) bool { return !ts[i].at.Before(p.now.Add(-gap)) }); n > 0 {
+		ts = slices.Delete(ts, 0, n)
+	}
+	// The first free time at or after at, and the last at or before it.
+	late := maxTime(at, p.now)
+	i, _ := slices.BinarySearchFunc(ts, late.Add(-gap), func(t turn, x time.Time) int {
+		if t.at.After(x) {
+			return 1
+		}
+		return -1
+	})
+	for ; i < len(ts) && ts[i].at.Before(late.Add(gap)); i++ {
+		late = ts[i].at.Add(gap)
+	}
+	best := late
+	if early := at; !early.Before(p.now) {
+		j, _ := slices.BinarySearchFunc(ts, early.Add(gap), func(t turn, x time.Time) int {
+			if t.at.Before(x) {
+				return -1
+			}
+			return 1
+		})
+		for j--; j >= 0 && ts[j].at.After(early.Add(-gap)); j-- {
+			early = ts[j].at.Add(-gap)
+		}
+		if !early.Before(p.now) && at.Sub(early) <= late.Sub(at) {
+			best = early
+		}
+	}
+	k, _ := slices.BinarySearchFunc(ts, best, func(t turn, x time.Time) int { return t.at.Compare(x) })
+	p.turns[pg.site] = slices.Insert(ts, k, turn{at: best, id: pg.info.ID})
+	pg.turn = best
+	return best
+}
+
+// unreserve frees the turn page pg holds, if any.
+func (p *Planner) unreserve(pg *plannedPage) {
+	if pg.turn.IsZero() {
+		return
+	}
+	ts := p.turns[pg.site]
+	k, _ := slices.BinarySearchFunc(ts, pg.turn, func(t turn, x time.Time) int { return t.at.Compare(x) })
+	for ; k < len(ts) && ts[k].at.Equal(pg.turn); k++ {
+		if ts[k].id == pg.info.ID {
+			p.turns[pg.site] = slices.Delete(ts, k, k+1)
+			break
+		}
+	}
+	pg.turn = time.Time{}
 }
 
 // evidence returns a page's evidence.
@@ -290,6 +423,7 @@ func (p *Planner) Solve(now time.Time) {
 		return
 	}
 	p.solved, p.dirty = now, false
+	p.tell(now)
 	// The prior of every channel: the rate pooled over all the pages,
 	// a change per initial interval counting for one pseudo-change.
 	var all Evidence
@@ -309,7 +443,7 @@ func (p *Planner) Solve(now time.Time) {
 	}
 	global := all.Posterior(RateOf(p.opt.InitialInterval), PriorWeight)
 	var demands []Demand
-	var planned []*plannedPage
+	var planned, moved []*plannedPage
 	budget := p.budget
 	warming := make([][]*plannedPage, len(p.caps)) // per site, its pages in warm-up
 	var weights float64
@@ -394,7 +528,7 @@ func (p *Planner) Solve(now time.Time) {
 		for _, pg := range pages {
 			if pg.interval != iv {
 				pg.interval = iv
-				p.schedule(pg, iv)
+				moved = append(moved, pg)
 			}
 		}
 	}
@@ -403,9 +537,34 @@ func (p *Planner) Solve(now time.Time) {
 		iv := min(max(frequencyInterval(f[i]), p.opt.MinInterval), p.opt.MaxInterval)
 		if iv != pg.interval {
 			pg.interval = iv
-			p.schedule(pg, iv)
+			moved = append(moved, pg)
 		}
 	}
+	p.replan(moved)
+}
+
+// replan plans the pages whose interval changed again, those whose visit
+// is not in flight: all give up their turns first, then take new ones in
+// the order of their new times, so that the earliest planned is nearest
+// its time, whatever the order of their channels.
+func (p *Planner) replan(pages []*plannedPage) {
+	pages = slices.DeleteFunc(pages, func(pg *plannedPage) bool { return !pg.due.IsZero() })
+	for _, pg := range pages {
+		p.unreserve(pg)
+		pg.next = p.nextVisit(pg, pg.interval)
+	}
+	slices.SortFunc(pages, byNext)
+	for _, pg := range pages {
+		pg.scheduled = true
+		p.push(pg, pg.next)
+	}
+}
+
+func byNext(a, b *plannedPage) int {
+	if c := a.next.Compare(b.next); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.info.ID, b.info.ID)
 }
 
 // SiteLoad is the share of a site's capacity (one request per its gap) a
@@ -434,61 +593,49 @@ func weightOr1(w float64) float64 {
 }
 
 // Due returns up to limit pages to visit at now (limit ≤ 0: all): the
-// pages due, each site's no faster than its gap allows (SetSiteGap), the
-// longest overdue of a site first; the rest wait in their site's turn, so
-// that a site that cannot take all its pages at once takes its most
-// overdue first, by the plan of the moment. A site's turn that would
-// otherwise pass unused takes a page due within a gap: on a site whose
-// politeness makes turns scarce, fetching a page up to a turn early costs
-// its copy a little of its interval, where leaving the turn idle makes it
-// and the pages due after it wait for turns that are all taken. Each page
-// returned is due again an interval later unless a Visit reschedules it (a
-// fetch that fails is tried again then).
+// pages whose turn has come. Each page holds the free turn of its site
+// nearest the time it is planned for (reserve), so a site takes its pages
+// no faster than its gap allows (SetSiteGap), each near its time. Each
+// page returned is due again an interval later unless a Visit reschedules
+// it (a fetch that fails is tried again then).
 func (p *Planner) Due(now time.Time, limit int) []uint64 {
+	p.tell(now)
 	p.Solve(now)
-	for p.queue.Len() > 0 {
+	var out []uint64
+	for p.queue.Len() > 0 && (limit <= 0 || len(out) < limit) {
 		top := p.queue.entries[0]
 		if top.key.After(now) {
 			break
 		}
 		heap.Pop(&p.queue)
-		if pg := p.pages[top.id]; pg != nil && pg.gen == top.gen {
-			top.key = top.at // a site's turns go to its earliest due
-			heap.Push(&p.waiting[pg.site], top)
+		pg := p.pages[top.id]
+		if pg == nil || pg.gen != top.gen {
+			continue // rescheduled since, or gone
 		}
-	}
-	var out []uint64
-	for s := range p.waiting {
-		w := &p.waiting[s]
-		for w.Len() > 0 && (limit <= 0 || len(out) < limit) {
-			gap := p.gaps[s]
-			if gap > 0 && p.free[s].After(now) {
-				break
-			}
-			top := heap.Pop(w).(pageDue)
-			pg := p.pages[top.id]
-			if pg == nil || pg.gen != top.gen {
-				continue // rescheduled since, or gone
-			}
-			if gap > 0 {
-				// One request per gap, with no credit for idle time
-				// beyond one gap.
-				p.free[s] = maxTime(p.free[s], now.Add(-gap)).Add(gap)
-			}
-			iv := pg.interval
-			if iv == 0 {
-				iv = p.opt.InitialInterval
-			}
-			pg.gen++
-			if pg.due.IsZero() {
-				pg.due = top.at // not again when released again before its visit
-			}
-			p.push(pg, now.Add(iv))
-			out = append(out, top.id)
+		iv := pg.interval
+		if iv == 0 {
+			iv = p.opt.InitialInterval
 		}
+		if pg.due.IsZero() {
+			// Not again when released again before its visit.
+			pg.due, pg.released = top.at, now
+			p.late.Released++
+			if !p.channels[pg.info.Channel].ready {
+				p.late.Warm++
+			}
+		}
+		// The turn is taken: it stays in the site's turns, so that the
+		// next is a gap after it.
+		pg.turn = time.Time{}
+		p.push(pg, now.Add(iv))
+		out = append(out, top.id)
 	}
 	return out
 }
+
+// Lateness returns how far from their plan the pages released were
+// fetched, from the Planner's start.
+func (p *Planner) Lateness() Lateness { return p.late }
 
 func maxTime(a, b time.Time) time.Time {
 	if a.After(b) {
@@ -497,8 +644,8 @@ func maxTime(a, b time.Time) time.Time {
 	return b
 }
 
-// NextDue returns when the next page may be released (due, or within a
-// gap of its site of being due), and false if none is scheduled.
+// NextDue returns when the next page may be released (its turn), and
+// false if none is scheduled.
 func (p *Planner) NextDue() (time.Time, bool) {
 	for p.queue.Len() > 0 {
 		top := p.queue.entries[0]
@@ -579,8 +726,8 @@ func (p *Planner) String() string {
 	return fmt.Sprintf("planner: %d pages, %d channels (%d out of warm-up), budget %.3g visits/s", len(p.pages), len(p.channels), ready, p.budget)
 }
 
-// pageDue is a page's entry in a queue: due at at, ordered by key (when it
-// joins its site's turns in the Planner's queue, at in a site's).
+// pageDue is a page's entry in the queue: due at at, released at key (its
+// turn).
 type pageDue struct {
 	at, key time.Time
 	id      uint64
