@@ -264,12 +264,9 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 	fmt.Fprintf(out, "garbage collection   %.1f%% of the crawler's CPU (the runtime's estimate)\n", 100*gcShare)
 	fmt.Fprintf(out, "live heap            %.0f MB at most, %.0f bytes per URL discovered\n", float64(tr.maxLive)/1e6, perURL)
 	pk := tr.atPeak
-	fmt.Fprintf(out, "RSS at its largest   %.0f MB: Go heap objects %.0f (live at the last collection %.0f), heap free %.0f, stacks and runtime %.0f, outside Go (SQLite, code) %.0f\n",
-		float64(pk.RSS)/1e6, float64(pk.Heap)/1e6, float64(pk.Live)/1e6, float64(pk.Free)/1e6, float64(pk.Other)/1e6, float64(pk.outside())/1e6)
+	fmt.Fprintf(out, "RSS at its largest   %s\n", pk)
 	for i, m := range millions {
-		sp := m.split
-		fmt.Fprintf(out, "peak RSS at %dM URLs  %.0f MB; at its largest sample %.0f: Go heap objects %.0f (live %.0f), heap free %.0f, stacks and runtime %.0f, outside Go %.0f\n",
-			i+1, float64(m.peak)/1e6, float64(sp.RSS)/1e6, float64(sp.Heap)/1e6, float64(sp.Live)/1e6, float64(sp.Free)/1e6, float64(sp.Other)/1e6, float64(sp.outside())/1e6)
+		fmt.Fprintf(out, "peak RSS at %dM URLs  %.0f MB; at its largest sample %s\n", i+1, float64(m.peak)/1e6, m.split)
 	}
 	fmt.Fprintf(out, "URLs discovered      %d\n", s.Discovered)
 	perURLOf := func(b int64) float64 { return float64(b) / float64(max(s.Discovered, 1)) }
@@ -424,21 +421,29 @@ type trace struct {
 }
 
 // rssSplit is the process's resident memory and what the Go runtime holds
-// of it: Heap in objects (live, or garbage not yet collected), Free the
-// heap's spans free or unused and not yet returned to the system, Other
-// the stacks and the runtime's metadata. What is resident beyond is
-// outside Go's runtime: SQLite's page caches (its allocator maps its own
-// memory) and the program's code.
+// of it: Heap in objects (live, or garbage not yet collected), Unused the
+// free room in the heap's spans that hold objects (it takes objects of
+// their size only, and cannot go back to the system), Free the heap's
+// spans free and not yet returned to the system, Other the stacks and the
+// runtime's metadata. What is resident beyond is outside Go's runtime:
+// SQLite's page caches (its allocator maps its own memory) and the
+// program's code.
 type rssSplit struct {
-	RSS, Live, Heap, Free, Other uint64
+	RSS, Live, Heap, Unused, Free, Other uint64
 }
 
 // outside is the resident memory the Go runtime does not account for.
 func (r rssSplit) outside() uint64 {
-	if inGo := r.Heap + r.Free + r.Other; r.RSS > inGo {
+	if inGo := r.Heap + r.Unused + r.Free + r.Other; r.RSS > inGo {
 		return r.RSS - inGo
 	}
 	return 0
+}
+
+func (r rssSplit) String() string {
+	mb := func(b uint64) float64 { return float64(b) / 1e6 }
+	return fmt.Sprintf("%.0f MB: Go heap objects %.0f (live at the last collection %.0f), room in their spans %.0f, free spans %.0f, stacks and runtime %.0f, outside Go (SQLite, code) %.0f",
+		mb(r.RSS), mb(r.Heap), mb(r.Live), mb(r.Unused), mb(r.Free), mb(r.Other), mb(r.outside()))
 }
 
 type tracePoint struct {
@@ -470,9 +475,9 @@ func (t *trace) sample(pages int64) {
 		t.gcCPU = v.Float64()
 	}
 	if rss := residentBytes(); rss > t.atPeak.RSS {
-		sp := rssSplit{RSS: rss, Live: u(0), Heap: u(2), Free: u(3) + u(4)}
-		if total := u(5) - u(6); total > sp.Heap+sp.Free {
-			sp.Other = total - sp.Heap - sp.Free
+		sp := rssSplit{RSS: rss, Live: u(0), Heap: u(2), Free: u(3), Unused: u(4)}
+		if total, held := u(5)-u(6), sp.Heap+sp.Unused+sp.Free; total > held {
+			sp.Other = total - held
 		}
 		t.atPeak = sp
 	}
