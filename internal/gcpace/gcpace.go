@@ -18,6 +18,7 @@ package gcpace
 
 import (
 	"context"
+	"math"
 	"os"
 	"runtime/debug"
 	"runtime/metrics"
@@ -42,44 +43,108 @@ func Percent(live, headroom uint64) int {
 	return max(MinPercent, int(headroom*100/live))
 }
 
-// Keep sets GOGC every second to Percent(live heap, headroomMB MiB) until
-// ctx is done, and then puts back the GOGC it found. It does nothing when
-// headroomMB is not positive or the GOGC environment variable is set (the
-// user's choice wins). It is meant to run on a goroutine of its own, once
-// per process.
+// Limit returns a memory limit under which the heap, with live bytes live,
+// may still grow by percent of it (GOGC) before the collector runs,
+// beside the runtime's other memory (stacks, metadata, the unused ends of
+// the heap's spans: other bytes): the heap's goal and a twentieth of it,
+// other, and SlackBytes, at most ceiling (0: none). The runtime keeps its
+// own goal a little under a limit (3%) and its scavenger a little more
+// (5%), so the collector still runs at the headroom, but the heap's free
+// pages beyond its goal go back to the system as they appear; without the
+// limit the runtime keeps a tenth more than the goal, and more while its
+// scavenger, paced at 1% of a CPU, catches up.
+func Limit(live uint64, percent int, other, ceiling uint64) uint64 {
+	goal := live + live*uint64(percent)/100
+	l := goal + goal/20 + other + SlackBytes
+	if ceiling > 0 && l > ceiling {
+		return ceiling
+	}
+	return l
+}
+
+// SlackBytes is the part of Limit's slack that does not grow with the heap,
+// for the goal's moves between two ticks of Keep.
+const SlackBytes = 8 << 20
+
+// Keep sets GOGC every second to Percent(live heap, headroomMB MiB), and the
+// memory limit to Limit's, under the limit in force when it started, until
+// ctx is done, and then puts back the GOGC and the limit it found. It does
+// nothing when headroomMB is not positive or the GOGC environment variable
+// is set (the user's choice wins). It is meant to run on a goroutine of its
+// own, once per process, after the process's limit (memory.heap_limit_mb,
+// GOMEMLIMIT) is set.
 func Keep(ctx context.Context, headroomMB int) {
 	if headroomMB <= 0 || os.Getenv("GOGC") != "" {
 		return
-	}
-	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	live := func() uint64 {
-		metrics.Read(sample)
-		if sample[0].Value.Kind() != metrics.KindUint64 {
-			return 0
-		}
-		return sample[0].Value.Uint64()
 	}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	first := debug.SetGCPercent(MaxPercent)
 	defer debug.SetGCPercent(first)
-	keep(ctx, uint64(headroomMB)<<20, tick.C, live, func(p int) { debug.SetGCPercent(p) })
+	ceiling := debug.SetMemoryLimit(-1)
+	defer debug.SetMemoryLimit(ceiling)
+	if ceiling == math.MaxInt64 { // the runtime's "no limit"
+		ceiling = 0
+	}
+	keep(ctx, uint64(headroomMB)<<20, uint64(ceiling), tick.C, readHeap,
+		func(p int) { debug.SetGCPercent(p) },
+		func(l uint64) { debug.SetMemoryLimit(int64(l)) })
 }
 
-// keep is Keep's loop: at each tick it reads the live heap and calls set
+// heap is what Keep reads at each tick: the live heap at the last
+// collection, and the memory the runtime holds beyond the heap's pages
+// (its free and its used ones): stacks, metadata, and the unused ends of
+// the heap's spans.
+type heap struct{ live, other uint64 }
+
+var heapSamples = []metrics.Sample{
+	{Name: "/gc/heap/live:bytes"},
+	{Name: "/memory/classes/total:bytes"},
+	{Name: "/memory/classes/heap/released:bytes"},
+	{Name: "/memory/classes/heap/free:bytes"},
+	{Name: "/memory/classes/heap/objects:bytes"},
+}
+
+// readHeap reads the runtime's metrics; only Keep's goroutine calls it.
+func readHeap() heap {
+	metrics.Read(heapSamples)
+	var v [5]uint64
+	for i, s := range heapSamples {
+		if s.Value.Kind() == metrics.KindUint64 {
+			v[i] = s.Value.Uint64()
+		}
+	}
+	h := heap{live: v[0]}
+	if held := v[2] + v[3] + v[4]; v[1] > held {
+		h.other = v[1] - held
+	}
+	return h
+}
+
+// keep is Keep's loop: at each tick it reads the heap, calls setPercent
 // when the percent it gives has moved by at least 5 points since the last
-// call (setting GOGC makes the runtime recompute its pacing).
-func keep(ctx context.Context, headroom uint64, tick <-chan time.Time, live func() uint64, set func(int)) {
+// call (setting GOGC makes the runtime recompute its pacing), and setLimit
+// when the limit has moved by at least 1 MiB.
+func keep(ctx context.Context, headroom, ceiling uint64, tick <-chan time.Time, read func() heap, setPercent func(int), setLimit func(uint64)) {
 	cur := MaxPercent
+	var limit uint64
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick:
 		}
-		if p := Percent(live(), headroom); p <= cur-5 || p >= cur+5 || (p != cur && (p == MinPercent || p == MaxPercent)) {
+		h := read()
+		if p := Percent(h.live, headroom); p <= cur-5 || p >= cur+5 || (p != cur && (p == MinPercent || p == MaxPercent)) {
 			cur = p
-			set(p)
+			setPercent(p)
+		}
+		if h.live == 0 {
+			continue // nothing measured yet
+		}
+		if l := Limit(h.live, cur, h.other, ceiling); l >= limit+1<<20 || l+1<<20 <= limit {
+			limit = l
+			setLimit(l)
 		}
 	}
 }

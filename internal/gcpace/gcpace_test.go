@@ -2,6 +2,7 @@ package gcpace
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 )
@@ -25,39 +26,85 @@ func TestPercent(t *testing.T) {
 	}
 }
 
+func TestLimit(t *testing.T) {
+	const mib = 1 << 20
+	for _, tc := range []struct {
+		live           uint64
+		percent        int
+		other, ceiling uint64
+		want           uint64
+	}{
+		{200 * mib, 50, 20 * mib, 0, 300*mib + 15*mib + 20*mib + SlackBytes}, // goal 300 MiB, a twentieth 15
+		{200 * mib, 50, 20 * mib, 1024 * mib, 300*mib + 15*mib + 20*mib + SlackBytes},
+		{200 * mib, 50, 20 * mib, 300 * mib, 300 * mib}, // never above the ceiling
+		{10 * mib, 100, 0, 0, 20*mib + 1*mib + SlackBytes},
+	} {
+		if got := Limit(tc.live, tc.percent, tc.other, tc.ceiling); got != tc.want {
+			t.Errorf("Limit(%d MiB, %d, %d MiB, %d MiB) = %d, want %d", tc.live/mib, tc.percent, tc.other/mib, tc.ceiling/mib, got, tc.want)
+		}
+	}
+}
+
 // TestKeep drives keep with a live heap that grows and shrinks and checks
-// the percents it sets: only moves of 5 points or more, and the bounds.
+// the percents and limits it sets: percents only when they move by 5
+// points or more, and within the bounds; limits only when they move by a
+// MiB or more, and never above the ceiling.
 func TestKeep(t *testing.T) {
 	const mib = 1 << 20
-	lives := []uint64{100 * mib, 300 * mib, 310 * mib, 512 * mib, 520 * mib, 4096 * mib, 100 * mib}
-	want := []int{85, 50, 10, 100} // 100 MiB: none; 310 (82) and 520 (49) within 5 points
+	const other = 30 * mib
+	lives := []uint64{0, 100 * mib, 300 * mib, 310 * mib, 512 * mib, 520 * mib, 4096 * mib, 100 * mib}
+	wantPercents := []int{85, 50, 10, 100} // 100 MiB: none; 310 (82) and 520 (49) within 5 points
+	// The percent in force at each tick, as keep sets it, gives each limit;
+	// 0 (nothing measured yet) sets none.
+	inForce := []int{100, 100, 85, 85, 50, 50, 10, 100}
+	var wantLimits []uint64
+	const ceiling = 2000 * mib
+	last := uint64(0)
+	for k, live := range lives {
+		if live == 0 {
+			continue
+		}
+		l := Limit(live, inForce[k], other, ceiling)
+		if l != last {
+			wantLimits = append(wantLimits, l)
+			last = l
+		}
+	}
+	if wantLimits[len(wantLimits)-2] != ceiling {
+		t.Fatalf("the case does not reach the ceiling: %v", wantLimits)
+	}
 	tick := make(chan time.Time)
-	sets := make(chan int, len(lives))
+	percents := make(chan int, len(lives))
+	limits := make(chan uint64, len(lives))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	i := 0
 	go func() {
 		defer close(done)
-		keep(ctx, 256*mib, tick, func() uint64 { v := lives[i]; i++; return v }, func(p int) { sets <- p })
+		keep(ctx, 256*mib, ceiling, tick, func() heap { v := lives[i]; i++; return heap{live: v, other: other} },
+			func(p int) { percents <- p }, func(l uint64) { limits <- l })
 	}()
 	for range lives {
 		tick <- time.Time{}
 	}
 	cancel()
 	<-done
-	close(sets)
-	var got []int
-	for p := range sets {
-		got = append(got, p)
+	close(percents)
+	close(limits)
+	if got := collect(percents); !slices.Equal(got, wantPercents) {
+		t.Errorf("set percents %v, want %v", got, wantPercents)
 	}
-	if len(got) != len(want) {
-		t.Fatalf("set %v, want %v", got, want)
+	if got := collect(limits); !slices.Equal(got, wantLimits) {
+		t.Errorf("set limits %v, want %v", got, wantLimits)
 	}
-	for k := range want {
-		if got[k] != want[k] {
-			t.Fatalf("set %v, want %v", got, want)
-		}
+}
+
+func collect[T any](c <-chan T) []T {
+	var s []T
+	for v := range c {
+		s = append(s, v)
 	}
+	return s
 }
 
 // ExampleKeep keeps the collector's headroom at 256 MiB while a crawl runs.
