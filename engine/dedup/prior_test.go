@@ -63,6 +63,17 @@ func TestPriorAcrossHosts(t *testing.T) {
 	})
 }
 
+// twins serves three pages of w (its home page first), each also on its
+// twin origin.
+func twins(w *web, twin string) []fetch {
+	var fs []fetch
+	for i, p := range []string{"/", "/a.html", "/b/c.html"} {
+		f := w.page(p, uint64(i), pageOpt{})
+		fs = append(fs, f, w.at(twin, f))
+	}
+	return fs
+}
+
 // The www twin is the one host alias with a prior: three hosts that
 // answer on both names make the fourth's first pair enough.
 func TestPriorWWWTwin(t *testing.T) {
@@ -70,12 +81,7 @@ func TestPriorWWWTwin(t *testing.T) {
 	for k := range 4 {
 		host := fmt.Sprintf("site%d.example", k)
 		w := newWeb("http://www."+host, uint64(100+k))
-		var fs []fetch
-		for i, p := range []string{"/", "/a.html", "/b/c.html"} {
-			f := w.page(p, uint64(i), pageOpt{})
-			fs = append(fs, f, w.at("http://"+host, f))
-		}
-		rs := learned(crawl(d, fs))
+		rs := learned(crawl(d, twins(w, "http://"+host)))
 		if len(rs) != 1 || rs[0].Kind != SwapHost || rs[0].From != "" {
 			t.Fatalf("%s: learned %v, want the whole host swapped", host, rs)
 		}
@@ -334,13 +340,7 @@ func TestPriorCompletesWaiting(t *testing.T) {
 	var last []Rule
 	for k := range priorHosts {
 		host := fmt.Sprintf("twin%d.example", k)
-		w := newWeb("http://www."+host, uint64(130+k))
-		var fs []fetch
-		for i, p := range []string{"/", "/a.html", "/b/c.html"} {
-			f := w.page(p, uint64(i), pageOpt{})
-			fs = append(fs, f, w.at("http://"+host, f))
-		}
-		last = learned(crawl(d, fs))
+		last = learned(crawl(d, twins(newWeb("http://www."+host, uint64(130+k)), "http://"+host)))
 	}
 	var got *Rule
 	for i, r := range last {
