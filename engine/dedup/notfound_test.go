@@ -151,3 +151,23 @@ func TestSoft404EchoPrior(t *testing.T) {
 		})
 	}
 }
+
+// Three names of one page (the home page at /, its index file and a
+// mirror directory's copy) are no soft-404 evidence: the index file and
+// the copy share nothing, but each is a name of / as well, once / is
+// observed (before it, they are two unrelated URLs that answer one page,
+// and the probe decides). TestSoft404Recognised checks that two
+// not-found pages under unrelated names still are.
+func TestSoft404NotThreeNamesOfOnePage(t *testing.T) {
+	w := newWeb("http://intranet.example", 47)
+	home := w.page("/", 1, pageOpt{})
+	for _, order := range [][]string{{"/", "/start.jsp", "/copy/"}, {"/start.jsp", "/", "/copy/"}, {"/copy/", "/", "/start.jsp"}} {
+		d := New(Config{})
+		crawl(d, []fetch{w.page("/news/a.html", 2, pageOpt{}), w.page("/news/b.html", 3, pageOpt{})})
+		for _, p := range order {
+			if dec := d.Observe(pageOf(w.s.origin+p, home.body)); dec.Probe != "" || dec.Kind == Soft404 {
+				t.Errorf("order %v: %s asked for a probe (%s) or is a soft 404: %v", order, p, dec.Probe, dec.Kind)
+			}
+		}
+	}
+}

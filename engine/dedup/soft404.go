@@ -126,8 +126,12 @@ func (d *Detector) softEvidence(idx uint32, p *Page, u *urlParts) (*Soft404Sig, 
 	if st := d.soft[u.origin()]; st != nil && (st.honest || st.sig != nil || st.pending != nil) {
 		return nil, false
 	}
-	var group []uint32
-	var st *soft404State
+	// The pages of the origin alike, those whose files a rewrite may
+	// relate to p's first: a page that one of those is related to as
+	// well is a third name of it (the home page as /, /welcome.jsp and
+	// /mirror/), not a not-found page under an unrelated URL.
+	var alike, related [maxAlike]uint32
+	na, nr := 0, 0
 	d.titles.each(titleKey(u, uint64(title32(p.Title))), func(i uint32) bool {
 		if i == idx {
 			return true
@@ -137,8 +141,23 @@ func (d *Detector) softEvidence(idx uint32, p *Page, u *urlParts) (*Soft404Sig, 
 			return true
 		}
 		o := d.parts(i)
-		if o.origin() != u.origin() || relatedFiles(&o, u) {
-			return true
+		switch {
+		case o.origin() != u.origin():
+		case relatedFiles(&o, u):
+			if nr < maxAlike {
+				related[nr], nr = i, nr+1
+			}
+		case na < maxAlike:
+			alike[na], na = i, na+1
+		}
+		return true
+	})
+	var group []uint32
+	var st *soft404State
+	for _, i := range alike[:na] {
+		o := d.parts(i)
+		if slices.ContainsFunc(related[:nr], func(k uint32) bool { r := d.parts(k); return relatedFiles(&r, &o) }) {
+			continue
 		}
 		if st == nil {
 			if st = d.soft[u.origin()]; st == nil {
@@ -155,8 +174,7 @@ func (d *Detector) softEvidence(idx uint32, p *Page, u *urlParts) (*Soft404Sig, 
 				group = append(group, g)
 			}
 		}
-		return true
-	})
+	}
 	if st == nil {
 		return nil, false
 	}
@@ -182,6 +200,10 @@ func (d *Detector) softEvidence(idx uint32, p *Page, u *urlParts) (*Soft404Sig, 
 	d.setSoft404(st, sig)
 	return sig.clone(), false
 }
+
+// maxAlike bounds the pages softEvidence weighs: the title index keeps
+// Config.PerKey pages a key (DefaultPerKey).
+const maxAlike = 2 * DefaultPerKey
 
 // relatedFiles reports whether a rewrite may relate the files of two URLs
 // of one origin, so that one page answering both is no sign of a soft
