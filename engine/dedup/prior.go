@@ -269,7 +269,12 @@ func (d *Detector) need(c *candidate) int {
 		// The commonest alias of all (crawlers since Heritrix strip
 		// "www." by default): a host whose home page its www twin
 		// answers alike needs one more pair, and its twins observed
-		// are compared with it all the same (compareTwins).
+		// are compared with it all the same (compareTwins). Pooled,
+		// it needs one pair less, as other shapes do: the home page
+		// pair, shown by other hosts at once.
+		if d.pooledOf(c) > 0 {
+			return min(wwwTwinPairs-1, d.evidenceMin)
+		}
 		return min(wwwTwinPairs, d.evidenceMin)
 	case n == 0 && d.pooledOf(c) > 0:
 		return min(pooledPairs, d.evidenceMin)
@@ -328,10 +333,11 @@ func poolKey(c *candidate) uint64 {
 	return ks[0]
 }
 
-// notePending records that candidate c reached pooledPairs pairs.
+// notePending records that candidate c reached pooledPairs pairs, or
+// for a www twin its home page pair (see pooledNeed).
 func (d *Detector) notePending(c *candidate) {
 	k := poolKey(c)
-	if k == 0 || c.rule.Supports != pooledPairs || len(d.pending[k]) >= maxPending {
+	if k == 0 || c.rule.Supports != pooledPairs && !(c.home && isWWWTwin(&c.rule)) || len(d.pending[k]) >= maxPending || slices.Contains(d.pending[k], c) {
 		return
 	}
 	if d.pending == nil {
@@ -350,27 +356,37 @@ func (d *Detector) pooledOf(c *candidate) int {
 		return 0
 	}
 	// Distinct origins, on the stack: this runs for every pair a
-	// candidate gets (need).
-	var buf [priorHosts + maxPending]string
+	// candidate gets (need). A www twin's two names are one host: its
+	// swap is a candidate both ways.
+	twin := isWWWTwin(&c.rule)
+	site := func(origin string) uint64 {
+		if twin {
+			return hostKey(origin)
+		}
+		return newHasher(keyHost).str(origin).sum()
+	}
+	own := site(c.rule.Origin)
+	var buf [priorHosts + maxPending]uint64
 	others := buf[:0]
 	if p := d.priors[k]; p != nil {
 		if p.contradicted {
 			return 0
 		}
 		for _, o := range p.origins {
-			if o != c.rule.Origin {
-				others = append(others, o)
+			if h := site(o); h != own && !slices.Contains(others, h) {
+				others = append(others, h)
 			}
 		}
 	}
 	for _, o := range cs {
-		if o.rule.Origin == c.rule.Origin || o.rejected || o.contra > 0 || containsStr(others, o.rule.Origin) {
+		h := site(o.rule.Origin)
+		if h == own || o.rejected || o.contra > 0 || slices.Contains(others, h) {
 			continue
 		}
 		if isParamKind(o.rule.Kind) && d.matters[o.rule.Name] {
 			continue
 		}
-		others = append(others, o.rule.Origin)
+		others = append(others, h)
 	}
 	if len(others) < priorHosts-1 {
 		return 0

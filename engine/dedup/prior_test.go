@@ -88,7 +88,7 @@ func TestPriorWWWTwin(t *testing.T) {
 		want, pairs := 0, wwwTwinPairs
 		switch k {
 		case priorHosts - 1:
-			want = k // pooled: as many pairs as without
+			want, pairs = k, wwwTwinPairs-1 // pooled: its home page pair
 		case priorHosts:
 			want, pairs = priorHosts, 1
 		}
@@ -331,11 +331,12 @@ func TestPriorPooled(t *testing.T) {
 // next pair, which would be one more copy fetched.
 func TestPriorCompletesWaiting(t *testing.T) {
 	d := New(Config{})
-	// The waiting host: its home page answered on both names, one pair.
+	// The waiting host: a page (not its home page) answered on both
+	// names, one pair.
 	wait := newWeb("http://www.early.example", 120)
-	home := wait.page("/", 1, pageOpt{})
-	if rs := learned(crawl(d, []fetch{home, wait.at("http://early.example", home)})); len(rs) != 0 {
-		t.Fatalf("learned %v from the home page alone", rs)
+	f := wait.page("/about/team.html", 1, pageOpt{})
+	if rs := learned(crawl(d, []fetch{f, wait.at("http://early.example", f)})); len(rs) != 0 {
+		t.Fatalf("learned %v from one pair", rs)
 	}
 	var last []Rule
 	for k := range priorHosts {
@@ -353,5 +354,33 @@ func TestPriorCompletesWaiting(t *testing.T) {
 	}
 	if c, _, covered := d.Canonical("http://early.example/news/"); !covered || c != "http://www.early.example/news/" {
 		t.Errorf("Canonical = %s, %v", c, covered)
+	}
+}
+
+// A www twin's home page pair is its pooled evidence when other hosts
+// show theirs at once; a host counts once, whichever of its names its
+// swap would keep (it is a candidate both ways).
+func TestPriorPooledWWWTwin(t *testing.T) {
+	d := New(Config{})
+	homePair := func(host string, seed uint64) []Rule {
+		w := newWeb("http://www."+host, seed)
+		home := w.page("/", 1, pageOpt{})
+		return learned(crawl(d, []fetch{home, w.at("http://"+host, home)}))
+	}
+	for k := range priorHosts - 1 {
+		if rs := homePair(fmt.Sprintf("pool%d.example", k), uint64(150+k)); len(rs) != 0 {
+			t.Fatalf("host %d: learned %v from its home page pair with %d other hosts showing theirs", k, rs, k)
+		}
+	}
+	rs := homePair("pool9.example", 159)
+	hosts := map[uint64]bool{}
+	for _, r := range rs {
+		if r.Kind != SwapHost || r.Supports != 1 || r.Prior < priorHosts-1 {
+			t.Errorf("learned %v, want www-twin swaps from their home page pair, pooled", r.String())
+		}
+		hosts[hostKey(r.Origin)] = true
+	}
+	if len(hosts) != priorHosts || len(rs) != priorHosts {
+		t.Fatalf("learned %v, want one swap on each of the %d hosts", rs, priorHosts)
 	}
 }
