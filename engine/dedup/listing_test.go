@@ -120,3 +120,38 @@ func TestListingPriorOneOrder(t *testing.T) {
 		t.Errorf("Canonical = %s: want the order dropped, whatever its value, and the page kept", c)
 	}
 }
+
+// Hosts that dropped a parameter with its one value (a printer-friendly
+// ?imprimir=si) vouch for a listing's order parameter on the next host as
+// well: one pair of listings of the same items drops it whatever its
+// value. Which of the two a host's rule was depends on the values its
+// pairs happened to show.
+func TestListingPriorFromValueRules(t *testing.T) {
+	d := New(Config{})
+	for k, nv := range []string{"imprimir=si", "druck=1", "printable=yes"} {
+		w := newWeb(fmt.Sprintf("http://diario%d.example", k), uint64(400+k))
+		var fs []fetch
+		for i, p := range []string{"/a.html", "/b/c.html", "/d/"} {
+			fs = append(fs, w.page(p, uint64(i), pageOpt{}), w.page(p+"?"+nv, uint64(i), pageOpt{}))
+		}
+		for _, r := range learned(crawl(d, fs)) {
+			if r.Kind != DropParamValue {
+				t.Fatalf("host %d learned %v, want its parameter dropped with its value", k, r.String())
+			}
+		}
+	}
+	base := "http://tienda.example/zapatos"
+	first := []int{9001, 9002, 9003, 9004, 9005, 9006, 9007, 9008}
+	byName := slices.Clone(first)
+	slices.Reverse(byName)
+	var rules []Rule
+	for _, p := range []Page{listing(base, first, nil), listing(base+"?ordenar=nombre", byName, nil)} {
+		rules = append(rules, d.Observe(p).Learned...)
+	}
+	if len(rules) == 0 || rules[0].Kind != DropParam || rules[0].Name != "ordenar" || rules[0].Supports != 1 {
+		t.Fatalf("learned %v from one pair of listings of the same items, want drop ?ordenar whatever its value", rules)
+	}
+	if c, _, _ := d.Canonical("http://tienda.example/botas?ordenar=fecha&pagina=2"); c != "http://tienda.example/botas?pagina=2" {
+		t.Errorf("Canonical = %s: want the order dropped, whatever its value, and the page kept", c)
+	}
+}

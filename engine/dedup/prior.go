@@ -81,11 +81,19 @@ func isParamKind(k RuleKind) bool {
 // a prior is weaker than one of the same name: the next origin needs
 // shapePairs pairs of it, and drops the value it showed only (unless
 // the pairs showed two values, or a listing's very items: see ready).
+// A query parameter dropped with its value and one dropped whatever its
+// value are one shape: which of the two a host's rule is depends on the
+// values its pairs happened to show (a listing's sort order shown first
+// under ?sort=price, one value, then under ?sort=newest).
 func paramShapeKey(r *Rule) uint64 {
 	if !isParamKind(r.Kind) {
 		return 0
 	}
-	return newHasher(keyPrior).byte(byte(r.Kind)).byte(1).sum()
+	k := r.Kind
+	if k == DropParamValue {
+		k = DropParam
+	}
+	return newHasher(keyPrior).byte(byte(k)).byte(1).sum()
 }
 
 // shapePairs is what a parameter rule needs with a prior of its kind
