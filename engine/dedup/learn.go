@@ -440,6 +440,9 @@ func (d *Detector) activate(c *candidate, pair Pair) *Rule {
 		rule.Prior = p
 	}
 	inForce := d.learnedShape(rule)
+	if rule.Kind == SwapHost && rule.From == "" {
+		d.transferRules(rule)
+	}
 	d.noteReps(rule.Origin)
 	d.stats.Rules++
 	d.stats.RulesByKind[rule.Kind]++
@@ -449,6 +452,60 @@ func (d *Detector) activate(c *candidate, pair Pair) *Rule {
 	out := *rule
 	out.Support = append([]Pair(nil), rule.Support...)
 	return &out
+}
+
+// transferRules puts the rules in force on the origin that whole-host
+// swap r rewrites onto its canonical origin as well: the two names are
+// one site, and once r is in force no URL of its origin reaches that
+// origin's own rules (r sends it to the other first). A shop's sort
+// parameter learned under one name holds under the other. Each rule
+// moved is reported with the decision's rules (Detector.pooled) and is
+// withdrawn as any rule; host swaps and number patterns stay their
+// origin's own.
+func (d *Detector) transferRules(r *Rule) {
+	or := d.origins[r.Origin]
+	if or == nil {
+		return
+	}
+	to := r.To[:originEnd(r.To)]
+	n := len(d.pooled)
+	defer func() {
+		if len(d.pooled) > n {
+			d.noteReps(to)
+		}
+	}()
+	for _, o := range slices.Concat(or.paths, or.params) {
+		if o.Kind == SwapHost || o.Kind == NumberPattern {
+			continue
+		}
+		rw := rewriteOf{kind: o.Kind, origin: to, name: o.Name, value: o.Value, index: o.Index, from: o.From, to: o.To}
+		k := rw.key()
+		c := d.cands[k]
+		if c == nil {
+			if len(d.cands) >= maxCandidates {
+				return
+			}
+			nr := *o
+			nr.Origin, nr.Support, nr.Contradictions, nr.Covered = strings.Clone(to), nil, nil, 0
+			c = newCandidate(k, nr)
+			d.cands[k] = c
+			d.candOrigins[to]++
+			d.candList[to] = append(d.candList[to], c)
+		}
+		if c.active != nil || c.rejected || c.contra > 0 {
+			continue
+		}
+		moved := new(Rule)
+		*moved = *o
+		moved.Origin, moved.Support, moved.Contradictions, moved.Covered = c.rule.Origin, append([]Pair(nil), o.Support...), nil, 0
+		d.addRule(moved)
+		c.active = moved
+		d.stats.Rules++
+		d.stats.RulesByKind[moved.Kind]++
+		out := *moved
+		out.Support = append([]Pair(nil), moved.Support...)
+		d.pooled = append(d.pooled, out)
+	}
 }
 
 // rewritesRelating counts the rewrites that relate the URLs of a pair.

@@ -384,3 +384,40 @@ func TestPriorPooledWWWTwin(t *testing.T) {
 		t.Fatalf("learned %v, want one swap on each of the %d hosts", rs, priorHosts)
 	}
 }
+
+// Once a host swap makes two names one site, what was learned under the
+// name it rewrites holds under the other: a print parameter learned on
+// www.news.example drops it on news.example too, where the swap sends
+// every URL, with no pair there.
+func TestSwapCarriesRules(t *testing.T) {
+	d := New(Config{})
+	w := newWeb("http://www.news.example", 170)
+	var fs []fetch
+	for i, p := range []string{"/a.html", "/b/c.html", "/d/"} {
+		fs = append(fs, w.page(p, uint64(i), pageOpt{}), w.page(p+"?imprimir=si", uint64(i), pageOpt{}))
+	}
+	if rs := learned(crawl(d, fs)); len(rs) != 1 || rs[0].Origin != "http://www.news.example" {
+		t.Fatalf("learned %v, want the print parameter on www.news.example", rs)
+	}
+	// The home page and one more on both names, the bare name first:
+	// the swap keeps it.
+	var ts []fetch
+	for i, p := range []string{"/", "/e.html"} {
+		f := w.page(p, uint64(10+i), pageOpt{})
+		ts = append(ts, w.at("http://news.example", f), f)
+	}
+	rs := learned(crawl(d, ts))
+	var swap, moved bool
+	for _, r := range rs {
+		swap = swap || r.Kind == SwapHost && r.Origin == "http://www.news.example" && r.To == "http://news.example"
+		moved = moved || r.Kind == DropParamValue && r.Origin == "http://news.example" && r.Name == "imprimir"
+	}
+	if !swap || !moved {
+		t.Fatalf("learned %v, want www.news.example swapped for news.example and its print parameter carried there", rs)
+	}
+	for _, u := range []string{"http://news.example/f.html?imprimir=si", "http://www.news.example/f.html?imprimir=si"} {
+		if c, _, _ := d.Canonical(u); c != "http://news.example/f.html" {
+			t.Errorf("Canonical(%s) = %s, want http://news.example/f.html", u, c)
+		}
+	}
+}
