@@ -77,13 +77,14 @@ type ClusterPin struct {
 }
 
 // DefaultHeapLimitMB is memory.heap_limit_mb's default: the soft limit, in
-// MiB, on the memory the Go runtime holds. A crawl holds about 240 bytes of
-// heap a URL, the parts that do not grow included (lidi bench crawl to
-// 1,000,000 URLs: 244 bytes a URL, 235 MB live at the peak), so 1536 is
-// reached near 6,000,000 URLs.
-// Below it the collector runs every DefaultHeadroomMB allocated; near it
-// the headroom shrinks and collections come closer, and at it the runtime
-// caps the extra GC work at half the CPU. 256 was reached before 1,000,000
+// MiB, on the memory the Go runtime holds. Below it the runtime holds
+// what is live, DefaultHeadroomMB and a little more (the collector's pace
+// sets a lower limit each second under this one); the Go memory grew by
+// about 220 MB a million URLs from 1,000,000 to 3,000,000 (lidi bench
+// crawl: 295 MB at 1,000,000 URLs, 737 at 3,000,000, 556 of them live), so
+// 1536 is reached near 7,000,000 URLs (an extrapolation). Near it the
+// headroom shrinks and collections come closer, and at it the runtime caps
+// the extra GC work at half the CPU. 256 was reached before 1,000,000
 // URLs, where the collector then ran almost without pause and pages/s fell
 // by two thirds.
 const DefaultHeapLimitMB = 1536
@@ -91,13 +92,13 @@ const DefaultHeapLimitMB = 1536
 // DefaultHeadroomMB is memory.gc_headroom_mb's default: how far, in MiB,
 // the heap may grow beyond what is live before the collector runs, once
 // what is live exceeds it (below, twice what is live, GOGC's default). For
-// one heap, the collector's cost goes as the inverse of the headroom (2.8%
-// of the CPU with 120 at 300,000 URLs); at 1,000,000 URLs it took 1.6% with
-// 256, where peak RSS was 672 MB, and with 128 1.4% and 510 MB, measured
-// after the graph and detection shrank, so those two runs do not isolate
-// the headroom. GOGC=25 (a headroom of a quarter of what is live, some 30
-// MB at 300,000 URLs) took 15%.
-const DefaultHeadroomMB = 128
+// one heap, the collector's cost goes as the inverse of the headroom, and
+// peak RSS with the headroom (lidi bench crawl to 1,000,000 URLs, every
+// feature on, under load: 128 took 1.8-1.9% of the CPU at a peak of 507-523
+// MB; 64 with the smaller SQLite cache 2.6% and 401 MB; 48 4.5% over a
+// crawl to 3,000,000 URLs, 356 MB at 1,000,000 of them). GOGC=25 (a headroom
+// of a quarter of what is live, some 30 MB at 300,000 URLs) took 15%.
+const DefaultHeadroomMB = 48
 
 // Default returns the configuration a file with no keys gives.
 func Default() *File {
