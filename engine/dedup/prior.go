@@ -207,14 +207,15 @@ func (d *Detector) sweepWaiting(c *candidate) {
 	}
 }
 
-// otherWayActive reports whether candidate c is a host swap whose other
-// way is the rule (a pair across two hosts supports both: see support).
+// otherWayActive reports whether candidate c is a swap whose other way is
+// the rule (a pair across two hosts, or two sibling directories,
+// supports both: see bothWays).
 func (d *Detector) otherWayActive(c *candidate) bool {
-	if c.rule.Kind != SwapHost {
+	rw := rewriteOf{kind: c.rule.Kind, origin: c.rule.Origin, from: c.rule.From, to: c.rule.To}
+	back, ok := bothWays(&rw)
+	if !ok {
 		return false
 	}
-	rw := rewriteOf{kind: SwapHost, origin: c.rule.Origin, from: c.rule.From, to: c.rule.To}
-	back := rw.reversed()
 	b := d.cands[back.key()]
 	return b != nil && b.active != nil
 }

@@ -198,3 +198,32 @@ func TestCopyStandsForCanonicalThroughRules(t *testing.T) {
 		t.Errorf("Canonical(%s/other.html) = %s, covered", a, c)
 	}
 }
+
+// Two sibling directories met at once hold copies each of the other's
+// pages: each pair supports the swap either way, and 3 pairs in all make
+// the rule, whichever side their copies were met on.
+func TestDirectoryMirrorBothWays(t *testing.T) {
+	w := newWeb("http://docs.example", 43)
+	var fs []fetch
+	for i, copyInOld := range []bool{false, true, false} {
+		file := fmt.Sprintf("part-%d/page.html", i)
+		a, b := w.page("/manual/"+file, uint64(i), pageOpt{}), w.page("/manual-1999/"+file, uint64(i), pageOpt{})
+		if copyInOld {
+			fs = append(fs, a, b)
+		} else {
+			fs = append(fs, b, a)
+		}
+	}
+	d := New(Config{})
+	rs := learned(crawl(d, fs))
+	if len(rs) != 1 || rs[0].Kind != SwapPrefix || rs[0].Supports != DefaultMirrorEvidence {
+		t.Fatalf("learned %v from %d pairs met on both sides, want one directory swap", rs, len(fs)/2)
+	}
+	canon, _, _ := d.Canonical("http://docs.example" + rs[0].From + "part-9/other.html")
+	if canon != "http://docs.example"+rs[0].To+"part-9/other.html" {
+		t.Errorf("Canonical = %s", canon)
+	}
+	if _, _, covered := d.Canonical("http://docs.example" + rs[0].To + "part-9/other.html"); covered {
+		t.Errorf("both ways in force: %v", d.Rules())
+	}
+}

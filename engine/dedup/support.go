@@ -37,14 +37,28 @@ func (d *Detector) support(dup, orig uint32, du *urlParts, items bool) []Rule {
 		if r := d.supportOne(rw, pair, du, dup, items); r != nil {
 			learned = append(learned, *r)
 		}
-		if rw.kind == SwapHost {
-			back := rw.reversed()
+		if back, ok := bothWays(rw); ok {
 			if r := d.supportOne(&back, Pair{Copy: pair.Original, Original: pair.Copy}, &ou, orig, items); r != nil {
 				learned = append(learned, *r)
 			}
 		}
 	})
 	return d.withPooled(learned)
+}
+
+// bothWays returns the rewrite that undoes rw when a pair supports both:
+// a host swap, and a swap of two sibling directories (neither holds the
+// other: /manual/ and /manual-old/, not /print/ and /, nor a loop), which
+// a crawl that meets both at once meets copies in each of. Which side
+// the rule keeps is the evidence's choice (see choose), or arrival's.
+func bothWays(rw *rewriteOf) (rewriteOf, bool) {
+	switch {
+	case rw.kind == SwapHost:
+		return rw.reversed(), true
+	case rw.kind == SwapPrefix && !strings.HasPrefix(rw.from, rw.to) && !strings.HasPrefix(rw.to, rw.from):
+		return rewriteOf{kind: SwapPrefix, origin: rw.origin, from: rw.to, to: rw.from, sole: rw.sole}, true
+	}
+	return rewriteOf{}, false
 }
 
 // withPooled returns learned with the rules other origins' candidates
