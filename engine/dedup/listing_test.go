@@ -105,7 +105,15 @@ func TestListingPriorOneOrder(t *testing.T) {
 			t.Fatalf("shop %d: learned nothing of ?%s", k, param)
 		}
 	}
-	base := "http://cuarta.example/zapatos"
+	checkOneOrderPair(t, d, "http://cuarta.example")
+}
+
+// checkOneOrderPair observes one pair of listings of the same items on
+// origin, under ?ordenar=nombre, and checks that d drops ?ordenar from it
+// whatever its value, and keeps the page parameter.
+func checkOneOrderPair(t *testing.T, d *Detector, origin string) {
+	t.Helper()
+	base := origin + "/zapatos"
 	first := []int{9001, 9002, 9003, 9004, 9005, 9006, 9007, 9008}
 	byName := slices.Clone(first)
 	slices.Reverse(byName)
@@ -114,9 +122,9 @@ func TestListingPriorOneOrder(t *testing.T) {
 		rules = append(rules, d.Observe(p).Learned...)
 	}
 	if len(rules) == 0 || rules[0].Kind != DropParam || rules[0].Name != "ordenar" || rules[0].Supports != 1 {
-		t.Fatalf("learned %v from one pair of listings of the same items, want drop ?ordenar", rules)
+		t.Fatalf("learned %v from one pair of listings of the same items, want drop ?ordenar whatever its value", rules)
 	}
-	if c, _, _ := d.Canonical("http://cuarta.example/botas?ordenar=fecha&pagina=2"); c != "http://cuarta.example/botas?pagina=2" {
+	if c, _, _ := d.Canonical(origin + "/botas?ordenar=fecha&pagina=2"); c != origin+"/botas?pagina=2" {
 		t.Errorf("Canonical = %s: want the order dropped, whatever its value, and the page kept", c)
 	}
 }
@@ -140,18 +148,5 @@ func TestListingPriorFromValueRules(t *testing.T) {
 			}
 		}
 	}
-	base := "http://tienda.example/zapatos"
-	first := []int{9001, 9002, 9003, 9004, 9005, 9006, 9007, 9008}
-	byName := slices.Clone(first)
-	slices.Reverse(byName)
-	var rules []Rule
-	for _, p := range []Page{listing(base, first, nil), listing(base+"?ordenar=nombre", byName, nil)} {
-		rules = append(rules, d.Observe(p).Learned...)
-	}
-	if len(rules) == 0 || rules[0].Kind != DropParam || rules[0].Name != "ordenar" || rules[0].Supports != 1 {
-		t.Fatalf("learned %v from one pair of listings of the same items, want drop ?ordenar whatever its value", rules)
-	}
-	if c, _, _ := d.Canonical("http://tienda.example/botas?ordenar=fecha&pagina=2"); c != "http://tienda.example/botas?pagina=2" {
-		t.Errorf("Canonical = %s: want the order dropped, whatever its value, and the page kept", c)
-	}
+	checkOneOrderPair(t, d, "http://tienda.example")
 }
