@@ -95,8 +95,8 @@ const DefaultHeapLimitMB = 1536
 // one heap, the collector's cost goes as the inverse of the headroom, and
 // peak RSS with the headroom (lidi bench crawl to 1,000,000 URLs, every
 // feature on, under load: 128 took 1.8-1.9% of the CPU at a peak of 507-523
-// MB; 64 with the smaller SQLite cache 2.6% and 401 MB; 48 4.5% over a
-// crawl to 3,000,000 URLs, 356 MB at 1,000,000 of them). GOGC=25 (a headroom
+// MB; 64 with the smaller SQLite cache 2.6% and 401 MB; 48 2.1% and 378
+// MB, and 4.5% over a crawl to 3,000,000 URLs). GOGC=25 (a headroom
 // of a quarter of what is live, some 30 MB at 300,000 URLs) took 15%.
 const DefaultHeadroomMB = 48
 
