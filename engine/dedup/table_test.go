@@ -2,6 +2,7 @@ package dedup
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -40,5 +41,89 @@ func TestPageItems(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestKeyTable checks keyTable against a map of each key's pages, with the
+// perKey rule (a full key keeps its first page and the latest ones), at
+// every size it passes through while growing, pages still in the table
+// before it grew included.
+func TestKeyTable(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		keys   int // distinct keys the pages fall under
+		perKey int
+	}{
+		{"distinct keys", 1 << 30, 0},
+		{"shared keys", 500, 0},
+		{"shared keys, 4 a key", 500, 4},
+		{"few keys, 1 a key", 7, 1},
+		{"few keys, 2 a key", 7, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(2, uint64(tc.keys)))
+			var keys []uint64 // by page
+			keyOf := func(p uint32) uint64 { return keys[p] }
+			tab := newKeyTable(keyOf)
+			want := map[uint64][]uint32{}
+			check := func(n int) {
+				for h, pages := range want {
+					var got []uint32
+					tab.each(h, func(p uint32) bool { got = append(got, p); return true })
+					slices.Sort(got)
+					if !slices.Equal(got, pages) {
+						t.Fatalf("after %d pages, key %x holds %v, want %v", n, h, got, pages)
+					}
+				}
+			}
+			const pages = 20000
+			for p := range uint32(pages) {
+				// Keys with few distinct top bits crowd some home slots.
+				h := rng.Uint64N(uint64(tc.keys))*0x9e3779b97f4a7c15 | 1
+				keys = append(keys, h)
+				tab.insert(h, p, tc.perKey)
+				ps := want[h]
+				if tc.perKey > 0 && len(ps) >= tc.perKey {
+					// The newest page replaces the second oldest, or
+					// the only one.
+					ps = slices.Delete(ps, min(1, len(ps)-1), min(2, len(ps)))
+				}
+				want[h] = append(ps, p)
+				if p%997 == 0 || tab.old != nil && tab.moved == 0 {
+					check(int(p) + 1)
+				}
+			}
+			check(pages)
+		})
+	}
+}
+
+// TestKeyTableGrowsInSteps checks that no insert recomputes more than a
+// few keys, however large the table: growing moves the pages a few at each
+// insert, not all at once (at 3,000,000 pages that stopped the crawl's
+// loop for seconds).
+func TestKeyTableGrowsInSteps(t *testing.T) {
+	var keys []uint64
+	calls := 0
+	tab := newKeyTable(func(p uint32) uint64 { calls++; return keys[p] })
+	rng := rand.New(rand.NewPCG(3, 3))
+	most, grew := 0, 0
+	for p := range uint32(300000) {
+		keys = append(keys, rng.Uint64())
+		calls = 0
+		n := len(tab.slots)
+		tab.insert(keys[p], p, 0)
+		if len(tab.slots) != n {
+			grew++
+		}
+		most = max(most, calls)
+	}
+	if grew < 10 {
+		t.Fatalf("the table grew %d times, want a test that makes it grow", grew)
+	}
+	// moveEach keys, and those of the pages met on its own key's probe
+	// sequence.
+	if most > 64 {
+		t.Errorf("an insert recomputed %d keys, want at most 64", most)
 	}
 }
