@@ -382,6 +382,22 @@ func (d *Detector) sameItems(p *Page, i uint32) (int, bool) {
 	return dist, dist <= maxListingHamming
 }
 
+// reordered reports whether page p and stored page i are listings of the
+// same items whose texts differ (other order, other presentation): a
+// parameter between them does something to a listing and leaves its items
+// alone, evidence that it does so whatever its value. Listings the same
+// but for their URLs say only that this value is the default (?page=1,
+// ?category=all), nothing of the parameter's other values.
+func (d *Detector) reordered(p *Page, i uint32) bool {
+	if _, ok := d.sameItems(p, i); !ok {
+		return false
+	}
+	if nourl := d.recs.nourl(i); p.NoURL != 0 && nourl != 0 {
+		return p.NoURL != nourl
+	}
+	return p.Digest != d.recs.at(i).digest
+}
+
 // near returns the smaller distance of the whole and main texts and
 // whether it is within MaxHamming.
 func (d *Detector) near(p *Page, r *pageRec) (int, bool) {
@@ -494,11 +510,9 @@ func (d *Detector) Observe(p Page) Decision {
 	}
 	if original && d.evidenceMin > 0 {
 		ou := d.parts(uint32(orig))
-		_, items := d.sameItems(&p, uint32(orig))
-		dec.Learned = append(dec.Learned, d.support(uint32(orig), idx, &ou, items)...)
+		dec.Learned = append(dec.Learned, d.support(uint32(orig), idx, &ou, d.reordered(&p, uint32(orig)))...)
 	} else if orig >= 0 && d.evidenceMin > 0 && !d.isSoft404(uint32(orig)) {
-		_, items := d.sameItems(&p, uint32(orig))
-		dec.Learned = append(dec.Learned, d.support(idx, uint32(orig), &u, items)...)
+		dec.Learned = append(dec.Learned, d.support(idx, uint32(orig), &u, d.reordered(&p, uint32(orig)))...)
 		if len(dec.Learned) == 0 {
 			ou := d.parts(uint32(orig))
 			if u.origin() == ou.origin() && hasDigit(&u) && shapeKey(&u) == shapeKey(&ou) {

@@ -31,7 +31,7 @@ type candidate struct {
 	paths    []uint64 // parameter rules: distinct path keys, up to Support
 	contexts []uint64 // segment rules: distinct parents of the run, up to 2
 	values   []string // DropParam: distinct values dropped, up to 2
-	items    bool     // DropParam: a pair was of listings of the same items
+	items    bool     // DropParam: a pair was of listings of the same items whose texts differ (Detector.reordered)
 	home     bool     // SwapHost: the home page is among the copies
 	dirs     []int32  // SwapHost: distinct directories of the copies, up to 2
 	under    string   // SwapHost: the deepest directory holding every copy

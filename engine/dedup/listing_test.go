@@ -150,3 +150,27 @@ func TestListingPriorFromValueRules(t *testing.T) {
 	}
 	checkOneOrderPair(t, d, "http://tienda.example")
 }
+
+// A listing the same as another but for a parameter's value says that
+// value is the default (?pagina=1 is the first page), nothing of the
+// others: with a prior of parameters in force, one such pair drops that
+// value only, and ?pagina=7 is still fetched.
+func TestListingPriorNotFromDefaultValue(t *testing.T) {
+	d := New(Config{})
+	for k, nv := range []string{"imprimir=si", "druck=1", "printable=yes"} {
+		w := newWeb(fmt.Sprintf("http://diario%d.example", k), uint64(400+k))
+		var fs []fetch
+		for i, p := range []string{"/a.html", "/b/c.html", "/d/"} {
+			fs = append(fs, w.page(p, uint64(i), pageOpt{}), w.page(p+"?"+nv, uint64(i), pageOpt{}))
+		}
+		crawl(d, fs)
+	}
+	base := "http://tienda.example/zapatos"
+	first := []int{9001, 9002, 9003, 9004, 9005, 9006, 9007, 9008}
+	for _, p := range []Page{listing(base, first, nil), listing(base+"?pagina=1", first, nil)} {
+		d.Observe(p)
+	}
+	if _, by, covered := d.Canonical(base + "?pagina=7"); covered {
+		t.Errorf("?pagina=7 covered by %v: one pair of the same listing under ?pagina=1 says nothing of page 7", by)
+	}
+}

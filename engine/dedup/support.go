@@ -7,7 +7,8 @@ import (
 
 // support records that the duplicate pair (dup, orig) supports each
 // rewrite relating their URLs, and returns the rules it completes. items
-// reports that the pair is of listings of the same items (TestSameItems).
+// reports that the pair is of listings of the same items whose texts
+// differ (Detector.reordered).
 //
 // A host swap is supported both ways: which of two mirrors' copies of a
 // page came first is the order the crawl met them, and a crawl that
@@ -89,7 +90,8 @@ func (d *Detector) onSwappedHost(a, b *urlParts) (urlParts, urlParts, bool) {
 
 // supportOne records that pair, whose copy is stored page cp at cu,
 // supports rewrite rw, and returns the rule it completes, if any. items
-// reports that the pair is of listings of the same items.
+// reports that the pair is of listings of the same items whose texts
+// differ (Detector.reordered).
 func (d *Detector) supportOne(rw *rewriteOf, pair Pair, cu *urlParts, cp uint32, items bool) *Rule {
 	k := rw.key()
 	c := d.cands[k]
