@@ -42,10 +42,12 @@ type keyTable struct {
 
 const minTableBits = 10
 
-// moveEach is how many of old's slots an insert moves. The table grows
-// again after len(old)*3/16 more inserts (from 60% to 75% of its new
-// size), by which time 8 a time has moved len(old)*1.5 slots: all of them.
-const moveEach = 8
+// moveEach is how many of old's slots an insert moves: old is moved in
+// len(old)/32 inserts, a sixth of the len(old)*3/16 after which the table
+// grows again (from 60% to 75% of its new size), so the two are held
+// together only that long (each table its 2.25 slots a page instead of
+// 1.25), for a few dozen keys recomputed at an insert.
+const moveEach = 32
 
 func newKeyTable(keyOf func(uint32) uint64) keyTable {
 	return keyTable{
@@ -74,8 +76,9 @@ type slot struct {
 }
 
 // visit calls fn with the slot of each page stored under key h, until fn
-// returns false: old's pages not yet moved first (stored before any page
-// of slots that is not a moved one), then those of slots.
+// returns false: old's pages not yet moved first, then those of slots. The
+// order is no promise: while the table grows, a page inserted since comes
+// before older pages of its key that move after it.
 func (t *keyTable) visit(h uint64, fn func(s slot, page uint32) bool) {
 	tag := uint8(h)
 	if t.old != nil {
