@@ -34,7 +34,13 @@ type Planner struct {
 	gaps     []time.Duration
 	// turns are, per site with a gap, the turns its pages hold, by time:
 	// each scheduled page holds the free turn nearest its time (reserve).
-	turns  [][]turn
+	turns [][]turn
+	// bySite are, per site index, its pages (rebook gives them their
+	// turns again without a look at every page of the crawl).
+	bySite []map[uint64]*plannedPage
+	// walked counts the turns reserve stepped over: its cost, which
+	// maxWalk bounds.
+	walked int
 	budget float64 // visits a second
 	queue  pageQueue
 	solved time.Time
@@ -180,12 +186,10 @@ func (p *Planner) SetSiteGap(site string, gap time.Duration) {
 // retry), without a turn.
 func (p *Planner) rebook(s int) {
 	var pages []*plannedPage
-	for _, pg := range p.pages {
-		if pg.site == s {
-			pg.turn = time.Time{}
-			if pg.scheduled && pg.due.IsZero() {
-				pages = append(pages, pg)
-			}
+	for _, pg := range p.bySite[s] {
+		pg.turn = time.Time{}
+		if pg.scheduled && pg.due.IsZero() {
+			pages = append(pages, pg)
 		}
 	}
 	slices.SortFunc(pages, byNext)
@@ -203,6 +207,7 @@ func (p *Planner) site(name string) int {
 		p.caps = append(p.caps, 0)
 		p.gaps = append(p.gaps, 0)
 		p.turns = append(p.turns, nil)
+		p.bySite = append(p.bySite, map[uint64]*plannedPage{})
 	}
 	return s
 }
@@ -225,7 +230,7 @@ func (p *Planner) Add(info PageInfo, fetched time.Time) {
 			ch = &plannedChannel{pages: map[uint64]*plannedPage{}}
 			p.channels[info.Channel] = ch
 		}
-		pg = &plannedPage{info: info, last: fetched, anchor: fetched}
+		pg = &plannedPage{info: info, last: fetched, anchor: fetched, site: -1}
 		ch.pages[info.ID] = pg
 		p.pages[info.ID] = pg
 		p.dirty = true
@@ -236,7 +241,11 @@ func (p *Planner) Add(info PageInfo, fetched time.Time) {
 	pg.info = info
 	if s := p.site(info.Site); s != pg.site {
 		p.unreserve(pg)
+		if pg.site >= 0 {
+			delete(p.bySite[pg.site], info.ID)
+		}
 		pg.site = s
+		p.bySite[s][info.ID] = pg
 		if pg.scheduled {
 			p.push(pg, pg.next)
 		}
@@ -254,6 +263,7 @@ func (p *Planner) Remove(id uint64) {
 	}
 	delete(p.channels[pg.info.Channel].pages, id)
 	delete(p.pages, id)
+	delete(p.bySite[pg.site], id)
 	p.unreserve(pg)
 	pg.gen++ // its queue entry is stale
 	p.dirty = true
@@ -350,9 +360,18 @@ func (p *Planner) reserve(pg *plannedPage, at time.Time) time.Time {
 		}
 		return -1
 	})
+	walk := 0
 	for ; i < len(ts) && ts[i].at.Before(late.Add(gap)); i++ {
+		if walk++; walk > maxWalk {
+			// Turns back to back past here (a site's pages asking for
+			// one time, as on resume): the turn after the last one
+			// is free, and the walk stays short.
+			late = maxTime(late, ts[len(ts)-1].at.Add(gap))
+			break
+		}
 		late = ts[i].at.Add(gap)
 	}
+	p.walked += walk
 	best := late
 	if early := at; !early.Before(p.now) {
 		j, _ := slices.BinarySearchFunc(ts, early.Add(gap), func(t turn, x time.Time) int {
@@ -361,10 +380,13 @@ func (p *Planner) reserve(pg *plannedPage, at time.Time) time.Time {
 			}
 			return 1
 		})
-		for j--; j >= 0 && ts[j].at.After(early.Add(-gap)); j-- {
+		walk = 0
+		for j--; j >= 0 && ts[j].at.After(early.Add(-gap)) && walk <= maxWalk; j-- {
 			early = ts[j].at.Add(-gap)
+			walk++
 		}
-		if !early.Before(p.now) && at.Sub(early) <= late.Sub(at) {
+		p.walked += walk
+		if walk <= maxWalk && !early.Before(p.now) && at.Sub(early) <= late.Sub(at) {
 			best = early
 		}
 	}
@@ -373,6 +395,12 @@ func (p *Planner) reserve(pg *plannedPage, at time.Time) time.Time {
 	pg.turn = best
 	return best
 }
+
+// maxWalk bounds the turns reserve steps over looking for a free one
+// each way: past it, a page takes the turn after its site's last (and
+// none earlier), so that a site with 100,000 pages due at once costs each
+// a few dozen steps, not a walk over all the turns before it.
+const maxWalk = 64
 
 // unreserve frees the turn page pg holds, if any.
 func (p *Planner) unreserve(pg *plannedPage) {

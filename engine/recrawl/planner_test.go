@@ -340,3 +340,42 @@ func TestPlannerKeepsTimeLineWhenSolved(t *testing.T) {
 		t.Errorf("%d visits in 48 hours, want 46 or more", visits)
 	}
 }
+
+// A site's pages all asking for one time (a resume gives every copy the
+// same fetch time) each take a turn in a few dozen steps, not a walk over
+// every turn before it (which made 40,000 pages take seconds), and each
+// holds its own turn, a gap after the one before; a site's new gap gives
+// its pages their turns again from its own pages, not the crawl's.
+func TestPlannerTurnsOfManyPagesAtOnce(t *testing.T) {
+	p := NewPlanner(PlannerOptions{InitialInterval: time.Hour, MinChanges: 1 << 20, MinVisits: 1 << 20})
+	p.SetBudget(1000)
+	p.SetSiteGap("big", time.Second)
+	const pages = 100000
+	for i := range pages {
+		p.Add(PageInfo{ID: uint64(i), Channel: "c", Site: "big"}, plannerEpoch)
+	}
+	// Up to maxWalk (64) each way, and a step more.
+	if per := p.walked / pages; per > 130 {
+		t.Errorf("reserve stepped over %d turns a page, want at most 130", per)
+	}
+	checkTurns := func(when string, gap time.Duration) {
+		ts := p.turns[p.sites["big"]]
+		if len(ts) != pages {
+			t.Fatalf("%s: %d turns held, want one for each of %d pages", when, len(ts), pages)
+		}
+		for i := 1; i < len(ts); i++ {
+			if d := ts[i].at.Sub(ts[i-1].at); d < gap {
+				t.Fatalf("%s: turns %d and %d %v apart, want at least the gap %v", when, i-1, i, d, gap)
+			}
+		}
+	}
+	checkTurns("added", time.Second)
+	p.SetBudget(1000) // keeps the gap: nothing booked again
+	p.walked = 0
+	p.SetSiteGap("big", 2*time.Second)
+	p.SetSiteGap("other", time.Second)
+	checkTurns("gap doubled", 2*time.Second)
+	if per := p.walked / pages; per > 130 {
+		t.Errorf("booked again, reserve stepped over %d turns a page, want at most 130", per)
+	}
+}
