@@ -136,6 +136,14 @@ func checkOneOrderPair(t *testing.T, d *Detector, origin string) {
 // pairs happened to show.
 func TestListingPriorFromValueRules(t *testing.T) {
 	d := New(Config{})
+	printValueRules(t, d)
+	checkOneOrderPair(t, d, "http://tienda.example")
+}
+
+// printValueRules has three hosts of d each learn a printer-friendly
+// parameter dropped with its one value: a prior of parameters in force.
+func printValueRules(t *testing.T, d *Detector) {
+	t.Helper()
 	for k, nv := range []string{"imprimir=si", "druck=1", "printable=yes"} {
 		w := newWeb(fmt.Sprintf("http://diario%d.example", k), uint64(400+k))
 		var fs []fetch
@@ -148,7 +156,6 @@ func TestListingPriorFromValueRules(t *testing.T) {
 			}
 		}
 	}
-	checkOneOrderPair(t, d, "http://tienda.example")
 }
 
 // A listing the same as another but for a parameter's value says that
@@ -157,14 +164,7 @@ func TestListingPriorFromValueRules(t *testing.T) {
 // value only, and ?pagina=7 is still fetched.
 func TestListingPriorNotFromDefaultValue(t *testing.T) {
 	d := New(Config{})
-	for k, nv := range []string{"imprimir=si", "druck=1", "printable=yes"} {
-		w := newWeb(fmt.Sprintf("http://diario%d.example", k), uint64(400+k))
-		var fs []fetch
-		for i, p := range []string{"/a.html", "/b/c.html", "/d/"} {
-			fs = append(fs, w.page(p, uint64(i), pageOpt{}), w.page(p+"?"+nv, uint64(i), pageOpt{}))
-		}
-		crawl(d, fs)
-	}
+	printValueRules(t, d)
 	base := "http://tienda.example/zapatos"
 	first := []int{9001, 9002, 9003, 9004, 9005, 9006, 9007, 9008}
 	for _, p := range []Page{listing(base, first, nil), listing(base+"?pagina=1", first, nil)} {
