@@ -12,12 +12,8 @@ import (
 
 // committer is the engine's one writer: it gathers batches from the loop and
 // applies them to the Store in large transactions, and answers the loop's
-// requests for a site's queue head as the store would once everything sent
-// before them were written (the store read through the batch gathered, see
-// head), so a lease holds every URL found before it was asked for. A lease
-// may thus hold URLs not yet written; the pages fetched from them are
-// written after them, in the same transaction or a later one, so the store
-// never holds a page without its URL.
+// requests for a site's queue head after writing everything before them, so
+// a lease holds every URL found before it was asked for.
 type committer struct {
 	store   record.Store
 	in      chan any // *Batch, headReq, flushReq
@@ -25,10 +21,6 @@ type committer struct {
 	records int
 
 	pool sync.Pool // of *Batch
-
-	// unwritten indexes the batch gathered and not yet written, for the
-	// head reads answered without writing it (head).
-	unwritten unwritten
 
 	mu  sync.Mutex
 	err error // the first Apply error; the crawl stops on it
@@ -118,7 +110,6 @@ func (c *committer) run(ctx context.Context) {
 			err := c.Err()
 			tell(acc.committed, err)
 			acc.reset()
-			c.unwritten.reset()
 			return err
 		}
 		start, n := time.Now(), acc.Len()
@@ -133,7 +124,6 @@ func (c *committer) run(ctx context.Context) {
 		}
 		tell(acc.committed, c.Err())
 		acc.reset()
-		c.unwritten.reset()
 		return c.Err()
 	}
 	for {
@@ -145,7 +135,7 @@ func (c *committer) run(ctx context.Context) {
 			}
 			switch m := m.(type) {
 			case *pending:
-				c.gather(acc, m)
+				merge(acc, m)
 				m.reset()
 				c.pool.Put(m)
 				if acc.Len() >= c.records || acc.Len() == 0 && len(acc.committed) > 0 {
@@ -153,14 +143,9 @@ func (c *committer) run(ctx context.Context) {
 				}
 			case headReq:
 				r := headReply{site: m.site}
-				if c.unwritten.opaque {
-					r.err = apply()
-				} else {
-					r.err = c.Err()
-				}
-				if r.err == nil {
+				if r.err = apply(); r.err == nil {
 					start := time.Now()
-					r.urls, r.next, r.more, r.err = c.head(context.WithoutCancel(ctx), &acc.Batch, m.site, m.n) // a stopping crawl still answers
+					r.urls, r.next, r.more, r.err = c.store.Head(context.WithoutCancel(ctx), m.site, m.n) // a stopping crawl still answers
 					c.took(start, 0, true)
 				}
 				m.reply <- r
@@ -188,13 +173,9 @@ func (c *committer) Err() error {
 	return c.err
 }
 
-// gather appends src to the batch gathered, acc, and indexes what it
-// changes in sites' queues (unwritten).
-func (c *committer) gather(acc, src *pending) {
-	urls, pages, skips := len(acc.URLs), len(acc.Pages), len(acc.Skips)
-	acc.Append(&src.Batch)
-	acc.committed = append(acc.committed, src.committed...)
-	c.unwritten.add(&acc.Batch, &src.Batch, urls, pages, skips)
+func merge(dst, src *pending) {
+	dst.Append(&src.Batch)
+	dst.committed = append(dst.committed, src.committed...)
 }
 
 // flush writes everything sent so far and reports the result.

@@ -44,17 +44,6 @@ func (s *dyingStore) Apply(ctx context.Context, b *record.Batch) error {
 	return s.DB.Apply(ctx, b)
 }
 
-// Head fails once killed too: a killed crawl reads no queue. (The
-// committer answers a head request without writing first, so a dead
-// store that still answered would let the crawl start leases until its
-// next write.)
-func (s *dyingStore) Head(ctx context.Context, site int64, n int) ([]record.QueuedURL, float64, bool, error) {
-	if s.dead.Load() {
-		return nil, 0, false, errKilled
-	}
-	return s.DB.Head(ctx, site, n)
-}
-
 // gate holds the requests whose URI match until opened, and tells when
 // the first arrives.
 type gate struct {

@@ -299,17 +299,12 @@ func replay(t *testing.T, s frontier.Strategy, batches []record.Batch) (left int
 		queue[u.ID] = p
 	}
 	for _, b := range batches {
-		// A batch holds pages in the order they were fetched, each
-		// with the URLs it found (Parent); skips have no place among
-		// them.
-		if len(b.Skips) > 0 && len(b.Pages)+len(b.Skips) > 1 {
+		if len(b.Pages)+len(b.Skips) > 1 {
 			t.Fatalf("a batch with %d pages and %d skips: cannot tell their order", len(b.Pages), len(b.Skips))
 		}
-		found := make(map[uint64]bool, len(b.URLs))
 		for _, u := range b.URLs {
 			if u.Parent == 0 {
 				discover(u)
-				found[u.ID] = true
 			}
 		}
 		for _, p := range b.Pages {
@@ -320,18 +315,12 @@ func replay(t *testing.T, s frontier.Strategy, batches []record.Batch) (left int
 				}
 			}
 			leave(p.URL, links)
-			for _, u := range b.URLs {
-				if u.Parent == p.URL && !found[u.ID] {
-					discover(u)
-					found[u.ID] = true
-				}
-			}
 		}
 		for _, sk := range b.Skips {
 			leave(sk.URL, nil)
 		}
 		for _, u := range b.URLs {
-			if !found[u.ID] {
+			if u.Parent != 0 {
 				discover(u)
 			}
 		}
