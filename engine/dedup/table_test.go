@@ -127,3 +127,39 @@ func TestKeyTableGrowsInSteps(t *testing.T) {
 		t.Errorf("an insert recomputed %d keys, want at most 160", most)
 	}
 }
+
+// BenchmarkKeyTable inserts pages under distinct keys and looks each up,
+// as a detector's tables do, and reports the table's bytes a page averaged
+// over the sizes it passes through (bytes_per_page: what a crawl holds at
+// a random moment), and the most at any size (max_bytes_per_page: just
+// after a growth, the table before not yet freed).
+func BenchmarkKeyTable(b *testing.B) {
+	const pages = 1 << 20
+	rng := rand.New(rand.NewPCG(5, 5))
+	keys := make([]uint64, pages)
+	for i := range keys {
+		keys[i] = rng.Uint64()
+	}
+	var mean, most float64
+	for b.Loop() {
+		tab := newKeyTable(func(p uint32) uint64 { return keys[p] })
+		var sum float64
+		var n int
+		most = 0
+		for p := range uint32(pages) {
+			tab.insert(keys[p], p, 8)
+			if _, ok := tab.first(keys[p/2], func(uint32) bool { return true }); !ok {
+				b.Fatalf("page %d not found", p/2)
+			}
+			if p >= pages/8 {
+				per := float64(tab.bytes()) / float64(p+1)
+				sum += per
+				n++
+				most = max(most, per)
+			}
+		}
+		mean = sum / float64(n)
+	}
+	b.ReportMetric(mean, "bytes_per_page")
+	b.ReportMetric(most, "max_bytes_per_page")
+}
