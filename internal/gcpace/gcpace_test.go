@@ -46,17 +46,17 @@ func TestLimit(t *testing.T) {
 }
 
 // TestKeep drives keep with a live heap that grows and shrinks and checks
-// the percents and limits it sets: percents only when they move by 5
-// points or more, and within the bounds; limits only when they move by a
-// MiB or more, and never above the ceiling.
+// the percents and limits it sets: percents when they move, and within
+// the bounds; limits only when they move by a MiB or more, and never above
+// the ceiling.
 func TestKeep(t *testing.T) {
 	const mib = 1 << 20
 	const other = 30 * mib
 	lives := []uint64{0, 100 * mib, 300 * mib, 310 * mib, 512 * mib, 520 * mib, 4096 * mib, 100 * mib}
-	wantPercents := []int{85, 50, 10, 100} // 100 MiB: none; 310 (82) and 520 (49) within 5 points
+	wantPercents := []int{85, 82, 50, 49, 10, 100} // 100 MiB: none (MaxPercent already)
 	// The percent in force at each tick, as keep sets it, gives each limit;
 	// 0 (nothing measured yet) sets none.
-	inForce := []int{100, 100, 85, 85, 50, 50, 10, 100}
+	inForce := []int{100, 100, 85, 82, 50, 49, 10, 100}
 	var wantLimits []uint64
 	const ceiling = 2000 * mib
 	last := uint64(0)
