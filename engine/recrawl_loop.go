@@ -152,7 +152,17 @@ func (c scaledClock) Now() time.Time {
 	return c.epoch.Add(time.Duration(float64(c.base.Now().Sub(c.epoch)) * c.scale))
 }
 
-func newRecrawler(cfg RecrawlConfig, base clock.Clock) (*recrawler, error) {
+// recrawlAhead is how many copies of a site may be queued at once, from
+// the pages a visit takes: a visit takes its site's queued copies first,
+// at most Share of it, and leaves the rest to the site's new URLs however
+// many of its copies are due.
+func recrawlAhead(pagesPerVisit int) int {
+	return max(1, int(float64(pagesPerVisit)*recrawl.DefaultShare))
+}
+
+// newRecrawler returns the recrawl state of a crawl whose visits take at
+// most pagesPerVisit pages.
+func newRecrawler(cfg RecrawlConfig, base clock.Clock, pagesPerVisit int) (*recrawler, error) {
 	chans, err := recrawl.NewChannels(cfg.Channels, cfg.Scope)
 	if err != nil {
 		return nil, &ConfigError{Key: "recrawl.channels", Err: err}
@@ -171,7 +181,8 @@ func newRecrawler(cfg RecrawlConfig, base clock.Clock) (*recrawler, error) {
 	r.warmEnd = clock.Now().Add(cfg.Warmup)
 	if cfg.Options.Policy == recrawl.Pages {
 		r.sched = recrawl.NewScheduler(recrawl.SchedulerOptions{Planner: recrawl.PlannerOptions{
-			InitialInterval: cfg.InitialInterval, MinInterval: cfg.Options.MinInterval, MaxInterval: cfg.Options.MaxInterval}})
+			InitialInterval: cfg.InitialInterval, MinInterval: cfg.Options.MinInterval, MaxInterval: cfg.Options.MaxInterval},
+			Ahead: recrawlAhead(pagesPerVisit)})
 	}
 	return r, nil
 }
@@ -183,7 +194,7 @@ func (c *crawl) recrawlLoad(ctx context.Context) error {
 	if !ok {
 		return errRecrawlStore
 	}
-	rc, err := newRecrawler(e.cfg.Recrawl, e.clock)
+	rc, err := newRecrawler(e.cfg.Recrawl, e.clock, e.cfg.PagesPerVisit)
 	if err != nil {
 		return err
 	}
@@ -281,8 +292,13 @@ func (r *recrawler) setQueued(it *ritem, q bool) {
 	it.queued = q
 	if q {
 		r.queuedOn[it.site]++
-	} else if r.queuedOn[it.site]--; r.queuedOn[it.site] <= 0 {
+		return
+	}
+	if r.queuedOn[it.site]--; r.queuedOn[it.site] <= 0 {
 		delete(r.queuedOn, it.site)
+	}
+	if r.sched != nil {
+		r.sched.Back(it.id) // its site may queue another
 	}
 }
 
@@ -433,9 +449,13 @@ func (c *crawl) recrawlTick(now time.Time) {
 				rc.sched.Gone(id)
 				continue
 			}
-			if s := c.sites[it.site]; s != nil && !s.parked && !it.queued {
+			switch s := c.sites[it.site]; {
+			case it.queued: // back when fetched
+			case s != nil && !s.parked:
 				c.queueCopy(it, s, now)
 				rc.tasks++
+			default:
+				rc.sched.Back(id) // not queued: its site's turn is free
 			}
 		}
 		if rc.pointAt.IsZero() || rnow.Sub(rc.pointAt) >= rc.cfg.InitialInterval/4 || rnow.Before(rc.pointAt) {

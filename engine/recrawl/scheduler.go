@@ -1,6 +1,7 @@
 package recrawl
 
 import (
+	"maps"
 	"math"
 	"net/http"
 	"slices"
@@ -28,9 +29,24 @@ import (
 // the crawl has URLs of a site to discover (SetDiscovering), recrawls
 // take only Share of that, so recrawls queued ahead of new URLs leave
 // discovery the rest.
+//
+// That share is a plan in time, and a loop that lags, or fetches slower
+// than measured, finds many turns due at once: queued all together ahead
+// of a site's new URLs, they would leave discovery nothing for as long as
+// they last. So a site has at most Ahead pages released and not back yet
+// (Back) at once; its other due pages wait their turn, in order, for the
+// site's released ones to come back. A visit of the site then takes at
+// most Ahead recrawls ahead of its new URLs, whatever the clocks.
 type Scheduler struct {
 	pl    *Planner
 	share float64
+	ahead int
+	// out are the pages released and not back, with their sites' names;
+	// waiting the pages due that wait for their sites' released ones, and
+	// waitSites the sites with some.
+	out       map[uint64]string
+	waiting   map[uint64]bool
+	waitSites map[string]*schedSite
 	// robots is r; cost the mean time a fetch holds a robot by its
 	// duration and the site's delay, hold by the visits' robot time, both
 	// by the loop's clock, exponential averages.
@@ -52,6 +68,8 @@ type schedSite struct {
 	gap         time.Duration // politeness: the delay, or a longer Crawl-delay
 	hold        time.Duration // the robot time its visits took a page
 	discovering bool          // the crawl has URLs of it to fetch for the first time
+	out         int           // its pages released and not back
+	waiting     []uint64      // its due pages waiting for those, in order
 }
 
 // SchedulerOptions configure a Scheduler.
@@ -60,6 +78,11 @@ type SchedulerOptions struct {
 	// Share is the share of the robots' capacity recrawls may use; zero
 	// means DefaultShare. The rest is the crawl's, to discover.
 	Share float64
+	// Ahead is the most pages of one site released and not back yet at
+	// once (a crawl's visit takes them ahead of the site's new URLs: a
+	// visit's pages times Share keeps discovery its share of each
+	// visit); zero means no bound.
+	Ahead int
 }
 
 // DefaultShare is the share of the robots' capacity recrawls use by
@@ -74,8 +97,9 @@ func NewScheduler(opt SchedulerOptions) *Scheduler {
 	if opt.Share <= 0 || opt.Share > 1 {
 		opt.Share = DefaultShare
 	}
-	return &Scheduler{pl: NewPlanner(opt.Planner), share: opt.Share, scale: 1, sites: map[string]*schedSite{},
-		inlinks: map[uint64]int{}, outlinks: map[uint64][]uint64{}, info: map[uint64]PageInfo{}}
+	return &Scheduler{pl: NewPlanner(opt.Planner), share: opt.Share, ahead: max(opt.Ahead, 0), scale: 1, sites: map[string]*schedSite{},
+		inlinks: map[uint64]int{}, outlinks: map[uint64][]uint64{}, info: map[uint64]PageInfo{},
+		out: map[uint64]string{}, waiting: map[uint64]bool{}, waitSites: map[string]*schedSite{}}
 }
 
 // Planner returns the Planner, for its plans (Page, Channels).
@@ -226,16 +250,73 @@ func average(avg, x time.Duration, n int) time.Duration {
 
 // Gone forgets a page (gone, forbidden, or out of scope).
 func (s *Scheduler) Gone(id uint64) {
+	s.Back(id)
+	if s.waiting[id] {
+		delete(s.waiting, id)
+		if ss := s.sites[s.info[id].Site]; ss != nil {
+			ss.waiting = slices.DeleteFunc(ss.waiting, func(w uint64) bool { return w == id })
+		}
+	}
 	s.Links(id, nil)
 	s.pl.Remove(id)
 	delete(s.info, id)
 }
 
 // Due returns the pages to fetch again now: now by the loop's clock, rnow
-// by the recrawl clock (see Planner.Due).
+// by the recrawl clock (see Planner.Due), at most Ahead of a site out at
+// once: first those that waited for their site's released pages, in the
+// order they fell due, then those due now. A page released is out until
+// Back.
 func (s *Scheduler) Due(now, rnow time.Time) []uint64 {
 	s.clocks(now, rnow)
-	return s.pl.Due(rnow, 0)
+	var out []uint64
+	for _, name := range slices.Sorted(maps.Keys(s.waitSites)) {
+		ss := s.waitSites[name]
+		n := 0
+		for ; n < len(ss.waiting) && (s.ahead == 0 || ss.out < s.ahead); n++ {
+			id := ss.waiting[n]
+			delete(s.waiting, id)
+			out = s.release(out, id, name, ss)
+		}
+		ss.waiting = slices.Delete(ss.waiting, 0, n)
+		if len(ss.waiting) == 0 {
+			delete(s.waitSites, name)
+		}
+	}
+	for _, id := range s.pl.Due(rnow, 0) {
+		if _, out := s.out[id]; out || s.waiting[id] {
+			continue // its last release is not back yet, or waits
+		}
+		name := s.info[id].Site
+		ss := s.site(name)
+		if s.ahead > 0 && (ss.out >= s.ahead || len(ss.waiting) > 0) {
+			ss.waiting = append(ss.waiting, id)
+			s.waiting[id] = true
+			s.waitSites[name] = ss
+			continue
+		}
+		out = s.release(out, id, name, ss)
+	}
+	return out
+}
+
+func (s *Scheduler) release(out []uint64, id uint64, site string, ss *schedSite) []uint64 {
+	s.out[id] = site
+	ss.out++
+	return append(out, id)
+}
+
+// Back tells that page id, released by Due, is no longer queued: fetched
+// (whatever came of it), or never queued. Its site may release another.
+func (s *Scheduler) Back(id uint64) {
+	site, ok := s.out[id]
+	if !ok {
+		return
+	}
+	delete(s.out, id)
+	if ss := s.sites[site]; ss != nil {
+		ss.out--
+	}
 }
 
 // NextDue returns when the next page is due by the recrawl clock, and false

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 )
@@ -154,5 +155,43 @@ func TestSchedulerListed(t *testing.T) {
 	}
 	if w := s.Planner().pages[0].ageWeight; w != SitemapWeight {
 		t.Errorf("a sitemap's date weighs %v, want SitemapWeight", w)
+	}
+}
+
+// A loop that lags finds many turns due at once: a site releases at most
+// Ahead of them, the rest wait in the order they fell due, and each page
+// back (fetched, or never queued) lets one more go; a page gone while it
+// waits is never released, and another site's pages do not wait for
+// this one's.
+func TestSchedulerAheadBoundsASiteReleases(t *testing.T) {
+	s := NewScheduler(SchedulerOptions{Ahead: 2, Planner: PlannerOptions{InitialInterval: time.Minute}})
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for id := range uint64(6) {
+		s.Copied(id, "c", "a", t0.Add(time.Duration(id)*time.Second))
+	}
+	s.Copied(10, "d", "b", t0)
+	s.Copied(11, "d", "b", t0)
+	// A day late: every page is due.
+	late := t0.Add(24 * time.Hour)
+	due := s.Due(late, late)
+	if !slices.Equal(due, []uint64{0, 10, 11, 1}) {
+		t.Fatalf("due %v a day late, want pages 0 and 1 of site a (at most 2 out) and both of site b", due)
+	}
+	if again := s.Due(late.Add(time.Hour), late.Add(time.Hour)); len(again) != 0 {
+		t.Fatalf("due %v with site a's two pages out and b's out, want none", again)
+	}
+	s.Gone(3) // waiting: never released
+	s.Back(0)
+	if due := s.Due(late.Add(time.Hour), late.Add(time.Hour)); !slices.Equal(due, []uint64{2}) {
+		t.Fatalf("due %v once page 0 came back, want page 2 (the first that waited)", due)
+	}
+	s.Back(1)
+	s.Back(2)
+	s.Back(2) // twice: counts once
+	if due := s.Due(late.Add(time.Hour), late.Add(time.Hour)); !slices.Equal(due, []uint64{4, 5}) {
+		t.Fatalf("due %v once pages 1 and 2 came back, want 4 and 5 (3 is gone)", due)
+	}
+	if ss := s.sites["a"]; ss.out != 2 || len(ss.waiting) != 0 || len(s.waitSites) != 0 {
+		t.Errorf("site a: %d out, %d waiting, %d sites waiting; want 2, 0, 0", ss.out, len(ss.waiting), len(s.waitSites))
 	}
 }
