@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"lidi/engine/cputime"
@@ -31,6 +32,11 @@ type detection struct {
 	ruleSkips  map[uint64]map[int64]int64
 	awaitCanon map[uint64][]canonSkip
 	held       map[uint64][]*visit.PageResult
+
+	// scratch of canonicalFirst
+	spellings []string
+	variant   []bool
+	moved     []record.QueuedURL
 }
 
 // verdict is what detection's decisions ask of the loop. Its zero value
@@ -456,6 +462,40 @@ func (d *detection) restore(ctx context.Context, store record.Store, known func(
 	}
 	d.counts()
 	return nil
+}
+
+// canonicalFirst orders a lease's URLs so that those that are likely
+// variants of another of its URLs (dedup.Detector.Variants: /a?ref=nav
+// and /a, /Docs/ and /docs/) come after every other, each part in its
+// order: the canonical spelling answers first, so it is the page kept,
+// and the variants' pairs come when the rest of the lease can still be
+// spared by the rule they complete. It only orders the lease.
+func (d *detection) canonicalFirst(urls []record.QueuedURL) {
+	if d.det == nil || len(urls) < 2 {
+		return
+	}
+	t := cputime.Start()
+	d.spellings = d.spellings[:0]
+	for i := range urls {
+		d.spellings = append(d.spellings, urls[i].URL)
+	}
+	d.variant = d.det.Variants(d.spellings, d.variant)
+	if slices.Contains(d.variant, true) {
+		d.moved = d.moved[:0]
+		k := 0
+		for i := range urls {
+			if d.variant[i] {
+				d.moved = append(d.moved, urls[i])
+				continue
+			}
+			urls[k] = urls[i]
+			k++
+		}
+		copy(urls[k:], d.moved)
+		clear(d.moved)
+	}
+	clear(d.spellings) // the lease's strings are not kept alive here
+	d.dup.Time += t.Elapsed()
 }
 
 // refilterOthers applies rules learned of origins other than run's (the

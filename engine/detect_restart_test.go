@@ -172,43 +172,50 @@ func (d *leaseRecorder) with(t *testing.T, suffix string) *visit.Lease {
 }
 
 // withdrawalWeb serves a site whose "/a", "/b" and "/c" give the same
-// page with and without a query (query(page), "ref=a" for "/a"), which
-// teaches a rule that drops it; "/next" links "/q" with its query, found
-// after the rule; "/z" with its query is another page than "/z", which
-// withdraws the rule once fetched.
-func withdrawalWeb(query func(page string) string) func(uri string) (int, string) {
-	with := func(page string) string { return "/" + page + "?" + query(page) }
+// page at another spelling (copyOf(page), "/print/a" for "/a"), which
+// teaches a rule that rewrites it; "/next" links the copy of "/q", found
+// after the rule; the copy of "/z" is another page than "/z", which
+// withdraws the rule once fetched. The copies' spelling is a directory
+// of their own, which no URL of a lease is taken for a variant of before
+// a pair proposes it (see dedup.Detector.Variants): the lease is fetched
+// in the order the home page links it.
+func withdrawalWeb(copyOf func(page string) string) func(uri string) (int, string) {
+	copies := map[string]string{}
+	for _, p := range []string{"a", "b", "c", "q", "z"} {
+		copies[copyOf(p)] = "/" + p
+	}
 	return func(uri string) (int, string) {
-		path, q, _ := strings.Cut(uri, "?")
-		switch path {
-		case "/":
-			return 200, htmlPage("Home", prose(1, 80), "/a", with("a"), "/b", with("b"),
-				"/c", with("c"), "/next", "/z", with("z"))
-		case "/next":
-			return 200, htmlPage("Next", prose(2, 80), with("q"), "/q")
-		case "/a", "/b", "/c":
-			return 200, htmlPage(path, prose(uint64(path[1]), 120))
-		case "/z", "/q":
-			seed := uint64(path[1]) << 8
-			if q != "" {
-				seed++ // another page
+		if page, ok := copies[uri]; ok {
+			if page == "/z" || page == "/q" {
+				return 200, htmlPage(uri, prose(uint64(page[1])<<8+1, 120)) // another page
 			}
-			return 200, htmlPage(uri, prose(seed, 120))
+			uri = page // the same page
+		}
+		switch uri {
+		case "/":
+			return 200, htmlPage("Home", prose(1, 80), "/a", copyOf("a"), "/b", copyOf("b"),
+				"/c", copyOf("c"), "/next", "/z", copyOf("z"))
+		case "/next":
+			return 200, htmlPage("Next", prose(2, 80), copyOf("q"), "/q")
+		case "/a", "/b", "/c":
+			return 200, htmlPage(uri, prose(uint64(uri[1]), 120))
+		case "/z", "/q":
+			return 200, htmlPage(uri, prose(uint64(uri[1])<<8, 120))
 		}
 		return 404, htmlPage("Not found", "no such page")
 	}
 }
 
 // A rule withdrawn after a restart queues again what it skipped before,
-// on withdrawalWeb with a query of its own for each page ("ref=a"), so
-// that one rule is learned (drop ref): "/q?ref=q", found after it, is
-// skipped under it. The crawl is killed while its lease fetches "/z" (a
-// cluster master killed while a slave crawls). Run again, it takes over
-// that lease, whose "/z?ref=z" differs from "/z": the rule is withdrawn,
-// and "/q?ref=q", skipped before the kill, is fetched.
+// on withdrawalWeb with mobile copies ("/m/a"), so that one rule is
+// learned (the /m/ directory is /): "/m/q", found after it, is skipped
+// under it. The crawl is killed while its lease fetches "/z" (a cluster
+// master killed while a slave crawls). Run again, it takes over that
+// lease, whose "/m/z" differs from "/z": the rule is withdrawn, and
+// "/m/q", skipped before the kill, is fetched.
 func TestRuleWithdrawnAfterRestartRequeuesWhatItSkipped(t *testing.T) {
 	z := newGate("/z", func(uri string) bool { return uri == "/z" })
-	web := withdrawalWeb(func(link string) string { return "ref=" + link })
+	web := withdrawalWeb(func(page string) string { return "/m/" + page })
 	site, base := startTinySite(t, func(uri string) (int, string) {
 		z.pass(uri)
 		return web(uri)
@@ -218,13 +225,13 @@ func TestRuleWithdrawnAfterRestartRequeuesWhatItSkipped(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "crawl.db")
 	const skippedQ = "SELECT count(*) FROM urls WHERE url = ? AND state = 2 AND skip_reason = 'rule'"
 	rec := &leaseRecorder{}
-	crashAt(t, cfg, path, []*gate{z}, func() bool { return queryCount(t, path, skippedQ, base+"/q?ref=q") == 1 },
+	crashAt(t, cfg, path, []*gate{z}, func() bool { return queryCount(t, path, skippedQ, base+"/m/q") == 1 },
 		func(r *visit.Robot) visit.Dispatcher { rec.Robot = r; return rec })
 	if n := queryCount(t, path, "SELECT count(*) FROM rules WHERE withdrawn = 0"); n == 0 {
-		t.Fatal("no rule in force at the kill, want one that drops ref")
+		t.Fatal("no rule in force at the kill, want one that rewrites /m/")
 	}
 
-	earlier := rec.with(t, "/z?ref=z")
+	earlier := rec.with(t, "/m/z")
 	earlier.NotBefore, earlier.Deadline = time.Now(), time.Now().Add(time.Minute)
 	eng, release := openEngine(t, cfg, "127.0.0.1:1", path)
 	defer release()
@@ -238,11 +245,11 @@ func TestRuleWithdrawnAfterRestartRequeuesWhatItSkipped(t *testing.T) {
 	if st.Dup.Withdrawn != 1 || st.Dup.Rules != 0 {
 		t.Fatalf("%d rules withdrawn, %d in force; want the one withdrawn; stats %+v", st.Dup.Withdrawn, st.Dup.Rules, st.Dup)
 	}
-	if n := site.count(func(uri string) bool { return uri == "/q?ref=q" }); n != 1 {
-		t.Errorf("/q?ref=q fetched %d times, want 1 (skipped under the rule before the kill, then queued again)", n)
+	if n := site.count(func(uri string) bool { return uri == "/m/q" }); n != 1 {
+		t.Errorf("/m/q fetched %d times, want 1 (skipped under the rule before the kill, then queued again)", n)
 	}
-	if why, ok := skipReasons(t, path)[base+"/q?ref=q"]; ok {
-		t.Errorf("/q?ref=q left skipped (%q)", why)
+	if why, ok := skipReasons(t, path)[base+"/m/q"]; ok {
+		t.Errorf("/m/q left skipped (%q)", why)
 	}
 	if st.Dup.Requeued != 1 || st.Dup.Pruned != 0 {
 		t.Errorf("requeued %d, pruned %d; want 1 and 0", st.Dup.Requeued, st.Dup.Pruned)

@@ -127,6 +127,7 @@ func (c *crawl) onHead(h headReply, now time.Time) {
 	if deferred > 0 {
 		c.f.Found(&s.Site, int64(deferred), deferPrio, now) // still queued
 	}
+	c.detect.canonicalFirst(urls)
 	if h.err != nil || len(urls) == 0 || e.paused.Load() || e.stopping.Load() {
 		// Nothing to fetch, or no fetching now: the site goes back as it
 		// was, its URLs still queued.

@@ -222,14 +222,14 @@ func TestRuleLearnedMidLeaseSparesTheLease(t *testing.T) {
 
 // A rule withdrawn queues again the URLs it skipped: they were pruned on
 // a rewrite now known to lose content. "/a", "/b" and "/c" give the same
-// page with and without "view=full", so a rule drops it; "/q?view=full",
-// found after that, is skipped under the rule (it differs from "/q").
-// The lease runs on a robot that gets no revocation (a slave's, its lease
-// crossing as JSON), so "/z?view=full", in the same lease as the copies
+// page under /print/, so a rule takes /print/ for /; "/print/q", found
+// after that, is skipped under the rule (it differs from "/q"). The
+// lease runs on a robot that gets no revocation (a slave's, its lease
+// crossing as JSON), so "/print/z", in the same lease as the copies
 // that taught the rule, is fetched after the rule was learned: it differs
-// from "/z", which withdraws the rule, and "/q?view=full" is fetched.
+// from "/z", which withdraws the rule, and "/print/q" is fetched.
 func TestWithdrawnRuleRequeuesWhatItSkipped(t *testing.T) {
-	site, base := startTinySite(t, withdrawalWeb(func(string) string { return "view=full" }))
+	site, base := startTinySite(t, withdrawalWeb(func(page string) string { return "/print/" + page }))
 	cfg := tinyConfig([]string{base + "/"}, 1, 20)
 	cfg.Strategy = "depth" // breadth-first: the order above
 	path := filepath.Join(t.TempDir(), "crawl.db")
@@ -249,16 +249,16 @@ func TestWithdrawnRuleRequeuesWhatItSkipped(t *testing.T) {
 	if st.Dup.Withdrawn != 1 {
 		t.Fatalf("%d rules withdrawn, want 1; stats %+v", st.Dup.Withdrawn, st.Dup)
 	}
-	if n := site.count(func(uri string) bool { return uri == "/q?view=full" }); n != 1 {
-		t.Errorf("/q?view=full fetched %d times, want 1 (skipped under the rule, then queued again)", n)
+	if n := site.count(func(uri string) bool { return uri == "/print/q" }); n != 1 {
+		t.Errorf("/print/q fetched %d times, want 1 (skipped under the rule, then queued again)", n)
 	}
-	if why, ok := skipReasons(t, path)[base+"/q?view=full"]; ok {
-		t.Errorf("/q?view=full left skipped (%q)", why)
+	if why, ok := skipReasons(t, path)[base+"/print/q"]; ok {
+		t.Errorf("/print/q left skipped (%q)", why)
 	}
 	if st.Dup.Requeued != 1 || st.Dup.Pruned != 0 {
 		t.Errorf("requeued %d, pruned %d; want 1 and 0", st.Dup.Requeued, st.Dup.Pruned)
 	}
-	for _, p := range []string{"/", "/next", "/a", "/b", "/c", "/q", "/z", "/z?view=full"} {
+	for _, p := range []string{"/", "/next", "/a", "/b", "/c", "/q", "/z", "/print/z"} {
 		if n := site.count(func(uri string) bool { return uri == p }); n != 1 {
 			t.Errorf("%s fetched %d times, want 1", p, n)
 		}

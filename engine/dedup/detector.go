@@ -242,6 +242,7 @@ type Detector struct {
 	originsByHost  map[uint64]string    // the first origin observed with each hostKey
 	mirrored       map[string]*mirrored // by origin: directories whose pages say they are copies
 	items          pageItems            // Page.Items of stored pages that have it
+	indexNames     map[string]bool      // file names drop-index rules learned, on any origin (Variants)
 
 	priors  map[uint64]*prior       // shapes of rules across origins (prior.go)
 	matters map[string]bool         // parameter names a pair showed to change the page

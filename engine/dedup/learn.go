@@ -535,6 +535,9 @@ func (d *Detector) addRule(r *Rule) {
 		d.swappedTo[to] = append(d.swappedTo[to], r.Origin)
 	case r.Kind == DropParam, r.Kind == DropParamValue, r.Kind == SortParams:
 		or.params = append(or.params, r)
+	case r.Kind == DropIndex:
+		d.noteIndexName(r.Name)
+		or.paths = append(or.paths, r)
 	case r.Kind == NumberPattern:
 		if or.shapes == nil {
 			or.shapes = make(map[uint64]*Rule)

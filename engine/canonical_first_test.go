@@ -1,0 +1,66 @@
+package engine_test
+
+import (
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// A site that links each page's tracked spelling (?ref=nav) before the
+// page itself: the lease fetches the plain spelling first, so the page
+// kept is the one at the URL a rule keeps and every copy recorded is a
+// tracked spelling; and the tracked spellings, fetched last, stop once
+// their rule is learned.
+func TestCanonicalSpellingFetchedFirst(t *testing.T) {
+	const pages = 12
+	site, base := startTinySite(t, func(uri string) (int, string) {
+		var links []string
+		for i := range pages {
+			links = append(links, fmt.Sprintf("/p%d.html?ref=nav", i), fmt.Sprintf("/p%d.html", i))
+		}
+		switch {
+		case uri == "/":
+			return 200, htmlPage("Home", prose(1, 120), links...)
+		case strings.HasPrefix(uri, "/p"):
+			n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSuffix(uri, "?ref=nav"), "/p"), ".html"))
+			if err != nil {
+				break
+			}
+			return 200, htmlPage(fmt.Sprint("Page ", n), prose(100+uint64(n), 150))
+		}
+		return 404, htmlPage("404", "no such page")
+	})
+	cfg := tinyConfig([]string{base + "/"}, 1, 40)
+	cfg.Strategy = "depth"
+	path := filepath.Join(t.TempDir(), "crawl.db")
+	runCrawl(t, cfg, "127.0.0.1:1", path)
+
+	var kept, copies []string
+	eachRow(t, path, "SELECT u.url, o.url FROM duplicates d JOIN urls u ON u.id = d.url_id JOIN urls o ON o.id = d.of_id", func(rows *sql.Rows) error {
+		var c, o string
+		if err := rows.Scan(&c, &o); err != nil {
+			return err
+		}
+		copies, kept = append(copies, c), append(kept, o)
+		return nil
+	})
+	if len(copies) == 0 {
+		t.Fatal("no copy recorded")
+	}
+	for i := range copies {
+		if !strings.HasSuffix(copies[i], "?ref=nav") || strings.Contains(kept[i], "?") {
+			t.Errorf("%s recorded as a copy of %s: the tracked spelling was kept", copies[i], kept[i])
+		}
+	}
+	for i := range pages {
+		if n := site.count(func(uri string) bool { return uri == fmt.Sprintf("/p%d.html", i) }); n != 1 {
+			t.Errorf("/p%d.html fetched %d times, want once", i, n)
+		}
+	}
+	if n := site.count(func(uri string) bool { return strings.HasSuffix(uri, "?ref=nav") }); n > tinyEvidence+1 {
+		t.Errorf("%d tracked spellings fetched; the rule needs %d pairs", n, tinyEvidence)
+	}
+}

@@ -1,0 +1,136 @@
+package dedup
+
+import "strings"
+
+// Which spelling to fetch first. Two URLs of one batch (a lease: one
+// site's next pages) are often two spellings of one page: /a and
+// /a?ref=nav, /docs/ and /docs/index.php, /docs/guide.html and
+// /Docs/Guide.html. Fetched in the order the site linked them, the
+// variant may answer first: it is then the page kept, and the canonical
+// spelling is recorded as its copy, so the crawl keeps the spelling a
+// rule would rewrite away. Fetched canonical first, the evidence comes
+// from the canonical side (the page kept is at the spelling a rule
+// keeps), and the variants come last, when a rule their pairs completed
+// may spare the rest of them (Unproven, and the engine's revocations).
+
+// Variants marks in variant (reset, grown to len(urls)) the URLs of a
+// batch that are likely variants of another URL of the same batch: one
+// of the spellings a rule would keep instead of it is also in the batch.
+// Those spellings are the URL without its query, without one of its
+// parameters (up to maxVariantParams), with its path in lower case,
+// without an index file name (a common one, or one a rule learned on
+// any origin), and the URL as a rewrite not yet learned on its origin
+// would rewrite it (a candidate with a pair and no contradiction).
+// It only orders: nothing is skipped for it, and a variant that turns
+// out to be a page of its own is fetched all the same.
+//
+// Variants reads the detector; like the detector's other methods it is
+// not safe for concurrent use.
+func (d *Detector) Variants(urls []string, variant []bool) []bool {
+	variant = append(variant[:0], make([]bool, len(urls))...)
+	if len(urls) < 2 {
+		return variant
+	}
+	in := make(map[uint64]struct{}, len(urls))
+	for _, u := range urls {
+		in[ID(u)] = struct{}{}
+	}
+	has := func(self, spelling string) bool {
+		if spelling == self {
+			return false
+		}
+		_, ok := in[ID(spelling)]
+		return ok
+	}
+	for i, u := range urls {
+		variant[i] = d.plainerIn(u, has)
+	}
+	return variant
+}
+
+// maxVariantParams bounds the parameters Variants drops one at a time.
+const maxVariantParams = 8
+
+// plainerIn reports whether has(url, s) holds for a spelling s a rule
+// would keep instead of url (see Variants).
+func (d *Detector) plainerIn(url string, has func(self, spelling string) bool) bool {
+	oe := originEnd(url)
+	path, query, hasQuery := strings.Cut(url[oe:], "?")
+	if hasQuery {
+		if has(url, url[:oe]+path) {
+			return true
+		}
+		n := 0
+		found := false
+		eachParam(query, func(name, value string) bool {
+			n++
+			if n > maxVariantParams {
+				return false
+			}
+			if has(url, withQuery(url[:oe]+path, withoutParam(query, n-1))) {
+				found = true
+				return false
+			}
+			return true
+		})
+		if found {
+			return true
+		}
+	}
+	if lower, ok := lowerASCII(path); ok && has(url, withQuery(url[:oe]+lower, query)) {
+		return true
+	}
+	slash := strings.LastIndexByte(path, '/')
+	if file := path[slash+1:]; file != "" && (indexNames[file] || d.indexNames[file]) {
+		if has(url, withQuery(url[:oe]+path[:slash+1], query)) {
+			return true
+		}
+	}
+	for _, c := range d.candList[url[:oe]] {
+		if c.active != nil || c.rejected || c.contra > 0 || c.rule.Supports == 0 {
+			continue
+		}
+		if canon, ok := c.rule.Rewrite(url); ok && canon != "" && has(url, canon) {
+			return true
+		}
+	}
+	return false
+}
+
+// withoutParam returns query without its parameter number k (from 0,
+// empty parameters not counted, as eachParam reads them).
+func withoutParam(query string, k int) string {
+	var b strings.Builder
+	b.Grow(len(query))
+	i := 0
+	for q := query; q != ""; {
+		var p string
+		p, q, _ = strings.Cut(q, "&")
+		if p == "" {
+			continue
+		}
+		if i != k {
+			if b.Len() > 0 {
+				b.WriteByte('&')
+			}
+			b.WriteString(p)
+		}
+		i++
+	}
+	return b.String()
+}
+
+// maxIndexNames bounds the index file names learned from rules.
+const maxIndexNames = 64
+
+// noteIndexName records the file name a drop-index rule learned (on any
+// origin) as one that Variants reads as a directory's index.
+func (d *Detector) noteIndexName(name string) {
+	if name == "" || indexNames[name] || d.indexNames[name] || len(d.indexNames) >= maxIndexNames {
+		return
+	}
+	if d.indexNames == nil {
+		d.indexNames = make(map[string]bool)
+	}
+	d.indexNames[name] = true
+}

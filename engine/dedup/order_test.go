@@ -1,0 +1,76 @@
+package dedup
+
+import (
+	"slices"
+	"testing"
+)
+
+// Which URLs of a batch are variants of another of its URLs: each
+// spelling a rule would keep, with names no code of lidi knows where the
+// shape allows it, and URLs whose plainer spelling is not in the batch,
+// or that only look alike, left in place.
+func TestVariants(t *testing.T) {
+	const o = "http://v.example"
+	for _, tc := range []struct {
+		name    string
+		urls    []string
+		variant []bool
+	}{
+		{"query after the plain URL", []string{o + "/a?ref=nav", o + "/a"}, []bool{true, false}},
+		{"one parameter of two", []string{o + "/list?cat=2&vue=grille", o + "/list?cat=2", o + "/list?vue=grille&cat=2"}, []bool{true, false, true}},
+		{"path case", []string{o + "/Docs/Guide.HTML", o + "/docs/guide.html"}, []bool{true, false}},
+		{"path case keeps the query's", []string{o + "/Docs/?Q=A", o + "/docs/?q=a"}, []bool{false, false}},
+		{"index file", []string{o + "/docs/index.php", o + "/docs/", o + "/docs/default.aspx"}, []bool{true, false, true}},
+		{"a file of the directory is no index", []string{o + "/docs/guide.html", o + "/docs/"}, []bool{false, false}},
+		{"plainer spelling not in the batch", []string{o + "/a?ref=nav", o + "/B/", o + "/c/index.html"}, []bool{false, false, false}},
+		{"another origin's plain URL", []string{o + "/a?ref=nav", "http://w.example/a"}, []bool{false, false}},
+		{"one URL", []string{o + "/a?ref=nav"}, []bool{false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := New(Config{}).Variants(tc.urls, nil)
+			if !slices.Equal(got, tc.variant) {
+				t.Errorf("Variants(%q) = %v, want %v", tc.urls, got, tc.variant)
+			}
+		})
+	}
+
+	// An index name and a rewrite learned from evidence, with names no
+	// code of lidi knows: welcome.jsp once a host's rule dropped it (on
+	// any host), the /druck/ copy of a page once a pair proposed it.
+	d := New(Config{})
+	w := newWeb("http://idx.example", 91)
+	var fs []fetch
+	for i, dir := range []string{"/", "/people/", "/projects/", "/news/"} {
+		fs = append(fs, w.page(dir, uint64(i), pageOpt{}), w.page(dir+"welcome.jsp", uint64(i), pageOpt{}))
+	}
+	if rs := learned(crawl(d, fs)); len(rs) != 1 || rs[0].Kind != DropIndex {
+		t.Fatalf("learned %v, want welcome.jsp dropped", rs)
+	}
+	p := newWeb("http://print.example", 92)
+	crawl(d, []fetch{p.page("/story/one.html", 1, pageOpt{}), p.page("/druck/story/one.html", 1, pageOpt{})})
+	batch := []string{
+		o + "/team/welcome.jsp", o + "/team/",
+		"http://print.example/druck/story/two.html", "http://print.example/story/two.html",
+		"http://print.example/druck/other.html", // its plain spelling is not in the batch
+	}
+	if got, want := d.Variants(batch, nil), []bool{true, false, true, false, false}; !slices.Equal(got, want) {
+		t.Errorf("Variants(%q) = %v, want %v", batch, got, want)
+	}
+}
+
+func TestWithoutParam(t *testing.T) {
+	for _, tc := range []struct {
+		q    string
+		k    int
+		want string
+	}{
+		{"a=1&b=2&c=3", 0, "b=2&c=3"},
+		{"a=1&b=2&c=3", 1, "a=1&c=3"},
+		{"a=1&&b=2", 1, "a=1"},
+		{"a=1", 0, ""},
+	} {
+		if got := withoutParam(tc.q, tc.k); got != tc.want {
+			t.Errorf("withoutParam(%q, %d) = %q, want %q", tc.q, tc.k, got, tc.want)
+		}
+	}
+}
