@@ -365,7 +365,7 @@ func (c *crawl) publish(now time.Time, force bool) {
 	st.Pages, st.Fetches, st.Recrawls = c.tally.fetches-c.tally.recrawls, c.tally.fetches, c.tally.recrawls
 	st.Bytes, st.Errors = c.tally.bytes, c.tally.errors
 	st.Discovered = c.tally.discovered
-	st.LoopPause, st.StoreWait, st.Seen = c.steps.worst, c.tally.storeWait, c.web.seen.Stats()
+	st.LoopPause, st.StoreWait, st.LoopWork, st.Seen = c.steps.worst, c.tally.storeWait, c.steps.own, c.web.seen.Stats()
 	st.LoopSteps = c.steps.steps()
 	st.StoreApply, st.StoreApplyRecords, st.StoreHead = e.commit.slowest()
 	st.Memory.Seen, st.Memory.Graph = c.web.bytes()

@@ -52,6 +52,10 @@ type stepClock struct {
 	last  time.Time
 	cur   [numLoopSteps]time.Duration
 	worst time.Duration // the longest wake-up (Stats.LoopPause)
+	// own is the longest wake-up less its waits for the store
+	// (Stats.LoopWork): the loop's own work, which a slow write does not
+	// lengthen.
+	own   time.Duration
 	split [numLoopSteps]time.Duration
 }
 
@@ -80,9 +84,11 @@ func (k *stepClock) mark(s LoopStep) {
 // end closes the current wake-up, its remainder going to s.
 func (k *stepClock) end(s LoopStep) {
 	k.mark(s)
-	if d := k.last.Sub(k.woke); d > k.worst {
+	d := k.last.Sub(k.woke)
+	if d > k.worst {
 		k.worst, k.split = d, k.cur
 	}
+	k.own = max(k.own, d-k.cur[StepStore])
 }
 
 // steps returns the longest wake-up's steps that took time, longest first.

@@ -33,6 +33,11 @@ func TestStepClock(t *testing.T) {
 	if k.worst != 32*time.Millisecond {
 		t.Fatalf("worst = %v, want 32ms", k.worst)
 	}
+	// The second wake-up's 32 ms held 20 of waits for the store: 12 of
+	// its own, more than the third's 10.
+	if k.own != 12*time.Millisecond {
+		t.Fatalf("own = %v, want 12ms (the second wake-up less its 20 ms for the store)", k.own)
+	}
 	want := []LoopStepTime{{StepStore, 20 * time.Millisecond}, {StepDiscover, 9 * time.Millisecond}, {StepPublish, 2 * time.Millisecond}, {StepResults, time.Millisecond}}
 	if got := k.steps(); !slices.Equal(got, want) {
 		t.Fatalf("steps = %v, want %v", got, want)

@@ -45,6 +45,10 @@ type Stats struct {
 	// hand-over to the store), StoreWait the longest of it spent waiting
 	// for the store to take a batch (the loop keeps pace with the store),
 	LoopPause, StoreWait time.Duration
+	// LoopWork is the longest wake-up less its waits for the store: the
+	// loop's own work (detection, the seen set, the frontier), which a
+	// slow write does not lengthen.
+	LoopWork time.Duration
 	// StoreApply is the longest one write of a batch to the store took
 	// (StoreApplyRecords the records it held), StoreHead the longest one
 	// read of a site's queue head: what the loop's waits for the store
