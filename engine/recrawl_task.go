@@ -165,6 +165,9 @@ func (c *crawl) recrawlPage(m *visit.PageResult) {
 		if s := c.sites[rec.Site]; s != nil {
 			rc.sched.Cost(rec.Duration + s.delay)
 		}
+		if key, ok := rc.schedSites[rec.Site]; ok && !rec.Recrawl {
+			rc.sched.Discovered(key) // a turn of its site went to discovery
+		}
 	}
 	switch {
 	case it == nil && keeps:

@@ -34,9 +34,12 @@ import (
 // than measured, finds many turns due at once: queued all together ahead
 // of a site's new URLs, they would leave discovery nothing for as long as
 // they last. So a site has at most Ahead pages released and not back yet
-// (Back) at once; its other due pages wait their turn, in order, for the
-// site's released ones to come back. A visit of the site then takes at
-// most Ahead recrawls ahead of its new URLs, whatever the clocks.
+// (Back) at once, and while it has URLs to discover, a page released
+// costs a credit that the site's fetches of new URLs earn (Discovered,
+// Share/(1−Share) each, at most Ahead banked); its other due pages wait,
+// in order. A visit of the site then takes at most Ahead recrawls ahead
+// of its new URLs, and its recrawls are at most Share of its fetches
+// (Ahead more at most), whatever the clocks.
 type Scheduler struct {
 	pl    *Planner
 	share float64
@@ -69,6 +72,7 @@ type schedSite struct {
 	hold        time.Duration // the robot time its visits took a page
 	discovering bool          // the crawl has URLs of it to fetch for the first time
 	out         int           // its pages released and not back
+	credit      float64       // the releases its discovery earned (Discovered)
 	waiting     []uint64      // its due pages waiting for those, in order
 }
 
@@ -123,14 +127,33 @@ func (s *Scheduler) SetSiteGap(site string, gap time.Duration) {
 func (s *Scheduler) SetDiscovering(site string, on bool) {
 	if ss := s.site(site); ss.discovering != on {
 		ss.discovering = on
+		if !on {
+			ss.credit = float64(s.ahead) // only discovery binds it
+		}
 		s.siteGap(site)
 	}
+}
+
+// Discovered tells that the crawl fetched a URL of site for the first
+// time: while the site has URLs to discover, it earns Share/(1−Share) of
+// a recrawl.
+func (s *Scheduler) Discovered(site string) {
+	ss := s.sites[site]
+	if ss == nil || s.ahead == 0 {
+		return
+	}
+	ss.credit = min(ss.credit+s.share/(1-s.share), float64(s.ahead))
+}
+
+// mayRelease reports whether site ss may release a page now.
+func (s *Scheduler) mayRelease(ss *schedSite) bool {
+	return s.ahead == 0 || ss.out < s.ahead && (!ss.discovering || ss.credit >= 1)
 }
 
 func (s *Scheduler) site(name string) *schedSite {
 	ss := s.sites[name]
 	if ss == nil {
-		ss = &schedSite{}
+		ss = &schedSite{credit: float64(s.ahead)}
 		s.sites[name] = ss
 	}
 	return ss
@@ -264,16 +287,16 @@ func (s *Scheduler) Gone(id uint64) {
 
 // Due returns the pages to fetch again now: now by the loop's clock, rnow
 // by the recrawl clock (see Planner.Due), at most Ahead of a site out at
-// once: first those that waited for their site's released pages, in the
-// order they fell due, then those due now. A page released is out until
-// Back.
+// once, and of a site with URLs to discover as many as its discovery
+// earned: first those that waited, in the order they fell due, then those
+// due now. A page released is out until Back.
 func (s *Scheduler) Due(now, rnow time.Time) []uint64 {
 	s.clocks(now, rnow)
 	var out []uint64
 	for _, name := range slices.Sorted(maps.Keys(s.waitSites)) {
 		ss := s.waitSites[name]
 		n := 0
-		for ; n < len(ss.waiting) && (s.ahead == 0 || ss.out < s.ahead); n++ {
+		for ; n < len(ss.waiting) && s.mayRelease(ss); n++ {
 			id := ss.waiting[n]
 			delete(s.waiting, id)
 			out = s.release(out, id, name, ss)
@@ -289,7 +312,7 @@ func (s *Scheduler) Due(now, rnow time.Time) []uint64 {
 		}
 		name := s.info[id].Site
 		ss := s.site(name)
-		if s.ahead > 0 && (ss.out >= s.ahead || len(ss.waiting) > 0) {
+		if len(ss.waiting) > 0 || !s.mayRelease(ss) {
 			ss.waiting = append(ss.waiting, id)
 			s.waiting[id] = true
 			s.waitSites[name] = ss
@@ -303,6 +326,9 @@ func (s *Scheduler) Due(now, rnow time.Time) []uint64 {
 func (s *Scheduler) release(out []uint64, id uint64, site string, ss *schedSite) []uint64 {
 	s.out[id] = site
 	ss.out++
+	if ss.discovering {
+		ss.credit--
+	}
 	return append(out, id)
 }
 

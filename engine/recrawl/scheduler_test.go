@@ -195,3 +195,42 @@ func TestSchedulerAheadBoundsASiteReleases(t *testing.T) {
 		t.Errorf("site a: %d out, %d waiting, %d sites waiting; want 2, 0, 0", ss.out, len(ss.waiting), len(s.waitSites))
 	}
 }
+
+// A site with URLs to discover releases its due pages only as its
+// discovery earns them (Share/(1−Share) a URL fetched for the first time,
+// at most Ahead banked), however late the loop: at a Share of a half, a
+// recrawl a new URL. Once nothing is left to discover, only Ahead binds.
+func TestSchedulerDiscoveryEarnsRecrawls(t *testing.T) {
+	s := NewScheduler(SchedulerOptions{Ahead: 2, Planner: PlannerOptions{InitialInterval: time.Minute}})
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for id := range uint64(6) {
+		s.Copied(id, "c", "a", t0.Add(time.Duration(id)*time.Second))
+	}
+	s.SetDiscovering("a", true)
+	late := t0.Add(24 * time.Hour)
+	due := func() []uint64 { return s.Due(late, late) }
+	if got := due(); !slices.Equal(got, []uint64{0, 1}) {
+		t.Fatalf("due %v a day late, want the two the site may have out", got)
+	}
+	s.Back(0)
+	s.Back(1)
+	if got := due(); len(got) != 0 {
+		t.Fatalf("due %v with both back but no URL discovered since, want none", got)
+	}
+	s.Discovered("a")
+	if got := due(); !slices.Equal(got, []uint64{2}) {
+		t.Fatalf("due %v after one URL discovered, want page 2", got)
+	}
+	for range 5 {
+		s.Discovered("a") // banks Ahead at most
+	}
+	s.Back(2)
+	if got := due(); !slices.Equal(got, []uint64{3, 4}) {
+		t.Fatalf("due %v after many URLs discovered, want 3 and 4 (Ahead banked)", got)
+	}
+	s.Back(3)
+	s.SetDiscovering("a", false)
+	if got := due(); !slices.Equal(got, []uint64{5}) {
+		t.Fatalf("due %v once nothing is left to discover, want page 5", got)
+	}
+}
