@@ -96,9 +96,13 @@ const DefaultHeapLimitMB = 1536
 // peak RSS with the headroom (lidi bench crawl to 1,000,000 URLs, every
 // feature on, under load: 128 took 1.8-1.9% of the CPU at a peak of 507-523
 // MB; 64 with the smaller SQLite cache 2.6% and 401 MB; 48 2.1% and 378
-// MB, and 4.5% over a crawl to 3,000,000 URLs). GOGC=25 (a headroom
+// MB, and 4.5% over a crawl to 3,000,000 URLs; at load 8-15, 48 took
+// 4.3% and peaked at 396 MB, 32 6.8% and 356 MB). Past ten times the
+// headroom of live heap (320 MiB, some 1,400,000 URLs) the headroom is a
+// tenth of what is live whatever this says (gcpace.MinPercent), so the
+// crawl to 3,000,000 URLs collects as it did with 48. GOGC=25 (a headroom
 // of a quarter of what is live, some 30 MB at 300,000 URLs) took 15%.
-const DefaultHeadroomMB = 48
+const DefaultHeadroomMB = 32
 
 // Default returns the configuration a file with no keys gives.
 func Default() *File {
