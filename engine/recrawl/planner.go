@@ -127,8 +127,11 @@ type plannedPage struct {
 	// released it), and released when Due released it; zero when none is
 	// in flight.
 	due, released time.Time
-	gen           uint64 // the queue entry that is current
-	scheduled     bool
+	// at is when its queue entry is due, and qi the entry's index in the
+	// queue (-1 for none): each page has one entry at most.
+	at        time.Time
+	qi        int
+	scheduled bool
 	// evid is the evidence of visits, fresh unless changed; prior the
 	// prior rate was estimated with.
 	evid    Evidence
@@ -182,20 +185,24 @@ func (p *Planner) SetSiteGap(site string, gap time.Duration) {
 }
 
 // rebook gives site s's scheduled pages their turns again, the earliest
-// planned first. A page whose visit is in flight keeps its entry (its
-// retry), without a turn.
+// due first (a visit in flight at its retry), a gap from the turns
+// already taken: the site's requests stay a gap apart across the change.
 func (p *Planner) rebook(s int) {
 	var pages []*plannedPage
 	for _, pg := range p.bySite[s] {
-		pg.turn = time.Time{}
-		if pg.scheduled && pg.due.IsZero() {
+		if pg.scheduled {
+			p.unreserve(pg)
 			pages = append(pages, pg)
 		}
 	}
-	slices.SortFunc(pages, byNext)
-	p.turns[s] = p.turns[s][:0]
+	slices.SortFunc(pages, func(a, b *plannedPage) int {
+		if c := a.at.Compare(b.at); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.info.ID, b.info.ID)
+	})
 	for _, pg := range pages {
-		p.push(pg, pg.next)
+		p.push(pg, pg.at)
 	}
 }
 
@@ -224,19 +231,24 @@ func (p *Planner) tell(t time.Time) {
 func (p *Planner) Add(info PageInfo, fetched time.Time) {
 	p.tell(fetched)
 	pg := p.pages[info.ID]
+	ch := p.channels[info.Channel]
+	if ch == nil {
+		ch = &plannedChannel{pages: map[uint64]*plannedPage{}}
+		p.channels[info.Channel] = ch
+	}
 	if pg == nil {
-		ch := p.channels[info.Channel]
-		if ch == nil {
-			ch = &plannedChannel{pages: map[uint64]*plannedPage{}}
-			p.channels[info.Channel] = ch
-		}
-		pg = &plannedPage{info: info, last: fetched, anchor: fetched, site: -1}
+		pg = &plannedPage{info: info, last: fetched, anchor: fetched, site: -1, qi: -1}
 		ch.pages[info.ID] = pg
 		p.pages[info.ID] = pg
 		p.dirty = true
 	} else if pg.info.Channel != info.Channel {
-		delete(p.channels[pg.info.Channel].pages, info.ID)
-		p.channels[info.Channel].pages[info.ID] = pg
+		// Moved (a new channel may be new to the Planner): both
+		// channels' pooled evidence changes.
+		old := p.channels[pg.info.Channel]
+		delete(old.pages, info.ID)
+		old.changed = true
+		ch.pages[info.ID] = pg
+		ch.changed, p.dirty = true, true
 	}
 	pg.info = info
 	if s := p.site(info.Site); s != pg.site {
@@ -247,7 +259,9 @@ func (p *Planner) Add(info PageInfo, fetched time.Time) {
 		pg.site = s
 		p.bySite[s][info.ID] = pg
 		if pg.scheduled {
-			p.push(pg, pg.next)
+			// Due when it was, a visit in flight at its retry: its
+			// new site's turn nearest that time.
+			p.push(pg, pg.at)
 		}
 	}
 	if !pg.scheduled {
@@ -265,7 +279,9 @@ func (p *Planner) Remove(id uint64) {
 	delete(p.pages, id)
 	delete(p.bySite[pg.site], id)
 	p.unreserve(pg)
-	pg.gen++ // its queue entry is stale
+	if pg.qi >= 0 {
+		heap.Remove(&p.queue, pg.qi)
+	}
 	p.dirty = true
 }
 
@@ -329,10 +345,15 @@ func (p *Planner) nextVisit(pg *plannedPage, iv time.Duration) time.Time {
 // the turn of its site it holds (reserve), or at at on a site without a
 // gap.
 func (p *Planner) push(pg *plannedPage, at time.Time) {
-	pg.gen++
 	p.unreserve(pg)
+	pg.at = at
 	key := p.reserve(pg, at)
-	heap.Push(&p.queue, pageDue{at: at, key: key, id: pg.info.ID, gen: pg.gen})
+	if pg.qi >= 0 {
+		p.queue.entries[pg.qi].key = key
+		heap.Fix(&p.queue, pg.qi)
+		return
+	}
+	heap.Push(&p.queue, queued{key: key, pg: pg})
 }
 
 // reserve gives page pg the free turn of its site nearest at, and returns
@@ -635,18 +656,14 @@ func (p *Planner) Due(now time.Time, limit int) []uint64 {
 		if top.key.After(now) {
 			break
 		}
-		heap.Pop(&p.queue)
-		pg := p.pages[top.id]
-		if pg == nil || pg.gen != top.gen {
-			continue // rescheduled since, or gone
-		}
+		pg := top.pg
 		iv := pg.interval
 		if iv == 0 {
 			iv = p.opt.InitialInterval
 		}
 		if pg.due.IsZero() {
 			// Not again when released again before its visit.
-			pg.due, pg.released = top.at, now
+			pg.due, pg.released = pg.at, now
 			p.late.Released++
 			if !p.channels[pg.info.Channel].ready {
 				p.late.Warm++
@@ -656,7 +673,7 @@ func (p *Planner) Due(now time.Time, limit int) []uint64 {
 		// next is a gap after it.
 		pg.turn = time.Time{}
 		p.push(pg, now.Add(iv))
-		out = append(out, top.id)
+		out = append(out, pg.info.ID)
 	}
 	return out
 }
@@ -675,14 +692,10 @@ func maxTime(a, b time.Time) time.Time {
 // NextDue returns when the next page may be released (its turn), and
 // false if none is scheduled.
 func (p *Planner) NextDue() (time.Time, bool) {
-	for p.queue.Len() > 0 {
-		top := p.queue.entries[0]
-		if pg := p.pages[top.id]; pg != nil && pg.gen == top.gen {
-			return top.key, true
-		}
-		heap.Pop(&p.queue)
+	if p.queue.Len() == 0 {
+		return time.Time{}, false
 	}
-	return time.Time{}, false
+	return p.queue.entries[0].key, true
 }
 
 // PagePlan is what the Planner thinks of one page.
@@ -754,27 +767,35 @@ func (p *Planner) String() string {
 	return fmt.Sprintf("planner: %d pages, %d channels (%d out of warm-up), budget %.3g visits/s", len(p.pages), len(p.channels), ready, p.budget)
 }
 
-// pageDue is a page's entry in the queue: due at at, released at key (its
-// turn).
-type pageDue struct {
-	at, key time.Time
-	id      uint64
-	gen     uint64
+// queued is a page's entry in the queue: released at key (its turn, or
+// its time on a site without a gap; the page's at is the time).
+type queued struct {
+	key time.Time
+	pg  *plannedPage
 }
 
-type pageQueue struct{ entries []pageDue }
+// pageQueue is a heap of the scheduled pages, each at most once (its qi).
+type pageQueue struct{ entries []queued }
 
 func (h pageQueue) Len() int { return len(h.entries) }
 func (h pageQueue) Less(i, j int) bool {
 	if !h.entries[i].key.Equal(h.entries[j].key) {
 		return h.entries[i].key.Before(h.entries[j].key)
 	}
-	return h.entries[i].id < h.entries[j].id
+	return h.entries[i].pg.info.ID < h.entries[j].pg.info.ID
 }
-func (h pageQueue) Swap(i, j int) { h.entries[i], h.entries[j] = h.entries[j], h.entries[i] }
-func (h *pageQueue) Push(x any)   { h.entries = append(h.entries, x.(pageDue)) }
+func (h pageQueue) Swap(i, j int) {
+	h.entries[i], h.entries[j] = h.entries[j], h.entries[i]
+	h.entries[i].pg.qi, h.entries[j].pg.qi = i, j
+}
+func (h *pageQueue) Push(x any) {
+	e := x.(queued)
+	e.pg.qi = len(h.entries)
+	h.entries = append(h.entries, e)
+}
 func (h *pageQueue) Pop() any {
 	x := h.entries[len(h.entries)-1]
+	x.pg.qi = -1
 	h.entries = h.entries[:len(h.entries)-1]
 	return x
 }
