@@ -407,3 +407,27 @@ func weightDistance(fetches map[int][]time.Duration, at time.Duration, a, b func
 	}
 	return d / 2
 }
+
+// sharedGaps returns each site's gap as the crawl left it to the scored
+// pages' recrawls in the window (from, to]: its politeness allows
+// (to−from)/gap requests, and the crawl spent some of them on pages not
+// scored (found after from: discovery, and their recrawls); the gap
+// spreads what is left over the window. A diagnostic of the crawl's loss
+// to its discovery, beside the references that count none.
+func sharedGaps(fetches map[int][]time.Duration, from, to time.Duration, gap func(int) time.Duration, siteOf func(int) int) func(int) time.Duration {
+	others := map[int]int{}
+	for p, ts := range fetches {
+		if len(ts) > 0 && ts[0] > from {
+			others[siteOf(p)] += windowFetches(ts, from, to)
+		}
+	}
+	d := to - from
+	return func(site int) time.Duration {
+		g := gap(site)
+		turns := int(d / max(g, time.Nanosecond))
+		if others[site] == 0 || d <= 0 {
+			return g
+		}
+		return d / time.Duration(max(turns-others[site], 1))
+	}
+}

@@ -133,3 +133,23 @@ func TestCrawlWeightsConvergeToTrue(t *testing.T) {
 		t.Errorf("half the pages fetched: distance %v, want more than 0", d)
 	}
 }
+
+// A site's turns that the crawl spent on pages found after the window's
+// start (discovery) are not the scored pages': the gap spreads the rest.
+func TestSharedGaps(t *testing.T) {
+	h := time.Hour
+	fetches := map[int][]time.Duration{
+		1: {0, 2 * h, 4 * h},         // scored (a copy by the start), site 0
+		2: {h, 3 * h, 5 * h, 11 * h}, // found in the window, site 0: 3 turns in it
+		3: {2 * h},                   // found in the window, site 1
+		4: {0, 30 * time.Minute},     // scored, site 1
+	}
+	siteOf := func(p int) int { return map[int]int{1: 0, 2: 0, 3: 1, 4: 1}[p] }
+	gap := func(site int) time.Duration { return []time.Duration{h, 2 * h, h}[site] }
+	g := sharedGaps(fetches, 0, 10*h, gap, siteOf)
+	for site, want := range []time.Duration{10 * h / 7, 10 * h / 4, h} {
+		if got := g(site); got != want {
+			t.Errorf("site %d: gap %v, want %v", site, got, want)
+		}
+	}
+}
