@@ -122,12 +122,12 @@ type RecrawlLiveResult struct {
 	// from the pages fetched by then) instead of the true in-links;
 	// WeightDistance the total variation distance between those weights and
 	// the true ones at the warm-up's end, and at the end of the crawl.
-	PlannerCrawlWeights         float64
+	PlannerCrawlWeights float64
 	// PlannerShared is the planner simulated as Planner, each site's
 	// turns but those the crawl spent on pages not scored (discovery):
 	// what the crawl's planner could reach with the capacity discovery
 	// left it. Diagnostic only: the references count no discovery.
-	PlannerShared float64
+	PlannerShared               float64
 	WeightDistance, WeightAtEnd float64
 	// Late is how late the real crawl fetched its recrawls against its
 	// plan after the warm-up (virtual time), and how many went to pages
