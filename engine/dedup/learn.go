@@ -438,6 +438,8 @@ func (d *Detector) activate(c *candidate, pair Pair) *Rule {
 		rule.Prior = p
 	} else if p := d.pooledOf(c); p > 0 && c.rule.Supports < d.evidenceMin {
 		rule.Prior = p
+	} else if p := d.learnedElsewhere(c); p > 0 && c.rule.Supports < d.evidenceMin {
+		rule.Prior = p
 	}
 	inForce := d.learnedShape(rule)
 	if rule.Kind == SwapHost && rule.From == "" {

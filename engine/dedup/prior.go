@@ -122,6 +122,37 @@ func (d *Detector) priorOf(c *candidate) (n int, exact bool) {
 	return d.priorFrom(ks[1], c.rule.Origin), false
 }
 
+// learnedElsewhere returns how many origins other than c's learned its
+// shape from their own evidence, fewer than priorHosts, if nothing
+// contradicted it (0 otherwise). Each lowers the pairs the next origin
+// needs by one (see need): the first host of a shape pays the full
+// evidence, the second one pair less, and from the third on the prior
+// asks for one. The first hosts of a shape are met one after another
+// (on lidi bench precision a shape's first rule is learned a second or
+// more before its second origin has a pair), so evidence pooled at the
+// same time rarely spares them; what one host proved does.
+func (d *Detector) learnedElsewhere(c *candidate) int {
+	if len(d.priors) == 0 || isWWWTwin(&c.rule) || isParamKind(c.rule.Kind) && d.matters[c.rule.Name] {
+		return 0 // a www twin has evidence rules of its own (need)
+	}
+	for _, k := range c.shapes {
+		p := d.priors[k]
+		if k == 0 || p == nil || p.contradicted {
+			continue
+		}
+		n := 0
+		for _, o := range p.origins {
+			if o != c.rule.Origin {
+				n++
+			}
+		}
+		if n > 0 {
+			return n
+		}
+	}
+	return 0
+}
+
 // priorFrom returns how many origins other than origin learned shape k,
 // if enough did and nothing contradicted it.
 func (d *Detector) priorFrom(k uint64, origin string) int {
@@ -285,10 +316,15 @@ func (d *Detector) need(c *candidate) int {
 			return min(wwwTwinPairs-1, d.evidenceMin)
 		}
 		return min(wwwTwinPairs, d.evidenceMin)
-	case n == 0 && d.pooledOf(c) > 0:
-		return min(pooledPairs, d.evidenceMin)
 	case n == 0:
-		return d.evidenceMin
+		need := d.evidenceMin
+		if d.pooledOf(c) > 0 {
+			need = min(pooledPairs, need)
+		}
+		if k := d.learnedElsewhere(c); k > 0 {
+			need = min(need, max(d.evidenceMin-k, 1))
+		}
+		return need
 	case exact:
 		return 1
 	default:

@@ -142,18 +142,18 @@ func TestWWWTwinEvidence(t *testing.T) {
 }
 
 // checkFirstHosts checks the rules the k-th host of a shape learned
-// (from 0), the hosts crawled one after the other: the first two need
-// full evidence and have no prior; the third, with two hosts vouching,
-// needs pooledPairs pairs and says so.
+// (from 0), the hosts crawled one after the other: each host before
+// lowers the pairs the next needs by one, so the first needs full
+// evidence (3 pairs) and has no prior, the second 2 pairs with one host
+// vouching, the third 1 pair with two (its first rule: a later pair may
+// make a more general one, ?p whatever its value after ?p=1).
 func checkFirstHosts(t *testing.T, k int, rs []Rule) {
 	t.Helper()
-	for _, r := range rs {
-		switch {
-		case k < priorHosts-1 && r.Prior != 0:
-			t.Errorf("%v learned with a prior on one of the first hosts", r.String())
-		case k == priorHosts-1 && (r.Prior != k || r.Supports != pooledPairs):
-			t.Errorf("%v learned from %d pairs with %d hosts vouching, want %d and %d", r.String(), r.Supports, r.Prior, pooledPairs, k)
-		}
+	if len(rs) == 0 {
+		t.Fatalf("host %d learned nothing", k)
+	}
+	if r, want := rs[0], [...]int{3, 2, 1}[k]; r.Prior != k || r.Supports != want {
+		t.Errorf("%v learned from %d pairs with %d hosts vouching, want %d and %d", r.String(), r.Supports, r.Prior, want, k)
 	}
 }
 
@@ -181,13 +181,9 @@ func TestPriorShapeAcrossNames(t *testing.T) {
 				}
 			}
 			rs := learned(ds)
-			want, supports := 0, DefaultMirrorEvidence
-			switch k {
-			case priorHosts - 1:
-				want, supports = k, pooledPairs
-			case priorHosts:
-				want, supports = priorHosts, 1
-			}
+			// Each host before lowers the pairs by one; from the
+			// third on, one pair.
+			want, supports := k, [...]int{3, 2, 1, 1}[k]
 			if len(rs) != 1 || rs[0].Kind != DropIndex || rs[0].Name != name || rs[0].Prior != want || rs[0].Supports != supports {
 				t.Fatalf("%s: learned %v, want drop index %s from %d pairs with a prior of %d", name, rs, name, supports, want)
 			}
@@ -418,6 +414,49 @@ func TestSwapCarriesRules(t *testing.T) {
 	for _, u := range []string{"http://news.example/f.html?imprimir=si", "http://www.news.example/f.html?imprimir=si"} {
 		if c, _, _ := d.Canonical(u); c != "http://news.example/f.html" {
 			t.Errorf("Canonical(%s) = %s, want http://news.example/f.html", u, c)
+		}
+	}
+}
+
+// What one host proved lowers the next host's evidence by a pair, but
+// not once a pair anywhere contradicted the shape: an index alias whose
+// page differs from its directory's (a host whose "home.asp" is twice
+// its directory and then a page of its own) leaves the next host to its
+// full evidence.
+func TestPriorFromOneHost(t *testing.T) {
+	aliases := func(origin, name string, seed uint64, dirs ...string) []fetch {
+		w := newWeb(origin, seed)
+		var fs []fetch
+		for i, dir := range dirs {
+			fs = append(fs, w.page(dir, uint64(i), pageOpt{}), w.page(dir+name, uint64(i), pageOpt{}))
+		}
+		return fs
+	}
+	for _, contradicted := range []bool{false, true} {
+		d := New(Config{})
+		if rs := learned(crawl(d, aliases("http://one.example", "welcome.jsp", 400, "/", "/a/", "/b/"))); len(rs) != 1 || rs[0].Supports != 3 || rs[0].Prior != 0 {
+			t.Fatalf("first host: learned %v, want drop-index from 3 pairs", rs)
+		}
+		if contradicted {
+			// Learned from 2 pairs there, then withdrawn.
+			w := newWeb("http://other.example", 401)
+			ds := crawl(d, []fetch{w.page("/x/", 1, pageOpt{}), w.page("/x/home.asp", 1, pageOpt{}),
+				w.page("/z/", 2, pageOpt{}), w.page("/z/home.asp", 2, pageOpt{}),
+				w.page("/y/", 3, pageOpt{}), w.page("/y/home.asp", 4, pageOpt{})})
+			var withdrawn []Rule
+			for _, dec := range ds {
+				withdrawn = append(withdrawn, dec.Withdrawn...)
+			}
+			if rs := learned(ds); len(rs) != 1 || rs[0].Supports != 2 || len(withdrawn) != 1 {
+				t.Fatalf("other host: learned %v, withdrawn %v; want drop-index home.asp from 2 pairs, then withdrawn", rs, withdrawn)
+			}
+		}
+		rs := learned(crawl(d, aliases("http://two.example", "Start.HTM", 402, "/", "/c/")))
+		switch {
+		case !contradicted && (len(rs) != 1 || rs[0].Supports != 2 || rs[0].Prior != 1):
+			t.Errorf("second host: learned %v from 2 pairs, want drop-index Start.HTM with one host vouching", rs)
+		case contradicted && len(rs) != 0:
+			t.Errorf("second host, the shape contradicted elsewhere: learned %v from 2 pairs", rs)
 		}
 	}
 }
