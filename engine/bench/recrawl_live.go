@@ -126,8 +126,10 @@ type RecrawlLiveResult struct {
 	// PlannerShared is the planner simulated as Planner, each site's
 	// turns but those the crawl spent on pages not scored (discovery):
 	// what the crawl's planner could reach with the capacity discovery
-	// left it. Diagnostic only: the references count no discovery.
+	// left it; SharedScores the references on those turns. Diagnostics
+	// only: the references the goals name count no discovery.
 	PlannerShared               float64
+	SharedScores                scheduleScores
 	WeightDistance, WeightAtEnd float64
 	// Late is how late the real crawl fetched its recrawls against its
 	// plan after the warm-up (virtual time), and how many went to pages
@@ -292,6 +294,7 @@ func recrawlLive(ctx context.Context, o RecrawlLiveOptions, shape simweb.ChangeS
 		res.PlannerCrawlWeights = cw.Freshness
 	}
 	shared := sharedGaps(copies, warmEnd, end, gap, web.Changes().ChannelOf)
+	res.SharedScores = scoreSchedules(scheduleInput{web: web, from: warmEnd, to: end, fetches: copies, gap: shared})
 	if ps, err := plannerScores(scheduleInput{web: web, from: warmEnd, to: end, fetches: copies, gap: shared}, popt); err != nil {
 		return nil, err
 	} else {
@@ -494,7 +497,7 @@ func fmtShare(x float64, n int) string {
 // lossKeys are the key=value pairs that take the real crawl's loss against
 // its planner apart (policy pages only): the planner alone, with the true
 // and with the crawl's weights, and with the site turns discovery left
-// (PlannerShared), how far the crawl's weights are from the
+// (PlannerShared, and the references on those turns), how far the crawl's weights are from the
 // true ones, how late its recrawls came and the share of them spent on
 // pages warming up.
 func (res *RecrawlLiveResult) lossKeys() string {
@@ -515,7 +518,7 @@ func (res *RecrawlLiveResult) lossKeys() string {
 	if l.Released > 0 {
 		warm = float64(l.Warm) / float64(l.Released)
 	}
-	return fmt.Sprintf(" planner=%.3f planner_crawl_weights=%.3f planner_shared=%.3f weight_tv=%s weight_tv_end=%s late_pace_min=%s late_queue_min=%s late_of_interval=%s late_over_half=%s warm_share=%s verdict_missed=%s verdict_false=%s",
-		res.Planner.Freshness, res.PlannerCrawlWeights, res.PlannerShared, fmtNaN(res.WeightDistance), fmtNaN(res.WeightAtEnd),
+	return fmt.Sprintf(" planner=%.3f planner_crawl_weights=%.3f planner_shared=%.3f uniform_shared=%.3f optimal_shared=%.3f weight_tv=%s weight_tv_end=%s late_pace_min=%s late_queue_min=%s late_of_interval=%s late_over_half=%s warm_share=%s verdict_missed=%s verdict_false=%s",
+		res.Planner.Freshness, res.PlannerCrawlWeights, res.PlannerShared, res.SharedScores.Uniform, res.SharedScores.Optimal, fmtNaN(res.WeightDistance), fmtNaN(res.WeightAtEnd),
 		perFetch(l.Pace), perFetch(l.Queue), fmtNaN(ofInterval), fmtNaN(overHalf), fmtNaN(warm), fmtNaN(res.VerdictMissed), fmtNaN(res.VerdictFalse))
 }
