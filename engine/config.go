@@ -146,7 +146,7 @@ func Defaults() Config {
 		Detect:           true,
 		MaxHamming:       3,
 		MirrorEvidence:   3,
-		CompressLevel:    2,
+		CompressLevel:    1,
 		Rank:             true,
 		RankEveryPages:   10000,
 		RankEvery:        30 * time.Second,
