@@ -7,16 +7,11 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
-	"net/url"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"lidi/engine"
 	"lidi/engine/record"
-	"lidi/engine/urlnorm"
 	"lidi/engine/visit"
 )
 
@@ -34,11 +29,6 @@ func TestRecordKeepsBodyAndHeadsAsZlib(t *testing.T) {
 		io.WriteString(w, body)
 	}))
 	defer srv.Close()
-	u, err := url.Parse(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	port, _ := strconv.Atoi(u.Port())
 	inflate := func(z []byte) []byte {
 		t.Helper()
 		r, err := zlib.NewReader(bytes.NewReader(z))
@@ -59,11 +49,7 @@ func TestRecordKeepsBodyAndHeadsAsZlib(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		now := time.Now()
-		link := srv.URL + "/page"
-		lease := &visit.Lease{ID: 1, Site: 1, Key: srv.URL, Host: u.Hostname(), Addr: netip.MustParseAddr(u.Hostname()), Port: port,
-			Robots: &visit.RobotsFile{Status: 404}, NotBefore: now, Deadline: now.Add(time.Minute),
-			URLs: []record.QueuedURL{{ID: urlnorm.Fingerprint(link), URL: link}}}
+		lease := leaseOn(t, srv, "/page")
 		var rec *record.PageRecord
 		robot.Run(context.Background(), lease, func(r visit.Result) {
 			if r.Page != nil {

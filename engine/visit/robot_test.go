@@ -53,11 +53,6 @@ func TestRobotHonoursMetaTagsAddressedToIt(t *testing.T) {
 		fmt.Fprint(w, body)
 	}))
 	defer srv.Close()
-	u, err := url.Parse(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	port, _ := strconv.Atoi(u.Port())
 
 	cfg := engine.Defaults()
 	cfg.Seeds = []string{srv.URL + "/"}
@@ -66,13 +61,11 @@ func TestRobotHonoursMetaTagsAddressedToIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := time.Now()
-	lease := &visit.Lease{ID: 1, Site: 1, Key: srv.URL, Host: u.Hostname(), Addr: netip.MustParseAddr(u.Hostname()), Port: port,
-		Robots: &visit.RobotsFile{Status: 404}, NotBefore: now, Deadline: now.Add(time.Minute)}
-	for i, tt := range tests {
-		link := srv.URL + tt.path
-		lease.URLs = append(lease.URLs, record.QueuedURL{ID: urlnorm.Fingerprint(link), URL: link, Seq: int64(i)})
+	var paths []string
+	for _, tt := range tests {
+		paths = append(paths, tt.path)
 	}
+	lease := leaseOn(t, srv, paths...)
 	got := map[string]*visit.PageResult{}
 	var end *visit.LeaseEnd
 	robot.Run(context.Background(), lease, func(r visit.Result) {
@@ -100,4 +93,26 @@ func TestRobotHonoursMetaTagsAddressedToIt(t *testing.T) {
 				len(p.Links), p.Skipped.NoFollow, tt.linksVisible)
 		}
 	}
+}
+
+// leaseOn returns a lease of srv's pages at paths, in that order, on a
+// site without robots.txt (404).
+func leaseOn(t *testing.T, srv *httptest.Server, paths ...string) *visit.Lease {
+	t.Helper()
+	u, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, err := strconv.Atoi(u.Port())
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	l := &visit.Lease{ID: 1, Site: 1, Key: srv.URL, Host: u.Hostname(), Addr: netip.MustParseAddr(u.Hostname()), Port: port,
+		Robots: &visit.RobotsFile{Status: 404}, NotBefore: now, Deadline: now.Add(time.Minute)}
+	for i, p := range paths {
+		link := srv.URL + p
+		l.URLs = append(l.URLs, record.QueuedURL{ID: urlnorm.Fingerprint(link), URL: link, Seq: int64(i)})
+	}
+	return l
 }
