@@ -208,6 +208,11 @@ func (c *crawl) recrawlLoad(ctx context.Context) error {
 		}
 		if it := rc.copied(u.ID, u.URL, u.Site, fetched); it != nil {
 			c.schedCopied(it)
+			if rc.sched != nil && !u.LastMod.IsZero() && !u.Discovered.IsZero() {
+				// A sitemap's lastmod: the page was quiet from then to
+				// its discovery at least, whatever its fetches since.
+				rc.sched.Listed(it.id, rc.recrawlTime(u.Discovered), rc.recrawlTime(u.LastMod))
+			}
 		}
 	})
 	if err != nil {
@@ -335,13 +340,19 @@ func (r *recrawler) listedCopy(it *ritem) {
 		return
 	}
 	delete(r.listed, it.id)
+	r.sched.Listed(it.id, it.fetched, r.recrawlTime(lm))
+}
+
+// recrawlTime returns real time t on the recrawl clock, as near as it
+// knows it: exactly for a RecrawlClockAt or its own scaled clock, else t.
+func (r *recrawler) recrawlTime(t time.Time) time.Time {
 	switch c := r.clock.(type) {
 	case RecrawlClockAt:
-		lm = c.At(lm)
+		return c.At(t)
 	case scaledClock:
-		lm = c.epoch.Add(time.Duration(float64(lm.Sub(c.epoch)) * c.scale))
+		return c.epoch.Add(time.Duration(float64(t.Sub(c.epoch)) * c.scale))
 	}
-	r.sched.Listed(it.id, it.fetched, lm)
+	return t
 }
 
 // schedSite is a site's name for the Scheduler: its ID.

@@ -402,6 +402,9 @@ func TestMemStoreConforms(t *testing.T) {
 		if (r.ID == cI) != !r.LastMod.IsZero() || r.ID == cI && !r.LastMod.Equal(ms(listed.LastMod)) {
 			t.Errorf("recrawl URL %x has lastmod %v; want %v on %x only", r.ID, r.LastMod, ms(listed.LastMod), cI)
 		}
+		if !r.Discovered.Equal(ms(at(0))) {
+			t.Errorf("recrawl URL %x was discovered at %v; want %v", r.ID, r.Discovered, ms(at(0)))
+		}
 	}
 	if !listedSeen {
 		t.Errorf("the recrawl URLs lack %x, the URL a sitemap listed", cI)

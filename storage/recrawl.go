@@ -205,7 +205,7 @@ func (db *DB) RecrawlURLs(ctx context.Context, fn func(record.RecrawlURL)) error
 	if db.closed.Load() {
 		return ErrClosed
 	}
-	rows, err := db.r.QueryContext(ctx, `SELECT id, site, url, fetched, lastmod FROM urls
+	rows, err := db.r.QueryContext(ctx, `SELECT id, site, url, fetched, lastmod, discovered FROM urls
 		WHERE state = 1 AND status BETWEEN 200 AND 399`)
 	if err != nil {
 		return fmt.Errorf("storage: recrawl urls: %w", err)
@@ -214,11 +214,11 @@ func (db *DB) RecrawlURLs(ctx context.Context, fn func(record.RecrawlURL)) error
 	for rows.Next() {
 		var r record.RecrawlURL
 		var id int64
-		var fetched, lastMod sql.NullInt64
-		if err := rows.Scan(&id, &r.Site, &r.URL, &fetched, &lastMod); err != nil {
+		var fetched, lastMod, discovered sql.NullInt64
+		if err := rows.Scan(&id, &r.Site, &r.URL, &fetched, &lastMod, &discovered); err != nil {
 			return fmt.Errorf("storage: recrawl urls: %w", err)
 		}
-		r.ID, r.Fetched, r.LastMod = uint64(id), fromMillis(fetched), fromMillis(lastMod)
+		r.ID, r.Fetched, r.LastMod, r.Discovered = uint64(id), fromMillis(fetched), fromMillis(lastMod), fromMillis(discovered)
 		fn(r)
 	}
 	if err := rows.Err(); err != nil {

@@ -255,7 +255,7 @@ func (m *MemStore) RecrawlURLs(ctx context.Context, fn func(RecrawlURL)) error {
 	var out []RecrawlURL
 	for _, u := range m.urls {
 		if u.State == URLFetched && u.hasStatus && u.status >= 200 && u.status <= 399 {
-			out = append(out, RecrawlURL{ID: u.ID, Site: u.Site, URL: u.URL, Fetched: u.fetched, LastMod: u.LastMod})
+			out = append(out, RecrawlURL{ID: u.ID, Site: u.Site, URL: u.URL, Fetched: u.fetched, LastMod: u.LastMod, Discovered: u.Discovered})
 		}
 	}
 	m.mu.Unlock()

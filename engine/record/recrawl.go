@@ -15,6 +15,9 @@ type RecrawlURL struct {
 	URL     string
 	Fetched time.Time
 	LastMod time.Time // URLRecord.LastMod: a sitemap's <lastmod>, a change hint; zero for none
+	// Discovered is URLRecord.Discovered: the page was quiet from LastMod
+	// to then at least, however often it was fetched since.
+	Discovered time.Time
 }
 
 // Requeue queues a fetched URL again for a recrawl, at Priority (its

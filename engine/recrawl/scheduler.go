@@ -180,8 +180,10 @@ func (s *Scheduler) Copied(id uint64, ch ChannelID, site string, rfetched time.T
 }
 
 // Listed records the lastmod a sitemap gave page id before its first
-// fetch at rfetched (recrawl clock), both on the recrawl clock: the page's
-// age then is evidence of its rate, worth SitemapWeight of a dated change.
+// fetch at rfetched (or any time between the two: its discovery, for a
+// crawl that resumes), both on the recrawl clock: the page's age then is
+// evidence of its rate, worth SitemapWeight of a dated change. A page
+// visited since it was added takes nothing (Planner.Aged).
 func (s *Scheduler) Listed(id uint64, rfetched, lastmod time.Time) {
 	s.pl.Aged(id, rfetched, lastmod, SitemapWeight)
 }
