@@ -64,3 +64,65 @@ func TestCanonicalSpellingFetchedFirst(t *testing.T) {
 		t.Errorf("%d tracked spellings fetched; the rule needs %d pairs", n, tinyEvidence)
 	}
 }
+
+// A site that links only the tracked spellings of its pages from the
+// pages met first (the plain ones further on): once a pair proposed
+// dropping ?ref, a tracked spelling waits while its plain URL, not met
+// yet, is fetched first, so the page kept is at the plain URL here too.
+// Visits of 4 pages keep the tracked spellings and the plain ones in
+// separate visits.
+func TestCanonicalSpellingAwaited(t *testing.T) {
+	const pages = 8
+	site, base := startTinySite(t, func(uri string) (int, string) {
+		path, query, _ := strings.Cut(uri, "?")
+		if query != "" && query != "ref=nav" {
+			return 404, htmlPage("404", "no such page")
+		}
+		switch path {
+		case "/":
+			links := []string{"/a", "/a?ref=nav", "/b", "/b?ref=nav"}
+			for i := range pages {
+				links = append(links, fmt.Sprintf("/p%d?ref=nav", i))
+			}
+			return 200, htmlPage("Home", prose(1, 120), append(links, "/more")...)
+		case "/more":
+			var links []string
+			for i := range pages {
+				links = append(links, fmt.Sprintf("/p%d", i))
+			}
+			return 200, htmlPage("More", prose(2, 120), links...)
+		case "/a", "/b":
+			return 200, htmlPage(path, prose(uint64(path[1]), 150))
+		}
+		n, err := strconv.Atoi(strings.TrimPrefix(path, "/p"))
+		if err != nil || n >= pages {
+			return 404, htmlPage("404", "no such page")
+		}
+		return 200, htmlPage(fmt.Sprint("Page ", n), prose(100+uint64(n), 150))
+	})
+	cfg := tinyConfig([]string{base + "/"}, 1, 4)
+	cfg.Strategy = "depth"
+	path := filepath.Join(t.TempDir(), "crawl.db")
+	runCrawl(t, cfg, "127.0.0.1:1", path)
+
+	kept := 0
+	eachRow(t, path, "SELECT u.url, o.url FROM duplicates d JOIN urls u ON u.id = d.url_id JOIN urls o ON o.id = d.of_id", func(rows *sql.Rows) error {
+		var c, o string
+		if err := rows.Scan(&c, &o); err != nil {
+			return err
+		}
+		if strings.Contains(o, "?") {
+			kept++
+			t.Errorf("%s recorded as a copy of %s: the tracked spelling was kept", c, o)
+		}
+		return nil
+	})
+	for i := range pages {
+		if n := site.count(func(uri string) bool { return uri == fmt.Sprintf("/p%d", i) }); n != 1 {
+			t.Errorf("/p%d fetched %d times, want once", i, n)
+		}
+	}
+	if n := queryCount(t, path, "SELECT count(*) FROM urls WHERE state = 1 AND url LIKE '%?ref=nav' AND id NOT IN (SELECT url_id FROM duplicates)"); n != 0 {
+		t.Errorf("%d tracked spellings kept as pages of their own", n)
+	}
+}

@@ -26,18 +26,19 @@ func (d *detection) demoted(ds []dedup.Demotion, now time.Time, v *verdict) {
 // left as it is.
 func (c *crawl) prefer(urls []string, m *visit.PageResult, now time.Time) {
 	for _, u := range urls {
-		c.queueFirst(u, m, now)
+		c.queueFirst(u, m.Depth, m.Record.URL, now)
 	}
 }
 
-// queueFirst queues url, found on page m, ahead of the rest of its site's
-// queue (probePriority), and returns its id; it reports false when url
-// was not queued (out of scope, known already, covered by a rule).
-func (c *crawl) queueFirst(url string, m *visit.PageResult, now time.Time) (uint64, bool) {
-	f, ok := c.inScope(url, m.Depth)
+// queueFirst queues url, found at depth on page parent, ahead of the
+// rest of its site's queue (probePriority), and returns its id; it
+// reports false when url was not queued (out of scope, known already,
+// covered by a rule).
+func (c *crawl) queueFirst(url string, depth int, parent uint64, now time.Time) (uint64, bool) {
+	f, ok := c.inScope(url, depth)
 	n := len(c.batch.URLs)
 	if ok {
-		c.discover(f, m.Depth, m.Record.URL, now)
+		c.discover(f, depth, parent, now)
 	}
 	if len(c.batch.URLs) != n+1 || c.batch.URLs[n].ID != f.ID || c.batch.URLs[n].State != record.URLQueued {
 		return 0, false

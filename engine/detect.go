@@ -498,6 +498,26 @@ func (d *detection) canonicalFirst(urls []record.QueuedURL) {
 	d.dup.Time += t.Elapsed()
 }
 
+// awaitsCanonical reports whether q, a URL of a visit being handed out,
+// waits for the site's next visit: it is a copy that a candidate rewrite
+// would send to a canonical URL the crawl has not met yet
+// (dedup.Detector.Awaits), which is queued now ahead of the site's other
+// URLs, as a probe is, so that it answers first and q comes after it:
+// the candidate's pair, or spared by the rule it has become. A canonical
+// URL known already (queued, fetched, skipped) is left to its turn and q
+// is fetched as it comes.
+func (c *crawl) awaitsCanonical(q record.QueuedURL, now time.Time) bool {
+	if !c.detect.on() {
+		return false
+	}
+	canon, ok := c.detect.det.Awaits(q.URL)
+	if !ok {
+		return false
+	}
+	_, queued := c.queueFirst(canon, q.Depth, q.ID, now)
+	return queued
+}
+
 // refilterOthers applies rules learned of origins other than run's (the
 // other side of a host swap, rules of other hosts completed by pooled
 // evidence) to the leases running there: the URLs not reported yet that

@@ -86,6 +86,11 @@ func (c *crawl) onHead(h headReply, now time.Time) {
 	for _, q := range h.urls {
 		covered, canon, by := c.detect.canonical(q.URL)
 		if !covered {
+			if c.awaitsCanonical(q, now) {
+				deferred++
+				deferPrio = min(deferPrio, q.Priority)
+				continue
+			}
 			if c.detect.on() {
 				// A lease takes no more copies of a rule not yet learned
 				// than its evidence needs: the rest wait for the next

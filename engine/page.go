@@ -247,7 +247,7 @@ const probePriority = -2
 // cannot be queued (out of scope, known already, covered by a rule), the
 // evidence decides and the signature it put in force is returned.
 func (c *crawl) probe(run *leaseRun, url string, m *visit.PageResult, hold bool, now time.Time) *dedup.Soft404Sig {
-	id, ok := c.queueFirst(url, m, now)
+	id, ok := c.queueFirst(url, m.Depth, m.Record.URL, now)
 	if !ok {
 		sig := c.detect.probeUnanswered(dedup.ID(url), now, &c.verdict)
 		c.apply(now)

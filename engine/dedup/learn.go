@@ -37,6 +37,7 @@ type candidate struct {
 	under    string   // SwapHost: the deepest directory holding every copy
 	contra   int      // pairs that contradicted it
 	idle     int      // times Unproven told a copy of it to wait (see adds)
+	awaited  int      // times Awaits told a copy of it to wait for its canonical URL
 	active   *Rule    // the rule it became, while active
 	rejected bool     // it would hide its own original
 	// shapes are the keys of its rule's shape (priorKey, paramShapeKey),

@@ -134,3 +134,44 @@ func (d *Detector) noteIndexName(name string) {
 	}
 	d.indexNames[name] = true
 }
+
+// Awaits reports whether url is a copy a candidate rewrite of its origin
+// (supported by a pair, never contradicted, not yet a rule) would send to
+// canon, a URL not fetched yet: fetched now, url would be kept as the
+// original and bring the candidate no pair, as the pages of a site that
+// links only its tracked spellings (?ref=nav) from the pages met first.
+// A crawler that fetches canon first (finding it, if the site has not
+// linked it yet) gets the evidence from the canonical side: the page
+// kept is at canon, and url, fetched after, is the pair, or is spared
+// by the rule the candidate has become meanwhile. canon that answered
+// 404 or 410 (NotFound) is never awaited, and a candidate's copies wait
+// at most maxIdle times in all, so that what the rule never comes to
+// cover is fetched in the end. Only the kinds whose canonical side is
+// the rewrite's by construction wait: a parameter, path parameter or
+// index file dropped, a path's case folded.
+func (d *Detector) Awaits(url string) (canon string, ok bool) {
+	for _, c := range d.candList[url[:originEnd(url)]] {
+		if c.active != nil || c.rejected || c.contra > 0 || c.rule.Supports == 0 || c.awaited >= maxIdle {
+			continue
+		}
+		switch c.rule.Kind {
+		case DropParam, DropParamValue, DropPathParam, DropIndex, FoldCase:
+		default:
+			// Which side is the copy is decided by evidence for the
+			// kinds with two (directory and host swaps: original.go);
+			// segment rewrites need their own pairs under two parents.
+			continue
+		}
+		canon, ok := c.rule.Rewrite(url)
+		if !ok || canon == "" || canon == url {
+			continue
+		}
+		id := ID(canon)
+		if _, missing := d.missing[id]; missing || d.Observed(id) {
+			continue
+		}
+		c.awaited++
+		return canon, true
+	}
+	return "", false
+}

@@ -74,3 +74,39 @@ func TestWithoutParam(t *testing.T) {
 		}
 	}
 }
+
+// A copy waits for its canonical URL while a candidate of a kind whose
+// canonical side is its rewrite's is pending and that URL was not
+// fetched; not once it was fetched or answered 404, not for a directory
+// swap (which side is the copy is evidence's to say), and not for ever.
+func TestAwaits(t *testing.T) {
+	d := New(Config{})
+	w := newWeb("http://aw.example", 93)
+	crawl(d, []fetch{w.page("/a.html", 1, pageOpt{}), w.page("/a.html?ref=nav", 1, pageOpt{}),
+		w.page("/story/one.html", 2, pageOpt{}), w.page("/druck/story/one.html", 2, pageOpt{})})
+	if canon, ok := d.Awaits("http://aw.example/b.html?ref=nav"); !ok || canon != "http://aw.example/b.html" {
+		t.Errorf("Awaits = %q, %v; want the plain URL", canon, ok)
+	}
+	if _, ok := d.Awaits("http://aw.example/a.html?ref=nav"); ok {
+		t.Error("a copy whose canonical URL was fetched waits")
+	}
+	if canon, ok := d.Awaits("http://aw.example/druck/story/two.html"); ok {
+		t.Errorf("a directory swap's copy waits for %s", canon)
+	}
+	d.NotFound(ID("http://aw.example/c.html"))
+	if _, ok := d.Awaits("http://aw.example/c.html?ref=nav"); ok {
+		t.Error("a copy waits for a canonical URL that answered 404")
+	}
+	// Each of the two candidates (?ref=nav dropped, ?ref dropped) makes
+	// its copies wait maxIdle times at most.
+	waited, last := 0, false
+	for range 4 * maxIdle {
+		_, last = d.Awaits("http://aw.example/d.html?ref=nav")
+		if last {
+			waited++
+		}
+	}
+	if last || waited > 2*maxIdle {
+		t.Errorf("copies waited %d times, still waiting %v; want at most %d", waited, last, 2*maxIdle)
+	}
+}
