@@ -107,8 +107,9 @@ type PageRecord struct {
 
 	// What a WARC record of the fetch needs (storage.keep_headers): Wire
 	// is the request head as sent followed by the response head as
-	// received (fetch.Wire.Request, then .Head), zlib-compressed; IP the
-	// address connected to. Nil and "" when not kept or not captured.
+	// received (fetch.Wire.Request, then .Head), as a zlib stream (a
+	// robot writes stored blocks, not compressed: see visit's Robot.wire);
+	// IP the address connected to. Nil and "" when not kept or not captured.
 	Wire []byte
 	IP   string
 }
