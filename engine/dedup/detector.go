@@ -205,7 +205,7 @@ type Stats struct {
 // Per page it keeps 48 bytes (id, three fingerprints, 32 bits of the
 // title's, digest, directory, file name, Last-Modified; see pageRec) plus
 // the file name and query in an arena, one copy of each directory, and
-// ten hash indexes of about 7.5 bytes each (keyTable): URL id, digest,
+// ten hash indexes of about 6 bytes each (keyTable): URL id, digest,
 // path on the site, last segment, title on the origin, four bands of the
 // main text's simhash, and shape (only for URLs with digits).
 // BenchmarkDetectorMemory measures it.

@@ -93,7 +93,7 @@ func (d *Detector) internDir(head string, originEnd, hostStart int) (int32, bool
 }
 
 // dirOf returns the index of directory head in dirs, if stored. The index
-// is a keyTable (about 9 bytes a directory; a map from the string took
+// is a keyTable (about 7 bytes a directory; a map from the string took
 // about 40), each directory's key recomputed from its head in the arena.
 func (d *Detector) dirOf(head string) (int32, bool) {
 	k, ok := d.dirIndex.first(dirKey(head), func(k uint32) bool { return d.dirHead(int32(k)) == head })

@@ -70,7 +70,7 @@ func (s *pageRecs) bytes() int {
 	return len(s.chunks)<<recsChunkBits*pageRecBytes + s.nourls.bytes() + cap(s.chunks)*24
 }
 
-// The pages by URL id are a keyTable (about 7.5 bytes a page; a Go map
+// The pages by URL id are a keyTable (about 6 bytes a page; a Go map
 // took about 24), keyed by a mix of the id, which is the key of no other
 // id. A URL observed again with other content is stored again: the table
 // keeps its first page and its latest, and pageByID returns the latest.
