@@ -366,7 +366,7 @@ func (c *crawl) publish(now time.Time, force bool) {
 	st.Bytes, st.Errors = c.tally.bytes, c.tally.errors
 	st.Discovered = c.tally.discovered
 	st.LoopPause, st.StoreWait, st.LoopWork, st.Seen = c.steps.worst, c.tally.storeWait, c.steps.own, c.web.seen.Stats()
-	st.LoopSteps = c.steps.steps()
+	st.LoopSteps, st.LoopWorkSteps = c.steps.steps(), c.steps.ownSteps()
 	st.StoreApply, st.StoreApplyRecords, st.StoreHead = e.commit.slowest()
 	st.Memory.Seen, st.Memory.Graph = c.web.bytes()
 	if c.detect.det != nil {

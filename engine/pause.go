@@ -55,8 +55,9 @@ type stepClock struct {
 	// own is the longest wake-up less its waits for the store
 	// (Stats.LoopWork): the loop's own work, which a slow write does not
 	// lengthen.
-	own   time.Duration
-	split [numLoopSteps]time.Duration
+	own      time.Duration
+	split    [numLoopSteps]time.Duration
+	ownSplit [numLoopSteps]time.Duration // own's wake-up's steps
 }
 
 // clock returns the time now.
@@ -88,13 +89,22 @@ func (k *stepClock) end(s LoopStep) {
 	if d > k.worst {
 		k.worst, k.split = d, k.cur
 	}
-	k.own = max(k.own, d-k.cur[StepStore])
+	if o := d - k.cur[StepStore]; o > k.own {
+		k.own, k.ownSplit = o, k.cur
+	}
 }
 
 // steps returns the longest wake-up's steps that took time, longest first.
-func (k *stepClock) steps() []LoopStepTime {
+func (k *stepClock) steps() []LoopStepTime { return stepTimes(&k.split) }
+
+// ownSteps returns the steps of the wake-up longest without its waits for
+// the store (own) that took time, longest first.
+func (k *stepClock) ownSteps() []LoopStepTime { return stepTimes(&k.ownSplit) }
+
+// stepTimes returns the steps of split that took time, longest first.
+func stepTimes(split *[numLoopSteps]time.Duration) []LoopStepTime {
 	var out []LoopStepTime
-	for s, d := range k.split {
+	for s, d := range split {
 		if d > 0 {
 			out = append(out, LoopStepTime{Step: LoopStep(s), Took: d})
 		}

@@ -38,9 +38,23 @@ func TestStepClock(t *testing.T) {
 	if k.own != 12*time.Millisecond {
 		t.Fatalf("own = %v, want 12ms (the second wake-up less its 20 ms for the store)", k.own)
 	}
+	// Its steps, the store's among them.
+	wantOwn := []LoopStepTime{{StepStore, 20 * time.Millisecond}, {StepDiscover, 9 * time.Millisecond}, {StepPublish, 2 * time.Millisecond}, {StepResults, time.Millisecond}}
+	if got := k.ownSteps(); !slices.Equal(got, wantOwn) {
+		t.Fatalf("own steps = %v, want %v (the second wake-up's)", got, wantOwn)
+	}
 	want := []LoopStepTime{{StepStore, 20 * time.Millisecond}, {StepDiscover, 9 * time.Millisecond}, {StepPublish, 2 * time.Millisecond}, {StepResults, time.Millisecond}}
 	if got := k.steps(); !slices.Equal(got, want) {
 		t.Fatalf("steps = %v, want %v", got, want)
+	}
+	// A longer wake-up, all of it but 1 ms a wait for the store: the
+	// longest now, not the longest of the loop's own.
+	wake([]mark{{time.Millisecond, StepDetect}, {40 * time.Millisecond, StepStore}}, 0, StepPublish)
+	if k.worst != 41*time.Millisecond || k.own != 12*time.Millisecond {
+		t.Fatalf("worst, own = %v, %v; want 41ms, 12ms", k.worst, k.own)
+	}
+	if got := k.ownSteps(); !slices.Equal(got, wantOwn) {
+		t.Fatalf("own steps = %v, want %v (still the second wake-up's)", got, wantOwn)
 	}
 }
 

@@ -49,6 +49,8 @@ type Stats struct {
 	// loop's own work (detection, the seen set, the frontier), which a
 	// slow write does not lengthen.
 	LoopWork time.Duration
+	// LoopWorkSteps is where that wake-up spent its time, longest first.
+	LoopWorkSteps []LoopStepTime
 	// StoreApply is the longest one write of a batch to the store took
 	// (StoreApplyRecords the records it held), StoreHead the longest one
 	// read of a site's queue head: what the loop's waits for the store

@@ -276,6 +276,7 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 		s.LoopPause.Round(time.Microsecond), s.StoreWait.Round(time.Microsecond), s.StoreApply.Round(time.Microsecond), s.StoreApplyRecords, s.StoreHead.Round(time.Microsecond))
 	fmt.Fprintf(out, "  without the store  %s (the longest wake-up less its waits for the writer: the loop's own work)\n", s.LoopWork.Round(time.Microsecond))
 	fmt.Fprintf(out, "  its steps          %s\n", stepList(s.LoopSteps))
+	fmt.Fprintf(out, "  without the store, its steps %s\n", stepList(s.LoopWorkSteps))
 	sn := s.Seen
 	fmt.Fprintf(out, "seen set             longest call %s: its thread's CPU %s, %d page faults, %d times preempted, %d asleep; %d calls over 1 ms; %d runs, %d blocks read, %d merges\n",
 		sn.MaxPause.Round(time.Microsecond), sn.MaxPauseCPU.Round(time.Microsecond), sn.MaxPauseFaults, sn.MaxPauseSwitches, sn.MaxPauseSleeps, sn.SlowCalls, sn.Runs, sn.DiskReads, sn.Merges)
