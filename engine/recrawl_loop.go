@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"lidi/engine/clock"
+	"lidi/engine/frontier"
 	"lidi/engine/record"
 	"lidi/engine/recrawl"
 	"lidi/engine/visit"
@@ -450,7 +451,10 @@ func (c *crawl) recrawlTick(now time.Time) {
 	if rc.sched != nil {
 		rc.sched.SetRobots(int(c.e.robots.Load()))
 		for id, key := range rc.schedSites {
-			if s := c.sites[id]; s != nil {
+			// A site being visited keeps what it was: its leased copies
+			// are still counted queued but no longer pending, so it would
+			// look as if it had nothing left to discover.
+			if s := c.sites[id]; s != nil && s.Place() != frontier.Busy {
 				rc.sched.SetDiscovering(key, !s.parked && s.Pending > int64(rc.queuedOn[id]))
 			}
 		}

@@ -126,10 +126,10 @@ func (s *Scheduler) SetSiteGap(site string, gap time.Duration) {
 // first time: recrawls then take only Share of the site's capacity.
 func (s *Scheduler) SetDiscovering(site string, on bool) {
 	if ss := s.site(site); ss.discovering != on {
+		// The credit is kept as it is either way: only discovery binds it,
+		// and banking Ahead again at each switch would let a site whose new
+		// URLs come one at a time (a feed) release Ahead recrawls for each.
 		ss.discovering = on
-		if !on {
-			ss.credit = float64(s.ahead) // only discovery binds it
-		}
 		s.siteGap(site)
 	}
 }

@@ -234,3 +234,30 @@ func TestSchedulerDiscoveryEarnsRecrawls(t *testing.T) {
 		t.Fatalf("due %v once nothing is left to discover, want page 5", got)
 	}
 }
+
+// A site that stops discovering and starts again (a feed adding one page
+// at a time) does not bank its credit again at each switch: its recrawls
+// stay Share of its fetches.
+func TestSchedulerSwitchesKeepCredit(t *testing.T) {
+	s := NewScheduler(SchedulerOptions{Ahead: 2, Planner: PlannerOptions{InitialInterval: time.Minute}})
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for id := range uint64(6) {
+		s.Copied(id, "c", "a", t0.Add(time.Duration(id)*time.Second))
+	}
+	s.SetDiscovering("a", true)
+	late := t0.Add(24 * time.Hour)
+	if got := s.Due(late, late); !slices.Equal(got, []uint64{0, 1}) {
+		t.Fatalf("due %v a day late, want the two the site may have out", got)
+	}
+	s.Back(0)
+	s.Back(1)
+	s.SetDiscovering("a", false)
+	s.SetDiscovering("a", true)
+	if got := s.Due(late, late); len(got) != 0 {
+		t.Fatalf("due %v after the site stopped discovering and started again with nothing discovered, want none", got)
+	}
+	s.Discovered("a")
+	if got := s.Due(late, late); !slices.Equal(got, []uint64{2}) {
+		t.Fatalf("due %v after one URL discovered, want page 2", got)
+	}
+}
