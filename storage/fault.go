@@ -127,6 +127,7 @@ func (db *DB) checkFile(ctx context.Context) error {
 		return db.fault(err)
 	}
 	fe := &FaultError{Path: db.path, Fault: ErrFileRemoved}
+	db.removed.Store(true)
 	// Empty the WAL into the removed file first: a WAL left beside a file
 	// of the same name would be replayed into it.
 	db.w.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)")
@@ -147,4 +148,27 @@ func (db *DB) checkFile(ctx context.Context) error {
 	}
 	fe.Err = errors.New("no free name for the copy")
 	return fe
+}
+
+// forgetRemovedFile removes, at Close, the WAL and shared-memory files
+// left under the crawl file's name after the file itself was removed.
+// SQLite does not checkpoint a database that moved when it closes it, so
+// they stay behind, and the rescued copy moved back under that name would
+// have the removed file's WAL replayed into it ("database disk image is
+// malformed"). A file that replaced the crawl file keeps what is beside
+// it: that may be its own.
+func (db *DB) forgetRemovedFile() error {
+	if !db.removed.Load() {
+		return nil
+	}
+	if _, err := os.Lstat(db.path); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	var errs []error
+	for _, p := range []string{db.path + "-wal", db.path + "-shm"} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }

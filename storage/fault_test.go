@@ -259,6 +259,13 @@ func TestFaultFileRemoved(t *testing.T) {
 	if fe.Rescued != path+".rescued" {
 		t.Fatalf("rescued to %q", fe.Rescued)
 	}
+	// What SQLite left under the removed file's name would be replayed
+	// into the rescued copy moved back there.
+	for _, p := range []string{path + "-wal", path + "-shm"} {
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("%s left beside the removed file after Close", filepath.Base(p))
+		}
+	}
 	before := fetchedAt(t, fe.Rescued)
 	if err := os.Rename(fe.Rescued, path); err != nil {
 		t.Fatal(err)

@@ -135,6 +135,8 @@ type DB struct {
 	st     statements
 	buf    applyBuffers
 	closed atomic.Bool
+	// removed is set once the crawl file was found removed (checkFile).
+	removed atomic.Bool
 
 	batches   atomic.Int64
 	applyNano atomic.Int64
@@ -328,6 +330,7 @@ func (db *DB) closeAll() error {
 	if db.w != nil {
 		errs = append(errs, db.w.Close())
 	}
+	errs = append(errs, db.forgetRemovedFile())
 	if db.lock != nil {
 		errs = append(errs, db.lock.unlock())
 	}
