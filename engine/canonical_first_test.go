@@ -126,3 +126,52 @@ func TestCanonicalSpellingAwaited(t *testing.T) {
 		t.Errorf("%d tracked spellings kept as pages of their own", n)
 	}
 }
+
+// Two tracked spellings of one page in the same visit (?ref=nav and
+// ?ref=top, a rule dropping ref proposed): the first queues the plain URL
+// ahead and waits, and so does the second, though the plain URL is known
+// by then; fetched at once, it would be kept as the original.
+func TestCanonicalSpellingAwaitedByEverySpelling(t *testing.T) {
+	const pages = 6
+	site, base := startTinySite(t, func(uri string) (int, string) {
+		path, query, _ := strings.Cut(uri, "?")
+		if query != "" && query != "ref=nav" && query != "ref=top" {
+			return 404, htmlPage("404", "no such page")
+		}
+		switch path {
+		case "/":
+			links := []string{"/a", "/a?ref=nav", "/b", "/b?ref=top"}
+			for i := range pages {
+				links = append(links, fmt.Sprintf("/p%d?ref=nav", i), fmt.Sprintf("/p%d?ref=top", i))
+			}
+			return 200, htmlPage("Home", prose(1, 120), links...)
+		case "/a", "/b":
+			return 200, htmlPage(path, prose(uint64(path[1]), 150))
+		}
+		n, err := strconv.Atoi(strings.TrimPrefix(path, "/p"))
+		if err != nil || n >= pages {
+			return 404, htmlPage("404", "no such page")
+		}
+		return 200, htmlPage(fmt.Sprint("Page ", n), prose(100+uint64(n), 150))
+	})
+	cfg := tinyConfig([]string{base + "/"}, 1, 4)
+	cfg.Strategy = "depth"
+	path := filepath.Join(t.TempDir(), "crawl.db")
+	runCrawl(t, cfg, "127.0.0.1:1", path)
+
+	eachRow(t, path, "SELECT u.url, o.url FROM duplicates d JOIN urls u ON u.id = d.url_id JOIN urls o ON o.id = d.of_id", func(rows *sql.Rows) error {
+		var c, o string
+		if err := rows.Scan(&c, &o); err != nil {
+			return err
+		}
+		if strings.Contains(o, "?") {
+			t.Errorf("%s recorded as a copy of %s: a tracked spelling was kept", c, o)
+		}
+		return nil
+	})
+	for i := range pages {
+		if n := site.count(func(uri string) bool { return uri == fmt.Sprintf("/p%d", i) }); n != 1 {
+			t.Errorf("/p%d fetched %d times, want once", i, n)
+		}
+	}
+}

@@ -505,17 +505,25 @@ func (d *detection) canonicalFirst(urls []record.QueuedURL) {
 // URLs, as a probe is, so that it answers first and q comes after it:
 // the candidate's pair, or spared by the rule it has become. A canonical
 // URL known already (queued, fetched, skipped) is left to its turn and q
-// is fetched as it comes.
-func (c *crawl) awaitsCanonical(q record.QueuedURL, now time.Time) bool {
+// is fetched as it comes, but for one queued ahead for another spelling
+// of the same visit (visit, the canonical URLs queued so): q waits too.
+func (c *crawl) awaitsCanonical(q record.QueuedURL, now time.Time, visit *map[string]bool) bool {
 	if !c.detect.on() {
 		return false
 	}
-	canon, ok := c.detect.det.Awaits(q.URL)
-	if !ok {
-		return false
-	}
-	_, queued := c.queueFirst(canon, q.Depth, q.ID, now)
-	return queued
+	return c.detect.det.Awaits(q.URL, func(canon string) bool {
+		if (*visit)[canon] {
+			return true // queued ahead for another spelling of this visit
+		}
+		if _, queued := c.queueFirst(canon, q.Depth, q.ID, now); !queued {
+			return false
+		}
+		if *visit == nil {
+			*visit = make(map[string]bool)
+		}
+		(*visit)[canon] = true
+		return true
+	})
 }
 
 // refilterOthers applies rules learned of origins other than run's (the

@@ -81,12 +81,13 @@ func (c *crawl) onHead(h headReply, now time.Time) {
 		s.HeadPriority = p.reprioHead
 	}
 	urls := h.urls[:0]
-	var taken map[uint64]int // copies a candidate rule covers in this lease
+	var taken map[uint64]int    // copies a candidate rule covers in this lease
+	var awaited map[string]bool // canonical URLs queued ahead for this lease's copies
 	deferred, deferPrio := 0, math.Inf(1)
 	for _, q := range h.urls {
 		covered, canon, by := c.detect.canonical(q.URL)
 		if !covered {
-			if c.awaitsCanonical(q, now) {
+			if c.awaitsCanonical(q, now, &awaited) {
 				deferred++
 				deferPrio = min(deferPrio, q.Priority)
 				continue

@@ -137,19 +137,21 @@ func (d *Detector) noteIndexName(name string) {
 
 // Awaits reports whether url is a copy a candidate rewrite of its origin
 // (supported by a pair, never contradicted, not yet a rule) would send to
-// canon, a URL not fetched yet: fetched now, url would be kept as the
-// original and bring the candidate no pair, as the pages of a site that
-// links only its tracked spellings (?ref=nav) from the pages met first.
-// A crawler that fetches canon first (finding it, if the site has not
-// linked it yet) gets the evidence from the canonical side: the page
-// kept is at canon, and url, fetched after, is the pair, or is spared
-// by the rule the candidate has become meanwhile. canon that answered
-// 404 or 410 (NotFound) is never awaited, and a candidate's copies wait
-// at most maxIdle times in all, so that what the rule never comes to
-// cover is fetched in the end. Only the kinds whose canonical side is
-// the rewrite's by construction wait: a parameter, path parameter or
-// index file dropped, a path's case folded.
-func (d *Detector) Awaits(url string) (canon string, ok bool) {
+// canon, a URL not fetched yet, and that waits for it: wait is asked
+// whether it does (the crawl queues canon ahead of it, or has already in
+// the same visit) and only a wait it confirms counts. Fetched now, url
+// would be kept as the original and bring the candidate no pair, as the
+// pages of a site that links only its tracked spellings (?ref=nav) from
+// the pages met first. A crawler that fetches canon first (finding it, if
+// the site has not linked it yet) gets the evidence from the canonical
+// side: the page kept is at canon, and url, fetched after, is the pair,
+// or is spared by the rule the candidate has become meanwhile. canon that
+// answered 404 or 410 (NotFound) is never awaited, and a candidate's
+// copies wait at most maxIdle times in all, so that what the rule never
+// comes to cover is fetched in the end. Only the kinds whose canonical
+// side is the rewrite's by construction wait: a parameter, path parameter
+// or index file dropped, a path's case folded.
+func (d *Detector) Awaits(url string, wait func(canon string) bool) bool {
 	for _, c := range d.candList[url[:originEnd(url)]] {
 		if c.active != nil || c.rejected || c.contra > 0 || c.rule.Supports == 0 || c.awaited >= maxIdle {
 			continue
@@ -170,8 +172,11 @@ func (d *Detector) Awaits(url string) (canon string, ok bool) {
 		if _, missing := d.missing[id]; missing || d.Observed(id) {
 			continue
 		}
+		if !wait(canon) {
+			return false
+		}
 		c.awaited++
-		return canon, true
+		return true
 	}
-	return "", false
+	return false
 }

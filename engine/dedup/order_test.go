@@ -81,32 +81,57 @@ func TestWithoutParam(t *testing.T) {
 // swap (which side is the copy is evidence's to say), and not for ever.
 func TestAwaits(t *testing.T) {
 	d := New(Config{})
+	// awaits reports what d.Awaits asked to wait for, every wait granted.
+	awaits := func(url string) (canon string, ok bool) {
+		ok = d.Awaits(url, func(c string) bool { canon = c; return true })
+		return canon, ok
+	}
 	w := newWeb("http://aw.example", 93)
 	crawl(d, []fetch{w.page("/a.html", 1, pageOpt{}), w.page("/a.html?ref=nav", 1, pageOpt{}),
 		w.page("/story/one.html", 2, pageOpt{}), w.page("/druck/story/one.html", 2, pageOpt{})})
-	if canon, ok := d.Awaits("http://aw.example/b.html?ref=nav"); !ok || canon != "http://aw.example/b.html" {
+	if canon, ok := awaits("http://aw.example/b.html?ref=nav"); !ok || canon != "http://aw.example/b.html" {
 		t.Errorf("Awaits = %q, %v; want the plain URL", canon, ok)
 	}
-	if _, ok := d.Awaits("http://aw.example/a.html?ref=nav"); ok {
+	if _, ok := awaits("http://aw.example/a.html?ref=nav"); ok {
 		t.Error("a copy whose canonical URL was fetched waits")
 	}
-	if canon, ok := d.Awaits("http://aw.example/druck/story/two.html"); ok {
+	if canon, ok := awaits("http://aw.example/druck/story/two.html"); ok {
 		t.Errorf("a directory swap's copy waits for %s", canon)
 	}
 	d.NotFound(ID("http://aw.example/c.html"))
-	if _, ok := d.Awaits("http://aw.example/c.html?ref=nav"); ok {
+	if _, ok := awaits("http://aw.example/c.html?ref=nav"); ok {
 		t.Error("a copy waits for a canonical URL that answered 404")
 	}
 	// Each of the two candidates (?ref=nav dropped, ?ref dropped) makes
 	// its copies wait maxIdle times at most.
 	waited, last := 0, false
 	for range 4 * maxIdle {
-		_, last = d.Awaits("http://aw.example/d.html?ref=nav")
+		_, last = awaits("http://aw.example/d.html?ref=nav")
 		if last {
 			waited++
 		}
 	}
 	if last || waited > 2*maxIdle {
 		t.Errorf("copies waited %d times, still waiting %v; want at most %d", waited, last, 2*maxIdle)
+	}
+}
+
+// A wait the crawl does not take (its canonical URL is queued already,
+// out of scope, disallowed) costs the candidate none of its waits.
+func TestAwaitsCountsOnlyWaitsTaken(t *testing.T) {
+	d := New(Config{})
+	w := newWeb("http://aw.example", 93)
+	crawl(d, []fetch{w.page("/a.html", 1, pageOpt{}), w.page("/a.html?ref=nav", 1, pageOpt{})})
+	asked := 0
+	for range 200 {
+		if d.Awaits("http://aw.example/e.html?ref=nav", func(string) bool { asked++; return false }) {
+			t.Fatal("a copy waits when the crawl said it does not")
+		}
+	}
+	if asked != 200 {
+		t.Fatalf("asked %d times of 200", asked)
+	}
+	if !d.Awaits("http://aw.example/e.html?ref=nav", func(string) bool { return true }) {
+		t.Error("the waits not taken used up the candidate's")
 	}
 }
