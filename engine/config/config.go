@@ -99,8 +99,9 @@ const DefaultHeapLimitMB = 1536
 // MB, and 4.5% over a crawl to 3,000,000 URLs; at load 8-15, 48 took
 // 4.3% and peaked at 396 MB, 32 6.8% and 356 MB). Past ten times the
 // headroom of live heap (320 MiB, some 1,400,000 URLs) the headroom is a
-// tenth of what is live whatever this says (gcpace.MinPercent), so the
-// crawl to 3,000,000 URLs collects as it did with 48. GOGC=25 (a headroom
+// tenth of what is live whatever this says (gcpace.MinPercent), so past
+// 480 MiB live (some 2,100,000 URLs) a crawl collects as it did with 48;
+// between 320 and 480 MiB it collects more often. GOGC=25 (a headroom
 // of a quarter of what is live, some 30 MB at 300,000 URLs) took 15%.
 const DefaultHeadroomMB = 32
 
