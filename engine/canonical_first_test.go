@@ -100,28 +100,7 @@ func TestCanonicalSpellingAwaited(t *testing.T) {
 		}
 		return 200, htmlPage(fmt.Sprint("Page ", n), prose(100+uint64(n), 150))
 	})
-	cfg := tinyConfig([]string{base + "/"}, 1, 4)
-	cfg.Strategy = "depth"
-	path := filepath.Join(t.TempDir(), "crawl.db")
-	runCrawl(t, cfg, "127.0.0.1:1", path)
-
-	kept := 0
-	eachRow(t, path, "SELECT u.url, o.url FROM duplicates d JOIN urls u ON u.id = d.url_id JOIN urls o ON o.id = d.of_id", func(rows *sql.Rows) error {
-		var c, o string
-		if err := rows.Scan(&c, &o); err != nil {
-			return err
-		}
-		if strings.Contains(o, "?") {
-			kept++
-			t.Errorf("%s recorded as a copy of %s: the tracked spelling was kept", c, o)
-		}
-		return nil
-	})
-	for i := range pages {
-		if n := site.count(func(uri string) bool { return uri == fmt.Sprintf("/p%d", i) }); n != 1 {
-			t.Errorf("/p%d fetched %d times, want once", i, n)
-		}
-	}
+	path := crawlKeepsPlainSpellings(t, site, base, pages)
 	if n := queryCount(t, path, "SELECT count(*) FROM urls WHERE state = 1 AND url LIKE '%?ref=nav' AND id NOT IN (SELECT url_id FROM duplicates)"); n != 0 {
 		t.Errorf("%d tracked spellings kept as pages of their own", n)
 	}
@@ -154,11 +133,19 @@ func TestCanonicalSpellingAwaitedByEverySpelling(t *testing.T) {
 		}
 		return 200, htmlPage(fmt.Sprint("Page ", n), prose(100+uint64(n), 150))
 	})
+	crawlKeepsPlainSpellings(t, site, base, pages)
+}
+
+// crawlKeepsPlainSpellings crawls the tiny site at base from its home
+// page, depth first in visits of 4 pages, and checks that no page was
+// recorded as a copy of a spelling with a query and that each of /p0 to
+// /p(pages-1) was fetched once. It returns the crawl file.
+func crawlKeepsPlainSpellings(t *testing.T, site *tinySite, base string, pages int) string {
+	t.Helper()
 	cfg := tinyConfig([]string{base + "/"}, 1, 4)
 	cfg.Strategy = "depth"
 	path := filepath.Join(t.TempDir(), "crawl.db")
 	runCrawl(t, cfg, "127.0.0.1:1", path)
-
 	eachRow(t, path, "SELECT u.url, o.url FROM duplicates d JOIN urls u ON u.id = d.url_id JOIN urls o ON o.id = d.of_id", func(rows *sql.Rows) error {
 		var c, o string
 		if err := rows.Scan(&c, &o); err != nil {
@@ -174,4 +161,5 @@ func TestCanonicalSpellingAwaitedByEverySpelling(t *testing.T) {
 			t.Errorf("/p%d fetched %d times, want once", i, n)
 		}
 	}
+	return path
 }

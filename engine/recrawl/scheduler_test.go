@@ -164,11 +164,7 @@ func TestSchedulerListed(t *testing.T) {
 // waits is never released, and another site's pages do not wait for
 // this one's.
 func TestSchedulerAheadBoundsASiteReleases(t *testing.T) {
-	s := NewScheduler(SchedulerOptions{Ahead: 2, Planner: PlannerOptions{InitialInterval: time.Minute}})
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for id := range uint64(6) {
-		s.Copied(id, "c", "a", t0.Add(time.Duration(id)*time.Second))
-	}
+	s, t0 := sixPagesOnSiteA()
 	s.Copied(10, "d", "b", t0)
 	s.Copied(11, "d", "b", t0)
 	// A day late: every page is due.
@@ -201,11 +197,7 @@ func TestSchedulerAheadBoundsASiteReleases(t *testing.T) {
 // at most Ahead banked), however late the loop: at a Share of a half, a
 // recrawl a new URL. Once nothing is left to discover, only Ahead binds.
 func TestSchedulerDiscoveryEarnsRecrawls(t *testing.T) {
-	s := NewScheduler(SchedulerOptions{Ahead: 2, Planner: PlannerOptions{InitialInterval: time.Minute}})
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for id := range uint64(6) {
-		s.Copied(id, "c", "a", t0.Add(time.Duration(id)*time.Second))
-	}
+	s, t0 := sixPagesOnSiteA()
 	s.SetDiscovering("a", true)
 	late := t0.Add(24 * time.Hour)
 	due := func() []uint64 { return s.Due(late, late) }
@@ -239,11 +231,7 @@ func TestSchedulerDiscoveryEarnsRecrawls(t *testing.T) {
 // at a time) does not bank its credit again at each switch: its recrawls
 // stay Share of its fetches.
 func TestSchedulerSwitchesKeepCredit(t *testing.T) {
-	s := NewScheduler(SchedulerOptions{Ahead: 2, Planner: PlannerOptions{InitialInterval: time.Minute}})
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for id := range uint64(6) {
-		s.Copied(id, "c", "a", t0.Add(time.Duration(id)*time.Second))
-	}
+	s, t0 := sixPagesOnSiteA()
 	s.SetDiscovering("a", true)
 	late := t0.Add(24 * time.Hour)
 	if got := s.Due(late, late); !slices.Equal(got, []uint64{0, 1}) {
@@ -260,4 +248,15 @@ func TestSchedulerSwitchesKeepCredit(t *testing.T) {
 	if got := s.Due(late, late); !slices.Equal(got, []uint64{2}) {
 		t.Fatalf("due %v after one URL discovered, want page 2", got)
 	}
+}
+
+// sixPagesOnSiteA returns a Scheduler that lets a site have 2 pages out,
+// with pages 0 to 5 of site a copied a second apart from t0.
+func sixPagesOnSiteA() (*Scheduler, time.Time) {
+	s := NewScheduler(SchedulerOptions{Ahead: 2, Planner: PlannerOptions{InitialInterval: time.Minute}})
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for id := range uint64(6) {
+		s.Copied(id, "c", "a", t0.Add(time.Duration(id)*time.Second))
+	}
+	return s, t0
 }
