@@ -91,14 +91,8 @@ func TestCanonicalSpellingAwaited(t *testing.T) {
 				links = append(links, fmt.Sprintf("/p%d", i))
 			}
 			return 200, htmlPage("More", prose(2, 120), links...)
-		case "/a", "/b":
-			return 200, htmlPage(path, prose(uint64(path[1]), 150))
 		}
-		n, err := strconv.Atoi(strings.TrimPrefix(path, "/p"))
-		if err != nil || n >= pages {
-			return 404, htmlPage("404", "no such page")
-		}
-		return 200, htmlPage(fmt.Sprint("Page ", n), prose(100+uint64(n), 150))
+		return plainPage(path, pages)
 	})
 	path := crawlKeepsPlainSpellings(t, site, base, pages)
 	if n := queryCount(t, path, "SELECT count(*) FROM urls WHERE state = 1 AND url LIKE '%?ref=nav' AND id NOT IN (SELECT url_id FROM duplicates)"); n != 0 {
@@ -124,14 +118,8 @@ func TestCanonicalSpellingAwaitedByEverySpelling(t *testing.T) {
 				links = append(links, fmt.Sprintf("/p%d?ref=nav", i), fmt.Sprintf("/p%d?ref=top", i))
 			}
 			return 200, htmlPage("Home", prose(1, 120), links...)
-		case "/a", "/b":
-			return 200, htmlPage(path, prose(uint64(path[1]), 150))
 		}
-		n, err := strconv.Atoi(strings.TrimPrefix(path, "/p"))
-		if err != nil || n >= pages {
-			return 404, htmlPage("404", "no such page")
-		}
-		return 200, htmlPage(fmt.Sprint("Page ", n), prose(100+uint64(n), 150))
+		return plainPage(path, pages)
 	})
 	crawlKeepsPlainSpellings(t, site, base, pages)
 }
@@ -162,4 +150,17 @@ func crawlKeepsPlainSpellings(t *testing.T, site *tinySite, base string, pages i
 		}
 	}
 	return path
+}
+
+// plainPage answers path on the tracked-spelling tests' site: /a, /b, and
+// /p0 to /p(pages-1), each its own text; 404 for the rest.
+func plainPage(path string, pages int) (int, string) {
+	if path == "/a" || path == "/b" {
+		return 200, htmlPage(path, prose(uint64(path[1]), 150))
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(path, "/p"))
+	if err != nil || n >= pages {
+		return 404, htmlPage("404", "no such page")
+	}
+	return 200, htmlPage(fmt.Sprint("Page ", n), prose(100+uint64(n), 150))
 }
