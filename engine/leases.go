@@ -133,7 +133,6 @@ func (c *crawl) onHead(h headReply, now time.Time) {
 	if deferred > 0 {
 		c.f.Found(&s.Site, int64(deferred), deferPrio, now) // still queued
 	}
-	c.detect.canonicalFirst(urls)
 	if h.err != nil || len(urls) == 0 || e.paused.Load() || e.stopping.Load() {
 		// Nothing to fetch, or no fetching now: the site goes back as it
 		// was, its URLs still queued.
@@ -148,6 +147,7 @@ func (c *crawl) onHead(h headReply, now time.Time) {
 		c.f.Release(&s.Site, s.NextVisit, now)
 		return
 	}
+	c.detect.canonicalFirst(urls) // only a lease handed out is ordered
 	c.leases.planned -= p.budget - int64(len(urls))
 	c.leases.next++
 	l := &visit.Lease{ID: c.leases.next, Site: s.ID, Key: s.Key, Host: s.Host, Addr: s.Addr, Port: s.port,

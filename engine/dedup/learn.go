@@ -664,6 +664,13 @@ func (d *Detector) checkRules(p *Page) []Rule {
 	return []Rule{d.withdraw(by, Pair{Copy: p.ID, Original: d.recs.at(i).id})}
 }
 
+// pending reports whether c is a candidate rewrite not yet a rule that
+// has a pair and no contradiction: one the crawl may act on before it is
+// learned (Unproven, Variants, Awaits).
+func (c *candidate) pending() bool {
+	return c.active == nil && !c.rejected && c.contra == 0 && c.rule.Supports > 0
+}
+
 // Unproven reports whether a candidate rewrite that is not yet a rule
 // (supported, never contradicted) covers url, the candidate, and how
 // many more copies it needs. A crawler that hands out URLs in batches
@@ -677,7 +684,7 @@ func (d *Detector) checkRules(p *Page) []Rule {
 func (d *Detector) Unproven(url string) (cand uint64, need int, ok bool) {
 	cs := d.candList[url[:originEnd(url)]]
 	for _, c := range cs {
-		if c.active != nil || c.rejected || c.contra > 0 || c.rule.Supports == 0 {
+		if !c.pending() {
 			continue
 		}
 		if _, ok := c.rule.Rewrite(url); !ok {

@@ -87,7 +87,7 @@ func (d *Detector) plainerIn(url string, has func(self, spelling string) bool) b
 		}
 	}
 	for _, c := range d.candList[url[:oe]] {
-		if c.active != nil || c.rejected || c.contra > 0 || c.rule.Supports == 0 {
+		if !c.pending() {
 			continue
 		}
 		if canon, ok := c.rule.Rewrite(url); ok && canon != "" && has(url, canon) {
@@ -153,7 +153,7 @@ func (d *Detector) noteIndexName(name string) {
 // or index file dropped, a path's case folded.
 func (d *Detector) Awaits(url string, wait func(canon string) bool) bool {
 	for _, c := range d.candList[url[:originEnd(url)]] {
-		if c.active != nil || c.rejected || c.contra > 0 || c.rule.Supports == 0 || c.awaited >= maxIdle {
+		if !c.pending() || c.awaited >= maxIdle {
 			continue
 		}
 		switch c.rule.Kind {
