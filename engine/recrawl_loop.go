@@ -153,8 +153,8 @@ func (c scaledClock) Now() time.Time {
 	return c.epoch.Add(time.Duration(float64(c.base.Now().Sub(c.epoch)) * c.scale))
 }
 
-// recrawlAhead is how many copies of a site may be queued at once, from
-// the pages a visit takes: a visit takes its site's queued copies first,
+// recrawlAhead is how many copies of a site with URLs to discover may be
+// queued at once, from the pages a visit takes: a visit takes its site's queued copies first,
 // at most Share of it, and leaves the rest to the site's new URLs however
 // many of its copies are due.
 func recrawlAhead(pagesPerVisit int) int {

@@ -33,13 +33,17 @@ import (
 // That share is a plan in time, and a loop that lags, or fetches slower
 // than measured, finds many turns due at once: queued all together ahead
 // of a site's new URLs, they would leave discovery nothing for as long as
-// they last. So a site has at most Ahead pages released and not back yet
-// (Back) at once, and while it has URLs to discover, a page released
+// they last. So while a site has URLs to discover it has at most Ahead
+// pages released and not back yet (Back) at once, and a page released
 // costs a credit that the site's fetches of new URLs earn (Discovered,
 // Share/(1−Share) each, at most Ahead banked); its other due pages wait,
 // in order. A visit of the site then takes at most Ahead recrawls ahead
 // of its new URLs, and its recrawls are at most Share of its fetches
-// (Ahead more at most), whatever the clocks.
+// (Ahead more at most), whatever the clocks. A site with nothing to
+// discover releases every page due: nothing of its own waits behind them,
+// its turns pace them, and held to Ahead out its recrawls went one per
+// round trip of the loop (release, queue, fetch, back), slower than its
+// politeness on a busy site.
 type Scheduler struct {
 	pl    *Planner
 	share float64
@@ -82,10 +86,10 @@ type SchedulerOptions struct {
 	// Share is the share of the robots' capacity recrawls may use; zero
 	// means DefaultShare. The rest is the crawl's, to discover.
 	Share float64
-	// Ahead is the most pages of one site released and not back yet at
-	// once (a crawl's visit takes them ahead of the site's new URLs: a
-	// visit's pages times Share keeps discovery its share of each
-	// visit); zero means no bound.
+	// Ahead is the most pages of a site with URLs to discover released
+	// and not back yet at once (a crawl's visit takes them ahead of the
+	// site's new URLs: a visit's pages times Share keeps discovery its
+	// share of each visit); zero means no bound.
 	Ahead int
 }
 
@@ -147,7 +151,7 @@ func (s *Scheduler) Discovered(site string) {
 
 // mayRelease reports whether site ss may release a page now.
 func (s *Scheduler) mayRelease(ss *schedSite) bool {
-	return s.ahead == 0 || ss.out < s.ahead && (!ss.discovering || ss.credit >= 1)
+	return s.ahead == 0 || !ss.discovering || ss.out < s.ahead && ss.credit >= 1
 }
 
 func (s *Scheduler) site(name string) *schedSite {
@@ -288,9 +292,8 @@ func (s *Scheduler) Gone(id uint64) {
 }
 
 // Due returns the pages to fetch again now: now by the loop's clock, rnow
-// by the recrawl clock (see Planner.Due), at most Ahead of a site out at
-// once, and of a site with URLs to discover as many as its discovery
-// earned: first those that waited, in the order they fell due, then those
+// by the recrawl clock (see Planner.Due); of a site with URLs to discover
+// at most Ahead out at once, and as many as its discovery earned: first those that waited, in the order they fell due, then those
 // due now. A page released is out until Back.
 func (s *Scheduler) Due(now, rnow time.Time) []uint64 {
 	s.clocks(now, rnow)

@@ -158,44 +158,56 @@ func TestSchedulerListed(t *testing.T) {
 	}
 }
 
-// A loop that lags finds many turns due at once: a site releases at most
-// Ahead of them, the rest wait in the order they fell due, and each page
-// back (fetched, or never queued) lets one more go; a page gone while it
-// waits is never released, and another site's pages do not wait for
-// this one's.
+// A loop that lags finds many turns due at once: a site with URLs to
+// discover releases at most Ahead of them, the rest wait in the order
+// they fell due, and each page back (fetched, or never queued) lets one
+// more go as its discovery earns it; a page gone while it waits is never
+// released, and another site's pages do not wait for this one's. A site
+// with nothing to discover releases every page due: nothing of its own
+// waits behind them, and holding them to Ahead out serialised a busy
+// site's recrawls on the loop's round trip (release, queue, fetch, back),
+// slower than its politeness.
 func TestSchedulerAheadBoundsASiteReleases(t *testing.T) {
 	s, t0 := sixPagesOnSiteA()
+	s.SetDiscovering("a", true)
 	s.Copied(10, "d", "b", t0)
 	s.Copied(11, "d", "b", t0)
+	s.Copied(12, "d", "b", t0)
 	// A day late: every page is due.
 	late := t0.Add(24 * time.Hour)
 	due := s.Due(late, late)
-	if !slices.Equal(due, []uint64{0, 10, 11, 1}) {
-		t.Fatalf("due %v a day late, want pages 0 and 1 of site a (at most 2 out) and both of site b", due)
+	if !slices.Equal(due, []uint64{0, 10, 11, 12, 1}) {
+		t.Fatalf("due %v a day late, want pages 0 and 1 of site a (discovering: at most 2 out) and all of site b (nothing to discover)", due)
 	}
 	if again := s.Due(late.Add(time.Hour), late.Add(time.Hour)); len(again) != 0 {
 		t.Fatalf("due %v with site a's two pages out and b's out, want none", again)
 	}
 	s.Gone(3) // waiting: never released
 	s.Back(0)
+	s.Discovered("a")
 	if due := s.Due(late.Add(time.Hour), late.Add(time.Hour)); !slices.Equal(due, []uint64{2}) {
 		t.Fatalf("due %v once page 0 came back, want page 2 (the first that waited)", due)
 	}
 	s.Back(1)
 	s.Back(2)
 	s.Back(2) // twice: counts once
+	s.Discovered("a")
+	s.Discovered("a")
 	if due := s.Due(late.Add(time.Hour), late.Add(time.Hour)); !slices.Equal(due, []uint64{4, 5}) {
 		t.Fatalf("due %v once pages 1 and 2 came back, want 4 and 5 (3 is gone)", due)
 	}
 	if ss := s.sites["a"]; ss.out != 2 || len(ss.waiting) != 0 || len(s.waitSites) != 0 {
 		t.Errorf("site a: %d out, %d waiting, %d sites waiting; want 2, 0, 0", ss.out, len(ss.waiting), len(s.waitSites))
 	}
+	if ss := s.sites["b"]; ss.out != 3 {
+		t.Errorf("site b: %d out, want 3 (Ahead binds only while a site has URLs to discover)", ss.out)
+	}
 }
 
 // A site with URLs to discover releases its due pages only as its
 // discovery earns them (Share/(1−Share) a URL fetched for the first time,
 // at most Ahead banked), however late the loop: at a Share of a half, a
-// recrawl a new URL. Once nothing is left to discover, only Ahead binds.
+// recrawl a new URL. Once nothing is left to discover, neither binds.
 func TestSchedulerDiscoveryEarnsRecrawls(t *testing.T) {
 	s, t0 := sixPagesOnSiteA()
 	s.SetDiscovering("a", true)
