@@ -1,10 +1,12 @@
 package storage
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -27,7 +29,16 @@ const urlCols = 12
 
 const sqlURLInsert = `INSERT OR IGNORE INTO urls (id, site, url, depth, priority, seq, parent, discovered, state, skip_reason, skip_rule, lastmod) VALUES `
 
-const sqlLinkInsert = `INSERT OR IGNORE INTO links (from_id, to_id) VALUES `
+// sqlLinks inserts a page's links (see pageLinksTable); a page whose
+// links are there already (a refetch) has them merged by sqlLinksMerge,
+// after sqlLinksCount counted them.
+const sqlLinks = `INSERT INTO page_links (from_id, to_ids) VALUES (?, ?) ON CONFLICT (from_id) DO NOTHING`
+
+const sqlLinksCount = `SELECT json_array_length(to_ids) FROM page_links WHERE from_id = ?`
+
+const sqlLinksMerge = `UPDATE page_links SET to_ids = (SELECT json_group_array(value) FROM
+	(SELECT value FROM json_each(page_links.to_ids) UNION SELECT value FROM json_each(?) ORDER BY 1))
+WHERE from_id = ? RETURNING json_array_length(to_ids)`
 
 const sqlSiteUpsert = `INSERT INTO sites (id, key, host, addr, robots_status, robots_body, robots_fetched, next_visit, failures, parked, fetched,
 	robots_wire, robots_ip, robots_url, robots_redirects, robots_end)
@@ -109,8 +120,9 @@ const sqlSetMeta = `INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key
 // statement prepared on the pool's only connection inside a transaction
 // (Tx.StmtContext finds it), so nothing is parsed again per batch.
 type statements struct {
-	urls, links, ranks                                 multiStmt
+	urls, ranks                                        multiStmt
 	site, page, body, bodyDelete, skip, event, counter *sql.Stmt
+	links, linksCount, linksMerge                      *sql.Stmt
 	dup, rule, soft404, priority, rankRun, unskip      *sql.Stmt
 	unskipURL, slowDown, tally                         *sql.Stmt
 	head, setMeta, hold, release                       *sql.Stmt
@@ -132,9 +144,6 @@ func (s *statements) prepare(ctx context.Context, db *sql.DB) error {
 		if err := prep(&s.urls[i], sqlURLInsert+rowsPlaceholders(n, urlCols)); err != nil {
 			return err
 		}
-		if err := prep(&s.links[i], sqlLinkInsert+rowsPlaceholders(n, 2)); err != nil {
-			return err
-		}
 		if err := prep(&s.ranks[i], sqlRankInsert+rowsPlaceholders(n, 3)); err != nil {
 			return err
 		}
@@ -144,6 +153,9 @@ func (s *statements) prepare(ctx context.Context, db *sql.DB) error {
 		q   string
 	}{
 		{&s.site, sqlSiteUpsert},
+		{&s.links, sqlLinks},
+		{&s.linksCount, sqlLinksCount},
+		{&s.linksMerge, sqlLinksMerge},
 		{&s.page, sqlPageUpdate},
 		{&s.body, sqlBodyInsert},
 		{&s.bodyDelete, sqlBodyDelete},
@@ -192,7 +204,9 @@ func rowsPlaceholders(rows, cols int) string {
 // applyBuffers are reused by every Apply to keep allocations down.
 type applyBuffers struct {
 	args    []any
-	byState [3][]int // indices into Batch.URLs by URLState
+	byState [3][]int      // indices into Batch.URLs by URLState
+	links   []record.Link // Batch.Links sorted
+	json    []byte        // a page's to_ids
 }
 
 // applier is the state of one Apply.
@@ -347,15 +361,8 @@ func (a *applier) apply(st *statements, b *record.Batch) error {
 			return fmt.Errorf("slow-down tries of %016x: %w", sd.URL, err)
 		}
 	}
-	if len(b.Links) > 0 {
-		links := b.Links
-		n, err := a.multi(&st.links, len(links), func(args []any, i int) []any {
-			return append(args, int64(links[i].From), int64(links[i].To))
-		})
-		if err != nil {
-			return fmt.Errorf("links: %w", err)
-		}
-		a.count[cLinks] += n
+	if err := a.links(st, b.Links); err != nil {
+		return err
 	}
 	for _, sk := range b.Skips {
 		n, err := a.exec(st.skip, sk.Reason, nullID(sk.Rule), int64(sk.URL))
@@ -451,6 +458,57 @@ func (a *applier) apply(st *statements, b *record.Batch) error {
 		if _, err := a.exec(st.counter, v, counterKeys[k]); err != nil {
 			return fmt.Errorf("counters: %w", err)
 		}
+	}
+	return nil
+}
+
+// links writes the links one row a page (pageLinksTable): the targets'
+// IDs as a JSON array, in ascending order (as signed integers, SQL's
+// order), each once. A page with a row already (a refetch) keeps the
+// union of its old and new links, as version 8's INSERT OR IGNORE did.
+func (a *applier) links(st *statements, links []record.Link) error {
+	if len(links) == 0 {
+		return nil
+	}
+	sorted := append(a.buf.links[:0], links...)
+	slices.SortFunc(sorted, func(x, y record.Link) int {
+		return cmp.Or(cmp.Compare(int64(x.From), int64(y.From)), cmp.Compare(int64(x.To), int64(y.To)))
+	})
+	sorted = slices.Compact(sorted)
+	a.buf.links = sorted
+	for len(sorted) > 0 {
+		from := sorted[0].From
+		n := 1
+		for n < len(sorted) && sorted[n].From == from {
+			n++
+		}
+		js := append(a.buf.json[:0], '[')
+		for i, l := range sorted[:n] {
+			if i > 0 {
+				js = append(js, ',')
+			}
+			js = strconv.AppendInt(js, int64(l.To), 10)
+		}
+		js = append(js, ']')
+		a.buf.json = js
+		sorted = sorted[n:]
+		// Bound as TEXT: a BLOB would be read as JSONB.
+		ins, err := a.exec(st.links, int64(from), string(js))
+		if err != nil {
+			return fmt.Errorf("links of %016x: %w", from, err)
+		}
+		if ins > 0 {
+			a.count[cLinks] += int64(n)
+			continue
+		}
+		var before, after int64
+		if err := a.stmt(st.linksCount).QueryRowContext(bg, int64(from)).Scan(&before); err != nil {
+			return fmt.Errorf("links of %016x: %w", from, err)
+		}
+		if err := a.stmt(st.linksMerge).QueryRowContext(bg, string(js), int64(from)).Scan(&after); err != nil {
+			return fmt.Errorf("links of %016x: %w", from, err)
+		}
+		a.count[cLinks] += after - before
 	}
 	return nil
 }

@@ -21,6 +21,7 @@ type Captures struct {
 	tx      *sql.Tx
 	path    string
 	hasWire bool // schema version 6 or later
+	perPage bool // links in page_links: schema version 9 or later
 }
 
 // Capture is one fetch of the fetch history.
@@ -114,6 +115,7 @@ func OpenCaptures(ctx context.Context, path string) (*Captures, error) {
 		return nil, fmt.Errorf("storage: %s has schema version %d, before the fetch history: open it with lidi once to upgrade it", abs, version)
 	}
 	c.hasWire = version >= 6
+	c.perPage = version >= 9
 	if c.tx, err = db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true}); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("storage: open %s: %w", abs, err)
@@ -178,7 +180,14 @@ func (c *Captures) URLs(ctx context.Context, fn func(*CapturedURL) error) error 
 		return err
 	}
 	defer bodies.close()
-	links, err := newCursor(ctx, c.tx, `SELECT l.from_id, u.url FROM links AS l JOIN urls AS u ON u.id = l.to_id ORDER BY l.from_id, l.to_id`)
+	// A page's links come in their array's order, ascending IDs: ordering
+	// by j.key too would sort every link of the crawl again.
+	linksQuery := `SELECT p.from_id, u.url FROM page_links AS p, json_each(p.to_ids) AS j
+	JOIN urls AS u ON u.id = j.value ORDER BY p.from_id`
+	if !c.perPage {
+		linksQuery = `SELECT l.from_id, u.url FROM links AS l JOIN urls AS u ON u.id = l.to_id ORDER BY l.from_id, l.to_id`
+	}
+	links, err := newCursor(ctx, c.tx, linksQuery)
 	if err != nil {
 		return err
 	}

@@ -11,14 +11,16 @@ import (
 )
 
 // Captures reads a file written before the heads were kept (version 5,
-// not upgraded: an export opens it read-only) with no heads, and a
-// current one with them; bodies, links and fetches come back per URL in
-// order.
+// not upgraded: an export opens it read-only) with no heads, one of
+// version 8 (links one row a link), and a current one; bodies, links and
+// fetches come back per URL in order.
 func TestCapturesOfOldAndNewFiles(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		old  bool
-	}{{"version 6 and later", false}, {"version 5", true}} {
+		drop []string
+	}{{"version 9", false, nil}, {"version 8", false, append(slices.Clip(dropVersion9), "PRAGMA user_version = 8")},
+		{"version 5", true, slices.Concat(dropVersion7, dropVersion6, []string{"PRAGMA user_version = 5"})}} {
 		t.Run(tc.name, func(t *testing.T) {
 			db := openTest(t)
 			s := site(1)
@@ -26,14 +28,14 @@ func TestCapturesOfOldAndNewFiles(t *testing.T) {
 			s.RobotsWire, s.RobotsIP = compress(t, []byte("GET /robots.txt HTTP/1.1\r\n\r\nHTTP/1.1 200 OK\r\n\r\n")), "127.0.0.9"
 			wire := compress(t, []byte("GET /1 HTTP/1.1\r\n\r\nHTTP/1.1 200 OK\r\n\r\n"))
 			body := compress(t, []byte("<html>one</html>"))
-			apply(t, db, record.Batch{Sites: []record.SiteRecord{s}, URLs: []record.URLRecord{queued(1, 1, 0, 1), queued(2, 1, 1, 2)},
+			apply(t, db, record.Batch{Sites: []record.SiteRecord{s}, URLs: []record.URLRecord{queued(1, 1, 0, 1), queued(2, 1, 1, 2), queued(3, 1, 1, 3)},
 				Pages: []record.PageRecord{{URL: 1, Site: 1, Fetched: t0, Status: 200, Body: body, Wire: wire, IP: "127.0.0.9"}},
-				Links: []record.Link{{From: 1, To: 2}}})
+				Links: []record.Link{{From: 1, To: 2}, {From: 1, To: 3}}})
 			apply(t, db, record.Batch{Pages: []record.PageRecord{{URL: 1, Site: 1, Fetched: t0.Add(time.Hour), Status: 304, Recrawl: true, Verdict: fetch.VerdictNotModified, Wire: wire}}})
 			db.Close()
-			if tc.old {
+			if tc.drop != nil {
 				raw := rawOpenRW(t, db.Path())
-				for _, q := range append(slices.Clip(dropVersion7), append(dropVersion6, "PRAGMA user_version = 5")...) {
+				for _, q := range tc.drop {
 					if _, err := raw.Exec(q); err != nil {
 						t.Fatal(err)
 					}
@@ -49,7 +51,7 @@ func TestCapturesOfOldAndNewFiles(t *testing.T) {
 			if err := c.URLs(context.Background(), func(u *CapturedURL) error { urls = append(urls, u); return nil }); err != nil {
 				t.Fatal(err)
 			}
-			if len(urls) != 1 || len(urls[0].Fetches) != 2 || string(urls[0].Body) != string(body) || !slices.Equal(urls[0].Links, []string{"http://s1.test/2"}) {
+			if len(urls) != 1 || len(urls[0].Fetches) != 2 || string(urls[0].Body) != string(body) || !slices.Equal(urls[0].Links, []string{"http://s1.test/2", "http://s1.test/3"}) {
 				t.Fatalf("urls %d, first %+v", len(urls), *urls[0])
 			}
 			f := urls[0].Fetches

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strconv"
+	"strings"
 )
 
 // FetchedLinks calls fn for every fetched page with its URL and the IDs of
@@ -15,41 +17,50 @@ func (db *DB) FetchedLinks(ctx context.Context, fn func(page uint64, url string,
 	if db.closed.Load() {
 		return ErrClosed
 	}
-	rows, err := db.r.QueryContext(ctx, `SELECT u.id, u.url, l.to_id FROM urls AS u
-	LEFT JOIN links AS l ON l.from_id = u.id
+	rows, err := db.r.QueryContext(ctx, `SELECT u.id, u.url, p.to_ids FROM urls AS u
+	LEFT JOIN page_links AS p ON p.from_id = u.id
 	WHERE u.state = 1 AND u.id NOT IN (SELECT url_id FROM held_links) ORDER BY u.id`)
 	if err != nil {
 		return fmt.Errorf("storage: fetched links: %w", err)
 	}
 	defer rows.Close()
-	var (
-		cur   int64
-		url   string
-		links []uint64
-		any   bool
-	)
+	var links []uint64
 	for rows.Next() {
 		var id int64
-		var u sql.RawBytes // copied only for a new page
-		var to sql.NullInt64
-		if err := rows.Scan(&id, &u, &to); err != nil {
+		var u, ids sql.RawBytes
+		if err := rows.Scan(&id, &u, &ids); err != nil {
 			return fmt.Errorf("storage: fetched links: %w", err)
 		}
-		if !any || id != cur {
-			if any {
-				fn(uint64(cur), url, links)
-			}
-			cur, url, links, any = id, string(u), links[:0], true
+		if links, err = appendLinkIDs(links[:0], ids); err != nil {
+			return fmt.Errorf("storage: fetched links of %016x: %w", uint64(id), err)
 		}
-		if to.Valid {
-			links = append(links, uint64(to.Int64))
-		}
+		fn(uint64(id), string(u), links)
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("storage: fetched links: %w", err)
 	}
-	if any {
-		fn(uint64(cur), url, links)
-	}
 	return nil
+}
+
+// appendLinkIDs appends the IDs of page_links.to_ids, a JSON array of
+// integers (empty for NULL: a page without links), to dst.
+func appendLinkIDs(dst []uint64, js []byte) ([]uint64, error) {
+	s := strings.TrimSpace(string(js))
+	if s == "" {
+		return dst, nil
+	}
+	if len(s) < 2 || s[0] != '[' || s[len(s)-1] != ']' {
+		return dst, fmt.Errorf("links %.40q: not a JSON array", s)
+	}
+	for f := range strings.SplitSeq(s[1:len(s)-1], ",") {
+		if f = strings.TrimSpace(f); f == "" && len(s) == 2 {
+			break
+		}
+		v, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return dst, fmt.Errorf("links %.40q: %w", s, err)
+		}
+		dst = append(dst, uint64(v))
+	}
+	return dst, nil
 }

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -169,4 +170,83 @@ func TestFetchedLinks(t *testing.T) {
 	if urls[1] != queued(1, 1, 0, 1).URL {
 		t.Errorf("page 1's URL %q", urls[1])
 	}
+}
+
+// A version 8 file (links one row a link) is upgraded to one row a page:
+// every link is kept, each page's targets in ascending order (as signed
+// integers, SQL's order), the view links reads as the table did, and the
+// counter still counts them; links added later merge with the moved ones.
+func TestUpgradeFromVersion8Links(t *testing.T) {
+	db := openTest(t)
+	big := uint64(1<<63 | 5) // negative as SQL's integer
+	b := record.Batch{Sites: []record.SiteRecord{site(1)}}
+	for _, id := range []uint64{1, 2, 3, big} {
+		b.URLs = append(b.URLs, queued(id, 1, 0, int64(id%100)))
+	}
+	b.Pages = []record.PageRecord{{URL: 1, Site: 1, Fetched: t0, Status: 200}, {URL: big, Site: 1, Fetched: t0, Status: 200}}
+	b.Links = []record.Link{{From: 1, To: 3}, {From: 1, To: big}, {From: 1, To: 2}, {From: big, To: 1}, {From: 1, To: 3}}
+	apply(t, db, b)
+	db.Close()
+	path := db.Path()
+	raw := rawOpenRW(t, path)
+	for _, q := range append(slices.Clip(dropVersion9), "PRAGMA user_version = 8") {
+		if _, err := raw.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := queryInt(t, raw, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'links'"); n != 1 {
+		t.Fatal("the version 8 file has no links table")
+	}
+	raw.Close()
+	db, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	r := rawOpen(t, path)
+	if v := queryInt(t, r, "PRAGMA user_version"); v != SchemaVersion {
+		t.Errorf("user_version %d after upgrade", v)
+	}
+	var ids string
+	if err := r.QueryRow("SELECT to_ids FROM page_links WHERE from_id = 1").Scan(&ids); err != nil || ids != fmt.Sprintf("[%d,2,3]", int64(big)) {
+		t.Errorf("page 1's to_ids %q, %v", ids, err)
+	}
+	links := func() []record.Link {
+		rows, err := r.Query("SELECT from_id, to_id FROM links ORDER BY from_id, to_id")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []record.Link
+		for rows.Next() {
+			var f, to int64
+			if err := rows.Scan(&f, &to); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, record.Link{From: uint64(f), To: uint64(to)})
+		}
+		return out
+	}
+	want := []record.Link{{From: big, To: 1}, {From: 1, To: big}, {From: 1, To: 2}, {From: 1, To: 3}}
+	if got := links(); !slices.Equal(got, want) {
+		t.Errorf("links after upgrade %v, want %v", got, want)
+	}
+	got := map[uint64][]uint64{}
+	if err := db.FetchedLinks(context.Background(), func(page uint64, _ string, l []uint64) { got[page] = slices.Clone(l) }); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got[1], []uint64{big, 2, 3}) || !slices.Equal(got[big], []uint64{1}) {
+		t.Errorf("fetched links after upgrade %v", got)
+	}
+	// A refetch of page 1 finds a new link and one it had.
+	apply(t, db, record.Batch{Links: []record.Link{{From: 1, To: 2}, {From: 1, To: 4}}})
+	want = append(want, record.Link{From: 1, To: 4})
+	if got := links(); !slices.Equal(got, want) {
+		t.Errorf("links after a refetch %v, want %v", got, want)
+	}
+	st, err := db.Stats(context.Background())
+	if err != nil || st.Links != 5 {
+		t.Errorf("links counted %d, %v; want 5", st.Links, err)
+	}
+	checkConsistent(t, r)
 }

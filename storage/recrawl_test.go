@@ -16,10 +16,17 @@ import (
 var dropVersion6 = []string{"ALTER TABLE fetches DROP COLUMN wire", "ALTER TABLE fetches DROP COLUMN ip",
 	"ALTER TABLE sites DROP COLUMN robots_wire", "ALTER TABLE sites DROP COLUMN robots_ip"}
 
+// dropVersion9 turns a current file back into a version 8 one: its links
+// one row a link, in a table.
+var dropVersion9 = []string{
+	"CREATE TABLE links_v8 (from_id INTEGER NOT NULL, to_id INTEGER NOT NULL, PRIMARY KEY (from_id, to_id)) WITHOUT ROWID",
+	"INSERT INTO links_v8 SELECT from_id, to_id FROM links", "DROP VIEW links", "DROP TABLE page_links",
+	"ALTER TABLE links_v8 RENAME TO links"}
+
 // dropVersion8 turns a current file back into a version 7 one.
-var dropVersion8 = []string{"ALTER TABLE sites DROP COLUMN robots_url", "ALTER TABLE sites DROP COLUMN robots_redirects",
+var dropVersion8 = append(slices.Clip(dropVersion9), "ALTER TABLE sites DROP COLUMN robots_url", "ALTER TABLE sites DROP COLUMN robots_redirects",
 	"ALTER TABLE sites DROP COLUMN robots_end", "ALTER TABLE urls DROP COLUMN lastmod", "ALTER TABLE urls DROP COLUMN slow_downs",
-	"DELETE FROM meta WHERE key = 'count.recrawls'"}
+	"DELETE FROM meta WHERE key = 'count.recrawls'")
 
 // dropVersion7 turns a current file back into a version 6 one.
 var dropVersion7 = append(slices.Clip(dropVersion8), "ALTER TABLE rules DROP COLUMN choice", "ALTER TABLE rules DROP COLUMN prior")

@@ -11,7 +11,7 @@ import (
 // SchemaVersion is the schema version this package writes and reads, kept in
 // PRAGMA user_version. A file with a higher version was written by a newer
 // lidi and is refused.
-const SchemaVersion = 8
+const SchemaVersion = 9
 
 // ApplicationID marks a lidi crawl file in the SQLite header (PRAGMA
 // application_id); it is "lidi" in ASCII.
@@ -72,11 +72,8 @@ var schema = []string{
 	// Sites counts it. Only queued URLs are indexed, so the index shrinks as
 	// the crawl proceeds. Queries must say "state = 0" to use it.
 	`CREATE INDEX urls_queue ON urls (site, priority, seq) WHERE state = 0`,
-	`CREATE TABLE links (
-		from_id INTEGER NOT NULL,
-		to_id   INTEGER NOT NULL,
-		PRIMARY KEY (from_id, to_id)
-	) WITHOUT ROWID`,
+	pageLinksTable,
+	linksView,
 	// Bodies are appended in fetch order (id), not keyed by the random
 	// url_id: inserting a body of several KiB at a random place in a
 	// B-tree splits and rebalances pages full of other bodies, which
@@ -189,6 +186,30 @@ var upgrades = [][]string{
 	wireColumns[:],
 	rulesChoice[:],
 	append(v8Columns[:], probesApart[:]...),
+	linksPerPage[:],
+}
+
+// Version 9: a page's links are one row, its targets' IDs in a JSON array
+// in ascending order, each once. Stored one row a link (version 8's links
+// table, keyed by (from_id, to_id)), the links took a fifth of the
+// writer's CPU time: 13 B-tree inserts a page, each looking for its place
+// twice (INSERT OR IGNORE), into a tree that splits a leaf every few
+// pages. The view links keeps version 8's rows for queries.
+const pageLinksTable = `CREATE TABLE page_links (
+		from_id INTEGER PRIMARY KEY,
+		to_ids  TEXT NOT NULL
+	)`
+
+const linksView = `CREATE VIEW links (from_id, to_id) AS
+	SELECT p.from_id, j.value FROM page_links AS p, json_each(p.to_ids) AS j`
+
+// linksPerPage moves version 8's links table into page_links.
+var linksPerPage = [...]string{
+	pageLinksTable,
+	`INSERT INTO page_links (from_id, to_ids)
+	SELECT from_id, json_group_array(to_id) FROM (SELECT from_id, to_id FROM links ORDER BY from_id, to_id) GROUP BY from_id`,
+	`DROP TABLE links`,
+	linksView,
 }
 
 // Version 6: what a WARC record of a fetch needs (storage.keep_headers,

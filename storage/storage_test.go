@@ -142,7 +142,10 @@ func TestOpenCreatesSchema(t *testing.T) {
 	if mode != "wal" {
 		t.Errorf("journal_mode = %q", mode)
 	}
-	for _, table := range []string{"sites", "urls", "links", "pages", "events", "meta"} {
+	if n := queryInt(t, r, "SELECT count(*) FROM sqlite_schema WHERE type = 'view' AND name = 'links'"); n != 1 {
+		t.Error("view links missing")
+	}
+	for _, table := range []string{"sites", "urls", "page_links", "pages", "events", "meta"} {
 		if n := queryInt(t, r, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?", table); n != 1 {
 			t.Errorf("table %s missing", table)
 		}
