@@ -70,12 +70,21 @@ func (v *verdict) empty() bool {
 func (d *detection) on() bool { return d.det != nil }
 
 // canonical reports whether a rule covers url, the canonical URL fetched
-// instead ("" for none) and the rule; it counts the URL as covered.
-func (d *detection) canonical(url string) (covered bool, canon string, by *dedup.Rule) {
+// instead ("" for none) and the rule; it counts the URL as covered. A
+// rule that other hosts proved, whose canonical URL for url answered a
+// page, is put in force on url's origin first (dedup.Detector.FromPrior)
+// and recorded in v.
+func (d *detection) canonical(url string, now time.Time, v *verdict) (covered bool, canon string, by *dedup.Rule) {
 	if d.det == nil {
 		return false, "", nil
 	}
 	canon, by, covered = d.det.Canonical(url)
+	if !covered {
+		if r, ok := d.det.FromPrior(url); ok {
+			d.ruleChanged(r, now, v)
+			canon, by, covered = d.det.Canonical(url)
+		}
+	}
 	if covered {
 		d.det.Covered(by)
 	}
@@ -196,6 +205,9 @@ func (d *detection) countRuleSkips(rule uint64, site int64, n int64) {
 func (d *detection) ruleChanged(r dedup.Rule, now time.Time, v *verdict) {
 	v.rec.Rules = append(v.rec.Rules, record.RuleRecord{Rule: r, Time: now})
 	kind, text := record.EventRule, fmt.Sprintf("rule learned: %s (%d duplicate pairs)", r.String(), r.Supports)
+	if r.Supports == 0 && r.Prior > 0 {
+		text = fmt.Sprintf("rule learned: %s (no duplicate pair here: %d other hosts learned it from their own, and its canonical URL answered first)", r.String(), r.Prior)
+	}
 	if r.Withdrawn {
 		why := "a URL it rewrites holds other content"
 		if r.Choice.Reversed {

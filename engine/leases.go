@@ -85,7 +85,7 @@ func (c *crawl) onHead(h headReply, now time.Time) {
 	var awaited map[string]bool // canonical URLs queued ahead for this lease's copies
 	deferred, deferPrio := 0, math.Inf(1)
 	for _, q := range h.urls {
-		covered, canon, by := c.detect.canonical(q.URL)
+		covered, canon, by := c.detect.canonical(q.URL, now, &c.verdict)
 		if !covered {
 			if c.awaitsCanonical(q, now, &awaited) {
 				deferred++

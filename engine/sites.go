@@ -32,7 +32,7 @@ func (c *crawl) discoverAt(f visit.FoundLink, depth int, parent uint64, recrawl 
 	}
 	c.nextSeq++
 	rec := record.URLRecord{ID: f.ID, Site: s.ID, URL: f.URL, Depth: depth, Priority: prio, Seq: c.nextSeq, Parent: parent, Discovered: now, LastMod: f.LastMod}
-	if covered, canon, by := c.detect.canonical(f.URL); covered {
+	if covered, canon, by := c.detect.canonical(f.URL, now, &c.verdict); covered {
 		// A rule covers it: kept for the record, never queued; its
 		// canonical URL is followed instead.
 		rec.State, rec.SkipReason, rec.Rule = record.URLSkipped, record.SkipRule, ruleID(by)

@@ -250,6 +250,10 @@ type Detector struct {
 	waiting map[uint64][]*candidate // candidates by shape from their first pair, until a prior comes (prior.go)
 	pooled  []Rule                  // rules completed by another origin's pair (prior.go)
 
+	vouches      map[uint64]*vouch       // rewrites by vouchKey and the origins that learned them (vouch.go)
+	vouched      []*vouch                // those a prior puts in force with no pair
+	vouchOrigins map[uint64]*vouchOrigin // by origin and rewrite: waits, declines
+
 	soft     map[string]*soft404State // by origin
 	echo     echoPrior                // the echo sign across origins (soft404.go)
 	softSigs []*Soft404Sig

@@ -443,6 +443,7 @@ func (d *Detector) activate(c *candidate, pair Pair) *Rule {
 		rule.Prior = p
 	}
 	inForce := d.learnedShape(rule)
+	d.learnedVouch(rule)
 	if rule.Kind == SwapHost && rule.From == "" {
 		d.transferRules(rule)
 	}

@@ -150,7 +150,11 @@ func (d *Detector) noteIndexName(name string) {
 // copies wait at most maxIdle times in all, so that what the rule never
 // comes to cover is fetched in the end. Only the kinds whose canonical
 // side is the rewrite's by construction wait: a parameter, path parameter
-// or index file dropped, a path's case folded.
+// or index file dropped, a path's case folded. A copy also waits for the
+// canonical URL of a rewrite other origins proved (vouch.go), at most
+// maxVouchWaits times an origin and rewrite, whether wait queued it or
+// the crawl knows it already: once it answers a page, FromPrior puts the
+// rule in force and the copy is never fetched.
 func (d *Detector) Awaits(url string, wait func(canon string) bool) bool {
 	for _, c := range d.candList[url[:originEnd(url)]] {
 		if !c.pending() || c.awaited >= maxIdle {
@@ -178,5 +182,5 @@ func (d *Detector) Awaits(url string, wait func(canon string) bool) bool {
 		c.awaited++
 		return true
 	}
-	return false
+	return d.awaitsVouched(url, wait)
 }
