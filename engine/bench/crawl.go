@@ -44,7 +44,11 @@ type CrawlOptions struct {
 	SimwebCommand    []string // argv that serves simweb, e.g. {"/path/lidi", "simweb"}
 	ProgressInterval time.Duration
 	CPUProfile       string // write a CPU profile of the crawl here
-	MemProfile       string // write a heap profile of the running crawl here (the last of one a progress interval)
+	// CPUProfileEvery, when positive, starts a new CPU profile every so
+	// many pages fetched, CPUProfile-000, -001, ...: the first and the
+	// last show what a page costs early and late in a big crawl.
+	CPUProfileEvery int64
+	MemProfile      string // write a heap profile of the running crawl here (the last of one a progress interval)
 	// Window is how many pages the first and the last rates are taken
 	// over (pages_per_s_first, pages_per_s_last); at most half the pages
 	// fetched, so that the two never overlap.
@@ -66,6 +70,7 @@ func (o *CrawlOptions) RegisterFlags(fs *flag.FlagSet) {
 	dirFlag(fs, &o.Dir, "the crawl database")
 	progressFlag(fs, &o.ProgressInterval)
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the crawl to this file")
+	fs.Int64Var(&o.CPUProfileEvery, "cpuprofile-every", 0, "with --cpuprofile: a new profile every this many pages, FILE-000, FILE-001, ... (0: one profile of the whole crawl)")
 	fs.StringVar(&o.MemProfile, "memprofile", "", "write a heap profile of the crawl to this file (rewritten at every progress line, so it shows the crawl near its end)")
 	fs.Int64Var(&o.Window, "window", 100000, "pages the first and last rates are measured over (at most half the pages fetched)")
 }
@@ -184,15 +189,11 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if o.CPUProfile != "" {
-		f, err := os.Create(o.CPUProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		pprof.StartCPUProfile(f)
-		defer pprof.StopCPUProfile()
+	var prof cpuProfiles
+	if err := prof.start(o.CPUProfile, o.CPUProfileEvery); err != nil {
+		return err
 	}
+	defer prof.stop()
 	cpu0 := cpuTime()
 	var tr trace
 	tr.sample(eng.Stats().Pages)
@@ -203,6 +204,7 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 	var millions []millionMark // as the URLs discovered passed each million
 	elapsed, runErr := runEngine(ctx, eng, out, o.ProgressInterval, func(s engine.Stats) bool {
 		tr.sample(s.Pages)
+		prof.next(s.Pages)
 		mem = s.Memory
 		for s.Discovered >= int64(len(millions)+1)*perMillion {
 			millions = append(millions, millionMark{peak: peakRSS(), split: tr.atPeak})
@@ -214,10 +216,16 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 			memErr = writeHeapProfile(o.MemProfile)
 			lastProfile = time.Now()
 		}
+		if enough {
+			tr.stopped() // the last window ends here, not after the crawl has closed
+		}
 		return enough
 	})
 	cpu := cpuTime() - cpu0
 	tr.sample(eng.Stats().Pages)
+	if err := prof.stop(); err != nil {
+		return err
+	}
 	if memErr != nil {
 		return memErr
 	}
@@ -420,6 +428,26 @@ type trace struct {
 	// atPeak is the resident memory's split at the sample where it was
 	// largest.
 	atPeak rssSplit
+	// stop is the number of points when the crawl was asked to stop (0:
+	// it was not): the last window ends there, so that closing the crawl
+	// (its last writes, a checkpoint) does not count as fetching time.
+	stop int
+}
+
+// stopped marks the crawl asked to stop at the last point.
+func (t *trace) stopped() {
+	if t.stop == 0 {
+		t.stop = len(t.points)
+	}
+}
+
+// ended returns the points up to where the crawl was asked to stop, or
+// all of them.
+func (t *trace) ended() []tracePoint {
+	if t.stop > 0 {
+		return t.points[:t.stop]
+	}
+	return t.points
 }
 
 // rssSplit is the process's resident memory and what the Go runtime holds
@@ -519,18 +547,19 @@ func (t *trace) first(n int64) span {
 }
 
 // last returns the span from the last point at least n pages before the end
-// to the end.
+// to the end: where the crawl was asked to stop, when it was.
 func (t *trace) last(n int64) span {
-	if len(t.points) == 0 {
+	points := t.ended()
+	if len(points) == 0 {
 		return span{}
 	}
-	end := t.points[len(t.points)-1]
-	for i := len(t.points) - 1; i >= 0; i-- {
-		if end.pages-t.points[i].pages >= n {
-			return span{t.points[i], end}
+	end := points[len(points)-1]
+	for i := len(points) - 1; i >= 0; i-- {
+		if end.pages-points[i].pages >= n {
+			return span{points[i], end}
 		}
 	}
-	return span{t.points[0], end}
+	return span{points[0], end}
 }
 
 func (s span) pagesPerSec() float64 {
@@ -560,4 +589,67 @@ func peakRSS() int64 {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return int64(ru.Maxrss) * 1024 // kilobytes on Linux; int32 on 32-bit systems
+}
+
+// cpuProfiles writes the crawl's CPU profile: one file, or a new one every
+// so many pages. The zero value writes none.
+type cpuProfiles struct {
+	path  string
+	every int64 // pages a profile covers; 0: one profile
+	n     int   // profiles started
+	f     *os.File
+}
+
+// start begins the first profile (nothing when path is empty).
+func (p *cpuProfiles) start(path string, every int64) error {
+	p.path, p.every = path, max(every, 0)
+	if path == "" {
+		return nil
+	}
+	return p.open()
+}
+
+// name is the file of profile k.
+func (p *cpuProfiles) name(k int) string {
+	if p.every == 0 {
+		return p.path
+	}
+	return fmt.Sprintf("%s-%03d", p.path, k)
+}
+
+func (p *cpuProfiles) open() error {
+	f, err := os.Create(p.name(p.n))
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return fmt.Errorf("bench: %w", err)
+	}
+	p.f = f
+	p.n++
+	return nil
+}
+
+// next starts a new profile when pages has passed the current one's end.
+// A failure to start one ends the profiling; stop reports nothing of it,
+// the profiles written so far being whole.
+func (p *cpuProfiles) next(pages int64) {
+	if p.f == nil || p.every == 0 || pages < int64(p.n)*p.every {
+		return
+	}
+	if p.stop() == nil {
+		p.open()
+	}
+}
+
+// stop ends the profile being written, if any.
+func (p *cpuProfiles) stop() error {
+	if p.f == nil {
+		return nil
+	}
+	pprof.StopCPUProfile()
+	err := p.f.Close()
+	p.f = nil
+	return err
 }
