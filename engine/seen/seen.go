@@ -53,9 +53,10 @@ type Options struct {
 
 // Defaults for the zero Options.
 const (
-	// DefaultRecent entries cost about 12 MiB as a Go map: a small part
-	// of a crawl's memory, and a run every 262,144 new URLs.
-	DefaultRecent       = 1 << 18
+	// DefaultRecent entries take a table of 262,144 slots, 3 MiB (as a
+	// Go map, 1<<18 entries took about 10 MiB): a run every 196,608 new
+	// URLs.
+	DefaultRecent       = 3 << 16
 	DefaultCacheEntries = 1 << 16
 )
 
@@ -69,19 +70,19 @@ type Set struct {
 	dir     string
 	tempDir bool
 	lock    *os.File // held on a temporary directory for the Set's life
-	recent  map[uint64]int32
+	recent  *table
 	max     int
-	// frozen is the last recent map, being written as a run by the
+	// frozen is the last recent table, being written as a run by the
 	// worker: read-only, read by both until the run is installed.
-	frozen map[uint64]int32
+	frozen *table
 	runs   []*run // on disk, newest first
 	cache  []cacheSlot
 	onDisk int // entries in runs
 
-	work    chan map[uint64]int32 // to the worker: a map to write as a run
-	mu      sync.Mutex            // guards pub
-	pub     published             // the worker's latest state, for the caller
-	changed chan struct{}         // a token when pub changed
+	work    chan *table   // to the worker: a table to write as a run
+	mu      sync.Mutex    // guards pub
+	pub     published     // the worker's latest state, for the caller
+	changed chan struct{} // a token when pub changed
 	stop    chan struct{}
 	done    chan struct{}
 	closing sync.WaitGroup // goroutines closing retired runs
@@ -92,7 +93,7 @@ type Set struct {
 
 // published is what the worker hands the caller: the runs now, those
 // retired since the last hand-over (for the caller to close) and whether
-// the frozen map is now a run.
+// the frozen table is now a run.
 type published struct {
 	runs    []*run
 	retired []*run
@@ -112,7 +113,7 @@ type Stats struct {
 	CacheHits int64         // look-ups answered by the cache of disk entries
 	Flushes   int64         // runs written from memory
 	Merges    int64         // merges done
-	MaxPause  time.Duration // the longest a Get or Add took that read disk, froze its map or took over the worker's results
+	MaxPause  time.Duration // the longest a Get or Add took that read disk, froze or grew its table or took over the worker's results
 	// What the thread of the longest call did meanwhile, where the
 	// system says (Linux): its CPU time, its page faults and how often
 	// the kernel gave its CPU to another thread (switches) or the
@@ -174,8 +175,8 @@ func Open(opt Options) (*Set, error) {
 			}
 		}
 	}
-	s.recent = make(map[uint64]int32)
-	s.work = make(chan map[uint64]int32, 1)
+	s.recent = newTable(s.max)
+	s.work = make(chan *table, 1)
 	s.changed = make(chan struct{}, 1)
 	s.stop = make(chan struct{})
 	s.done = make(chan struct{})
@@ -190,10 +191,10 @@ func (s *Set) Get(id uint64) (int32, bool, error) {
 		return 0, false, s.err
 	}
 	s.stats.Lookups++
-	if v, ok := s.recent[id]; ok {
+	if v, ok := s.recent.get(id); ok {
 		return v, true, nil
 	}
-	if v, ok := s.frozen[id]; ok {
+	if v, ok := s.frozen.get(id); ok {
 		return v, true, nil
 	}
 	if len(s.runs) == 0 {
@@ -242,7 +243,12 @@ func (s *Set) Add(id uint64, val int32) error {
 	if s.err != nil {
 		return s.err
 	}
-	s.recent[id] = val
+	if s.recent.full() {
+		// The worker is still writing the last table (the one before
+		// filled up at once): this one grows instead of waiting for it.
+		s.grow()
+	}
+	s.recent.set(id, val)
 	if slot := &s.cache[mix(id)&uint64(len(s.cache)-1)]; slot.ok && slot.id == id {
 		slot.val = val
 	}
@@ -251,12 +257,12 @@ func (s *Set) Add(id uint64, val int32) error {
 		s.install()
 	default:
 	}
-	if len(s.recent) >= s.max && s.frozen == nil && s.err == nil {
-		// The worker is idle or merging: the map goes to it, and a new
-		// one starts. A send never waits: the worker takes the next map
+	if s.recent.len() >= s.max && s.frozen == nil && s.err == nil {
+		// The worker is idle or merging: the table goes to it, and a new
+		// one starts. A send never waits: the worker takes the next table
 		// only once the last is installed, and the channel holds one.
 		start := s.startPause()
-		s.frozen, s.recent = s.recent, make(map[uint64]int32)
+		s.frozen, s.recent = s.recent, newTable(s.max)
 		s.work <- s.frozen
 		s.pause(start)
 	}
@@ -326,14 +332,23 @@ func (s *Set) pause(start pauseStart) {
 
 // Len returns the number of entries. An ID added again once its entry is
 // on disk counts twice until a merge meets both entries.
-func (s *Set) Len() int { return s.onDisk + len(s.recent) + len(s.frozen) }
+func (s *Set) Len() int { return s.onDisk + s.recent.len() + s.frozen.len() }
+
+// grow moves the recent entries to a table twice as large: while a run
+// is being written, those that follow stay in memory, however many.
+func (s *Set) grow() {
+	start := s.startPause()
+	defer s.pause(start)
+	t := newTable(2 * s.recent.maxLen)
+	s.recent.each(t.set)
+	s.recent = t
+}
 
 // Stats returns the set's figures.
 func (s *Set) Stats() Stats {
 	st := s.stats
-	st.Entries, st.Runs, st.Recent = s.Len(), len(s.runs), len(s.recent)+len(s.frozen)
-	// A Go map costs about 40 bytes an entry of 12 at its usual load.
-	st.Bytes = int64(len(s.recent)+len(s.frozen))*40 + int64(len(s.cache))*16
+	st.Entries, st.Runs, st.Recent = s.Len(), len(s.runs), s.recent.len()+s.frozen.len()
+	st.Bytes = s.recent.bytes() + s.frozen.bytes() + int64(len(s.cache))*16
 	for _, r := range s.runs {
 		st.Bytes += int64(len(r.bloom))*8 + int64(len(r.index))*8
 		st.DiskBytes += int64(r.n) * entrySize

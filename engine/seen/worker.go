@@ -6,7 +6,7 @@ import (
 	"slices"
 )
 
-// worker writes the maps a Set freezes as runs and merges runs, on its own
+// worker writes the tables a Set freezes as runs and merges runs, on its own
 // goroutine. It owns the list of runs; the Set's caller takes each new list
 // over at its next Add (install).
 type worker struct {
@@ -42,15 +42,13 @@ func (w *worker) run() {
 }
 
 // flush writes m as a run.
-func (w *worker) flush(m map[uint64]int32) (*run, error) {
+func (w *worker) flush(m *table) (*run, error) {
 	type entry struct {
 		id  uint64
 		val int32
 	}
-	es := make([]entry, 0, len(m))
-	for id, v := range m {
-		es = append(es, entry{id, v})
-	}
+	es := make([]entry, 0, m.len())
+	m.each(func(id uint64, v int32) { es = append(es, entry{id, v}) })
 	slices.SortFunc(es, func(a, b entry) int { return cmp.Compare(a.id, b.id) })
 	w.seq++
 	rw, err := newRunWriter(w.dir, w.seq, len(es))
@@ -125,7 +123,7 @@ func (w *worker) mergeTwo(newer, older *run) (*run, error) {
 }
 
 // publish hands the current runs to the caller, with the runs retired since
-// the last hand-over and whether the frozen map is now a run.
+// the last hand-over and whether the frozen table is now a run.
 func (w *worker) publish(flushed bool, retired []*run, err error) {
 	s := w.s
 	s.mu.Lock()
