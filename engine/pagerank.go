@@ -66,19 +66,24 @@ type rankJob struct {
 }
 
 type rankResult struct {
-	took   time.Duration // wall time of the computation
-	run    record.RankRun
-	scores []float32 // for the next run's warm start
-	// ranks are the scores in full, for storeRanks (nil when this run's
-	// ranks are not stored): a run not stored keeps 4 bytes a node once
-	// done, not 8.
-	ranks  []float64
+	took time.Duration // wall time of the computation
+	run  record.RankRun
+	// scores are the ranks in single precision: the next run's warm
+	// start, and what storeRanks writes during the crawl (they are never
+	// modified, so the next run may start from them while they are being
+	// written). Kept in full while they were written, they held 8 bytes
+	// a node more for as long as that took (tens of seconds at millions
+	// of URLs, while the next run needed its own 24), for precision a
+	// rank does not have: each run stops at an L1 residual of
+	// rankTolerance. The final run's ranks are written in full.
+	scores []float32
 	stored bool // its ranks and record are being written by storeRanks
 	err    error
 }
 
-// computeRank runs one recomputation.
-func (e *Engine) computeRank(j rankJob) rankResult {
+// computeRank runs one recomputation. It returns the ranks in full too,
+// for the caller to drop or to write.
+func (e *Engine) computeRank(j rankJob) (rankResult, []float64) {
 	start := time.Now()
 	res, share, err := pagerank(j.view, j.last)
 	took := time.Since(start)
@@ -92,11 +97,7 @@ func (e *Engine) computeRank(j rankJob) rankResult {
 	for v, x := range res.Scores {
 		scores[v] = float32(x)
 	}
-	out := rankResult{took: took, run: run, scores: scores, stored: j.store && err == nil, err: err}
-	if out.stored {
-		out.ranks = res.Scores
-	}
-	return out
+	return rankResult{took: took, run: run, scores: scores, stored: j.store && err == nil, err: err}, res.Scores
 }
 
 // storeRanks writes every node's rank of run to the store through the
@@ -104,14 +105,14 @@ func (e *Engine) computeRank(j rankJob) rankResult {
 // batches and the robots' queue requests pass between chunks. The run's
 // record goes with the first chunk and again, saying its ranks are
 // complete, with the last.
-func (e *Engine) storeRanks(ctx context.Context, mu *sync.Mutex, ids rank.LinksView, scores []float64, run record.RankRun) {
+func (e *Engine) storeRanks(ctx context.Context, mu *sync.Mutex, ids rank.LinksView, nodes int, rankOf func(n int32) float64, run record.RankRun) {
 	mu.Lock()
 	defer mu.Unlock()
 	chunk := max(e.cfg.FlushRecords, 1000)
 	var b *pending
 	stopped := false
 	err := ids.EachID(func(n int32, id uint64) bool {
-		if int(n) >= len(scores) {
+		if int(n) >= nodes {
 			return false
 		}
 		if b == nil {
@@ -120,8 +121,8 @@ func (e *Engine) storeRanks(ctx context.Context, mu *sync.Mutex, ids rank.LinksV
 				b.RankRuns = append(b.RankRuns, run)
 			}
 		}
-		b.Ranks = append(b.Ranks, record.RankRecord{URL: id, Rank: scores[n], Time: run.Time})
-		last := int(n) == len(scores)-1
+		b.Ranks = append(b.Ranks, record.RankRecord{URL: id, Rank: rankOf(n), Time: run.Time})
+		last := int(n) == nodes-1
 		if len(b.Ranks) < chunk && !last {
 			return true
 		}
@@ -180,10 +181,11 @@ func (c *crawl) rankDue(now time.Time) {
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
-		res := c.e.computeRank(j)
+		res, _ := c.e.computeRank(j)
 		r.out <- res // never blocks: one run at a time, and the loop takes it
 		if j.store && res.err == nil {
-			c.e.storeRanks(r.ctx, &r.storeMu, j.view, res.ranks, res.run)
+			scores := res.scores
+			c.e.storeRanks(r.ctx, &r.storeMu, j.view, len(scores), func(n int32) float64 { return float64(scores[n]) }, res.run)
 		}
 	}()
 }
@@ -256,11 +258,11 @@ func (c *crawl) finalRank() {
 	}
 	j := c.rankJob(c.e.clock.Now())
 	j.store = true
-	res := c.e.computeRank(j)
+	res, full := c.e.computeRank(j)
 	c.onRank(res)
 	if res.err == nil {
 		c.flush()
-		c.e.storeRanks(r.ctx, &r.storeMu, j.view, res.ranks, res.run)
+		c.e.storeRanks(r.ctx, &r.storeMu, j.view, len(full), func(n int32) float64 { return full[n] }, res.run)
 	}
 }
 
