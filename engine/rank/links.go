@@ -21,11 +21,11 @@ var ErrFull = errors.New("rank: link graph full")
 // doubling and hold up to half again its size in spare capacity (which on a
 // 1,000,000-URL crawl cost more peak memory than the links themselves).
 //
-// After Spill, each full chunk of node IDs and of links goes to a file
-// and leaves memory: the graph then keeps 8 bytes a fetched page, the
-// chunks being filled (4.5 MiB) and under 1 byte a node. The IDs are read
-// only when ranks are stored, the links once per PageRank iteration, in
-// order, from the system's page cache.
+// After Spill, each full chunk of node IDs, of fetched pages and of links
+// goes to a file and leaves memory: the graph then keeps the chunks being
+// filled (5 MiB) and under 1 byte a node. The IDs are read only when
+// ranks are stored, the pages and the links once per PageRank iteration,
+// in order, from the system's page cache.
 //
 // The zero Links is empty and ready to use, all in memory. One goroutine
 // may call its methods; a View taken by that goroutine may be read by any
@@ -34,7 +34,11 @@ var ErrFull = errors.New("rank: link graph full")
 type Links struct {
 	ids   chunks[uint64] // node -> URL ID; a nil chunk is in spill
 	spill *spillFile     // the IDs' (at fixed places); nil: every chunk of IDs in memory
-	pages chunks[int32]  // the nodes of fetched pages, in fetch order
+	pages chunks[int32]  // the nodes of fetched pages, in fetch order; a nil chunk is in pageSpill
+	// pageSpill holds the full chunks of pages and of ends, chunk k at
+	// offset k*chunkLen*8, its pages then its ends, in the machine's
+	// byte order; nil: every chunk in memory.
+	pageSpill *spillFile
 	// ends[i] is where pages[i]'s links end in their chunk of links. A
 	// page's links lie in one chunk, from the previous page's end when
 	// that is in the same chunk, else from offset 0; firsts[k] is the
@@ -125,9 +129,18 @@ func (g *Links) Spill(dir string) error {
 		ids.close()
 		return err
 	}
-	g.spill, g.linkSpill = ids, links
+	pages, err := createSpill(dir, "lidi-graph-*.pages", "pages")
+	if err != nil {
+		ids.close()
+		links.close()
+		return err
+	}
+	g.spill, g.linkSpill, g.pageSpill = ids, links, pages
 	for k := range g.ids.len / chunkLen {
 		g.spillChunk(k)
+	}
+	for k := range g.pages.len / chunkLen {
+		g.spillPages(k)
 	}
 	for k := range len(g.links) - 1 { // the last is being filled
 		g.spillLinks(k)
@@ -138,7 +151,7 @@ func (g *Links) Spill(dir string) error {
 // SpillErr returns the error that stopped chunks going to disk, if any.
 func (g *Links) SpillErr() error {
 	var errs []error
-	for _, s := range []*spillFile{g.spill, g.linkSpill} {
+	for _, s := range []*spillFile{g.spill, g.linkSpill, g.pageSpill} {
 		if s != nil && s.err != nil {
 			errs = append(errs, s.err)
 		}
@@ -150,7 +163,7 @@ func (g *Links) SpillErr() error {
 // can no longer read what was spilled. What the graph holds in memory
 // stays usable.
 func (g *Links) Close() error {
-	return errors.Join(g.spill.close(), g.linkSpill.close())
+	return errors.Join(g.spill.close(), g.linkSpill.close(), g.pageSpill.close())
 }
 
 // spillChunk writes full chunk k of IDs to the spill file and frees it.
@@ -170,6 +183,25 @@ func (g *Links) spillChunk(k int) {
 		return
 	}
 	g.ids.c[k] = nil
+}
+
+// spillPages writes full chunk k of pages and of ends to the pages' spill
+// file and frees them.
+func (g *Links) spillPages(k int) {
+	s := g.pageSpill
+	if s == nil || s.f == nil || s.err != nil || g.pages.c[k] == nil {
+		return
+	}
+	if s.buf == nil {
+		s.buf = make([]byte, chunkLen*8)
+	}
+	copy(s.buf, int32Bytes(g.pages.c[k]))
+	copy(s.buf[chunkLen*4:], uint32Bytes(g.ends.c[k]))
+	if _, err := s.f.WriteAt(s.buf, int64(k)*chunkLen*8); err != nil {
+		s.err = fmt.Errorf("rank: spilling pages: %w", err)
+		return
+	}
+	g.pages.c[k], g.ends.c[k] = nil, nil
 }
 
 // spillLinks appends full chunk k of links to the links' spill file and
@@ -192,6 +224,14 @@ func (g *Links) spillLinks(k int) {
 	g.spans[k] = span{off: s.size, n: len(c)}
 	s.size += int64(len(c)) * 4
 	g.links[k] = nil
+}
+
+// uint32Bytes is the memory of s as bytes, in the machine's order.
+func uint32Bytes(s []uint32) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*4)
 }
 
 // int32Bytes is the memory of s as bytes, in the machine's order.
@@ -219,6 +259,9 @@ func (g *Links) Fetched(page int32, links []int32) {
 	g.n += len(links)
 	g.pages.append(page)
 	g.ends.append(uint32(len(g.links[last])))
+	if g.pages.len%chunkLen == 0 {
+		g.spillPages(len(g.pages.c) - 1)
+	}
 }
 
 // Nodes returns the number of nodes.
@@ -233,8 +276,10 @@ func (g *Links) NumLinks() int { return g.n }
 // Bytes returns the memory the graph holds, spare capacity included.
 func (g *Links) Bytes() int64 {
 	b := g.ids.bytes(8) + g.pages.bytes(4) + g.ends.bytes(4) + int64(cap(g.firsts))*8
-	if g.spill != nil && g.spill.buf != nil {
-		b += int64(len(g.spill.buf))
+	for _, s := range []*spillFile{g.spill, g.pageSpill} {
+		if s != nil && s.buf != nil {
+			b += int64(len(s.buf))
+		}
 	}
 	for _, c := range g.links {
 		b += int64(cap(c)) * 4
@@ -249,7 +294,7 @@ func (g *Links) View() LinksView {
 	v := LinksView{ids: g.ids.view(), pages: g.pages.view(), ends: g.ends.view(), firsts: slices.Clone(g.firsts),
 		links: append([][]int32(nil), g.links...), spans: append([]span(nil), g.spans...), n: g.n}
 	if g.spill != nil {
-		v.spill, v.linkSpill = g.spill.f, g.linkSpill.f
+		v.spill, v.linkSpill, v.pageSpill = g.spill.f, g.linkSpill.f, g.pageSpill.f
 	}
 	return v
 }
@@ -261,6 +306,7 @@ type LinksView struct {
 	spill     *os.File // the chunks of ids that are nil
 	pages     chunks[int32]
 	ends      chunks[uint32]
+	pageSpill *os.File // the chunks of pages and ends that are nil
 	firsts    []int
 	links     [][]int32
 	spans     []span   // where the chunks of links that are nil lie
@@ -334,11 +380,19 @@ func (v LinksView) EachID(fn func(n int32, id uint64) bool) error {
 // sets *err; it may be ranged over many times, one at a time.
 func (v LinksView) Lists(err *error) func(yield func(int32, []int32) bool) {
 	var buf []int32 // a spilled chunk, read back
+	var pb pageBuf
 	return func(yield func(int32, []int32) bool) {
 		c := -1 // the chunk of links of page i
 		var chunk []int32
 		start := uint32(0)
+		var pages []int32
+		var ends []uint32
 		for i := range v.pages.len {
+			if i%chunkLen == 0 {
+				if pages, ends, *err = v.pageChunk(i/chunkLen, &pb); *err != nil {
+					return
+				}
+			}
 			if c+1 < len(v.firsts) && v.firsts[c+1] <= i {
 				c, start = c+1, 0
 				if chunk = v.links[c]; chunk == nil {
@@ -348,13 +402,41 @@ func (v LinksView) Lists(err *error) func(yield func(int32, []int32) bool) {
 					chunk = buf
 				}
 			}
-			end := v.ends.at(i)
-			if !yield(v.pages.at(i), chunk[start:end:end]) {
+			end := ends[i%chunkLen]
+			if !yield(pages[i%chunkLen], chunk[start:end:end]) {
 				return
 			}
 			start = end
 		}
 	}
+}
+
+// pageBuf holds a spilled chunk of pages and ends, read back.
+type pageBuf struct {
+	raw   []byte
+	pages []int32
+	ends  []uint32
+}
+
+// pageChunk returns chunk k of pages and of ends, read into buf when it
+// was spilled.
+func (v LinksView) pageChunk(k int, buf *pageBuf) ([]int32, []uint32, error) {
+	if c := v.pages.c[k]; c != nil {
+		return c, v.ends.c[k], nil
+	}
+	if v.pageSpill == nil {
+		return nil, nil, fmt.Errorf("rank: the pages of chunk %d were spilled and the view has no file", k)
+	}
+	if buf.raw == nil {
+		buf.pages, buf.ends = make([]int32, chunkLen), make([]uint32, chunkLen)
+		buf.raw = make([]byte, chunkLen*8)
+	}
+	if _, err := v.pageSpill.ReadAt(buf.raw, int64(k)*chunkLen*8); err != nil {
+		return nil, nil, fmt.Errorf("rank: reading the pages of chunk %d: %w", k, err)
+	}
+	copy(int32Bytes(buf.pages), buf.raw[:chunkLen*4])
+	copy(uint32Bytes(buf.ends), buf.raw[chunkLen*4:])
+	return buf.pages, buf.ends, nil
 }
 
 // readLinks reads spilled chunk k of links into buf, grown if need be.
@@ -395,11 +477,17 @@ func (v LinksView) PageRank(opt Options) (Result, float64, error) {
 	// recorded twice all the same.
 	counted := make([]uint64, (n+63)/64)
 	share := 0.0
-	for i := range v.pages.len {
-		p := v.pages.at(i)
-		if w, bit := &counted[p/64], uint64(1)<<(p%64); *w&bit == 0 {
-			*w |= bit
-			share += res.Scores[p]
+	var pb pageBuf
+	for k := range len(v.pages.c) {
+		pages, _, rerr := v.pageChunk(k, &pb)
+		if rerr != nil {
+			return Result{}, 0, rerr
+		}
+		for _, p := range pages[:min(chunkLen, v.pages.len-k*chunkLen)] {
+			if w, bit := &counted[p/64], uint64(1)<<(p%64); *w&bit == 0 {
+				*w |= bit
+				share += res.Scores[p]
+			}
 		}
 	}
 	return res, min(share, 1), err

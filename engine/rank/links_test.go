@@ -128,9 +128,25 @@ func testLinksChunks(t *testing.T, spillAt int) {
 // on the same edges in CSR form, and its coverage against the scores of
 // the fetched pages.
 func TestLinksPageRankMatchesGraph(t *testing.T) {
+	for _, tc := range []struct {
+		nodes int
+		spill bool
+	}{{3000, false}, {150_000, true}} { // 100,000 pages: a chunk of them spilled
+		t.Run(fmt.Sprintf("%d nodes, spilled %v", tc.nodes, tc.spill), func(t *testing.T) {
+			testLinksPageRankMatchesGraph(t, tc.nodes, tc.spill)
+		})
+	}
+}
+
+func testLinksPageRankMatchesGraph(t *testing.T, n int, spill bool) {
 	rng := rand.New(rand.NewPCG(11, 12))
-	const n = 3000
 	var g Links
+	defer g.Close()
+	if spill {
+		if err := g.Spill(t.TempDir()); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for i := range n {
 		g.Add(uint64(i) * 7919)
 	}
@@ -150,6 +166,9 @@ func TestLinksPageRankMatchesGraph(t *testing.T) {
 	want, err := PageRank(mustGraph(t, n, edges), Options{Tolerance: 1e-12})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if spill && (g.pages.c[0] != nil || g.ends.c[0] != nil || g.SpillErr() != nil) {
+		t.Fatalf("the first chunk of pages is still in memory (%v)", g.SpillErr())
 	}
 	got, share, err := g.View().PageRank(Options{Tolerance: 1e-12})
 	if err != nil {
@@ -262,19 +281,19 @@ func TestLinksViewWhileGrowing(t *testing.T) {
 	defer g.Close()
 	done := make(chan error, 8)
 	started := 0
-	links := make([]int32, 60) // 2,400,000 links in all: two chunks spilled
-	for i := range 40_000 {
+	links := make([]int32, 20) // 2,800,000 links in all: two chunks spilled, and two of pages
+	for i := range 140_000 {
 		g.Add(uint64(i))
 		links[0], links[1] = int32(i/2), int32(i/3)
 		g.Fetched(int32(i), links)
-		if i%5000 == 4999 {
+		if i%20000 == 19999 {
 			v, pages := g.View(), i+1
 			started++
 			go func() {
 				seen := 0
 				var err error
 				for p, links := range v.Lists(&err) {
-					if int(p) != seen || len(links) != 60 || links[0] != p/2 || links[1] != p/3 {
+					if int(p) != seen || len(links) != 20 || links[0] != p/2 || links[1] != p/3 {
 						done <- fmt.Errorf("page %d: node %d links %v", seen, p, links[:min(len(links), 2)])
 						return
 					}
