@@ -15,13 +15,13 @@ import (
 // (view), which the loop's appends never touch.
 //
 // The URLs seen are a seen.Set: the newest in memory, the rest in sorted
-// runs on disk, about 1.3 bytes a URL in memory beyond a fixed 12 MiB or
+// runs on disk, about 1.3 bytes a URL in memory beyond a fixed 4 MiB or
 // so (a Go map took 38). The set is rebuilt from the store at every start,
 // so a crawl killed leaves nothing to repair. The links are a rank.Links:
-// 8 bytes a fetched page in memory; the links (4 bytes each), read once
-// per PageRank iteration, and the nodes' URL IDs (8 bytes a node), read
-// only to store ranks, go to unlinked temporary files, a full chunk at a
-// time.
+// the chunks being filled in memory (5 MiB); the links (4 bytes each) and
+// the pages fetched (8 bytes each), read once per PageRank iteration, and
+// the nodes' URL IDs (8 bytes a node), read only to store ranks, go to
+// unlinked temporary files, a full chunk at a time.
 type webGraph struct {
 	seen *seen.Set // URL ID -> node (0 for every URL when nodes are not kept)
 	// err is the first error of the set or the graph: it stops the crawl,
