@@ -216,8 +216,8 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 			memErr = writeHeapProfile(o.MemProfile)
 			lastProfile = time.Now()
 		}
-		if enough {
-			tr.stopped() // the last window ends here, not after the crawl has closed
+		if enough || ctx.Err() != nil {
+			tr.stopped() // the last window ends here (enough, or interrupted), not after the crawl has closed
 		}
 		return enough
 	})
