@@ -166,7 +166,9 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 	}
 	defer cleanup()
 	fmt.Fprintf(out, "bench crawl: simweb of %d sites, %d pages (seed %d); r=%d c=%d w=0; storage in %s\n", o.Sites, o.Pages, o.Seed, o.Robots, o.PagesPerVisit, dir)
-	sw, err := startSimweb(ctx, o)
+	// simweb outlives an interrupted crawl, whose report reads its
+	// witness; sw.close ends it.
+	sw, err := startSimweb(context.WithoutCancel(ctx), o)
 	if err != nil {
 		return err
 	}
