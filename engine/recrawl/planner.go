@@ -794,8 +794,10 @@ func (h *pageQueue) Push(x any) {
 	h.entries = append(h.entries, e)
 }
 func (h *pageQueue) Pop() any {
-	x := h.entries[len(h.entries)-1]
+	n := len(h.entries) - 1
+	x := h.entries[n]
 	x.pg.qi = -1
-	h.entries = h.entries[:len(h.entries)-1]
+	h.entries[n] = queued{} // the backing array would keep a removed page
+	h.entries = h.entries[:n]
 	return x
 }

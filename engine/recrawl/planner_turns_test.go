@@ -81,6 +81,25 @@ func TestPlannerQueueHoldsEachPageOnce(t *testing.T) {
 	}
 }
 
+// A page removed from the Planner is not kept by its queue: the slot a
+// removal leaves past the heap's end held the page, and with it its
+// evidence, until a later push overwrote it.
+func TestPlannerQueueForgetsRemovedPages(t *testing.T) {
+	p := NewPlanner(PlannerOptions{InitialInterval: time.Hour})
+	for id := range uint64(5) {
+		p.Add(PageInfo{ID: id, Channel: "c", Site: "a"}, plannerEpoch)
+	}
+	for id := range uint64(5) {
+		p.Remove(id)
+		n := p.queue.Len()
+		for i, e := range p.queue.entries[n:cap(p.queue.entries)] {
+			if e.pg != nil {
+				t.Fatalf("after page %d removed, slot %d past the queue's %d entries holds page %d", id, n+i, n, e.pg.info.ID)
+			}
+		}
+	}
+}
+
 // Random operations on a Planner of a few sites against a model of what
 // its turns promise: every page known is queued once and only it; a page
 // holding a turn is in its site's turns, which are in order; a site's

@@ -1,7 +1,6 @@
 package recrawl
 
 import (
-	"maps"
 	"math"
 	"net/http"
 	"slices"
@@ -50,10 +49,11 @@ type Scheduler struct {
 	ahead int
 	// out are the pages released and not back, with their sites' names;
 	// waiting the pages due that wait for their sites' released ones, and
-	// waitSites the sites with some.
+	// waitSites the sites with some (or none left since Gone), in the
+	// order they began to wait: a slice, not a map sorted at every Due.
 	out       map[uint64]string
 	waiting   map[uint64]bool
-	waitSites map[string]*schedSite
+	waitSites []waitSite
 	// robots is r; cost the mean time a fetch holds a robot by its
 	// duration and the site's delay, hold by the visits' robot time, both
 	// by the loop's clock, exponential averages.
@@ -69,6 +69,12 @@ type Scheduler struct {
 	info          map[uint64]PageInfo
 }
 
+// waitSite is a site with due pages waiting, with its name.
+type waitSite struct {
+	name string
+	ss   *schedSite
+}
+
 // schedSite is what a Scheduler knows of a site's capacity, by the loop's
 // clock.
 type schedSite struct {
@@ -78,6 +84,7 @@ type schedSite struct {
 	out         int           // its pages released and not back
 	credit      float64       // the releases its discovery earned (Discovered)
 	waiting     []uint64      // its due pages waiting for those, in order
+	listed      bool          // in the Scheduler's waitSites
 }
 
 // SchedulerOptions configure a Scheduler.
@@ -107,7 +114,7 @@ func NewScheduler(opt SchedulerOptions) *Scheduler {
 	}
 	return &Scheduler{pl: NewPlanner(opt.Planner), share: opt.Share, ahead: max(opt.Ahead, 0), scale: 1, sites: map[string]*schedSite{},
 		inlinks: map[uint64]int{}, outlinks: map[uint64][]uint64{}, info: map[uint64]PageInfo{},
-		out: map[uint64]string{}, waiting: map[uint64]bool{}, waitSites: map[string]*schedSite{}}
+		out: map[uint64]string{}, waiting: map[uint64]bool{}}
 }
 
 // Planner returns the Planner, for its plans (Page, Channels).
@@ -298,19 +305,19 @@ func (s *Scheduler) Gone(id uint64) {
 func (s *Scheduler) Due(now, rnow time.Time) []uint64 {
 	s.clocks(now, rnow)
 	var out []uint64
-	for _, name := range slices.Sorted(maps.Keys(s.waitSites)) {
-		ss := s.waitSites[name]
+	// The sites with pages waiting, in the order they began to wait.
+	s.waitSites = slices.DeleteFunc(s.waitSites, func(w waitSite) bool {
+		ss := w.ss
 		n := 0
 		for ; n < len(ss.waiting) && s.mayRelease(ss); n++ {
 			id := ss.waiting[n]
 			delete(s.waiting, id)
-			out = s.release(out, id, name, ss)
+			out = s.release(out, id, w.name, ss)
 		}
 		ss.waiting = slices.Delete(ss.waiting, 0, n)
-		if len(ss.waiting) == 0 {
-			delete(s.waitSites, name)
-		}
-	}
+		ss.listed = len(ss.waiting) > 0
+		return !ss.listed
+	})
 	for _, id := range s.pl.Due(rnow, 0) {
 		if _, out := s.out[id]; out || s.waiting[id] {
 			continue // its last release is not back yet, or waits
@@ -320,7 +327,10 @@ func (s *Scheduler) Due(now, rnow time.Time) []uint64 {
 		if len(ss.waiting) > 0 || !s.mayRelease(ss) {
 			ss.waiting = append(ss.waiting, id)
 			s.waiting[id] = true
-			s.waitSites[name] = ss
+			if !ss.listed {
+				ss.listed = true
+				s.waitSites = append(s.waitSites, waitSite{name, ss})
+			}
 			continue
 		}
 		out = s.release(out, id, name, ss)

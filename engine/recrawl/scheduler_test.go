@@ -272,3 +272,37 @@ func sixPagesOnSiteA() (*Scheduler, time.Time) {
 	}
 	return s, t0
 }
+
+// A tick of a loop whose sites' due pages all wait (each has its pages
+// out and no credit) costs no allocation: the sites waiting are kept in
+// the order they began to wait, where they were a map whose names Due
+// sorted at every tick, 20 times a second.
+func TestSchedulerDueWaitingAllocatesNothing(t *testing.T) {
+	s := NewScheduler(SchedulerOptions{Ahead: 1, Planner: PlannerOptions{InitialInterval: time.Minute}})
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for site := range 50 {
+		name := fmt.Sprintf("s%02d", site)
+		s.SetDiscovering(name, true)
+		for p := range 3 {
+			s.Copied(uint64(site*3+p), ChannelID(name), name, t0)
+		}
+	}
+	late := t0.Add(24 * time.Hour)
+	if due := s.Due(late, late); len(due) != 50 {
+		t.Fatalf("%d due a day late, want one a site (Ahead 1)", len(due))
+	}
+	if len(s.waitSites) != 50 {
+		t.Fatalf("%d sites waiting, want 50", len(s.waitSites))
+	}
+	if n := testing.AllocsPerRun(20, func() { s.Due(late, late) }); n != 0 {
+		t.Errorf("Due allocated %v times a tick with every site's pages waiting, want 0", n)
+	}
+	// Sites are served in the order they began to wait, each once.
+	s.Back(3)
+	s.Back(0)
+	s.Discovered("s01")
+	s.Discovered("s00")
+	if due := s.Due(late, late); !slices.Equal(due, []uint64{1, 4}) {
+		t.Errorf("due %v once s00 and s01 had a page back and a credit, want 1 and 4", due)
+	}
+}
