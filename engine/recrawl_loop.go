@@ -308,6 +308,22 @@ func (r *recrawler) setQueued(it *ritem, q bool) {
 	}
 }
 
+// siteGivenUp takes back the copies of site id that are queued when the
+// crawl gives the site up for the rest of the run: none of them will be
+// fetched, and a copy counted queued is not planned again (the Scheduler
+// holds a page released until it is back).
+func (r *recrawler) siteGivenUp(id int64) {
+	for _, it := range r.items {
+		if it.site == id && it.queued {
+			r.setQueued(it, false)
+		}
+	}
+}
+
+// recrawlable reports whether the crawl fetches s's pages now: it is not
+// parked, nor given up for the run.
+func (s *site) recrawlable() bool { return !s.parked && s.givenUp == "" }
+
 // schedCopied tells the Scheduler of copy it, and of its site's politeness.
 func (c *crawl) schedCopied(it *ritem) {
 	rc := c.rc
@@ -455,7 +471,7 @@ func (c *crawl) recrawlTick(now time.Time) {
 			// are still counted queued but no longer pending, so it would
 			// look as if it had nothing left to discover.
 			if s := c.sites[id]; s != nil && s.Place() != frontier.Busy {
-				rc.sched.SetDiscovering(key, !s.parked && s.Pending > int64(rc.queuedOn[id]))
+				rc.sched.SetDiscovering(key, s.recrawlable() && s.Pending > int64(rc.queuedOn[id]))
 			}
 		}
 		for _, id := range rc.sched.Due(now, rnow) {
@@ -466,7 +482,7 @@ func (c *crawl) recrawlTick(now time.Time) {
 			}
 			switch s := c.sites[it.site]; {
 			case it.queued: // back when fetched
-			case s != nil && !s.parked:
+			case s != nil && s.recrawlable():
 				c.queueCopy(it, s, now)
 				rc.tasks++
 			default:

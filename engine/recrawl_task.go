@@ -125,7 +125,7 @@ func (c *crawl) take(ch *rchannel, f visit.FoundLink, depth, crawlDepth int, par
 	}
 	if it := rc.items[f.ID]; it != nil {
 		s := c.sites[it.site]
-		if it.ch != ch || s == nil || s.parked {
+		if it.ch != ch || s == nil || !s.recrawlable() {
 			return false
 		}
 		if !it.queued {

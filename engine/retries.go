@@ -178,6 +178,9 @@ func (c *crawl) giveUp(s *site, why string, now time.Time) {
 		return
 	}
 	s.givenUp = why
+	if c.rc != nil {
+		c.rc.siteGivenUp(s.ID)
+	}
 	c.seedFailed(s, s.Key+": "+why, now)
 	c.f.Park(&s.Site, now)
 	s.NextVisit = now

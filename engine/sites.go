@@ -118,6 +118,9 @@ func (c *crawl) park(s *site, now time.Time, why string) {
 		why = fmt.Sprintf("%s; parked until %s (round %d of %d)", why, s.NextVisit.Format(time.TimeOnly), round, c.e.cfg.ParkRounds)
 	} else {
 		why = fmt.Sprintf("%s; given up after %d rounds", why, c.e.cfg.ParkRounds)
+		if c.rc != nil {
+			c.rc.siteGivenUp(s.ID)
+		}
 	}
 	c.batch.Sites = append(c.batch.Sites, c.record(s))
 	c.e.event(record.Event{Time: now, Kind: record.EventParked, Site: s.Key, Text: why})
