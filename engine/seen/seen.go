@@ -88,7 +88,8 @@ type Set struct {
 	closing sync.WaitGroup // goroutines closing retired runs
 	err     error          // sticky: the set is unusable
 
-	stats Stats
+	stats     Stats
+	diskCalls int64 // getOnDisk calls, for usageEvery
 }
 
 // published is what the worker hands the caller: the runs now, those
@@ -114,12 +115,16 @@ type Stats struct {
 	Flushes   int64         // runs written from memory
 	Merges    int64         // merges done
 	MaxPause  time.Duration // the longest a Get or Add took that read disk, froze or grew its table or took over the worker's results
-	// What the thread of the longest call did meanwhile, where the
-	// system says (Linux): its CPU time, its page faults and how often
-	// the kernel gave its CPU to another thread (switches) or the
-	// thread slept (sleeps: waiting for the disk). A pause far longer
-	// than its CPU time, with switches, is the machine's load, not the
-	// set's work.
+	// What the thread of the longest call measured did meanwhile (every
+	// freeze, growth and take-over is, and one look-up on disk in
+	// usageEvery: reading the thread's usage took two system calls at
+	// each end, twice the cost of the read), where the system says
+	// (Linux): the call's wall time, its CPU time, its page faults and
+	// how often the kernel gave its CPU to another thread (switches) or
+	// the thread slept (sleeps: waiting for the disk). A pause far
+	// longer than its CPU time, with switches, is the machine's load,
+	// not the set's work.
+	MaxMeasured      time.Duration
 	MaxPauseCPU      time.Duration
 	MaxPauseFaults   int64
 	MaxPauseSwitches int64
@@ -217,7 +222,8 @@ func (s *Set) Get(id uint64) (int32, bool, error) {
 // part of Get that reads blocks, timed as a pause (most look-ups of new
 // URLs end at the filters, in memory, and are not).
 func (s *Set) getOnDisk(id uint64, slot *cacheSlot, runs []*run) (int32, bool, error) {
-	start := s.startPause()
+	s.diskCalls++
+	start := s.startPause(s.diskCalls%usageEvery == 1)
 	defer s.pause(start)
 	for _, r := range runs {
 		if !r.bloom.has(id) {
@@ -261,7 +267,7 @@ func (s *Set) Add(id uint64, val int32) error {
 		// The worker is idle or merging: the table goes to it, and a new
 		// one starts. A send never waits: the worker takes the next table
 		// only once the last is installed, and the channel holds one.
-		start := s.startPause()
+		start := s.startPause(true)
 		s.frozen, s.recent = s.recent, newTable(s.max)
 		s.work <- s.frozen
 		s.pause(start)
@@ -271,7 +277,7 @@ func (s *Set) Add(id uint64, val int32) error {
 
 // install takes over what the worker published.
 func (s *Set) install() {
-	start := s.startPause()
+	start := s.startPause(true)
 	defer s.pause(start)
 	s.mu.Lock()
 	p := s.pub
@@ -305,25 +311,38 @@ func (s *Set) install() {
 	}
 }
 
+// usageEvery is how many look-ups on disk there are to one whose thread
+// usage is read (Stats.MaxMeasured).
+const usageEvery = 16
+
 // pauseStart is when a call that does more than touch memory started, and
-// its thread's usage then.
+// its thread's usage then, when measured.
 type pauseStart struct {
-	wall  time.Time
-	usage threadUsage
+	wall     time.Time
+	usage    threadUsage
+	measured bool
 }
 
-func (s *Set) startPause() pauseStart {
-	return pauseStart{usage: usageStart(), wall: time.Now()}
+// startPause starts timing a call, and reads its thread's usage when
+// measure is true.
+func (s *Set) startPause(measure bool) pauseStart {
+	if !measure {
+		return pauseStart{wall: time.Now()}
+	}
+	return pauseStart{usage: usageStart(), wall: time.Now(), measured: true}
 }
 
 // pause records how long a call that did more than touch memory took, and
-// for the longest what its thread did meanwhile.
+// for the longest measured what its thread did meanwhile.
 func (s *Set) pause(start pauseStart) {
 	d := time.Since(start.wall)
-	u := usageEnd(start.usage)
-	if d > s.stats.MaxPause {
-		s.stats.MaxPause = d
-		s.stats.MaxPauseCPU, s.stats.MaxPauseFaults, s.stats.MaxPauseSwitches, s.stats.MaxPauseSleeps = u.cpu, u.faults, u.switches, u.sleeps
+	s.stats.MaxPause = max(s.stats.MaxPause, d)
+	if start.measured {
+		u := usageEnd(start.usage)
+		if d > s.stats.MaxMeasured {
+			s.stats.MaxMeasured = d
+			s.stats.MaxPauseCPU, s.stats.MaxPauseFaults, s.stats.MaxPauseSwitches, s.stats.MaxPauseSleeps = u.cpu, u.faults, u.switches, u.sleeps
+		}
 	}
 	if d > time.Millisecond {
 		s.stats.SlowCalls++
@@ -337,7 +356,7 @@ func (s *Set) Len() int { return s.onDisk + s.recent.len() + s.frozen.len() }
 // grow moves the recent entries to a table twice as large: while a run
 // is being written, those that follow stay in memory, however many.
 func (s *Set) grow() {
-	start := s.startPause()
+	start := s.startPause(true)
 	defer s.pause(start)
 	t := newTable(2 * s.recent.maxLen)
 	s.recent.each(t.set)
