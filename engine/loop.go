@@ -369,6 +369,7 @@ func (c *crawl) publish(now time.Time, force bool) {
 	st.LoopSteps, st.LoopWorkSteps = c.steps.steps(), c.steps.ownSteps()
 	st.StoreApply, st.StoreApplyRecords, st.StoreHead = e.commit.slowest()
 	st.Memory.Seen, st.Memory.Graph = c.web.bytes()
+	st.Memory.Rank = c.rank.bytes()
 	if c.detect.det != nil {
 		st.Memory.Detection = c.detect.det.Stats().Bytes
 	}

@@ -64,6 +64,7 @@ type ranker struct {
 	cancel    context.CancelFunc
 	ctx       context.Context
 	took      time.Duration // how long the last run took
+	runNodes  int           // the nodes of the run in flight
 	lastErr   string
 	oracleSum float64 // oracle PageRank of the pages fetched so far
 }
@@ -273,11 +274,26 @@ func (c *crawl) rankDue(now time.Time) {
 	}()
 }
 
+// rankRunBytes is what a run holds a node beyond the graph and the last
+// scores (rank.PageRankLists: two float64, a float32 and an int32).
+const rankRunBytes = 24
+
+// bytes estimates the memory the ranker holds: the last scores, and what
+// the run in flight holds.
+func (r *ranker) bytes() int64 {
+	b := int64(cap(r.last)) * 4
+	if r.busy {
+		b += int64(r.runNodes) * rankRunBytes
+	}
+	return b
+}
+
 // rankJob snapshots what a run needs and decides whether it writes ranks.
 func (c *crawl) rankJob(now time.Time) rankJob {
 	r := &c.rank
 	r.pages, r.started = c.tally.fetches, now
 	j := rankJob{view: c.web.view(), last: r.last, prev: r.lastTime, pages: c.tally.fetches - c.tally.recrawls, oracle: -1}
+	r.runNodes = j.view.Nodes()
 	if c.e.cfg.Oracle != nil {
 		j.oracle = min(r.oracleSum, 1)
 	}

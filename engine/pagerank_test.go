@@ -132,6 +132,10 @@ func TestCoverageOfAFinishedCrawl(t *testing.T) {
 	// asserted.
 	t.Logf("%d points; estimate fell at %d of them; last %+v", len(cov), decreases, cov[len(cov)-1])
 	last := cov[len(cov)-1]
+	// The last run's scores, 4 bytes a node, are kept.
+	if st.Memory.Rank < 4*int64(st.Discovered)/2 {
+		t.Errorf("PageRank holds %d bytes for %d URLs", st.Memory.Rank, st.Discovered)
+	}
 	if last.Pages != st.Pages {
 		t.Errorf("last point at %d pages, crawl fetched %d", last.Pages, st.Pages)
 	}
@@ -252,6 +256,9 @@ func TestPageRankOff(t *testing.T) {
 	st, path, _ := crawlWith(t, srv, cfg)
 	if st.Coverage != nil {
 		t.Errorf("coverage %v with PageRank off", st.Coverage)
+	}
+	if st.Memory.Rank != 0 {
+		t.Errorf("PageRank holds %d bytes, off", st.Memory.Rank)
 	}
 	if n := queryFloat(t, openRO(t, path), "SELECT count(*) FROM rank_runs"); n != 0 {
 		t.Errorf("%v runs stored with PageRank off", n)

@@ -233,6 +233,10 @@ type MemoryStats struct {
 	Seen      int64 // the set of URLs seen (beyond its runs on disk)
 	Graph     int64 // the link graph: nodes, pages and links
 	Detection int64 // duplicate detection's pages and indexes; 0 when it is off
+	// Rank is PageRank's: the last run's scores, kept for the next run's
+	// warm start, and while a run is in flight what it holds; 0 when
+	// PageRank is off.
+	Rank int64
 }
 
 // RecentRules bounds DupStats.Recent.

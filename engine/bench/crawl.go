@@ -203,11 +203,13 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 	var memErr error
 	lastProfile := time.Now()
 	var mem engine.MemoryStats // the structures at the last poll, while the crawl still held them
+	var rankMost int64         // the most PageRank held at a poll (a run in flight), printed per URL discovered at the end
 	var millions []millionMark // as the URLs discovered passed each million
 	elapsed, runErr := runEngine(ctx, eng, out, o.ProgressInterval, func(s engine.Stats) bool {
 		tr.sample(s.Pages)
 		prof.next(s.Pages)
 		mem = s.Memory
+		rankMost = max(rankMost, s.Memory.Rank)
 		for s.Discovered >= int64(len(millions)+1)*perMillion {
 			millions = append(millions, millionMark{peak: peakRSS(), split: tr.atPeak})
 		}
@@ -280,8 +282,8 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "URLs discovered      %d\n", s.Discovered)
 	perURLOf := func(b int64) float64 { return float64(b) / float64(max(s.Discovered, 1)) }
-	fmt.Fprintf(out, "bytes per URL        detection %.0f, link graph %.0f, seen set %.1f (as the structures estimate themselves)\n",
-		perURLOf(mem.Detection), perURLOf(mem.Graph), perURLOf(mem.Seen))
+	fmt.Fprintf(out, "bytes per URL        detection %.0f, link graph %.0f, seen set %.1f, PageRank %.0f (%.0f at most, a run in flight) (as the structures estimate themselves)\n",
+		perURLOf(mem.Detection), perURLOf(mem.Graph), perURLOf(mem.Seen), perURLOf(mem.Rank), perURLOf(rankMost))
 	fmt.Fprintf(out, "longest loop pause   %s (the longest wait for the store: %s; the store's longest write %s, of %d records; its longest queue-head read %s)\n",
 		s.LoopPause.Round(time.Microsecond), s.StoreWait.Round(time.Microsecond), s.StoreApply.Round(time.Microsecond), s.StoreApplyRecords, s.StoreHead.Round(time.Microsecond))
 	fmt.Fprintf(out, "  without the store  %s (the longest wake-up less its waits for the writer: the loop's own work)\n", s.LoopWork.Round(time.Microsecond))
@@ -295,10 +297,10 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 	fmt.Fprintf(out, "errors               %d %v\n", errs, s.ErrorKind)
 	filePerPage := float64(fileBytes) / float64(max(s.Pages, 1))
 	fmt.Fprintf(out, "crawl file           %.1f MB, %.0f bytes per page (bodies kept %v, headers kept %v)\n", float64(fileBytes)/1e6, filePerPage, o.KeepBodies, o.KeepHeaders)
-	fmt.Fprintf(out, "pages=%d pages_per_s=%.0f peak_rss_mb=%.0f%s dns_queries_per_host=%.3f discovered=%d cpu_s_per_1000_first=%.3f cpu_s_per_1000_last=%.3f file_bytes_per_page=%.0f store_wait_ms=%.1f seen_pause_ms=%.1f detection_bytes_per_url=%.0f graph_bytes_per_url=%.0f seen_bytes_per_url=%.1f bytes_per_url=%.0f pages_per_s_first=%.0f pages_per_s_last=%.0f gc_cpu_share=%.3f cpu_s_per_1000=%.3f loop_pause_ms=%.1f loop_work_ms=%.1f\n",
+	fmt.Fprintf(out, "pages=%d pages_per_s=%.0f peak_rss_mb=%.0f%s dns_queries_per_host=%.3f discovered=%d cpu_s_per_1000_first=%.3f cpu_s_per_1000_last=%.3f file_bytes_per_page=%.0f store_wait_ms=%.1f seen_pause_ms=%.1f detection_bytes_per_url=%.0f graph_bytes_per_url=%.0f seen_bytes_per_url=%.1f bytes_per_url=%.0f pages_per_s_first=%.0f pages_per_s_last=%.0f gc_cpu_share=%.3f cpu_s_per_1000=%.3f loop_pause_ms=%.1f loop_work_ms=%.1f rank_bytes_per_url=%.1f\n",
 		s.Pages, pps, rss, millionKeys(millions), perHost, s.Discovered, first.cpuPer1000(), last.cpuPer1000(), filePerPage, ms(s.StoreWait), ms(s.Seen.MaxPause),
 		perURLOf(mem.Detection), perURLOf(mem.Graph), perURLOf(mem.Seen),
-		perURL, first.pagesPerSec(), last.pagesPerSec(), gcShare, cpuPer1000, ms(s.LoopPause), ms(s.LoopWork))
+		perURL, first.pagesPerSec(), last.pagesPerSec(), gcShare, cpuPer1000, ms(s.LoopPause), ms(s.LoopWork), perURLOf(rankMost))
 	return nil
 }
 
