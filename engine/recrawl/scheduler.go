@@ -58,7 +58,7 @@ type Scheduler struct {
 	// duration and the site's delay, hold by the visits' robot time, both
 	// by the loop's clock, exponential averages.
 	robots     int
-	cost, hold time.Duration
+	cost, hold mean
 	// scale is how fast the recrawl clock runs against the loop's, from
 	// the first and latest readings of both.
 	first, firstR time.Time
@@ -79,7 +79,7 @@ type waitSite struct {
 // clock.
 type schedSite struct {
 	gap         time.Duration // politeness: the delay, or a longer Crawl-delay
-	hold        time.Duration // the robot time its visits took a page
+	hold        mean          // the robot time its visits took a page
 	discovering bool          // the crawl has URLs of it to fetch for the first time
 	out         int           // its pages released and not back
 	credit      float64       // the releases its discovery earned (Discovered)
@@ -104,8 +104,14 @@ type SchedulerOptions struct {
 // default: half, so that discovery keeps as much.
 const DefaultShare = 0.5
 
-// costWeight is the weight of a new fetch in the average cost.
-const costWeight = 0.02
+// costWeight is the weight of a new fetch in the averages of what fetches
+// cost: about the last 1/costWeight fetches count. The budget and the
+// sites' gaps it gives set every page's interval; averaged over a few
+// dozen fetches they followed the machine's load from second to second
+// (the budget of one crawl on a loaded machine went from 21 to 166
+// recrawls an hour and back within a few virtual hours), and each solve
+// then moved the intervals the plan holds for hours.
+const costWeight = 1.0 / 512
 
 // NewScheduler returns an empty Scheduler.
 func NewScheduler(opt SchedulerOptions) *Scheduler {
@@ -175,7 +181,7 @@ func (s *Scheduler) site(name string) *schedSite {
 // longer, and 1/Share as long while it has URLs to discover.
 func (s *Scheduler) siteGap(site string) {
 	ss := s.sites[site]
-	gap := max(ss.gap, ss.hold)
+	gap := max(ss.gap, ss.hold.avg)
 	if ss.discovering {
 		gap = time.Duration(float64(gap) / s.share)
 	}
@@ -254,7 +260,7 @@ func (s *Scheduler) Cost(cost time.Duration) {
 	if cost <= 0 {
 		return
 	}
-	s.cost = average(s.cost, cost, 1)
+	s.cost.add(cost, 1)
 	s.budget()
 }
 
@@ -267,21 +273,26 @@ func (s *Scheduler) Held(site string, hold time.Duration, pages int) {
 	}
 	pages = max(pages, 1)
 	per := hold / time.Duration(pages)
-	s.hold = average(s.hold, per, pages)
+	s.hold.add(per, pages)
 	ss := s.site(site)
-	ss.hold = average(ss.hold, per, pages)
+	ss.hold.add(per, pages)
 	s.siteGap(site)
 	s.budget()
 }
 
-// average adds n samples of x to the exponential average avg (zero: none
-// yet).
-func average(avg, x time.Duration, n int) time.Duration {
-	if avg == 0 {
-		return x
-	}
-	w := 1 - math.Pow(1-costWeight, float64(n))
-	return time.Duration((1-w)*float64(avg) + w*float64(x))
+// mean is an exponential average of durations whose first samples weigh
+// as in a plain mean, so that it starts from what it saw, not from zero.
+// The zero value has seen nothing.
+type mean struct {
+	avg time.Duration
+	n   int // samples seen
+}
+
+// add adds k samples of x.
+func (m *mean) add(x time.Duration, k int) {
+	m.n += k
+	w := max(1-math.Pow(1-costWeight, float64(k)), float64(k)/float64(m.n))
+	m.avg = time.Duration((1-w)*float64(m.avg) + w*float64(x))
 }
 
 // Gone forgets a page (gone, forbidden, or out of scope).
@@ -392,7 +403,7 @@ func (s *Scheduler) recrawlTime(d time.Duration) time.Duration {
 // budget sets the Planner's budget: the share of r robots each fetching
 // a page per cost or per hold, whichever is longer.
 func (s *Scheduler) budget() {
-	per := max(s.cost, s.hold)
+	per := max(s.cost.avg, s.hold.avg)
 	if s.robots <= 0 || per <= 0 {
 		return
 	}

@@ -136,6 +136,32 @@ func TestSchedulerCapacityAtDelayZero(t *testing.T) {
 	}
 }
 
+// The budget is what the robots fetch over the last several hundred
+// fetches, not the last few dozen: a burst of slow fetches (the machine
+// loaded for a moment) moves it a little, where it cut it by two thirds
+// and every page's interval with it. The first fetches count as a mean.
+func TestSchedulerBudgetIgnoresABurst(t *testing.T) {
+	s := NewScheduler(SchedulerOptions{})
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s.Due(t0, t0)
+	s.SetRobots(8)
+	s.Held("a", 100*time.Millisecond, 1)
+	s.Held("a", 300*time.Millisecond, 1)
+	if got, want := s.Budget(), 0.5*8/0.2; math.Abs(got-want) > 1e-6*want {
+		t.Errorf("budget %g visits/s after two visits of 100 and 300 ms, want %g (their mean)", got, want)
+	}
+	for range 1000 {
+		s.Held("a", 100*time.Millisecond, 1)
+	}
+	steady := s.Budget()
+	for range 20 {
+		s.Held("a", time.Second, 1)
+	}
+	if got := s.Budget(); got < steady*2/3 {
+		t.Errorf("budget %g visits/s after 20 fetches ten times as slow, from %g: want it within a third", got, steady)
+	}
+}
+
 // A sitemap's lastmod is its page's age at the first fetch only: a date
 // after that fetch, or given once the page was visited again, is ignored.
 func TestSchedulerListed(t *testing.T) {
