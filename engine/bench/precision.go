@@ -5,7 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -40,6 +42,9 @@ type PrecisionOptions struct {
 	// Waste is how many of the URLs each trap wasted the report lists
 	// (0: none, only the counts).
 	Waste int
+	// CPUProfile, when not "", is where a CPU profile of the runs goes
+	// (the synthetic web's server included: it runs in this process).
+	CPUProfile string
 }
 
 // The runs of the benchmark.
@@ -69,6 +74,7 @@ func (o *PrecisionOptions) RegisterFlags(fs *flag.FlagSet) {
 	dirFlag(fs, &o.Dir, "the crawl databases")
 	progressFlag(fs, &o.ProgressInterval)
 	fs.IntVar(&o.Waste, "waste", 0, "list up to this many wasted URLs per trap")
+	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the runs (the synthetic web's server included) to this file")
 }
 
 // Fetch is one page retrieved: its URL and the status it answered (0 when
@@ -250,6 +256,17 @@ func Precision(ctx context.Context, o PrecisionOptions, out io.Writer) ([]Precis
 	}
 	defer srv.Close()
 	seeds := srv.SeedURLs(o.Seeds)
+	if o.CPUProfile != "" {
+		f, err := os.Create(o.CPUProfile)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return nil, err
+		}
+		defer pprof.StopCPUProfile()
+	}
 
 	var runs []PrecisionRun
 	for _, mode := range o.Modes {

@@ -50,13 +50,14 @@ func (d *Detector) add(p *Page, u *urlParts, dup, newDigest bool) (uint32, bool)
 	if hasDigit(u) {
 		d.shapes.insert(shapeKey(u), idx, d.perKey)
 	}
+	dr := &d.dirs[dir]
 	if p.Main != 0 {
 		for k := range d.bands {
-			d.bands[k].insert(bandKey(u, k, p.Main), idx, d.perKey)
+			d.bands[k].insert(bandKey(dr.site, k, p.Main), idx, d.perKey)
 		}
 	}
 	if p.Title != 0 {
-		d.titles.insert(titleKey(u, uint64(title32(p.Title))), idx, d.perKey)
+		d.titles.insert(titleKey(dr.origin, uint64(title32(p.Title))), idx, d.perKey)
 	}
 	for k := dir; k >= 0; k = d.dirs[k].parent {
 		if dup {
@@ -87,8 +88,10 @@ func (d *Detector) internDir(head string, originEnd, hostStart int) (int32, bool
 		return 0, false
 	}
 	k := int32(len(d.dirs))
-	d.dirs = append(d.dirs, dirRec{head: ref, parent: parent, originEnd: uint16(originEnd), hostStart: uint16(hostStart)})
-	d.dirIndex.insert(dirKey(head), uint32(k), 0)
+	key := dirHash(head)
+	d.dirs = append(d.dirs, dirRec{head: ref, parent: parent, originEnd: uint16(originEnd), hostStart: uint16(hostStart),
+		site: siteHash(head[hostStart:originEnd]), origin: originHash(head[:originEnd]), key: key})
+	d.dirIndex.insert(dirKeyOf(key), uint32(k), 0)
 	return k, true
 }
 
@@ -96,14 +99,18 @@ func (d *Detector) internDir(head string, originEnd, hostStart int) (int32, bool
 // is a keyTable (about 7 bytes a directory; a map from the string took
 // about 40), each directory's key recomputed from its head in the arena.
 func (d *Detector) dirOf(head string) (int32, bool) {
-	k, ok := d.dirIndex.first(dirKey(head), func(k uint32) bool { return d.dirHead(int32(k)) == head })
+	k, ok := d.dirIndex.first(dirKeyOf(dirHash(head)), func(k uint32) bool { return d.dirHead(int32(k)) == head })
 	return int32(k), ok
 }
 
 // dirHead returns the head of directory k: origin and path.
 func (d *Detector) dirHead(k int32) string { return d.arena.get(d.dirs[k].head) }
 
-func dirKey(head string) uint64 { return newHasher(keyDir).str(head).sum() }
+// dirHash is the hash of a directory's head that its key is made of
+// (dirKeyOf), kept in its dirRec.
+func dirHash(head string) uint32 { return uint32(newHasher(keyDir).str(head).sum()) }
+
+func dirKeyOf(h uint32) uint64 { return fmix64(uint64(keyDir)<<56 | uint64(h)) }
 
 // dirCounts returns the unique and duplicate pages observed at or under a
 // directory prefix.

@@ -69,8 +69,9 @@ func (s *search) run() {
 	// 16-bit bands, so this finds every near-duplicate of the site
 	// whatever its URL (a copy behind a rewrite no structure above names).
 	if s.p.Main != 0 && s.exact < 0 {
+		site := siteHash(u.hostPort())
 		for k := range d.bands {
-			s.lookup(&d.bands[k], bandKey(u, k, s.p.Main), TestSameText)
+			s.lookup(&d.bands[k], bandKey(site, k, s.p.Main), TestSameText)
 		}
 	}
 }

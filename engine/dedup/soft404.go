@@ -132,7 +132,7 @@ func (d *Detector) softEvidence(idx uint32, p *Page, u *urlParts) (*Soft404Sig, 
 	// /mirror/), not a not-found page under an unrelated URL.
 	var alike, related [maxAlike]uint32
 	na, nr := 0, 0
-	d.titles.each(titleKey(u, uint64(title32(p.Title))), func(i uint32) bool {
+	d.titles.each(titleKey(originHash(u.origin()), uint64(title32(p.Title))), func(i uint32) bool {
 		if i == idx {
 			return true
 		}

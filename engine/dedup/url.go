@@ -288,18 +288,29 @@ func sameFile(a, b string) bool {
 	return (a == "" || indexNames[a]) && (b == "" || indexNames[b])
 }
 
-// titleKey: pages of one origin with one title (soft 404s).
-func titleKey(p *urlParts, title uint64) uint64 {
-	return newHasher(keyTitle).str(p.origin()).sum() ^ fmix64(title)
+// titleKey: pages of one origin (its originHash) with one title (soft
+// 404s).
+func titleKey(origin uint32, title uint64) uint64 {
+	return fmix64(uint64(keyTitle)<<56|uint64(origin)) ^ fmix64(title)
+}
+
+// originHash is the hash of an origin that titleKey is made of.
+func originHash(origin string) uint32 { return uint32(newHasher(keyTitle).str(origin).sum()) }
+
+// siteHash is the hash of a host without "www." that bandKey is made of.
+func siteHash(hostPort string) uint32 {
+	return uint32(newHasher(keyBand).str(siteHost(hostPort)).sum())
 }
 
 // simBands is the number of 16-bit bands of a simhash indexed.
 const simBands = 4
 
-// bandKey: pages of one site (host without "www.") whose main-text
-// simhash has the same band k.
-func bandKey(p *urlParts, k int, main uint64) uint64 {
-	return newHasher(keyBand).byte(byte(k)).str(siteHost(p.hostPort())).sum() ^ fmix64(main>>(16*k)&0xffff)
+// bandKey: pages of one site (host without "www.", its siteHash) whose
+// main-text simhash has the same band k. Two sites whose 32-bit hashes
+// agree share keys: their pages are then suspects of each other's, which
+// the simhash test still decides.
+func bandKey(site uint32, k int, main uint64) uint64 {
+	return fmix64(uint64(keyBand)<<56|uint64(k)<<32|uint64(site)) ^ fmix64(main>>(16*k)&0xffff)
 }
 
 // pathParams returns the path parameters of a file name, "a=1;b" of
