@@ -280,6 +280,8 @@ type dirRec struct {
 	site        uint32 // siteHash of its host
 	origin      uint32 // originHash of its origin
 	key         uint32 // dirHash of its head
+	path        hasher // sitePathKey's hash of its host and path, its pages' file names to come
+	shape       hasher // shapeKey's of its origin and path, its pages' file names and queries to come
 }
 
 // New returns a Detector with cfg's zero fields set to the defaults.
@@ -324,9 +326,23 @@ func New(cfg Config) *Detector {
 	}
 	d.dirIndex = newKeyTable(func(k uint32) uint64 { return dirKeyOf(d.dirs[k].key) })
 	d.digests = newKeyTable(func(i uint32) uint64 { return digestKey(d.recs.at(i).digest) })
-	d.sitePaths = newKeyTable(func(i uint32) uint64 { p := d.parts(i); return sitePathKey(&p) })
-	d.tails = newKeyTable(func(i uint32) uint64 { p := d.parts(i); return tailKey(&p) })
-	d.shapes = newKeyTable(func(i uint32) uint64 { p := d.parts(i); return shapeKey(&p) })
+	d.sitePaths = newKeyTable(func(i uint32) uint64 {
+		r := d.recs.at(i)
+		return d.dirs[r.dir&^dupFlag].path.str(fileOf(d.arena.get(r.rest))).sum()
+	})
+	d.tails = newKeyTable(func(i uint32) uint64 {
+		r := d.recs.at(i)
+		rest := d.arena.get(r.rest)
+		if rest == "" || rest[0] == '?' {
+			p := d.parts(i) // an index page: its directory's name
+			return tailKey(&p)
+		}
+		return tailKeyOf(rest)
+	})
+	d.shapes = newKeyTable(func(i uint32) uint64 {
+		r := d.recs.at(i)
+		return d.dirs[r.dir&^dupFlag].shape.shape(d.arena.get(r.rest)).sum()
+	})
 	for k := range d.bands {
 		d.bands[k] = newKeyTable(func(i uint32) uint64 { r := d.recs.at(i); return bandKey(d.dirs[r.dir&^dupFlag].site, k, r.main) })
 	}
@@ -615,7 +631,7 @@ func (d *Detector) Stats() Stats {
 
 func (d *Detector) bytes() int64 {
 	const (
-		dirRecBytes    = 32
+		dirRecBytes    = 48
 		candidateBytes = 320
 		repBytes       = 24
 	)

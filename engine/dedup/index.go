@@ -90,7 +90,8 @@ func (d *Detector) internDir(head string, originEnd, hostStart int) (int32, bool
 	k := int32(len(d.dirs))
 	key := dirHash(head)
 	d.dirs = append(d.dirs, dirRec{head: ref, parent: parent, originEnd: uint16(originEnd), hostStart: uint16(hostStart),
-		site: siteHash(head[hostStart:originEnd]), origin: originHash(head[:originEnd]), key: key})
+		site: siteHash(head[hostStart:originEnd]), origin: originHash(head[:originEnd]), key: key,
+		path: sitePathDir(head[hostStart:originEnd], head[originEnd:]), shape: shapeDir(head[:originEnd], head[originEnd:])})
 	d.dirIndex.insert(dirKeyOf(key), uint32(k), 0)
 	return k, true
 }

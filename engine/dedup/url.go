@@ -137,8 +137,20 @@ func digestKey(d uint64) uint64 { return fmix64(d ^ 0x9e3779b97f4a7c15) }
 // sitePathKey: same path on another scheme or on the www/bare twin of the
 // host, or another query of the same path.
 func sitePathKey(p *urlParts) uint64 {
-	h := newHasher(keySitePath).str(siteHost(p.hostPort())).str(p.dirPath()).str(p.file())
-	return h.sum()
+	return sitePathDir(p.hostPort(), p.dirPath()).str(p.file()).sum()
+}
+
+// sitePathDir is sitePathKey's hash of a directory, its file to come.
+func sitePathDir(hostPort, dirPath string) hasher {
+	return newHasher(keySitePath).str(siteHost(hostPort)).str(dirPath)
+}
+
+// fileOf returns the file name of rest (a page's file name and query).
+func fileOf(rest string) string {
+	if k := strings.IndexByte(rest, '?'); k >= 0 {
+		return rest[:k]
+	}
+	return rest
 }
 
 // sitePathKeyOfPath is sitePathKey for a page of p's host at another path.
@@ -156,6 +168,10 @@ func tailKey(p *urlParts) uint64 {
 	}
 	return h.str(p.rest).sum()
 }
+
+// tailKeyOf is tailKey of a page that is not its directory's index, by
+// its file name and query alone.
+func tailKeyOf(rest string) uint64 { return newHasher(keyTail).str(rest).sum() }
 
 // lastSegment returns the last segment of a directory path with its
 // slash: "b/" for "/a/b/", "/" for "/".
@@ -175,7 +191,14 @@ func hasDigit(p *urlParts) bool {
 // shapeKey: URLs of one origin that differ only in their numbers, as the
 // months of a calendar (/cal/2026/11/, /cal/2027/01/, /cal?m=2026-11).
 func shapeKey(p *urlParts) uint64 {
-	return newHasher(keyShape).str(p.origin()).shape(p.dirPath()).shape(p.rest).sum()
+	return shapeDir(p.origin(), p.dirPath()).shape(p.rest).sum()
+}
+
+// shapeDir is shapeKey's hash of a directory, its file name and query to
+// come. A directory's path ends with '/', so no run of digits goes on
+// into them.
+func shapeDir(origin, dirPath string) hasher {
+	return newHasher(keyShape).str(origin).shape(dirPath)
 }
 
 // shapePattern returns origin and path with each run of digits as '#': the
