@@ -33,15 +33,7 @@ func TestCapturesOfOldAndNewFiles(t *testing.T) {
 				Links: []record.Link{{From: 1, To: 2}, {From: 1, To: 3}}})
 			apply(t, db, record.Batch{Pages: []record.PageRecord{{URL: 1, Site: 1, Fetched: t0.Add(time.Hour), Status: 304, Recrawl: true, Verdict: fetch.VerdictNotModified, Wire: wire}}})
 			db.Close()
-			if tc.drop != nil {
-				raw := rawOpenRW(t, db.Path())
-				for _, q := range tc.drop {
-					if _, err := raw.Exec(q); err != nil {
-						t.Fatal(err)
-					}
-				}
-				raw.Close()
-			}
+			execRaw(t, db.Path(), tc.drop...)
 			c, err := OpenCaptures(context.Background(), db.Path())
 			if err != nil {
 				t.Fatal(err)

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"math"
 	"slices"
@@ -93,19 +94,41 @@ func olderFile(t *testing.T, stmts ...string) (*DB, string) {
 	apply(t, db, record.Batch{Sites: []record.SiteRecord{site(1)}, URLs: []record.URLRecord{queued(1, 1, 0, 1)}})
 	db.Close()
 	path := db.Path()
-	raw := rawOpenRW(t, path)
-	for _, q := range stmts {
-		if _, err := raw.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	raw.Close()
+	execRaw(t, path, stmts...)
 	db, err := Open(path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
 	return db, path
+}
+
+// execRaw runs stmts on the file at path, closed by lidi, outside it.
+func execRaw(t *testing.T, path string, stmts ...string) {
+	t.Helper()
+	raw := rawOpenRW(t, path)
+	defer raw.Close()
+	for _, q := range stmts {
+		if _, err := raw.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// openUpgraded opens the file at path, which upgrades it, and checks
+// that it is now of SchemaVersion.
+func openUpgraded(t *testing.T, path string) (*DB, *sql.DB) {
+	t.Helper()
+	db, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	r := rawOpen(t, path)
+	if v := queryInt(t, r, "PRAGMA user_version"); v != SchemaVersion {
+		t.Fatalf("user_version %d after upgrade, want %d", v, SchemaVersion)
+	}
+	return db, r
 }
 
 func TestUpgradeFromVersion1(t *testing.T) {
@@ -188,25 +211,11 @@ func TestUpgradeFromVersion8Links(t *testing.T) {
 	apply(t, db, b)
 	db.Close()
 	path := db.Path()
-	raw := rawOpenRW(t, path)
-	for _, q := range append(slices.Clip(dropVersion9), "PRAGMA user_version = 8") {
-		if _, err := raw.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if n := queryInt(t, raw, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'links'"); n != 1 {
+	execRaw(t, path, append(slices.Clip(dropVersion9), "PRAGMA user_version = 8")...)
+	if n := queryInt(t, rawOpen(t, path), "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'links'"); n != 1 {
 		t.Fatal("the version 8 file has no links table")
 	}
-	raw.Close()
-	db, err := Open(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	r := rawOpen(t, path)
-	if v := queryInt(t, r, "PRAGMA user_version"); v != SchemaVersion {
-		t.Errorf("user_version %d after upgrade", v)
-	}
+	db, r := openUpgraded(t, path)
 	var ids string
 	if err := r.QueryRow("SELECT to_ids FROM page_links WHERE from_id = 1").Scan(&ids); err != nil || ids != fmt.Sprintf("[%d,2,3]", int64(big)) {
 		t.Errorf("page 1's to_ids %q, %v", ids, err)

@@ -56,15 +56,7 @@ func TestUpgradeFromVersion2(t *testing.T) {
 	if err := os.WriteFile(path, src, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	db, err := Open(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	r := rawOpen(t, path)
-	if v := queryInt(t, r, "PRAGMA user_version"); v != SchemaVersion {
-		t.Fatalf("user_version %d after upgrade, want %d", v, SchemaVersion)
-	}
+	db, r := openUpgraded(t, path)
 	if n := queryInt(t, r, "SELECT count(*) FROM urls"); n != 3 {
 		t.Errorf("%d URLs kept, want 3", n)
 	}
