@@ -180,18 +180,37 @@ type recorder struct {
 	mu      sync.Mutex
 	urls    map[uint64]string
 	fetches []record.PageRecord // URL and Status only
+	skipped map[uint64]uint64   // by rule ID: the first URL skipped under it
 }
 
 func (r *recorder) Apply(ctx context.Context, b *record.Batch) error {
 	r.mu.Lock()
 	for _, u := range b.URLs {
 		r.urls[u.ID] = u.URL
+		if u.Rule != 0 {
+			r.skip(u.Rule, u.ID)
+		}
+	}
+	for _, s := range b.Skips {
+		if s.Rule != 0 {
+			r.skip(s.Rule, s.URL)
+		}
 	}
 	for _, p := range b.Pages {
 		r.fetches = append(r.fetches, record.PageRecord{URL: p.URL, Status: p.Status})
 	}
 	r.mu.Unlock()
 	return r.Store.Apply(ctx, b)
+}
+
+// skip records url as skipped under rule, if it is the first.
+func (r *recorder) skip(rule, url uint64) {
+	if r.skipped == nil {
+		r.skipped = make(map[uint64]uint64)
+	}
+	if _, ok := r.skipped[rule]; !ok {
+		r.skipped[rule] = url
+	}
 }
 
 func (r *recorder) fetched() []Fetch {
@@ -223,10 +242,12 @@ type PrecisionRun struct {
 type RuleCount struct {
 	Learned, Withdrawn int
 	// Prior counts the rules learned from fewer pairs because other
-	// hosts had learned the same rewrite (dedup.Rule.Prior).
-	Prior   int
-	Covered int64 // URLs the rules covered, not fetched
-	ByKind  map[dedup.RuleKind]int
+	// hosts had learned the same rewrite (dedup.Rule.Prior); NoPair
+	// those of them put in force with no pair of their own, once their
+	// canonical spelling answered (dedup.Detector.FromPrior).
+	Prior, NoPair int
+	Covered       int64 // URLs the rules covered, not fetched
+	ByKind        map[dedup.RuleKind]int
 }
 
 // Precision runs the precision benchmark: it serves simweb with traps in
@@ -289,7 +310,7 @@ func Precision(ctx context.Context, o PrecisionOptions, out io.Writer) ([]Precis
 		}
 		run.Mode = mode
 		run.Score = ScoreCrawl(web, reach, run.fetched)
-		run.Rules = rulesByTrap(web, run.rules, run.urls)
+		run.Rules = rulesByTrap(web, run.rules, run.urls, run.skipped)
 		runs = append(runs, run.PrecisionRun)
 		writeTrapTable(out, run.Score)
 		writeWaste(out, run.Score, o.Waste)
@@ -320,6 +341,7 @@ type precisionRunResult struct {
 	fetched []Fetch
 	rules   []dedup.Rule
 	urls    map[uint64]string
+	skipped map[uint64]uint64 // by rule ID: the first URL skipped under it
 }
 
 func precisionRun(ctx context.Context, o PrecisionOptions, cfg engine.Config, dnsAddr, path string, out io.Writer) (precisionRunResult, error) {
@@ -332,18 +354,21 @@ func precisionRun(ctx context.Context, o PrecisionOptions, cfg engine.Config, dn
 	if c.Stats.Pages > 0 {
 		res.DetectPerPage = c.Stats.Dup.Time / time.Duration(c.Stats.Pages)
 	}
-	res.fetched, res.rules, res.urls = c.fetched, c.Rules, c.urls
+	res.fetched, res.rules, res.urls, res.skipped = c.fetched, c.Rules, c.urls, c.skipped
 	return res, nil
 }
 
 // rulesByTrap counts rules by the trap kind of the first copy that
-// supported them (simweb's truth of its URL).
-func rulesByTrap(web *simweb.Web, rules []dedup.Rule, urls map[uint64]string) map[simweb.TrapKind]RuleCount {
+// supported them (simweb's truth of its URL), or for a rule with no pair
+// of its own, of the first URL skipped under it (skipped, by rule ID).
+func rulesByTrap(web *simweb.Web, rules []dedup.Rule, urls map[uint64]string, skipped map[uint64]uint64) map[simweb.TrapKind]RuleCount {
 	out := make(map[simweb.TrapKind]RuleCount)
 	for _, r := range rules {
 		k := simweb.TrapNone
 		if len(r.Support) > 0 {
 			k = web.Truth(urls[r.Support[0].Copy]).Trap
+		} else if u, ok := skipped[r.ID()]; ok {
+			k = web.Truth(urls[u]).Trap
 		}
 		row := out[k]
 		if row.ByKind == nil {
@@ -357,6 +382,9 @@ func rulesByTrap(web *simweb.Web, rules []dedup.Rule, urls map[uint64]string) ma
 		row.ByKind[r.Kind]++
 		if r.Prior > 0 {
 			row.Prior++
+			if r.Supports == 0 {
+				row.NoPair++
+			}
 		}
 		out[k] = row
 	}
@@ -375,7 +403,7 @@ func writeRuleTable(out io.Writer, rules map[simweb.TrapKind]RuleCount) {
 	}
 	slices.Sort(kinds)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  rules by trap of their first copy\tlearned\twith a prior\twithdrawn\tURLs covered\tkinds")
+	fmt.Fprintln(tw, "  rules by trap of their first copy\tlearned\twith a prior\tno pair\twithdrawn\tURLs covered\tkinds")
 	for _, k := range kinds {
 		r := rules[k]
 		var parts []string
@@ -384,7 +412,7 @@ func writeRuleTable(out io.Writer, rules map[simweb.TrapKind]RuleCount) {
 				parts = append(parts, fmt.Sprintf("%s %d", rk, n))
 			}
 		}
-		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\t%s\n", k, r.Learned, r.Prior, r.Withdrawn, r.Covered, strings.Join(parts, ", "))
+		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\t%d\t%s\n", k, r.Learned, r.Prior, r.NoPair, r.Withdrawn, r.Covered, strings.Join(parts, ", "))
 	}
 	tw.Flush()
 }

@@ -20,6 +20,7 @@ type recordedCrawl struct {
 	Rules   []dedup.Rule
 	fetched []Fetch
 	urls    map[uint64]string // every URL recorded, by id
+	skipped map[uint64]uint64 // by rule ID: the first URL skipped under it
 }
 
 // runRecorded crawls with cfg into a new store at path (opened with
@@ -61,5 +62,6 @@ func runRecorded(ctx context.Context, cfg engine.Config, openStore func(string) 
 	res.Rules = eng.Rules()
 	res.fetched = rec.fetched()
 	res.urls = rec.urls
+	res.skipped = rec.skipped
 	return res, nil
 }
