@@ -40,12 +40,14 @@ type fakeCrawler struct {
 
 // fakeRules are the rules the fake crawl learned last: a mirror's
 // directory kept at its source by the mirroring tool's notes, an index
-// name learned from one pair with other hosts' rules as a prior, and a
-// parameter rule withdrawn.
+// name learned from one pair with other hosts' rules as a prior, a
+// tracking parameter put in force with no pair from other hosts' rules,
+// and a parameter rule withdrawn.
 var fakeRules = []dedup.Rule{
 	{Kind: dedup.SwapHost, Origin: "http://milosophical.me", From: "/jargon/html/", To: "http://www.catb.org/jargon/html/", Supports: 4,
 		Choice: dedup.Choice{For: [dedup.NumSignals]int32{dedup.SignalMirrorNote: 3}, ByEvidence: true}},
 	{Kind: dedup.DropIndex, Origin: "http://intranet.example", Name: "welcome.jsp", Supports: 1, Prior: 3},
+	{Kind: dedup.DropParam, Origin: "http://shop.example", Name: "utm_campaign", Prior: 3},
 	{Kind: dedup.DropParam, Origin: "https://forum.example.org", Name: "p", Supports: 3, Withdrawn: true},
 	{Kind: dedup.SwapHost, Origin: "http://example.org", To: "http://www.example.org", Supports: 3},
 }

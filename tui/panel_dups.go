@@ -69,8 +69,13 @@ func ruleLines(c *common, r *dedup.Rule, w int) []string {
 			c.styles.Label.Render("copy ")+strings.TrimPrefix(cp, "http://")))
 	}
 	pairs := c.fig(strconv.Itoa(r.Supports), "duplicate pairs")
-	if r.Supports == 1 {
+	switch {
+	case r.Supports == 1:
 		pairs = c.fig("1", "duplicate pair")
+	case r.Supports == 0 && r.Prior > 0:
+		// Put in force from other hosts' proof once its canonical
+		// spelling answered (dedup.Detector.FromPrior).
+		pairs = c.styles.Label.Render("no pair") + c.dim(": its canonical URL answered first")
 	}
 	prior := ""
 	if r.Prior > 0 {
