@@ -10,17 +10,6 @@ import (
 	"lidi/engine/visit"
 )
 
-// eventAt returns the index of m's first event of kind (about slave, if
-// not empty) at since or after, or -1.
-func eventAt(m *Master, kind SlaveEventKind, slave string, since time.Time) int {
-	for i, ev := range m.Events() {
-		if ev.Kind == kind && (slave == "" || ev.Slave == slave) && !ev.Time.Before(since) {
-			return i
-		}
-	}
-	return -1
-}
-
 // freezeTries bounds the leases TestASlaveFrozenPastThreeHeartbeats
 // hands out until it freezes its slave in the middle of one.
 const freezeTries = 5
