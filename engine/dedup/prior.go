@@ -282,16 +282,19 @@ func (d *Detector) contradictedShape(c *candidate) {
 }
 
 // priorAt returns the prior of shape k, made if new.
-func (d *Detector) priorAt(k uint64) *prior {
-	if d.priors == nil {
-		d.priors = make(map[uint64]*prior)
+func (d *Detector) priorAt(k uint64) *prior { return entry(&d.priors, k) }
+
+// entry returns the value of key k in *m, made (with *m) if new.
+func entry[V any](m *map[uint64]*V, k uint64) *V {
+	if *m == nil {
+		*m = make(map[uint64]*V)
 	}
-	p := d.priors[k]
-	if p == nil {
-		p = &prior{}
-		d.priors[k] = p
+	v := (*m)[k]
+	if v == nil {
+		v = new(V)
+		(*m)[k] = v
 	}
-	return p
+	return v
 }
 
 func containsStr(s []string, v string) bool {

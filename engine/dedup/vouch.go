@@ -205,16 +205,7 @@ func (v *vouch) applies(url string, oe int) bool {
 
 // vouchAt returns origin's record of vouched rewrite v, made if new.
 func (d *Detector) vouchAt(origin string, v *vouch) *vouchOrigin {
-	k := newHasher(keyPrior).str(origin).byte(0).str(v.rule.Key()).sum()
-	if d.vouchOrigins == nil {
-		d.vouchOrigins = make(map[uint64]*vouchOrigin)
-	}
-	st := d.vouchOrigins[k]
-	if st == nil {
-		st = &vouchOrigin{}
-		d.vouchOrigins[k] = st
-	}
-	return st
+	return entry(&d.vouchOrigins, newHasher(keyPrior).str(origin).byte(0).str(v.rule.Key()).sum())
 }
 
 // FromPrior puts in force on url's origin the rule of a rewrite that
