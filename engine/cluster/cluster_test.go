@@ -289,12 +289,17 @@ func TestALeasePastItsDeadlineIsNotWorked(t *testing.T) {
 func TestAMasterStartedAgainKeepsItsLeases(t *testing.T) {
 	c := newTestCluster(t)
 	release := make(chan struct{})
+	var releaseOnce sync.Once
+	free := func() { releaseOnce.Do(func() { close(release) }) }
 	started := make(chan struct{}, 1)
 	s, _ := c.slave("a", nil, func(ctx context.Context, lease []byte, _ func([]byte) error) (Outcome, error) {
 		started <- struct{}{}
 		<-release
 		return echo(ctx, lease, nil)
 	})
+	// Before the slave's stop (cleanups run last first): a test that
+	// fails before it lets the work end does not wait on it for ever.
+	t.Cleanup(free)
 	l := testLease("L1", "one.test", "one")
 	l.Addr = netip.MustParseAddr("127.0.0.9")
 	if err := c.m.Lease(context.Background(), l); err != nil {
@@ -307,7 +312,7 @@ func TestAMasterStartedAgainKeepsItsLeases(t *testing.T) {
 	if len(book) != 1 || book[0].ID != "L1" || book[0].Site != "http://one.test" || book[0].Addr != "127.0.0.9" {
 		t.Fatalf("book after restart: %+v", book)
 	}
-	close(release)
+	free()
 	// The lease leaves the book once its last part is stored, which may
 	// come after the slave's spool emptied (its parts in the stream).
 	waitFor(t, "the lease applied by the new master and out of its book", func() bool { return len(c.m.Book()) == 0 && c.m.Stats().Applied == 1 })
