@@ -55,7 +55,7 @@ type ranker struct {
 	busy      bool
 	pages     int64     // pages fetched when the last run started
 	started   time.Time // when the last run started (or the crawl)
-	last      []float32 // the last run's scores, for the warm start (single precision: half the memory between runs)
+	last      []float32 // the last run's scores, for the warm start (single precision: half the memory between runs); nil while a run is in flight (its job holds them)
 	lastTime  time.Time // the last run's key
 	storedAt  time.Time // when ranks were last written
 	out       chan rankResult
@@ -96,9 +96,15 @@ type rankResult struct {
 
 // computeRank runs one recomputation. It returns the ranks in full too,
 // for the caller to drop or to write.
-func (e *Engine) computeRank(j rankJob) (rankResult, []float64) {
+//
+// It takes the warm start out of j (j.last is nil after): once the run has
+// started from them, the last scores are garbage unless a store of them is
+// still being written, and a run holds 4 bytes a node less.
+func (e *Engine) computeRank(j *rankJob) (rankResult, []float64) {
 	start := time.Now()
-	res, share, err := pagerank(j.view, j.last)
+	last := j.last
+	j.last = nil
+	res, share, err := pagerank(j.view, last)
 	took := time.Since(start)
 	t := e.clock.Now().Truncate(time.Millisecond)
 	if !t.After(j.prev) {
@@ -265,7 +271,7 @@ func (c *crawl) rankDue(now time.Time) {
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
-		res, _ := c.e.computeRank(j)
+		res, _ := c.e.computeRank(&j)
 		r.out <- res // never blocks: one run at a time, and the loop takes it
 		if j.store && res.err == nil {
 			scores := res.scores
@@ -274,8 +280,9 @@ func (c *crawl) rankDue(now time.Time) {
 	}()
 }
 
-// rankRunBytes is what a run holds a node beyond the graph and the last
-// scores (rank.PageRankLists: two float64, a float32 and an int32).
+// rankRunBytes is what a run holds a node beyond the graph
+// (rank.PageRankLists: two float64, a float32 and an int32), and the last
+// scores until it has started from them.
 const rankRunBytes = 24
 
 // bytes estimates the memory the ranker holds: the last scores, and what
@@ -283,7 +290,7 @@ const rankRunBytes = 24
 func (r *ranker) bytes() int64 {
 	b := int64(cap(r.last)) * 4
 	if r.busy {
-		b += int64(r.runNodes) * rankRunBytes
+		b += int64(r.runNodes) * (rankRunBytes + 4)
 	}
 	return b
 }
@@ -294,6 +301,9 @@ func (c *crawl) rankJob(now time.Time) rankJob {
 	r.pages, r.started = c.tally.fetches, now
 	j := rankJob{view: c.web.view(), last: r.last, prev: r.lastTime, pages: c.tally.fetches - c.tally.recrawls, oracle: -1}
 	r.runNodes = j.view.Nodes()
+	// The job holds the last scores until the run has started from them
+	// (computeRank); a run that fails leaves the next one to start cold.
+	r.last = nil
 	if c.e.cfg.Oracle != nil {
 		j.oracle = min(r.oracleSum, 1)
 	}
@@ -357,7 +367,7 @@ func (c *crawl) finalRank() {
 	}
 	j := c.rankJob(c.e.clock.Now())
 	j.store = true
-	res, full := c.e.computeRank(j)
+	res, full := c.e.computeRank(&j)
 	c.onRank(res)
 	if res.err == nil {
 		c.flush()
