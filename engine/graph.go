@@ -142,7 +142,7 @@ func (w *webGraph) view() rank.LinksView { return w.graph.View() }
 // pagerank computes the PageRank of the view (damping 0.85), warm-started
 // from last (the scores of an earlier, smaller view; nodes added since start
 // at the uniform share), and the share of it held by fetched pages. It runs
-// on the calling goroutine, pushing along the link lists as they are: 24
+// on the calling goroutine, pushing along the link lists as they are: 21
 // bytes a node beyond the graph and last (4), nothing a link.
 func pagerank(v rank.LinksView, last []float32) (rank.Result, float64, error) {
 	opt := rank.Options{Damping: 0.85, Tolerance: rankTolerance, MaxIter: 200}

@@ -281,9 +281,9 @@ func (c *crawl) rankDue(now time.Time) {
 }
 
 // rankRunBytes is what a run holds a node beyond the graph
-// (rank.PageRankLists: two float64, a float32 and an int32), and the last
-// scores until it has started from them.
-const rankRunBytes = 24
+// (rank.PageRankLists: two float64, a float32 and a few bits), and the
+// last scores until it has started from them.
+const rankRunBytes = 21
 
 // bytes estimates the memory the ranker holds: the last scores, and what
 // the run in flight holds.

@@ -460,9 +460,9 @@ func (v LinksView) readLinks(k int, buf []int32) ([]int32, error) {
 
 // PageRank computes the view's PageRank with PageRankLists, on the calling
 // goroutine, and the share of it held by the fetched pages (the crawl's
-// coverage). Beyond the graph (and opt's warm start) it needs 24 bytes a
-// node, and 8 of them for the result, and a chunk of links (4 MiB) when
-// they were spilled.
+// coverage). Beyond the graph (and opt's warm start) it needs about 21
+// bytes a node, 8 of them for the result, and a chunk of links (4 MiB)
+// when they were spilled.
 func (v LinksView) PageRank(opt Options) (Result, float64, error) {
 	n := v.ids.len
 	var readErr error
