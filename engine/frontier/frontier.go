@@ -67,7 +67,8 @@ type Frontier struct {
 	ready       siteHeap
 	waiting     timeHeap
 	addrBusy    map[netip.Addr]bool
-	blocked     map[netip.Addr][]*Site
+	blocked     map[netip.Addr][]*Site // in the order they came to the address
+	turn        map[netip.Addr]*Site   // the waiter whose turn the free address is
 	counts      [Parked + 1]int
 	pending     int64
 	nextSiteSeq int64
@@ -84,6 +85,7 @@ func New(strategy Strategy, perAddress bool) *Frontier {
 		byID:       make(map[int64]*Site),
 		addrBusy:   make(map[netip.Addr]bool),
 		blocked:    make(map[netip.Addr][]*Site),
+		turn:       make(map[netip.Addr]*Site),
 	}
 	f.ready.less = strategy.SiteLess
 	return f
@@ -139,6 +141,13 @@ func (f *Frontier) Resolved(s *Site, addr netip.Addr, now time.Time) {
 		// keeps it: the address is busy until that visit ends.
 		return
 	}
+	if s.Resolved && s.Addr != addr && s.place != Idle && s.place != Parked {
+		// Queued (or blocked) under its old address: queue it again
+		// under the new one.
+		f.remove(s)
+		f.move(s, Idle)
+		f.passTurn(s.Addr, now)
+	}
 	s.Addr, s.Resolved = addr, true
 	if s.place == Resolving {
 		f.move(s, Idle)
@@ -190,7 +199,7 @@ func (f *Frontier) next(now time.Time, holdBack bool) *Site {
 		}
 		s := heap.Pop(&f.ready).(*Site)
 		f.move(s, Idle) // transient
-		if f.perAddress && f.addrBusy[s.Addr] {
+		if f.perAddress && (f.addrBusy[s.Addr] || f.turn[s.Addr] != nil && f.turn[s.Addr] != s) {
 			f.move(s, Blocked)
 			f.blocked[s.Addr] = append(f.blocked[s.Addr], s)
 			continue
@@ -198,6 +207,7 @@ func (f *Frontier) next(now time.Time, holdBack bool) *Site {
 		f.move(s, Busy)
 		if f.perAddress {
 			f.addrBusy[s.Addr] = true
+			delete(f.turn, s.Addr)
 		}
 		return s
 	}
@@ -208,7 +218,7 @@ func (f *Frontier) next(now time.Time, holdBack bool) *Site {
 // earlier run handed out), and reports whether it could: a site parked,
 // busy, or whose address is busy with another visit cannot be claimed.
 func (f *Frontier) Claim(s *Site) bool {
-	if s.place == Busy || s.place == Parked || f.perAddress && s.Resolved && f.addrBusy[s.Addr] {
+	if s.place == Busy || s.place == Parked || f.perAddress && s.Resolved && (f.addrBusy[s.Addr] || f.turn[s.Addr] != nil && f.turn[s.Addr] != s) {
 		return false
 	}
 	f.remove(s)
@@ -228,14 +238,40 @@ func (f *Frontier) Release(s *Site, next time.Time, now time.Time) {
 	f.move(s, Idle)
 	if f.perAddress {
 		delete(f.addrBusy, s.Addr)
-		waiters := f.blocked[s.Addr]
-		delete(f.blocked, s.Addr)
-		for _, w := range waiters {
-			f.move(w, Idle)
-			f.settle(w, now)
-		}
+		f.passTurn(s.Addr, now)
 	}
 	f.settle(s, now)
+}
+
+// passTurn gives a free address to the first site that waited for it and
+// can be visited now: sites sharing an address take turns in the order
+// they came to it, whatever the strategy's order (under "length" the site
+// with most pages queued, a big site whose recrawls keep its queue full,
+// would otherwise win every turn and a small site on its address wait for
+// ever). The site just visited, and any other that finds the turn taken,
+// queues behind. A waiter that cannot go at once (a politeness delay, no
+// pages left) leaves the queue without the turn, so it never holds the
+// address idle; it queues again when it is ready.
+func (f *Frontier) passTurn(addr netip.Addr, now time.Time) {
+	if !f.perAddress || f.addrBusy[addr] || f.turn[addr] != nil {
+		return
+	}
+	waiters := f.blocked[addr]
+	for len(waiters) > 0 {
+		w := waiters[0]
+		waiters = waiters[1:]
+		f.move(w, Idle)
+		f.settle(w, now)
+		if w.place == Ready {
+			f.turn[addr] = w
+			break
+		}
+	}
+	if len(waiters) > 0 {
+		f.blocked[addr] = waiters
+	} else {
+		delete(f.blocked, addr)
+	}
 }
 
 // Park gives up on s: it is never scheduled again by this Frontier.
@@ -245,6 +281,7 @@ func (f *Frontier) Park(s *Site, now time.Time) {
 	}
 	f.remove(s)
 	f.move(s, Parked)
+	f.passTurn(s.Addr, now) // in case the turn was s's
 }
 
 // Unpark puts a parked site back in the scheduler, where its pending pages
@@ -316,6 +353,9 @@ func (f *Frontier) remove(s *Site) {
 	switch s.place {
 	case Ready:
 		heap.Remove(&f.ready, s.index)
+		if f.turn[s.Addr] == s {
+			delete(f.turn, s.Addr) // the caller passes it on
+		}
 	case Waiting:
 		heap.Remove(&f.waiting, s.index)
 	case Blocked:
