@@ -36,9 +36,17 @@ func TestRecrawlSiteGivenUpTakesCopiesBack(t *testing.T) {
 	for _, id := range due {
 		r.setQueued(r.items[id], true) // as queueCopy does
 	}
+	const other = 8 // a copy queued on another site stays queued
+	r.schedSites[other] = schedSite(other)
+	kept := r.copied(10, "http://b.test/p", other, t0)
+	r.setQueued(kept, true)
+	r.siteGivenUp(other + 1) // nothing queued there: nothing changes
 	r.siteGivenUp(site)
 	if n := r.queuedOn[site]; n != 0 {
 		t.Errorf("%d copies still counted queued on the site given up", n)
+	}
+	if n := r.queuedOn[other]; n != 1 || !kept.queued {
+		t.Errorf("the other site's copy: %d counted queued, queued %v; want 1, true", n, kept.queued)
 	}
 	now = clk.Advance(time.Hour)
 	if again := r.sched.Due(now, now); !slices.Equal(slices.Sorted(slices.Values(again)), due) {

@@ -313,9 +313,18 @@ func (r *recrawler) setQueued(it *ritem, q bool) {
 // fetched, and a copy counted queued is not planned again (the Scheduler
 // holds a page released until it is back).
 func (r *recrawler) siteGivenUp(id int64) {
+	// Most sites given up (dead hosts) have no copy queued: they cost no
+	// walk over every item, and a walk ends at the site's last copy.
+	n := r.queuedOn[id]
+	if n == 0 {
+		return
+	}
 	for _, it := range r.items {
 		if it.site == id && it.queued {
 			r.setQueued(it, false)
+			if n--; n == 0 {
+				return
+			}
 		}
 	}
 }
