@@ -634,6 +634,9 @@ func (d *Detector) bytes() int64 {
 		dirRecBytes    = 48
 		candidateBytes = 320
 		repBytes       = 24
+		// an origin's record of a vouched rewrite: its map entry
+		// (key, pointer, a bucket's share) and the record
+		vouchOriginBytes = 48
 	)
 	n := int64(d.recs.bytes()) + int64(d.arena.bytes()) + int64(d.items.bytes())
 	n += int64(cap(d.dirs))*dirRecBytes + int64(d.dirIndex.bytes())
@@ -642,6 +645,7 @@ func (d *Detector) bytes() int64 {
 	}
 	n += int64(d.digests.bytes() + d.sitePaths.bytes() + d.tails.bytes() + d.shapes.bytes() + d.titles.bytes())
 	n += int64(len(d.cands))*candidateBytes + int64(d.ids.bytes()) + int64(len(d.reps))*repBytes + int64(d.recs.len())*4
+	n += int64(len(d.vouchOrigins)) * vouchOriginBytes
 	return n
 }
 

@@ -256,7 +256,7 @@ func (d *Detector) otherWayActive(c *candidate) bool {
 // that matters (the shape of its kind whatever the name keeps its prior
 // for other names).
 func (d *Detector) contradictedShape(c *candidate) {
-	d.contradictedVouch(c)
+	d.contradictedVouch(&c.rule)
 	if isParamKind(c.rule.Kind) {
 		if d.matters == nil {
 			d.matters = make(map[string]bool)

@@ -32,6 +32,10 @@ func (d *Detector) RestoreRule(r Rule) {
 		}
 	}
 	if r.Withdrawn {
+		// A withdrawal contradicts the rewrite everywhere (vouch.go);
+		// a rule taken from the prior with no pair is not recreated by
+		// the replay, so its withdrawal would be forgotten.
+		d.contradictedVouch(&r)
 		return
 	}
 	// The replay may have learned the same swap the other way round: two
@@ -58,6 +62,13 @@ func (d *Detector) RestoreRule(r Rule) {
 	c.Contradictions = nil
 	d.addRule(&c)
 	d.stats.Rules++
+	if vouchKey(&c) != 0 {
+		// As takeVouched keeps it: a pair that contradicts the rule
+		// after the restart finds it through its candidate.
+		t := c
+		t.Support = nil
+		d.candidateOf(t).active = &c
+	}
 	d.stats.RulesByKind[c.Kind]++
 }
 

@@ -112,6 +112,15 @@ func (h hasher) str(s string) hasher {
 	return h
 }
 
+// u64 hashes x's eight bytes, low first.
+func (h hasher) u64(x uint64) hasher {
+	for range 8 {
+		h = (h ^ hasher(x&0xff)) * fnvPrime64
+		x >>= 8
+	}
+	return h
+}
+
 // shape hashes s with every run of ASCII digits replaced by one '#'.
 func (h hasher) shape(s string) hasher {
 	digits := false

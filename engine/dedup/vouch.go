@@ -49,6 +49,7 @@ const maxVouchWaits = 8
 // learned it from pairs of their own.
 type vouch struct {
 	rule         Rule     // the rewrite; Origin, evidence and counts unset
+	key          uint64   // rule.Key() hashed, for the origins' records
 	origins      []string // up to vouchHosts
 	contradicted bool     // a pair somewhere contradicted it
 	listed       bool     // in Detector.vouched
@@ -80,15 +81,7 @@ func (d *Detector) learnedVouch(r *Rule) {
 	if k == 0 || r.Supports == 0 {
 		return
 	}
-	if d.vouches == nil {
-		d.vouches = make(map[uint64]*vouch)
-	}
-	v := d.vouches[k]
-	if v == nil {
-		v = &vouch{rule: Rule{Kind: r.Kind, Name: strings.Clone(r.Name), Value: strings.Clone(r.Value), Index: r.Index,
-			From: strings.Clone(r.From), To: strings.Clone(r.To)}}
-		d.vouches[k] = v
-	}
+	v := d.vouchOf(k, r)
 	if len(v.origins) >= vouchHosts || containsStr(v.origins, r.Origin) {
 		return
 	}
@@ -97,6 +90,22 @@ func (d *Detector) learnedVouch(r *Rule) {
 		v.listed = true
 		d.vouched = append(d.vouched, v)
 	}
+}
+
+// vouchOf returns the record of rule r's rewrite, whose vouchKey is k,
+// made if new.
+func (d *Detector) vouchOf(k uint64, r *Rule) *vouch {
+	if d.vouches == nil {
+		d.vouches = make(map[uint64]*vouch)
+	}
+	v := d.vouches[k]
+	if v == nil {
+		v = &vouch{rule: Rule{Kind: r.Kind, Name: strings.Clone(r.Name), Value: strings.Clone(r.Value), Index: r.Index,
+			From: strings.Clone(r.From), To: strings.Clone(r.To)}}
+		v.key = newHasher(keyPrior).str(v.rule.Key()).sum()
+		d.vouches[k] = v
+	}
+	return v
 }
 
 // hostsNeeded is how many origins must have learned v's rewrite: fewer
@@ -122,21 +131,30 @@ func (d *Detector) shapeProven(v *vouch, origin string) bool {
 	return true
 }
 
-// contradictedVouch records that a pair contradicted candidate c's
-// rewrite: no origin takes it from the prior from then on.
-func (d *Detector) contradictedVouch(c *candidate) {
-	v := d.vouches[vouchKey(&c.rule)]
-	if v == nil || v.contradicted {
+// contradictedVouch records that a pair contradicted rule r's rewrite
+// (on r's origin): no origin takes it from the prior from then on, even
+// once other origins learn it (so the record is made if new).
+func (d *Detector) contradictedVouch(r *Rule) {
+	k := vouchKey(r)
+	if k == 0 {
+		return
+	}
+	v := d.vouchOf(k, r)
+	if v.contradicted {
 		return
 	}
 	v.contradicted = true
-	d.vouched = slices.DeleteFunc(d.vouched, func(o *vouch) bool { return o == v })
+	if v.listed {
+		d.vouched = slices.DeleteFunc(d.vouched, func(o *vouch) bool { return o == v })
+	}
 }
 
 // vouchFor returns the vouched rewrite that would change url on its
 // origin (origin), the canonical URL it leads to with the rules in force
-// there, and the origin's record of it. ok is false when none applies.
-func (d *Detector) vouchFor(url, origin string) (v *vouch, canon string, st *vouchOrigin, ok bool) {
+// there, and the key of the origin's record of it (vouchAt; the record
+// is made only when the origin does something with the rewrite, not for
+// every host merely looked at). ok is false when none applies.
+func (d *Detector) vouchFor(url, origin string) (v *vouch, canon string, st uint64, ok bool) {
 	for _, v := range d.vouched {
 		if !v.applies(url, len(origin)) || containsStr(v.origins, origin) {
 			continue
@@ -152,8 +170,8 @@ func (d *Detector) vouchFor(url, origin string) (v *vouch, canon string, st *vou
 		if c := d.cands[rw.key()]; c != nil && (c.active != nil || c.rejected || c.contra > 0) {
 			continue
 		}
-		st := d.vouchAt(origin, v)
-		if st.declined {
+		st := vouchAtKey(origin, v)
+		if o := d.vouchOrigins[st]; o != nil && o.declined {
 			continue
 		}
 		t := *r
@@ -167,7 +185,7 @@ func (d *Detector) vouchFor(url, origin string) (v *vouch, canon string, st *vou
 		}
 		return v, next, st, true
 	}
-	return nil, "", nil, false
+	return nil, "", 0, false
 }
 
 // applies reports cheaply whether v's rewrite may change url (its origin
@@ -203,10 +221,14 @@ func (v *vouch) applies(url string, oe int) bool {
 	return false
 }
 
-// vouchAt returns origin's record of vouched rewrite v, made if new.
-func (d *Detector) vouchAt(origin string, v *vouch) *vouchOrigin {
-	return entry(&d.vouchOrigins, newHasher(keyPrior).str(origin).byte(0).str(v.rule.Key()).sum())
+// vouchAtKey is the key of origin's record of vouched rewrite v.
+func vouchAtKey(origin string, v *vouch) uint64 {
+	return newHasher(keyPrior).str(origin).byte(0).u64(v.key).sum()
 }
+
+// vouchAt returns the origin's record whose key is k (vouchAtKey), made
+// if new.
+func (d *Detector) vouchAt(k uint64) *vouchOrigin { return entry(&d.vouchOrigins, k) }
 
 // FromPrior puts in force on url's origin the rule of a rewrite that
 // other origins proved from their own pairs (see vouch.go), when that
@@ -228,7 +250,7 @@ func (d *Detector) FromPrior(url string) (r Rule, ok bool) {
 		}
 		id := ID(canon)
 		if _, missing := d.missing[id]; missing {
-			st.declined = true
+			d.vouchAt(st).declined = true
 			continue
 		}
 		i, observed := d.pageByID(id)
@@ -236,7 +258,7 @@ func (d *Detector) FromPrior(url string) (r Rule, ok bool) {
 			return Rule{}, false // Awaits asks for it first
 		}
 		if d.isSoft404(i) {
-			st.declined = true
+			d.vouchAt(st).declined = true
 			continue
 		}
 		if d.recs.at(i).dir&dupFlag != 0 {
@@ -253,20 +275,8 @@ func (d *Detector) FromPrior(url string) (r Rule, ok bool) {
 // takeVouched puts v's rewrite in force on origin with no pair.
 func (d *Detector) takeVouched(v *vouch, origin string) Rule {
 	t := v.rule
-	rw := rewriteOf{kind: t.Kind, origin: origin, name: t.Name, value: t.Value, index: t.Index, from: t.From, to: t.To}
-	k := rw.key()
-	c := d.cands[k]
-	if c == nil {
-		t.Origin = strings.Clone(origin)
-		c = newCandidate(k, t)
-		if len(d.cands) < maxCandidates {
-			// Kept as a candidate, so that a pair that contradicts it
-			// finds and withdraws the rule.
-			d.cands[k] = c
-			d.candOrigins[c.rule.Origin]++
-			d.candList[c.rule.Origin] = append(d.candList[c.rule.Origin], c)
-		}
-	}
+	t.Origin = origin
+	c := d.candidateOf(t)
 	rule := new(Rule)
 	*rule = c.rule
 	rule.Support, rule.Supports, rule.Contradictions, rule.Covered = nil, 0, nil, 0
@@ -277,6 +287,26 @@ func (d *Detector) takeVouched(v *vouch, origin string) Rule {
 	d.stats.Rules++
 	d.stats.RulesByKind[rule.Kind]++
 	return *rule
+}
+
+// candidateOf returns the candidate of rule t's rewrite on its origin,
+// made (and kept, while there is room) if new: a rule in force with no
+// pair of its own (taken from the prior, or restored) is kept as a
+// candidate so that a pair that contradicts it finds and withdraws it.
+func (d *Detector) candidateOf(t Rule) *candidate {
+	rw := rewriteOf{kind: t.Kind, origin: t.Origin, name: t.Name, value: t.Value, index: t.Index, from: t.From, to: t.To}
+	k := rw.key()
+	c := d.cands[k]
+	if c == nil {
+		t.Origin = strings.Clone(t.Origin)
+		c = newCandidate(k, t)
+		if len(d.cands) < maxCandidates {
+			d.cands[k] = c
+			d.candOrigins[c.rule.Origin]++
+			d.candList[c.rule.Origin] = append(d.candList[c.rule.Origin], c)
+		}
+	}
+	return c
 }
 
 // awaitsVouched reports whether url waits for the canonical URL of a
@@ -290,18 +320,21 @@ func (d *Detector) awaitsVouched(url string, wait func(canon string) bool) bool 
 	}
 	origin := url[:originEnd(url)]
 	_, canon, st, ok := d.vouchFor(url, origin)
-	if !ok || st.waits >= maxVouchWaits {
+	if !ok {
+		return false
+	}
+	if o := d.vouchOrigins[st]; o != nil && o.waits >= maxVouchWaits {
 		return false
 	}
 	id := ID(canon)
 	if _, missing := d.missing[id]; missing {
-		st.declined = true
+		d.vouchAt(st).declined = true
 		return false
 	}
 	if d.Observed(id) {
 		return false // FromPrior decides
 	}
 	wait(canon)
-	st.waits++
+	d.vouchAt(st).waits++
 	return true
 }

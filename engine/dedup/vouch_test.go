@@ -132,3 +132,96 @@ func TestRuleFromPriorWithdrawn(t *testing.T) {
 		t.Errorf("put %v in force after a host contradicted it", r.String())
 	}
 }
+
+// A rule taken from the prior and withdrawn contradicts its rewrite on
+// every host, whatever its kind (a parameter's withdrawal also marks the
+// parameter as one that matters; a fold-case rule's has only the vouch's
+// record), and across a restart: withdrawn before it (the replay does
+// not recreate a rule with no pair, so only the stored rule says so), or
+// restored in force and withdrawn after it (found through its candidate).
+func TestRuleFromPriorWithdrawnEverywhere(t *testing.T) {
+	type kind struct {
+		name                        string
+		canon, copy, other, otherCp string // paths on next.example
+		probe, probeCopy            string // paths on other.example
+	}
+	kinds := []kind{
+		{"parameter", "/p.html", "/p.html?campaign=x", "/r.html", "/r.html?campaign=b", "/p.html", "/p.html?campaign=x"},
+		{"fold case", "/docs/guide.html", "/Docs/Guide.html", "/docs/other.html", "/Docs/Other.html", "/p.html", "/P.html"},
+	}
+	for _, k := range kinds {
+		for _, restart := range []string{"none", "after the withdrawal", "before the withdrawal"} {
+			t.Run(k.name+", restart "+restart, func(t *testing.T) {
+				const host = "http://next.example"
+				a := newWeb(host, 310)
+				var stored []Page // what a store keeps, in order
+				observe := func(d *Detector, path string, n uint64) Decision {
+					p := pageOf(host+path, a.page(path, n, pageOpt{}).body)
+					stored = append(stored, p)
+					return d.Observe(p)
+				}
+				restore := func(rules ...Rule) *Detector {
+					d := vouchedWeb(t)
+					for _, p := range stored {
+						d.Restore(p)
+					}
+					for _, r := range rules {
+						d.RestoreRule(r)
+					}
+					return d
+				}
+				d := vouchedWeb(t)
+				observe(d, k.canon, 1)
+				taken, ok := d.FromPrior(host + k.copy)
+				if !ok {
+					t.Fatalf("no rule from the prior for %s", k.copy)
+				}
+				if restart == "before the withdrawal" {
+					d = restore(taken)
+				}
+				observe(d, k.other, 2)
+				dec := observe(d, k.otherCp, 3) // differs from k.other
+				if len(dec.Withdrawn) != 1 || dec.Withdrawn[0].Prior == 0 {
+					t.Fatalf("withdrawn %v, want the rule from the prior", dec.Withdrawn)
+				}
+				if restart == "after the withdrawal" {
+					d = restore(dec.Withdrawn[0])
+				}
+				if r, ok := d.FromPrior(host + k.copy); ok {
+					t.Errorf("put %v in force again on the host that contradicted it", r.String())
+				}
+				b := newWeb("http://other.example", 311)
+				d.Observe(pageOf("http://other.example"+k.probe, b.page(k.probe, 1, pageOpt{}).body))
+				if r, ok := d.FromPrior("http://other.example" + k.probeCopy); ok {
+					t.Errorf("put %v in force on another host after a host contradicted it", r.String())
+				}
+			})
+		}
+	}
+}
+
+// An origin gets a record of a vouched rewrite only when it does
+// something with it (a copy waits, or the canonical URL declines it),
+// not on every host where the rewrite merely applies: a host whose
+// canonical page was fetched first takes the rule with no record.
+func TestVouchRecordsOnlyWhatOriginsDid(t *testing.T) {
+	d := vouchedWeb(t)
+	for i := range 50 {
+		host := fmt.Sprintf("http://h%d.example", i)
+		w := newWeb(host, uint64(400+i))
+		d.Observe(pageOf(host+"/p.html", w.page("/p.html", 1, pageOpt{}).body))
+		if _, ok := d.FromPrior(host + "/P.html"); !ok {
+			t.Fatalf("%s: no fold-case rule from the prior", host)
+		}
+	}
+	if n := len(d.vouchOrigins); n != 0 {
+		t.Errorf("%d records for 50 hosts that only took the rule, want 0", n)
+	}
+	const waiter = "http://w.example"
+	if !d.Awaits(waiter+"/Q.html", func(string) bool { return true }) {
+		t.Fatal("the copy does not wait for its canonical URL")
+	}
+	if n := len(d.vouchOrigins); n != 1 {
+		t.Errorf("%d records after one host's copy waited, want 1", n)
+	}
+}

@@ -37,12 +37,19 @@ func (d *Detector) contradict(a, b *urlParts, ia, ib uint64) []Rule {
 func (d *Detector) withdraw(r *Rule, pair Pair) Rule {
 	r.Contradictions = append(r.Contradictions, pair)
 	d.retire(r)
+	found := false
 	for _, c := range d.cands {
 		if c.active == r {
 			c.active = nil
 			c.contra++
 			d.contradictedShape(c)
+			found = true
 		}
+	}
+	if !found {
+		// A rule with no candidate kept (the table of candidates was
+		// full): its rewrite is contradicted everywhere all the same.
+		d.contradictedVouch(r)
 	}
 	w := *r
 	w.Support = append([]Pair(nil), r.Support...)
