@@ -149,6 +149,11 @@ func (f *Frontier) Resolved(s *Site, addr netip.Addr, now time.Time) {
 		f.passTurn(s.Addr, now)
 	}
 	s.Addr, s.Resolved = addr, true
+	if s.place == Busy && f.perAddress {
+		// A visit claimed before its address was known: the address
+		// is busy with it from now on.
+		f.addrBusy[addr] = true
+	}
 	if s.place == Resolving {
 		f.move(s, Idle)
 	}
@@ -195,6 +200,9 @@ func (f *Frontier) next(now time.Time, holdBack bool) *Site {
 	f.wake(now)
 	for f.ready.Len() > 0 {
 		if holdBack && f.ready.sites[0].HeadPriority == Held {
+			if f.dropHeldTurns(now) {
+				continue // the sites let go may have pages to fetch
+			}
 			return nil
 		}
 		s := heap.Pop(&f.ready).(*Site)
@@ -250,8 +258,10 @@ func (f *Frontier) Release(s *Site, next time.Time, now time.Time) {
 // would otherwise win every turn and a small site on its address wait for
 // ever). The site just visited, and any other that finds the turn taken,
 // queues behind. A waiter that cannot go at once (a politeness delay, no
-// pages left) leaves the queue without the turn, so it never holds the
-// address idle; it queues again when it is ready.
+// pages left, only pages held back) leaves the queue without the turn, so
+// it never holds the address idle; it queues again when it is ready (see
+// dropHeldTurns for a holder whose pages are held back after it got the
+// turn).
 func (f *Frontier) passTurn(addr netip.Addr, now time.Time) {
 	if !f.perAddress || f.addrBusy[addr] || f.turn[addr] != nil {
 		return
@@ -262,7 +272,7 @@ func (f *Frontier) passTurn(addr netip.Addr, now time.Time) {
 		waiters = waiters[1:]
 		f.move(w, Idle)
 		f.settle(w, now)
-		if w.place == Ready {
+		if w.place == Ready && w.HeadPriority != Held {
 			f.turn[addr] = w
 			break
 		}
@@ -272,6 +282,29 @@ func (f *Frontier) passTurn(addr netip.Addr, now time.Time) {
 	} else {
 		delete(f.blocked, addr)
 	}
+}
+
+// dropHeldTurns lets every site blocked on an address go when the site
+// whose turn the address is has only pages held back (NextUnheld stops
+// at it; every ready site is held when it does, the turns' holders
+// included): the address is never left free for a site that will not be
+// handed out while others wait for it. It reports whether any site was
+// let go.
+func (f *Frontier) dropHeldTurns(now time.Time) bool {
+	let := false
+	for addr, t := range f.turn {
+		if t.HeadPriority != Held {
+			continue
+		}
+		delete(f.turn, addr)
+		for _, w := range f.blocked[addr] {
+			f.move(w, Idle)
+			f.settle(w, now)
+			let = true
+		}
+		delete(f.blocked, addr)
+	}
+	return let
 }
 
 // Park gives up on s: it is never scheduled again by this Frontier.

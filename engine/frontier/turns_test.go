@@ -74,3 +74,62 @@ func TestParkedSitePassesItsTurn(t *testing.T) {
 		t.Fatalf("after b was parked in its turn, Next = %v, want c (blocked: %d)", s, f.Count(Blocked))
 	}
 }
+
+// A site with only pages held back never holds an address's turn while
+// others wait for it: NextUnheld would stop at it and leave the address
+// free with sites blocked behind it. Held when the turn comes (it is
+// passed over), or after it got the turn (the turn is dropped).
+func TestHeldSiteHoldsNoTurn(t *testing.T) {
+	for _, heldAfter := range []bool{false, true} {
+		f := New(Optimal{}, true)
+		x := &Site{ID: 1, Key: "x.test", Host: "x.test"}
+		h := &Site{ID: 2, Key: "h.test", Host: "h.test"}
+		a := &Site{ID: 3, Key: "a.test", Host: "a.test"}
+		for i, s := range []*Site{x, h, a} {
+			f.Add(s)
+			f.Resolved(s, addr(9), t0)
+			f.Found(s, 5, float64(i), t0) // x's head first, then h's, then a's
+		}
+		if s := f.NextUnheld(t0); s != x {
+			t.Fatalf("first visit to %v, want x", s)
+		}
+		if f.NextUnheld(t0) != nil { // h and a find the address busy
+			t.Fatal("two visits to one address at once")
+		}
+		if !heldAfter {
+			f.Reprioritized(h, Held)
+		}
+		f.Take(x, 5, 0)
+		f.Release(x, t0, t0) // x has nothing left
+		if heldAfter {
+			f.Reprioritized(h, Held)
+		}
+		if s := f.NextUnheld(t0); s != a {
+			t.Errorf("held after its turn came: %v; NextUnheld = %v, want a (blocked %d)", heldAfter, s, f.Count(Blocked))
+		}
+	}
+}
+
+// A visit claimed before its site's address was known (a lease saved
+// without one) makes the address busy once it is resolved.
+func TestClaimedBeforeResolvedKeepsAddressBusy(t *testing.T) {
+	f := New(Length{}, true)
+	u := &Site{ID: 1, Key: "u.test", Host: "u.test"}
+	v := &Site{ID: 2, Key: "v.test", Host: "v.test"}
+	f.Add(u)
+	f.Add(v)
+	f.Found(u, 3, 0, t0)
+	if !f.Claim(u) {
+		t.Fatal("an unresolved site could not be claimed")
+	}
+	f.Resolved(u, addr(9), t0)
+	f.Resolved(v, addr(9), t0)
+	f.Found(v, 3, 0, t0)
+	if s := f.Next(t0); s != nil {
+		t.Errorf("Next = %v while u's claimed visit is on the address", s.Key)
+	}
+	f.Release(u, t0, t0)
+	if s := f.Next(t0); s == nil {
+		t.Error("no visit once u's ended")
+	}
+}
