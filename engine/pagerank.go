@@ -53,7 +53,8 @@ const rankTolerance = 1e-7
 // fields are the loop goroutine's, but for the channel and the group.
 type ranker struct {
 	busy      bool
-	pages     int64     // pages fetched when the last run started
+	pages     int64     // pages fetched when the last run started (or the crawl)
+	ran       bool      // a run started in this process
 	started   time.Time // when the last run started (or the crawl)
 	last      []float32 // the last run's scores, for the warm start (single precision: half the memory between runs); nil while a run is in flight (its job holds them)
 	lastTime  time.Time // the last run's key
@@ -263,7 +264,10 @@ func (c *crawl) rankDue(now time.Time) {
 	if c.tally.fetches-r.pages < int64(cfg.RankEveryPages) && (cfg.RankEvery <= 0 || now.Sub(r.started) < cfg.RankEvery) {
 		return
 	}
-	if now.Sub(r.started) < rankPace*r.took || c.tally.fetches-r.pages < r.pages/rankGrowth {
+	// The growth is counted from this process's first run: a crawl resumed
+	// at a million pages runs at every_pages or every, as a new one does,
+	// not after a hundred thousand more.
+	if now.Sub(r.started) < rankPace*r.took || r.ran && c.tally.fetches-r.pages < r.pages/rankGrowth {
 		return // a big graph: runs are spaced so they take a tenth of a core at most, and a flat cost per page
 	}
 	j := c.rankJob(now)
@@ -298,7 +302,7 @@ func (r *ranker) bytes() int64 {
 // rankJob snapshots what a run needs and decides whether it writes ranks.
 func (c *crawl) rankJob(now time.Time) rankJob {
 	r := &c.rank
-	r.pages, r.started = c.tally.fetches, now
+	r.pages, r.started, r.ran = c.tally.fetches, now, true
 	j := rankJob{view: c.web.view(), last: r.last, prev: r.lastTime, pages: c.tally.fetches - c.tally.recrawls, oracle: -1}
 	r.runNodes = j.view.Nodes()
 	// The job holds the last scores until the run has started from them

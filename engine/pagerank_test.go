@@ -404,3 +404,27 @@ func TestOptimalNeedsAnOracle(t *testing.T) {
 		t.Errorf("optimal without oracle: %v", err)
 	}
 }
+
+// A crawl resumed from its store runs PageRank every every_pages as a new
+// one does: the spacing that keeps runs to a flat cost per page (a tenth
+// more pages than at the last run) counts from its own first run, not
+// from the pages of its earlier runs.
+func TestPageRankRunsSoonAfterResume(t *testing.T) {
+	t.Parallel()
+	srv, cfg := coverageWeb(t)
+	path := filepath.Join(t.TempDir(), "crawl.db")
+	cfg.RankEveryPages = 100000 // the first run: only its final PageRank
+	cfg.MaxPages = 300
+	first, _ := crawlAt(t, srv, cfg, path)
+	cfg.RankEveryPages = 5
+	cfg.MaxPages = 325 // fewer than a tenth more
+	st, _ := crawlAt(t, srv, cfg, path)
+	if first.Pages < 300 || st.Pages <= first.Pages {
+		t.Fatalf("pages %d then %d", first.Pages, st.Pages)
+	}
+	db := openRO(t, path)
+	runs := queryFloat(t, db, "SELECT count(*) FROM rank_runs WHERE pages > ?", first.Pages)
+	if runs < 2 { // one during the resumed crawl at least, and its final one
+		t.Errorf("%v PageRank runs after the resume at %d pages (every 5 pages, to %d), want a run during the crawl and the final one", runs, first.Pages, st.Pages)
+	}
+}
