@@ -88,6 +88,7 @@ func startSimweb(ctx context.Context, o CrawlOptions) (*simwebChild, error) {
 		"--sites", strconv.Itoa(o.Sites), "--pages", strconv.Itoa(o.Pages), "--seed", strconv.FormatInt(o.Seed, 10))
 	cmd := exec.CommandContext(ctx, o.SimwebCommand[0], args...)
 	cmd.Stderr = os.Stderr
+	ownGroup(cmd)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
