@@ -11,18 +11,13 @@ import "testing"
 func TestSitesSharingAnAddressTakeTurns(t *testing.T) {
 	for _, bigs := range []int{1, 2} {
 		f := New(Length{}, true)
-		var sites []*Site
-		for i := range bigs + 1 {
-			s := &Site{ID: int64(i + 1), Key: string(rune('a'+i)) + ".test", Host: string(rune('a'+i)) + ".test"}
-			sites = append(sites, s)
-			f.Add(s)
-			f.Resolved(s, addr(9), t0) // shared hosting
+		sites := onOneAddress(f, bigs+1, func(i int, s *Site) {
 			if i < bigs {
 				f.Found(s, 20, 0, t0)
 			} else {
 				f.Found(s, 1, 0, t0)
 			}
-		}
+		})
 		small := sites[bigs]
 		visits := map[int64]int{}
 		for range 10 {
@@ -51,14 +46,8 @@ func TestSitesSharingAnAddressTakeTurns(t *testing.T) {
 // free with sites blocked behind it.
 func TestParkedSitePassesItsTurn(t *testing.T) {
 	f := New(Length{}, true)
-	a := &Site{ID: 1, Key: "a.test", Host: "a.test"}
-	b := &Site{ID: 2, Key: "b.test", Host: "b.test"}
-	c := &Site{ID: 3, Key: "c.test", Host: "c.test"}
-	for i, s := range []*Site{a, b, c} {
-		f.Add(s)
-		f.Resolved(s, addr(9), t0)
-		f.Found(s, int64(30-10*i), 0, t0)
-	}
+	sites := onOneAddress(f, 3, func(i int, s *Site) { f.Found(s, int64(30-10*i), 0, t0) })
+	a, b, c := sites[0], sites[1], sites[2]
 	if s := f.Next(t0); s != a {
 		t.Fatalf("first visit to %v, want a", s)
 	}
@@ -82,14 +71,9 @@ func TestParkedSitePassesItsTurn(t *testing.T) {
 func TestHeldSiteHoldsNoTurn(t *testing.T) {
 	for _, heldAfter := range []bool{false, true} {
 		f := New(Optimal{}, true)
-		x := &Site{ID: 1, Key: "x.test", Host: "x.test"}
-		h := &Site{ID: 2, Key: "h.test", Host: "h.test"}
-		a := &Site{ID: 3, Key: "a.test", Host: "a.test"}
-		for i, s := range []*Site{x, h, a} {
-			f.Add(s)
-			f.Resolved(s, addr(9), t0)
-			f.Found(s, 5, float64(i), t0) // x's head first, then h's, then a's
-		}
+		// x's head first, then h's, then a's
+		sites := onOneAddress(f, 3, func(i int, s *Site) { f.Found(s, 5, float64(i), t0) })
+		x, h, a := sites[0], sites[1], sites[2]
 		if s := f.NextUnheld(t0); s != x {
 			t.Fatalf("first visit to %v, want x", s)
 		}
@@ -132,4 +116,19 @@ func TestClaimedBeforeResolvedKeepsAddressBusy(t *testing.T) {
 	if s := f.Next(t0); s == nil {
 		t.Error("no visit once u's ended")
 	}
+}
+
+// onOneAddress adds n sites (a.test, b.test, ...) to f, all resolved to
+// one address (shared hosting), and calls found for each in turn.
+func onOneAddress(f *Frontier, n int, found func(i int, s *Site)) []*Site {
+	var sites []*Site
+	for i := range n {
+		host := string(rune('a'+i)) + ".test"
+		s := &Site{ID: int64(i + 1), Key: host, Host: host}
+		sites = append(sites, s)
+		f.Add(s)
+		f.Resolved(s, addr(9), t0)
+		found(i, s)
+	}
+	return sites
 }
