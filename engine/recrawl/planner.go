@@ -364,6 +364,14 @@ func (p *Planner) push(pg *plannedPage, at time.Time) {
 // released as they fall due they would be served in order, each later
 // than the one before, and the turns before them would pass unused.
 func (p *Planner) reserve(pg *plannedPage, at time.Time) time.Time {
+	// No turn before the present, nor, for a visit in flight, before
+	// MinInterval after its release: the nearest free turn may be before
+	// at, and the retry of a visit that takes long must not come so soon.
+	floor := p.now
+	if !pg.released.IsZero() {
+		floor = maxTime(floor, pg.released.Add(p.opt.MinInterval))
+		at = maxTime(at, floor)
+	}
 	gap := p.gaps[pg.site]
 	if gap <= 0 {
 		return at
@@ -394,7 +402,7 @@ func (p *Planner) reserve(pg *plannedPage, at time.Time) time.Time {
 	}
 	p.walked += walk
 	best := late
-	if early := at; !early.Before(p.now) {
+	if early := at; !early.Before(floor) {
 		j, _ := slices.BinarySearchFunc(ts, early.Add(gap), func(t turn, x time.Time) int {
 			if t.at.Before(x) {
 				return -1
@@ -407,7 +415,7 @@ func (p *Planner) reserve(pg *plannedPage, at time.Time) time.Time {
 			walk++
 		}
 		p.walked += walk
-		if walk <= maxWalk && !early.Before(p.now) && at.Sub(early) <= late.Sub(at) {
+		if walk <= maxWalk && !early.Before(floor) && at.Sub(early) <= late.Sub(at) {
 			best = early
 		}
 	}
