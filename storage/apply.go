@@ -34,7 +34,9 @@ const sqlURLInsert = `INSERT OR IGNORE INTO urls (id, site, url, depth, priority
 // after sqlLinksCount counted them.
 const sqlLinks = `INSERT INTO page_links (from_id, to_ids) VALUES (?, ?) ON CONFLICT (from_id) DO NOTHING`
 
-const sqlLinksCount = `SELECT json_array_length(to_ids) FROM page_links WHERE from_id = ?`
+// A refetch whose links are those stored (most recrawls) stops at
+// sqlLinksCount: its to_ids read the same text, and need no merge.
+const sqlLinksCount = `SELECT json_array_length(to_ids), to_ids = ? FROM page_links WHERE from_id = ?`
 
 const sqlLinksMerge = `UPDATE page_links SET to_ids = (SELECT json_group_array(value) FROM
 	(SELECT value FROM json_each(page_links.to_ids) UNION SELECT value FROM json_each(?) ORDER BY 1))
@@ -502,8 +504,12 @@ func (a *applier) links(st *statements, links []record.Link) error {
 			continue
 		}
 		var before, after int64
-		if err := a.stmt(st.linksCount).QueryRowContext(bg, int64(from)).Scan(&before); err != nil {
+		var same bool
+		if err := a.stmt(st.linksCount).QueryRowContext(bg, string(js), int64(from)).Scan(&before, &same); err != nil {
 			return fmt.Errorf("links of %016x: %w", from, err)
+		}
+		if same {
+			continue
 		}
 		if err := a.stmt(st.linksMerge).QueryRowContext(bg, string(js), int64(from)).Scan(&after); err != nil {
 			return fmt.Errorf("links of %016x: %w", from, err)
