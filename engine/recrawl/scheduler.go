@@ -311,8 +311,9 @@ func (s *Scheduler) Gone(id uint64) {
 
 // Due returns the pages to fetch again now: now by the loop's clock, rnow
 // by the recrawl clock (see Planner.Due); of a site with URLs to discover
-// at most Ahead out at once, and as many as its discovery earned: first those that waited, in the order they fell due, then those
-// due now. A page released is out until Back.
+// at most Ahead out at once, and as many as its discovery earned: first
+// those that waited, in the order they fell due, then those due now. A
+// page released is out until Back.
 func (s *Scheduler) Due(now, rnow time.Time) []uint64 {
 	s.clocks(now, rnow)
 	var out []uint64
