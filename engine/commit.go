@@ -178,6 +178,16 @@ func merge(dst, src *pending) {
 	dst.committed = append(dst.committed, src.committed...)
 }
 
+// send passes b to the committer, unless ctx ends first.
+func (c *committer) send(ctx context.Context, b *pending) bool {
+	select {
+	case c.in <- b:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
 // flush writes everything sent so far and reports the result.
 func (c *committer) flush() error {
 	req := make(flushReq, 1)

@@ -3,7 +3,10 @@ package engine
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -127,62 +130,45 @@ func (e *Engine) computeRank(j *rankJob) (rankResult, []float64) {
 // complete, with the last.
 //
 // The ranks go in the order of their URL IDs, the key of the store's
-// table, a slice of the IDs at a time (rankSlices): in node order they
-// replaced rows at random places of that table, each chunk dirtying
-// nearly as many of its pages as it had ranks, which took a million
-// ranks 22 s where in ID order they took 2.
-func (e *Engine) storeRanks(ctx context.Context, mu *sync.Mutex, ids rank.LinksView, nodes int, rankOf func(n int32) float64, run record.RankRun) {
+// table (eachInRankOrder): in node order they replaced rows at random
+// places of that table, each chunk dirtying nearly as many of its pages
+// as it had ranks, which took a million ranks 22 s where in ID order they
+// took 2.
+func (e *Engine) storeRanks(ctx context.Context, mu *sync.Mutex, ids idSource, nodes int, rankOf func(n int32) float64, run record.RankRun) {
 	mu.Lock()
 	defer mu.Unlock()
 	chunk := max(e.cfg.FlushRecords, 1000)
 	b := e.commit.batch()
 	b.RankRuns = append(b.RankRuns, run)
 	send := func() bool {
-		select {
-		case e.commit.in <- b:
-			b = nil
-			return true
-		case <-ctx.Done():
+		if !e.commit.send(ctx, b) {
 			return false
 		}
+		b = nil
+		return true
 	}
-	fail := func(err error) {
-		// The run's record says its ranks are incomplete: a later run
-		// writes them all again.
-		e.event(record.Event{Kind: record.EventPageRank, Text: "PageRank: ranks not stored: " + err.Error()})
-	}
-	bounds, err := rankSlices(ids, nodes, rankSliceNodes)
-	if err != nil {
-		fail(err)
-		return
-	}
-	var ranks []record.RankRecord // one slice's, sorted
-	for k := range len(bounds) - 1 {
-		lo, hi := bounds[k], bounds[k+1]
-		ranks = ranks[:0]
-		err := ids.EachID(func(n int32, id uint64) bool {
-			if int(n) >= nodes {
-				return false
-			}
-			if x := rankKey(id) >> rankKeyShift; x >= lo && x < hi {
-				ranks = append(ranks, record.RankRecord{URL: id, Rank: rankOf(n), Time: run.Time})
-			}
-			return true
-		})
-		if err != nil {
-			fail(err)
-			return
-		}
-		sortRanks(ranks)
-		for _, r := range ranks {
+	stopped := false
+	err := eachInRankOrder(ids, nodes, rankSliceNodes, "", func(slice []nodeID) bool {
+		for _, x := range slice {
 			if b == nil {
 				b = e.commit.batch()
 			}
-			b.Ranks = append(b.Ranks, r)
+			b.Ranks = append(b.Ranks, record.RankRecord{URL: x.id, Rank: rankOf(x.n), Time: run.Time})
 			if len(b.Ranks) >= chunk && !send() {
-				return
+				stopped = true
+				return false
 			}
 		}
+		return true
+	})
+	if err != nil {
+		// The run's record says its ranks are incomplete: a later run
+		// writes them all again.
+		e.event(record.Event{Kind: record.EventPageRank, Text: "PageRank: ranks not stored: " + err.Error()})
+		return
+	}
+	if stopped {
+		return
 	}
 	if b == nil {
 		b = e.commit.batch()
@@ -192,9 +178,161 @@ func (e *Engine) storeRanks(ctx context.Context, mu *sync.Mutex, ids rank.LinksV
 	send()
 }
 
-// rankSliceNodes bounds the ranks storeRanks sorts at once: 5 MiB of
-// records.
+// idSource is where storeRanks reads the nodes' URL IDs, in node order: a
+// rank.LinksView, which holds most of them on disk.
+type idSource interface {
+	EachID(fn func(n int32, id uint64) bool) error
+}
+
+// nodeID is a node and its URL ID.
+type nodeID struct {
+	n  int32
+	id uint64
+}
+
+// nodeIDSize is a nodeID's size in eachInRankOrder's file.
+const nodeIDSize = 12
+
+// rankSliceNodes bounds the nodes eachInRankOrder sorts at once (but for
+// one 16-bit bucket of IDs larger than that): 2 MiB of nodeIDs, and as
+// much again read from the file.
 const rankSliceNodes = 1 << 17
+
+// rankBufBytes bounds eachInRankOrder's write buffers, all slices
+// together, but for rankBufMin bytes a slice.
+const (
+	rankBufBytes = 4 << 20
+	rankBufMin   = 1 << 10
+)
+
+// eachInRankOrder calls fn with the first nodes nodes of ids and their URL
+// IDs in the store's order (rankKey), a slice of at most about most nodes
+// at a time, each sorted and after the one before, until fn returns false.
+//
+// It reads ids twice whatever their number: once to count the IDs by
+// their top 16 bits (rankSlices), once to write each node where its slice
+// lies in an unlinked temporary file in dir (12 bytes a node; empty dir:
+// os.TempDir()); then it reads the slices back from that file one at a
+// time. Reading ids once per slice, as it did, cost the square of the
+// nodes: nothing at a million, hours at a hundred million. Beyond a
+// slice, it holds 256 KiB and rankBufBytes of buffers at most.
+func eachInRankOrder(ids idSource, nodes, most int, dir string, fn func([]nodeID) bool) error {
+	if nodes <= 0 {
+		return nil
+	}
+	if nodes <= most {
+		// One slice: no file.
+		slice := make([]nodeID, 0, nodes)
+		err := ids.EachID(func(n int32, id uint64) bool {
+			if int(n) >= nodes {
+				return false
+			}
+			slice = append(slice, nodeID{n, id})
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		sortNodeIDs(slice)
+		fn(slice)
+		return nil
+	}
+	bounds, sizes, err := rankSlices(ids, nodes, most)
+	if err != nil {
+		return err
+	}
+	// sliceOf maps a 16-bit bucket to its slice; at, each slice's next
+	// place in the file.
+	sliceOf := make([]uint32, 1<<(64-rankKeyShift))
+	for k := range sizes {
+		for x := bounds[k]; x < bounds[k+1]; x++ {
+			sliceOf[x] = uint32(k)
+		}
+	}
+	at := make([]int64, len(sizes)+1)
+	for k, n := range sizes {
+		at[k+1] = at[k] + int64(n)*nodeIDSize
+	}
+	start := slices.Clone(at)
+	f, err := os.CreateTemp(dir, "lidi-ranks-*")
+	if err != nil {
+		return fmt.Errorf("engine: storing ranks: %w", err)
+	}
+	removed := os.Remove(f.Name()) == nil
+	defer func() {
+		f.Close()
+		if !removed {
+			os.Remove(f.Name())
+		}
+	}()
+	per := max(rankBufBytes/len(sizes), rankBufMin) / nodeIDSize * nodeIDSize
+	bufs := make([][]byte, len(sizes))
+	write := func(k int) error {
+		if _, err := f.WriteAt(bufs[k], at[k]); err != nil {
+			return fmt.Errorf("engine: storing ranks: %w", err)
+		}
+		at[k] += int64(len(bufs[k]))
+		bufs[k] = bufs[k][:0]
+		return nil
+	}
+	var werr error
+	err = ids.EachID(func(n int32, id uint64) bool {
+		if int(n) >= nodes {
+			return false
+		}
+		k := sliceOf[rankKey(id)>>rankKeyShift]
+		if bufs[k] == nil {
+			bufs[k] = make([]byte, 0, per)
+		}
+		bufs[k] = binary.LittleEndian.AppendUint32(bufs[k], uint32(n))
+		bufs[k] = binary.LittleEndian.AppendUint64(bufs[k], id)
+		if len(bufs[k]) == cap(bufs[k]) {
+			werr = write(int(k))
+		}
+		return werr == nil
+	})
+	if err == nil {
+		err = werr
+	}
+	for k := range bufs {
+		if err == nil && len(bufs[k]) > 0 {
+			err = write(k)
+		}
+		bufs[k] = nil
+	}
+	if err != nil {
+		return err
+	}
+	for k := range sizes {
+		if at[k] != start[k+1] {
+			return fmt.Errorf("engine: storing ranks: slice %d holds %d bytes of %d: %w", k, at[k]-start[k], start[k+1]-start[k], errIDsChanged)
+		}
+	}
+	var raw []byte
+	var slice []nodeID
+	for k, n := range sizes {
+		if n == 0 {
+			continue
+		}
+		raw = slices.Grow(raw[:0], n*nodeIDSize)[:n*nodeIDSize]
+		if _, err := f.ReadAt(raw, start[k]); err != nil {
+			return fmt.Errorf("engine: storing ranks: %w", err)
+		}
+		slice = slices.Grow(slice[:0], n)[:n]
+		for i := range slice {
+			r := raw[i*nodeIDSize:]
+			slice[i] = nodeID{int32(binary.LittleEndian.Uint32(r)), binary.LittleEndian.Uint64(r[4:])}
+		}
+		sortNodeIDs(slice)
+		if !fn(slice) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// errIDsChanged reports node IDs that differed between two reads.
+var errIDsChanged = errors.New("engine: the nodes' IDs changed while read")
 
 // rankKeyShift keeps the top 16 bits of a rankKey: the buckets rankSlices
 // counts the IDs in.
@@ -204,18 +342,19 @@ const rankKeyShift = 48
 // ranks by the ID as a signed integer.
 func rankKey(id uint64) uint64 { return id ^ 1<<63 }
 
-// sortRanks sorts ranks in the store's order of their URL IDs.
-func sortRanks(ranks []record.RankRecord) {
-	slices.SortFunc(ranks, func(a, b record.RankRecord) int { return cmp.Compare(rankKey(a.URL), rankKey(b.URL)) })
+// sortNodeIDs sorts nodes in the store's order of their URL IDs.
+func sortNodeIDs(s []nodeID) {
+	slices.SortFunc(s, func(a, b nodeID) int { return cmp.Compare(rankKey(a.id), rankKey(b.id)) })
 }
 
 // rankSlices cuts the ID space of the first nodes nodes into slices of at
 // most most IDs each (but for an ID bucket larger than that), from a
 // count of the IDs by their top 16 bits in the store's order: the bounds
-// of slice k are [s[k], s[k+1]) in rankKey >> rankKeyShift.
-func rankSlices(ids rank.LinksView, nodes, most int) ([]uint64, error) {
+// of slice k are [s[k], s[k+1]) in rankKey >> rankKeyShift, and sizes[k]
+// its IDs.
+func rankSlices(ids idSource, nodes, most int) (bounds []uint64, sizes []int, err error) {
 	count := make([]int32, 1<<(64-rankKeyShift))
-	err := ids.EachID(func(n int32, id uint64) bool {
+	err = ids.EachID(func(n int32, id uint64) bool {
 		if int(n) >= nodes {
 			return false
 		}
@@ -223,18 +362,19 @@ func rankSlices(ids rank.LinksView, nodes, most int) ([]uint64, error) {
 		return true
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	bounds := []uint64{0}
+	bounds = []uint64{0}
 	in := 0
 	for x, c := range count {
 		if c > 0 && in > 0 && in+int(c) > most {
 			bounds = append(bounds, uint64(x))
+			sizes = append(sizes, in)
 			in = 0
 		}
 		in += int(c)
 	}
-	return append(bounds, uint64(len(count))), nil
+	return append(bounds, uint64(len(count))), append(sizes, in), nil
 }
 
 // startRanker prepares the crawl's recomputations; stopRanker (deferred by
