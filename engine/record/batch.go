@@ -1,5 +1,7 @@
 package record
 
+import "unsafe"
+
 // Batch is a set of changes applied atomically by Store.Apply. Its record
 // lists are declared here once; Len, Reset and Append, next to them, cover
 // each (TestBatchCoversEveryField checks it, so a new list cannot be
@@ -50,6 +52,63 @@ func (b *Batch) Len() int {
 		len(b.Dups) + len(b.Rules) + len(b.Soft404s) + len(b.Holds) + len(b.Releases) + len(b.Priorities) + len(b.RankRuns) + len(b.Ranks) +
 		len(b.Requeues) + len(b.Channels) + len(b.Groups) + len(b.Reassignments)
 }
+
+// Bytes estimates the memory the batch's records hold: their own size
+// and what they point to (bodies, heads, URLs, texts), where a crawl's
+// batches hold most of it. Spare capacity is not counted, nor strings
+// shared with constants (kinds, reasons). It costs a pass over the pages,
+// URLs, sites, events and held links.
+func (b *Batch) Bytes() int64 {
+	n := size(b.Sites) + size(b.URLs) + size(b.Pages) + size(b.Links) + size(b.Skips) + size(b.SlowDowns) + size(b.Tallies) + size(b.UnskipRules) + size(b.Unskips) + size(b.Events) +
+		size(b.Dups) + size(b.Rules) + size(b.Soft404s) + size(b.Holds) + size(b.Releases) + size(b.Priorities) + size(b.RankRuns) + size(b.Ranks) +
+		size(b.Requeues) + size(b.Channels) + size(b.Groups) + size(b.Reassignments)
+	for i := range b.Sites {
+		s := &b.Sites[i]
+		n += int64(len(s.Key)+len(s.Host)+len(s.Addr)+len(s.RobotsBody)+len(s.RobotsWire)+len(s.RobotsIP)+len(s.RobotsURL)) + size(s.RobotsRedirects)
+		for _, h := range s.RobotsRedirects {
+			n += int64(len(h.URL))
+		}
+	}
+	for i := range b.URLs {
+		n += int64(len(b.URLs[i].URL))
+	}
+	for i := range b.Pages {
+		p := &b.Pages[i]
+		n += int64(len(p.ContentType) + len(p.Body) + len(p.Err) + len(p.Redirect) + len(p.ETag) + len(p.LastModified) + len(p.Wire) + len(p.IP))
+	}
+	for i := range b.Tallies {
+		n += int64(len(b.Tallies[i].Key))
+	}
+	for i := range b.Events {
+		n += int64(len(b.Events[i].Site) + len(b.Events[i].Text))
+	}
+	for i := range b.Rules {
+		r := &b.Rules[i].Rule
+		n += int64(len(r.Origin)+len(r.Name)+len(r.Value)+len(r.From)+len(r.To)) + size(r.Support) + size(r.Contradictions)
+	}
+	for i := range b.Soft404s {
+		s := &b.Soft404s[i].Sig
+		n += int64(len(s.Origin)+len(s.OfURL)) + size(s.Evidence)
+	}
+	for i := range b.Holds {
+		h := &b.Holds[i]
+		n += int64(len(h.URL)+len(h.Redirect)) + size(h.Links)
+		for _, l := range h.Links {
+			n += int64(len(l))
+		}
+	}
+	for i := range b.Channels {
+		n += int64(len(b.Channels[i].ID))
+	}
+	for i := range b.Reassignments {
+		r := &b.Reassignments[i]
+		n += int64(len(r.Policy)) + size(r.Before) + size(r.After) + size(r.SuccessRates)
+	}
+	return n
+}
+
+// size is the memory of the elements of s.
+func size[T any](s []T) int64 { return int64(len(s)) * int64(unsafe.Sizeof(*new(T))) }
 
 // Reset empties the batch, keeping its storage.
 func (b *Batch) Reset() {
