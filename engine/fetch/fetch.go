@@ -124,6 +124,7 @@ type Session struct {
 	tr     *http.Transport
 	conns  int
 	buf    bytes.Buffer // bodies are read here; reused by the next Get
+	gz     gunzip       // decodes gzip-coded bodies; its buffer is reused by the next Get
 
 	mu   sync.Mutex
 	last *politeConn // the connection opened last; the next waits for its close
@@ -240,13 +241,20 @@ type Response struct {
 	Status      int
 	Header      http.Header
 	ContentType string
-	Body        []byte    // at most MaxBodySize bytes, content-decoded (gzip); valid until the session's next Get
-	Truncated   bool      // the body was longer than MaxBodySize
-	Location    string    // the Location header of a 3xx, resolved against the URL
-	TypeCheck   TypeCheck // see Config.CheckType
-	RetryAfter  time.Duration
-	Duration    time.Duration
-	Wire        *Wire // the exchange's heads, with Config.KeepWire; nil when not recorded
+	Body        []byte // at most MaxBodySize bytes, content-decoded (gzip); valid until the session's next Get
+	Truncated   bool   // the body was longer than MaxBodySize
+	// Deflate is the body as the server compressed it, when it came
+	// gzip-coded as one complete gzip member (RFC 1952) whose decoded
+	// length is within the limit: that member's deflate stream (RFC
+	// 1951), which inflates to Body. Nil otherwise (identity, another
+	// coding, several members, a body cut or failed). Valid until the
+	// session's next Get.
+	Deflate    []byte
+	Location   string    // the Location header of a 3xx, resolved against the URL
+	TypeCheck  TypeCheck // see Config.CheckType
+	RetryAfter time.Duration
+	Duration   time.Duration
+	Wire       *Wire // the exchange's heads, with Config.KeepWire; nil when not recorded
 }
 
 // TypeCheck is what a fetch made of a body's type (see Config.CheckType).
@@ -325,6 +333,7 @@ func (s *Session) get(ctx context.Context, url string, v Validators, limit int64
 	}
 	req.Header.Set("User-Agent", s.f.cfg.UserAgent)
 	req.Header.Set("Accept", "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5")
+	req.Header.Set("Accept-Encoding", AcceptEncoding)
 	v.set(req.Header)
 	s.f.requests.Add(1)
 	var reused bool
@@ -355,8 +364,29 @@ func (s *Session) get(ctx context.Context, url string, v Validators, limit int64
 	if ra := resp.Header.Get("Retry-After"); ra != "" {
 		r.RetryAfter = parseRetryAfter(ra, time.Now())
 	}
+	var (
+		src    io.Reader = resp.Body
+		length           = resp.ContentLength
+		gz     *gunzip
+	)
+	if gzipCoded(resp) {
+		// Decoded here, as the transport would have: the fields that
+		// describe the coded body go, and the limit applies to the
+		// decoded bytes. The compressed ones are kept (up to the limit
+		// too) only for a body read whole.
+		resp.Header.Del("Content-Encoding")
+		resp.Header.Del("Content-Length")
+		length = -1
+		keep := limit
+		if consume != nil {
+			keep = 0
+		}
+		gz = &s.gz
+		gz.reset(resp.Body, gz.raw.buf, keep)
+		src = gz
+	}
 	if consume != nil && r.Status >= 200 && r.Status <= 299 {
-		body := &countReader{r: io.LimitReader(resp.Body, limit)}
+		body := &countReader{r: io.LimitReader(src, limit)}
 		err = consume(body)
 		r.TypeCheck = declaredType(r.ContentType)
 		r.Duration = time.Since(start)
@@ -374,14 +404,17 @@ func (s *Session) get(ctx context.Context, url string, v Validators, limit int64
 		return r, err
 	}
 	if s.f.cfg.CheckType {
-		r.Body, r.Truncated, r.TypeCheck, err = readChecked(&s.buf, resp.Body, limit, resp.ContentLength, r.ContentType)
+		r.Body, r.Truncated, r.TypeCheck, err = readChecked(&s.buf, src, limit, length, r.ContentType)
 	} else {
-		r.Body, r.Truncated, err = readLimited(&s.buf, resp.Body, limit, resp.ContentLength)
+		r.Body, r.Truncated, err = readLimited(&s.buf, src, limit, length)
 		r.TypeCheck = declaredType(r.ContentType)
 	}
 	r.Duration = time.Since(start)
 	if err != nil {
 		return r, &Error{URL: url, Kind: classify(err), Err: err}
+	}
+	if gz != nil && !r.Truncated {
+		r.Deflate = gz.deflate()
 	}
 	if r.Truncated || r.TypeCheck == TypeBinaryAsHTML {
 		// What is left of the body is not read, so the connection cannot

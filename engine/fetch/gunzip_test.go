@@ -1,0 +1,173 @@
+package fetch
+
+import (
+	"bytes"
+	"compress/flate"
+	"context"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"lidi/internal/testkit/gztest"
+)
+
+// A gzip-coded body is decoded by the session exactly as net/http's
+// transport decodes it when left to ask for gzip itself (same body, same
+// cut at the limit, same error kind, same header fields left), and its
+// deflate stream is handed on (Response.Deflate) only when it is one
+// complete member whose decoded length is within the limit.
+func TestGzipDecodedAsTheTransportDoes(t *testing.T) {
+	const limit = 4096
+	text := func(n int) []byte { return []byte(strings.Repeat("<p>a gzip-coded page</p>\n", n/25+1)[:n]) }
+	noise := make([]byte, limit-10)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range noise {
+		noise[i] = byte(rng.Uint32())
+	}
+	page := text(3000)
+	plain, plainDeflate := gztest.Member(page, 0, 1)
+	named, namedDeflate := gztest.Member(page, gztest.Name, 6)
+	full, fullDeflate := gztest.Member(page, gztest.Extra|gztest.Name|gztest.Comment|gztest.HCRC, 9)
+	empty, emptyDeflate := gztest.Member(nil, 0, 1)
+	atLimit, atLimitDeflate := gztest.Member(text(limit), 0, 1)
+	overLimit, _ := gztest.Member(text(limit+1), 0, 1)
+	stored, _ := gztest.Member(noise, 0, flate.NoCompression) // decoded within the limit, compressed past it
+	second, _ := gztest.Member([]byte("<p>and more</p>"), gztest.Name, 1)
+	badSum := bytes.Clone(plain)
+	badSum[len(badSum)-5] ^= 1
+	corrupt := bytes.Clone(plain)
+	corrupt[10] = 0xff // a reserved block type
+
+	type response struct {
+		coding  string // Content-Encoding; "" for none
+		body    []byte
+		chunked bool // sent without Content-Length
+	}
+	tests := []struct {
+		name    string
+		resp    response
+		deflate []byte // the stream handed on; nil for none
+	}{
+		{"one member", response{"gzip", plain, false}, plainDeflate},
+		{"chunked", response{"gzip", plain, true}, plainDeflate},
+		{"coding in capitals", response{"GZIP", plain, false}, plainDeflate},
+		{"file name in the header", response{"gzip", named, false}, namedDeflate},
+		{"extra field, name, comment and header CRC", response{"gzip", full, false}, fullDeflate},
+		{"empty text", response{"gzip", empty, false}, emptyDeflate},
+		{"decoded length at the limit", response{"gzip", atLimit, false}, atLimitDeflate},
+		{"decoded length over the limit", response{"gzip", overLimit, false}, nil},
+		{"compressed bytes past the limit", response{"gzip", stored, false}, nil},
+		{"two members", response{"gzip", append(bytes.Clone(plain), second...), false}, nil},
+		{"a member then garbage", response{"gzip", append(bytes.Clone(plain), "garbage and more garbage"...), false}, nil},
+		{"a member then 3 bytes", response{"gzip", append(bytes.Clone(plain), 0x1f, 0x8b, 8), false}, nil},
+		{"stream cut", response{"gzip", plain[:len(plain)/2], false}, nil},
+		{"trailer cut", response{"gzip", plain[:len(plain)-3], false}, nil},
+		{"bad checksum", response{"gzip", badSum, false}, nil},
+		{"corrupt deflate", response{"gzip", corrupt, false}, nil},
+		{"not gzip", response{"gzip", page, false}, nil},
+		{"empty body declared gzip", response{"gzip", nil, false}, nil},
+		{"identity", response{"", page, false}, nil},
+		{"x-gzip is not decoded", response{"x-gzip", plain, false}, nil},
+		{"another coding", response{"br", []byte("\x1b\x02\x00 not really brotli"), false}, nil},
+		{"two codings", response{"gzip, identity", plain, false}, nil},
+	}
+	byPath := map[string]response{}
+	for i, tc := range tests {
+		byPath["/"+strconv.Itoa(i)] = tc.resp
+	}
+	_, _, ap := server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if got := r.Header.Values("Accept-Encoding"); len(got) != 1 || got[0] != "gzip" {
+			http.Error(w, "asked for "+strings.Join(got, "|"), http.StatusBadRequest)
+			return
+		}
+		resp := byPath[r.URL.Path]
+		w.Header().Set("Content-Type", "text/html")
+		if resp.coding != "" {
+			w.Header().Set("Content-Encoding", resp.coding)
+		}
+		if !resp.chunked {
+			w.Header().Set("Content-Length", strconv.Itoa(len(resp.body)))
+		}
+		w.Write(resp.body)
+	}))
+	base := "http://x.test:" + strconv.Itoa(int(ap.Port()))
+	// What the transport makes of a response when it asks for gzip.
+	stock := &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, network, ap.String())
+		},
+	}}
+	s := New(Config{MaxBodySize: limit}).Open(ap.Addr(), int(ap.Port()))
+	defer s.Close()
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			u := base + "/" + strconv.Itoa(i)
+			ref, err := stock.Get(u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			wantBody, wantTrunc, wantErr := readLimited(&buf, ref.Body, limit, ref.ContentLength)
+			ref.Body.Close()
+			var wantKind ErrorKind
+			if wantErr != nil {
+				wantKind = classify(wantErr)
+			}
+
+			r, err := s.Get(context.Background(), u)
+			var gotKind ErrorKind
+			if fe, ok := err.(*Error); ok {
+				gotKind = fe.Kind
+			} else if err != nil {
+				t.Fatalf("error %v not an *Error", err)
+			}
+			if r.Status != 200 {
+				t.Fatalf("status %d: %s", r.Status, r.Body)
+			}
+			if gotKind != wantKind || !bytes.Equal(r.Body, wantBody) || r.Truncated != wantTrunc {
+				t.Errorf("got %d bytes, truncated %v, kind %q (%v); the transport: %d bytes, truncated %v, kind %q (%v)",
+					len(r.Body), r.Truncated, gotKind, err, len(wantBody), wantTrunc, wantKind, wantErr)
+			}
+			for _, f := range []string{"Content-Encoding", "Content-Length"} {
+				if got, want := r.Header.Values(f), ref.Header.Values(f); strings.Join(got, ",") != strings.Join(want, ",") {
+					t.Errorf("%s: %q, the transport left %q", f, got, want)
+				}
+			}
+			if !bytes.Equal(r.Deflate, tc.deflate) || (r.Deflate == nil) != (tc.deflate == nil) {
+				t.Fatalf("deflate stream of %d bytes, want %d (nil %v)", len(r.Deflate), len(tc.deflate), tc.deflate == nil)
+			}
+			if r.Deflate != nil {
+				inflated, err := io.ReadAll(flate.NewReader(bytes.NewReader(r.Deflate)))
+				if err != nil || !bytes.Equal(inflated, r.Body) {
+					t.Errorf("the deflate stream inflates to %d bytes (%v), the body is %d", len(inflated), err, len(r.Body))
+				}
+			}
+		})
+	}
+}
+
+// A gzip-coded body handed to a consumer as a stream (a robots.txt
+// chain's, a sitemap's) is decoded too, and cut at the limit decoded.
+func TestGzipStreamedDecoded(t *testing.T) {
+	page := []byte(strings.Repeat("Disallow: /private\n", 400))
+	member, _ := gztest.Member(page, gztest.Name, 6)
+	_, _, ap := server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Write(member)
+	}))
+	s := New(Config{}).Open(ap.Addr(), int(ap.Port()))
+	defer s.Close()
+	for _, limit := range []int64{int64(len(page)) + 1, 1000} {
+		var got []byte
+		r, err := s.get(context.Background(), "http://x.test:"+strconv.Itoa(int(ap.Port()))+"/robots.txt", Validators{}, limit,
+			func(body io.Reader) (err error) { got, err = io.ReadAll(body); return err })
+		want := page[:min(int64(len(page)), limit)]
+		if err != nil || !bytes.Equal(got, want) || r.Truncated != (limit < int64(len(page))) || r.Deflate != nil {
+			t.Errorf("limit %d: %v, %d bytes (want %d), truncated %v, deflate %d bytes", limit, err, len(got), len(want), r.Truncated, len(r.Deflate))
+		}
+	}
+}
