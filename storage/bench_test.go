@@ -19,7 +19,8 @@ func cpuTime() time.Duration {
 
 // BenchmarkApply applies batches as a crawl at full speed makes them: 200
 // pages, each with 30 links of which 5 lead to new URLs, a compressed body
-// per page, and the sites touched. The file grows as the benchmark runs
+// per page, and the sites touched; and batches shaped as the default
+// `lidi bench crawl`'s. The file grows as the benchmark runs
 // (-benchtime 1000x is a 200,000-page crawl that has discovered a million
 // URLs), so longer runs measure a bigger database.
 //
@@ -32,6 +33,9 @@ func BenchmarkApply(b *testing.B) {
 	}{
 		{200, 30, 5, 6 << 10},
 		{200, 30, 5, 0},
+		// As `lidi bench crawl` makes them: about 400 pages a batch,
+		// 13 links and one new URL a page, 8 KiB of body and head.
+		{400, 13, 1, 8 << 10},
 	} {
 		name := fmt.Sprintf("pages=%d/links=%d/new=%d/body=%d", bc.pages, bc.links, bc.news, bc.body)
 		b.Run(name, func(b *testing.B) {

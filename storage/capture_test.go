@@ -12,14 +12,15 @@ import (
 
 // Captures reads a file written before the heads were kept (version 5,
 // not upgraded: an export opens it read-only) with no heads, one of
-// version 8 (links one row a link), and a current one; bodies, links and
+// version 8 (links one row a link), one of version 9 (urls keyed by their
+// IDs), and a current one; bodies, links and
 // fetches come back per URL in order.
 func TestCapturesOfOldAndNewFiles(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		old  bool
 		drop []string
-	}{{"version 9", false, nil}, {"version 8", false, append(slices.Clip(dropVersion9), "PRAGMA user_version = 8")},
+	}{{"version 10", false, nil}, {"version 9", false, append(slices.Clip(dropVersion10), "PRAGMA user_version = 9")}, {"version 8", false, append(slices.Clip(dropVersion9), "PRAGMA user_version = 8")},
 		{"version 5", true, slices.Concat(dropVersion7, dropVersion6, []string{"PRAGMA user_version = 5"})}} {
 		t.Run(tc.name, func(t *testing.T) {
 			db := openTest(t)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,12 +17,24 @@ import (
 var dropVersion6 = []string{"ALTER TABLE fetches DROP COLUMN wire", "ALTER TABLE fetches DROP COLUMN ip",
 	"ALTER TABLE sites DROP COLUMN robots_wire", "ALTER TABLE sites DROP COLUMN robots_ip"}
 
+// dropVersion10 turns a current file back into a version 9 one: urls and
+// page_links keyed by their IDs.
+var dropVersion10 = []string{
+	strings.Replace(strings.Replace(urlsTable, "CREATE TABLE urls (", "CREATE TABLE urls_v9 (", 1),
+		"id            INTEGER NOT NULL UNIQUE,", "id            INTEGER PRIMARY KEY,", 1),
+	"INSERT INTO urls_v9 SELECT " + urlsColumns + " FROM urls", "DROP TABLE urls", "ALTER TABLE urls_v9 RENAME TO urls",
+	urlsQueue, urlsRuleSkips, "DROP VIEW links",
+	strings.Replace(pageLinksTable9, "CREATE TABLE page_links (", "CREATE TABLE page_links_v9 (", 1),
+	"INSERT INTO page_links_v9 SELECT from_id, to_ids FROM page_links", "DROP TABLE page_links",
+	"ALTER TABLE page_links_v9 RENAME TO page_links", linksView,
+}
+
 // dropVersion9 turns a current file back into a version 8 one: its links
 // one row a link, in a table.
-var dropVersion9 = []string{
+var dropVersion9 = append(slices.Clip(dropVersion10),
 	"CREATE TABLE links_v8 (from_id INTEGER NOT NULL, to_id INTEGER NOT NULL, PRIMARY KEY (from_id, to_id)) WITHOUT ROWID",
 	"INSERT INTO links_v8 SELECT from_id, to_id FROM links", "DROP VIEW links", "DROP TABLE page_links",
-	"ALTER TABLE links_v8 RENAME TO links"}
+	"ALTER TABLE links_v8 RENAME TO links")
 
 // dropVersion8 turns a current file back into a version 7 one.
 var dropVersion8 = append(slices.Clip(dropVersion9), "ALTER TABLE sites DROP COLUMN robots_url", "ALTER TABLE sites DROP COLUMN robots_redirects",

@@ -11,7 +11,7 @@ import (
 // SchemaVersion is the schema version this package writes and reads, kept in
 // PRAGMA user_version. A file with a higher version was written by a newer
 // lidi and is refused.
-const SchemaVersion = 9
+const SchemaVersion = 10
 
 // ApplicationID marks a lidi crawl file in the SQLite header (PRAGMA
 // application_id); it is "lidi" in ASCII.
@@ -37,41 +37,11 @@ var schema = []string{
 		parked         INTEGER NOT NULL DEFAULT 0,
 		fetched        INTEGER NOT NULL DEFAULT 0
 	)`,
-	`CREATE TABLE urls (
-		id           INTEGER PRIMARY KEY,
-		site         INTEGER NOT NULL,
-		url          TEXT NOT NULL,
-		depth        INTEGER NOT NULL,
-		priority     REAL NOT NULL,
-		seq          INTEGER NOT NULL,
-		parent       INTEGER,
-		discovered   INTEGER,
-		state        INTEGER NOT NULL,
-		skip_reason  TEXT,
-		fetched      INTEGER,
-		status       INTEGER,
-		content_type TEXT,
-		length       INTEGER,
-		truncated    INTEGER,
-		digest       INTEGER,
-		error        TEXT,
-		redirect     TEXT,
-		noindex      INTEGER,
-		duration_ms  REAL,
-		outlinks     INTEGER,
-		simhash      INTEGER,
-		type_check   TEXT,
-		etag          TEXT,
-		last_modified TEXT,
-		main_simhash  INTEGER,
-		nourl_simhash INTEGER,
-		title_hash    INTEGER,
-		skip_rule     INTEGER
-	)`,
+	urlsTable,
 	// The frontier: Head reads a site's queue in (priority, seq) order and
 	// Sites counts it. Only queued URLs are indexed, so the index shrinks as
 	// the crawl proceeds. Queries must say "state = 0" to use it.
-	`CREATE INDEX urls_queue ON urls (site, priority, seq) WHERE state = 0`,
+	urlsQueue,
 	pageLinksTable,
 	linksView,
 	// Bodies are appended in fetch order (id), not keyed by the random
@@ -107,7 +77,7 @@ var schema = []string{
 	channelsTable,
 	channelGroupsTable,
 	reassignmentsTable,
-	v8Columns[0], v8Columns[1], v8Columns[2], v8Columns[3], v8Columns[4],
+	v8Columns[0], v8Columns[1], v8Columns[2],
 	`CREATE TABLE events (
 		id   INTEGER PRIMARY KEY,
 		time INTEGER,
@@ -120,6 +90,8 @@ var schema = []string{
 		value
 	) WITHOUT ROWID`,
 }
+
+const urlsQueue = `CREATE INDEX urls_queue ON urls (site, priority, seq) WHERE state = 0`
 
 // Version 2: PageRank during the crawl. One row per recomputation, keyed
 // by its time, and each URL's rank at the latest recomputation that wrote
@@ -187,6 +159,78 @@ var upgrades = [][]string{
 	rulesChoice[:],
 	append(v8Columns[:], probesApart[:]...),
 	linksPerPage[:],
+	rowOrder[:],
+}
+
+// Version 10: urls and page_links are stored in the order their rows
+// come (SQLite's rowid), and their IDs, the engine's random fingerprints,
+// are UNIQUE columns with an index of their own. Keyed by the IDs, every
+// new URL and every page's links went to a random place of a large
+// B-tree, and each such leaf of 4 KiB was written whole to the WAL, then
+// again by the checkpoint; appended, a batch's rows share a few leaves,
+// and only the narrow ID indexes take random inserts. Columns and
+// queries are as before; nothing refers to the rowids, which VACUUM INTO
+// (a snapshot) may renumber.
+const urlsTable = `CREATE TABLE urls (
+		id            INTEGER NOT NULL UNIQUE,
+		site          INTEGER NOT NULL,
+		url           TEXT NOT NULL,
+		depth         INTEGER NOT NULL,
+		priority      REAL NOT NULL,
+		seq           INTEGER NOT NULL,
+		parent        INTEGER,
+		discovered    INTEGER,
+		state         INTEGER NOT NULL,
+		skip_reason   TEXT,
+		fetched       INTEGER,
+		status        INTEGER,
+		content_type  TEXT,
+		length        INTEGER,
+		truncated     INTEGER,
+		digest        INTEGER,
+		error         TEXT,
+		redirect      TEXT,
+		noindex       INTEGER,
+		duration_ms   REAL,
+		outlinks      INTEGER,
+		simhash       INTEGER,
+		type_check    TEXT,
+		etag          TEXT,
+		last_modified TEXT,
+		main_simhash  INTEGER,
+		nourl_simhash INTEGER,
+		title_hash    INTEGER,
+		skip_rule     INTEGER,
+		lastmod       INTEGER,
+		slow_downs    INTEGER NOT NULL DEFAULT 0
+	)`
+
+// urlsColumns are urlsTable's columns, which rowOrder copies.
+const urlsColumns = `id, site, url, depth, priority, seq, parent, discovered, state, skip_reason, fetched, status,
+	content_type, length, truncated, digest, error, redirect, noindex, duration_ms, outlinks, simhash, type_check,
+	etag, last_modified, main_simhash, nourl_simhash, title_hash, skip_rule, lastmod, slow_downs`
+
+const pageLinksTable = `CREATE TABLE page_links (
+		from_id INTEGER NOT NULL UNIQUE,
+		to_ids  TEXT NOT NULL
+	)`
+
+// rowOrder copies version 9's urls and page_links into tables of version
+// 10 (in the order of their IDs: the rows already there stay scattered,
+// the crawl's new ones are appended) and rebuilds what refers to them.
+var rowOrder = [...]string{
+	strings.Replace(urlsTable, "CREATE TABLE urls (", "CREATE TABLE urls_v10 (", 1),
+	`INSERT INTO urls_v10 (` + urlsColumns + `) SELECT ` + urlsColumns + ` FROM urls`,
+	`DROP TABLE urls`,
+	`ALTER TABLE urls_v10 RENAME TO urls`,
+	urlsQueue,
+	urlsRuleSkips,
+	`DROP VIEW links`,
+	strings.Replace(pageLinksTable, "CREATE TABLE page_links (", "CREATE TABLE page_links_v10 (", 1),
+	`INSERT INTO page_links_v10 (from_id, to_ids) SELECT from_id, to_ids FROM page_links`,
+	`DROP TABLE page_links`,
+	`ALTER TABLE page_links_v10 RENAME TO page_links`,
+	linksView,
 }
 
 // Version 9: a page's links are one row, its targets' IDs in a JSON array
@@ -195,7 +239,7 @@ var upgrades = [][]string{
 // writer's CPU time: 13 B-tree inserts a page, each looking for its place
 // twice (INSERT OR IGNORE), into a tree that splits a leaf every few
 // pages. The view links keeps version 8's rows for queries.
-const pageLinksTable = `CREATE TABLE page_links (
+const pageLinksTable9 = `CREATE TABLE page_links (
 		from_id INTEGER PRIMARY KEY,
 		to_ids  TEXT NOT NULL
 	)`
@@ -205,7 +249,7 @@ const linksView = `CREATE VIEW links (from_id, to_id) AS
 
 // linksPerPage moves version 8's links table into page_links.
 var linksPerPage = [...]string{
-	pageLinksTable,
+	pageLinksTable9,
 	`INSERT INTO page_links (from_id, to_ids)
 	SELECT from_id, json_group_array(to_id) FROM (SELECT from_id, to_id FROM links ORDER BY from_id, to_id) GROUP BY from_id`,
 	`DROP TABLE links`,
