@@ -124,7 +124,7 @@ type Session struct {
 	tr     *http.Transport
 	conns  int
 	buf    bytes.Buffer // bodies are read here; reused by the next Get
-	gz     gunzip       // decodes gzip-coded bodies; its buffer is reused by the next Get
+	gz     *gunzip      // decodes gzip-coded bodies, borrowed from gunzips until Close
 
 	mu   sync.Mutex
 	last *politeConn // the connection opened last; the next waits for its close
@@ -204,6 +204,12 @@ const MaxHeaderBytes = 256 << 10
 // Close closes the session's connection and returns once it is closed (or
 // the server has had Config.CloseTimeout to close its side).
 func (s *Session) Close() {
+	if s.gz != nil {
+		// Response.Deflate is valid until Close too.
+		s.gz.reset(nil, 0)
+		gunzips.Put(s.gz)
+		s.gz = nil
+	}
 	s.tr.CloseIdleConnections()
 	// A connection abandoned by the last Get is closed by the transport
 	// in the background; wait for that too.
@@ -381,8 +387,11 @@ func (s *Session) get(ctx context.Context, url string, v Validators, limit int64
 		if consume != nil {
 			keep = 0
 		}
-		gz = &s.gz
-		gz.reset(resp.Body, gz.raw.buf, keep)
+		if s.gz == nil {
+			s.gz = gunzips.Get().(*gunzip)
+		}
+		gz = s.gz
+		gz.reset(resp.Body, keep)
 		src = gz
 	}
 	if consume != nil && r.Status >= 200 && r.Status <= 299 {
