@@ -229,9 +229,12 @@ func plain(rw http.ResponseWriter, code int, msg string) int {
 	return code
 }
 
-// write sends body, paced to bandwidth bytes per second if it is positive,
-// and returns the number of bytes sent.
+// write sends body, gzip-coded when the request accepts it (see encode),
+// paced to bandwidth bytes per second if it is positive, and returns the
+// number of bytes sent.
 func (s *Server) write(rw http.ResponseWriter, r *http.Request, code int, body []byte, bandwidth int64) int64 {
+	body, done := s.encode(rw, r, body)
+	defer done()
 	if bandwidth <= 0 {
 		rw.Header().Set("Content-Length", strconv.Itoa(len(body)))
 		rw.WriteHeader(code)

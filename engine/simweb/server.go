@@ -70,6 +70,13 @@ type ServerConfig struct {
 	// Hostile makes every site misbehave in one way under HostilePath
 	// (see HostileKind). Zero means none.
 	Hostile HostileKind
+	// Identity serves every body identity-coded, as a server with
+	// compression off. False (a server with compression on, as most
+	// are): HTML is sent gzip-coded, at GzipLevel, to a GET that accepts
+	// gzip (Content-Encoding: gzip, Vary: Accept-Encoding); other types,
+	// robots.txt (text/plain) among them, and the hostile paths keep
+	// their own codings.
+	Identity bool
 }
 
 // RegisterFlags defines command-line flags that set c's fields, with c's
@@ -83,6 +90,7 @@ func (c *ServerConfig) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.MaxKeepAliveRequests, "keepalive-requests", c.MaxKeepAliveRequests, "requests per connection before it is closed (0 = 100, negative = no limit)")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "keep-alive idle timeout (0 = 15s)")
 	fs.Float64Var(&c.TimeScale, "time-scale", c.TimeScale, "run a changing web's clock `N` times faster than real time (0 = 1)")
+	IdentityFlag(fs, &c.Identity)
 }
 
 // Server serves a Web: HTTP for every simulated host on its loopback
@@ -345,6 +353,11 @@ func (s *Server) Info(n int) string {
 		fmt.Fprintf(&b, "HTTP:    port %d on the same addresses, redirecting to HTTPS\n", s.httpPort)
 	} else {
 		fmt.Fprintf(&b, "HTTP:    port %d on %d addresses from %v to %v\n", s.port, len(s.addrs), s.addrs[0], s.addrs[len(s.addrs)-1])
+	}
+	if s.cfg.Identity {
+		fmt.Fprintf(&b, "Coding:  identity (--identity)\n")
+	} else {
+		fmt.Fprintf(&b, "Coding:  gzip: HTML at level %d (nginx's default) to requests that accept it (--identity: none)\n", GzipLevel)
 	}
 	fmt.Fprintf(&b, "DNS:     %s (udp and tcp), A records for *.test, TTL %v\n", s.DNSAddr(), s.cfg.DNSTTL)
 	fmt.Fprintf(&b, "Admin:   http://%s/witness (JSON counts), POST http://%s/witness/reset\n", s.AdminAddr(), s.AdminAddr())
