@@ -42,6 +42,7 @@ type CrawlOptions struct {
 	Dir              string // where the crawl's database goes ("" : a temporary directory)
 	OpenStore        func(path string) (record.Store, io.Closer, error)
 	SimwebCommand    []string // argv that serves simweb, e.g. {"/path/lidi", "simweb"}
+	SimwebIdentity   bool     // simweb serves pages identity-coded, not gzip (simweb.ServerConfig.Identity)
 	ProgressInterval time.Duration
 	CPUProfile       string // write a CPU profile of the crawl here
 	// CPUProfileEvery, when positive, starts a new CPU profile every so
@@ -66,6 +67,7 @@ func (o *CrawlOptions) RegisterFlags(fs *flag.FlagSet) {
 	fs.Int64Var(&o.UntilDiscovered, "until-discovered", 0, "stop once this many URLs are known (the 1,000,000-URL memory check)")
 	crawlerFlags(fs, &o.Robots, 256, &o.PagesPerVisit, 100)
 	fs.BoolVar(&o.KeepBodies, "bodies", true, "store page bodies (zlib)")
+	simweb.IdentityFlag(fs, &o.SimwebIdentity)
 	fs.BoolVar(&o.KeepHeaders, "headers", true, "store each fetch's request and response headers (storage.keep_headers)")
 	dirFlag(fs, &o.Dir, "the crawl database")
 	progressFlag(fs, &o.ProgressInterval)
@@ -81,11 +83,14 @@ type simwebChild struct {
 	dns   string
 	admin string
 	seeds []string
+	// coding is simweb's Coding line: how it codes the pages it serves.
+	coding string
 }
 
 func startSimweb(ctx context.Context, o CrawlOptions) (*simwebChild, error) {
 	args := append(append([]string(nil), o.SimwebCommand[1:]...),
-		"--sites", strconv.Itoa(o.Sites), "--pages", strconv.Itoa(o.Pages), "--seed", strconv.FormatInt(o.Seed, 10))
+		"--sites", strconv.Itoa(o.Sites), "--pages", strconv.Itoa(o.Pages), "--seed", strconv.FormatInt(o.Seed, 10),
+		"--identity="+strconv.FormatBool(o.SimwebIdentity))
 	cmd := exec.CommandContext(ctx, o.SimwebCommand[0], args...)
 	cmd.Stderr = os.Stderr
 	ownGroup(cmd)
@@ -105,6 +110,8 @@ func startSimweb(ctx context.Context, o CrawlOptions) (*simwebChild, error) {
 		switch {
 		case len(f) >= 2 && f[0] == "DNS:":
 			s.dns = f[1]
+		case len(f) >= 2 && f[0] == "Coding:":
+			s.coding = strings.TrimSpace(strings.TrimPrefix(line, "Coding:"))
 		case len(f) >= 2 && f[0] == "Admin:":
 			s.admin = strings.TrimSuffix(strings.TrimPrefix(f[1], "http://"), "/witness")
 		case len(f) == 1 && strings.HasPrefix(f[0], "http://"):
@@ -174,6 +181,7 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 		return err
 	}
 	defer sw.close()
+	fmt.Fprintf(out, "simweb serves pages: %s\n", sw.coding)
 	store, closer, err := o.OpenStore(filepath.Join(dir, "bench.db"))
 	if err != nil {
 		return err
