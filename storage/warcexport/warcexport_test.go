@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -173,6 +174,17 @@ func TestExportReadsBackWithAnotherLibrary(t *testing.T) {
 		t.Fatalf("%d files at a 200 KiB limit, want several", len(sum.Files))
 	}
 	profiles := validate(t, sum)
+	// simweb sends its pages gzip-coded, as asked: their records keep
+	// the payload decoded, the head saying what came (origPrefix).
+	gzipped := 0
+	for _, r := range readAll(t, sum.Files) {
+		if r.wtype == "response" && strings.Contains(string(r.block), "\r\nX-Lidi-Original-Content-Encoding: gzip\r\n") {
+			gzipped++
+		}
+	}
+	if gzipped == 0 {
+		t.Errorf("no response record came gzip-coded")
+	}
 	// Which pages the recrawl finds unchanged with a 200 (rather than a
 	// 304) varies; TestIdenticalPayloadRevisit makes sure of those.
 	if profiles[notModified] == 0 {
@@ -208,6 +220,17 @@ func validate(t *testing.T, sum *warcexport.Summary) map[string]int {
 			}
 			if r.header.Get("WARC-IP-Address") == "" {
 				t.Errorf("response %s: no WARC-IP-Address", r.uri)
+			}
+			// The block is an HTTP message whose head describes the
+			// payload kept: its length, and no coding left to undo.
+			resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(r.block)), nil)
+			if err != nil {
+				t.Fatalf("response %s: %v", r.uri, err)
+			}
+			body, err := io.ReadAll(resp.Body)
+			if err != nil || !bytes.Equal(body, payload(r.block)) || resp.Header.Get("Content-Encoding") != "" || resp.Header.Get("Transfer-Encoding") != "" {
+				t.Errorf("response %s: the head frames %d bytes (%v) of a %d-byte payload, Content-Encoding %q, Transfer-Encoding %q",
+					r.uri, len(body), err, len(payload(r.block)), resp.Header.Get("Content-Encoding"), resp.Header.Get("Transfer-Encoding"))
 			}
 		}
 	}
