@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -128,8 +129,18 @@ type RecrawlLiveResult struct {
 	// what the crawl's planner could reach with the capacity discovery
 	// left it; SharedScores the references on those turns. Diagnostics
 	// only: the references the goals name count no discovery.
-	PlannerShared               float64
-	SharedScores                scheduleScores
+	PlannerShared float64
+	SharedScores  scheduleScores
+	// PlannerSharedScores are PlannerShared's scores in full (its sites'),
+	// and Others the fetches per site in the window of pages not scored.
+	PlannerSharedScores scheduleScores
+	Others              map[int]int
+	// Budgets are the plan's recrawls an hour, sampled every virtual hour,
+	// and Copies the crawl's copies (scheduleInput's fetches).
+	Budgets                     []float64
+	Copies                      map[int][]time.Duration
+	WarmEnd                     time.Duration
+	siteOf                      func(page int) int
 	WeightDistance, WeightAtEnd float64
 	// Late is how late the real crawl fetched its recrawls against its
 	// plan after the warm-up (virtual time), and how many went to pages
@@ -242,25 +253,43 @@ func recrawlLive(ctx context.Context, o RecrawlLiveOptions, shape simweb.ChangeS
 	defer cancel()
 	warmEnd := o.Warmup
 	atWarmEnd := make(chan recrawl.Lateness, 1)
+	var budgets []float64 // the plan's recrawls an hour, every virtual hour
+	budgetsDone := make(chan struct{})
 	go func() {
 		// The lateness counts at the warm-up's end, for the window's.
 		tick := time.NewTicker(100 * time.Millisecond)
 		defer tick.Stop()
-		defer close(atWarmEnd)
-		for srv.Clock().Offset() < warmEnd {
+		defer close(budgetsDone)
+		sent := false
+		for next := time.Duration(0); ; {
 			select {
 			case <-runCtx.Done():
+				if !sent {
+					close(atWarmEnd)
+				}
 				return
 			case <-tick.C:
 			}
-		}
-		if r := eng.Stats().Recrawl; r != nil {
-			atWarmEnd <- r.Late
+			off := srv.Clock().Offset()
+			if !sent && off >= warmEnd {
+				if r := eng.Stats().Recrawl; r != nil {
+					atWarmEnd <- r.Late
+				}
+				close(atWarmEnd)
+				sent = true
+			}
+			if off >= next {
+				if r := eng.Stats().Recrawl; r != nil {
+					budgets = append(budgets, r.Budget)
+				}
+				next += time.Hour
+			}
 		}
 	}()
 	if err := eng.Run(runCtx); err != nil && !errors.Is(err, engine.ErrStopped) {
 		return nil, err
 	}
+	<-budgetsDone
 	st := eng.Stats()
 	end := srv.Clock().Offset()
 	if end <= warmEnd {
@@ -268,9 +297,11 @@ func recrawlLive(ctx context.Context, o RecrawlLiveOptions, shape simweb.ChangeS
 	}
 	res := &RecrawlLiveResult{Shape: shape, Policy: pol, Virtual: end - warmEnd, Groups: st.Intervals,
 		SimFreshness: math.NaN(), CurveMeanDiff: math.NaN(), CurveMaxDiff: math.NaN()}
+	res.Budgets = budgets
 	res.Curve, res.Freshness, res.PageFreshness, res.Recrawls, res.PageTime = rec.freshness(web, warmEnd, end)
 	res.PageTime += time.Duration(float64(o.Delay) * o.TimeScale) // the robot waits w after each page
 	copies, articles := rec.copies(web)
+	res.Copies, res.WarmEnd = copies, warmEnd
 	maxDelay := cfg.MaxDelay
 	gap := func(site int) time.Duration {
 		return time.Duration(float64(min(max(o.Delay, web.Site(site).CrawlDelay), maxDelay)) * o.TimeScale)
@@ -298,7 +329,14 @@ func recrawlLive(ctx context.Context, o RecrawlLiveOptions, shape simweb.ChangeS
 	if ps, err := plannerScores(scheduleInput{web: web, from: warmEnd, to: end, fetches: copies, gap: shared}, popt); err != nil {
 		return nil, err
 	} else {
-		res.PlannerShared = ps.Freshness
+		res.PlannerShared, res.PlannerSharedScores = ps.Freshness, ps
+	}
+	res.siteOf = web.Changes().ChannelOf
+	res.Others = map[int]int{}
+	for p, ts := range copies {
+		if len(ts) > 0 && ts[0] > warmEnd {
+			res.Others[web.Changes().ChannelOf(p)] += windowFetches(ts, warmEnd, end)
+		}
 	}
 	if st.Recrawl != nil {
 		res.Late = st.Recrawl.Late.Sub(<-atWarmEnd)
@@ -382,6 +420,7 @@ func printRecrawlLive(w io.Writer, res *RecrawlLiveResult) {
 			ps.RequestsPerPageHour, ps.Freshness, ps.Uniform, ps.Optimal, ps.Freshness-ps.Uniform, ps.Freshness/ps.Optimal)
 	}
 	fmt.Fprintf(w, "witness: %d politeness or robots.txt violations\n", res.Violations)
+	printSiteLoss(w, res)
 	if res.Sim == nil {
 		return
 	}
@@ -521,4 +560,87 @@ func (res *RecrawlLiveResult) lossKeys() string {
 	return fmt.Sprintf(" planner=%.3f planner_crawl_weights=%.3f planner_shared=%.3f uniform_shared=%.3f optimal_shared=%.3f weight_tv=%s weight_tv_end=%s late_pace_min=%s late_queue_min=%s late_of_interval=%s late_over_half=%s warm_share=%s verdict_missed=%s verdict_false=%s",
 		res.Planner.Freshness, res.PlannerCrawlWeights, res.PlannerShared, res.SharedScores.Uniform, res.SharedScores.Optimal, fmtNaN(res.WeightDistance), fmtNaN(res.WeightAtEnd),
 		perFetch(l.Pace), perFetch(l.Queue), fmtNaN(ofInterval), fmtNaN(overHalf), fmtNaN(warm), fmtNaN(res.VerdictMissed), fmtNaN(res.VerdictFalse))
+}
+
+// printSiteLoss prints, for the sites where the crawl lost most to the
+// optimal schedule, each one's part: its scored pages, the turns its
+// politeness allows in the window (all, and those the crawl's fetches of
+// pages not scored left), the requests to its scored pages of the crawl,
+// its planner (on all the turns and on those left), and the optimal (on
+// all and on those left), and the in-link-weighted freshness each
+// reached there, in thousandths of the whole's.
+func printSiteLoss(w io.Writer, res *RecrawlLiveResult) {
+	if res.Planner.Pages == 0 || len(res.Scores.Sites) == 0 {
+		return
+	}
+	at := func(sc scheduleScores, site int) siteScore {
+		i, ok := slices.BinarySearchFunc(sc.Sites, site, func(a siteScore, s int) int { return a.Site - s })
+		if !ok {
+			return siteScore{}
+		}
+		return sc.Sites[i]
+	}
+	sites := slices.Clone(res.Scores.Sites)
+	slices.SortFunc(sites, func(a, b siteScore) int {
+		return cmp.Compare(b.OptimalFresh-b.Fresh, a.OptimalFresh-a.Fresh)
+	})
+	fmt.Fprintf(w, "per site, the largest losses to the optimal first: requests in the window (crawl / planner / planner on the turns left / optimal / optimal on the turns left), and freshness ×1000 of the whole's\n")
+	fmt.Fprintf(w, "  %4s %5s %6s %6s %6s %6s | %5s %5s %5s %5s %5s | %5s %5s %5s %5s %5s\n", "site", "pages", "weight", "turns", "left", "other",
+		"crawl", "plan", "plan2", "opt", "opt2", "crawl", "plan", "plan2", "opt", "opt2")
+	var rest [10]float64
+	for i, ss := range sites {
+		pl, ps, os2 := at(res.Planner, ss.Site), at(res.PlannerSharedScores, ss.Site), at(res.SharedScores, ss.Site)
+		row := [10]float64{float64(ss.Requests), float64(pl.Requests), float64(ps.Requests), float64(ss.Optimal), float64(os2.Optimal),
+			1000 * ss.Fresh, 1000 * pl.Fresh, 1000 * ps.Fresh, 1000 * ss.OptimalFresh, 1000 * os2.OptimalFresh}
+		if i >= 8 {
+			for k := range rest {
+				rest[k] += row[k]
+			}
+			continue
+		}
+		fmt.Fprintf(w, "  %4d %5d %6.3f %6d %6d %6d | %5.0f %5.0f %5.0f %5.0f %5.0f | %5.1f %5.1f %5.1f %5.1f %5.1f\n", ss.Site, ss.Pages, ss.Weight, ss.Cap, os2.Cap, res.Others[ss.Site],
+			row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8], row[9])
+	}
+	fmt.Fprintf(w, "the plan's budget, recrawls an hour, every virtual hour:")
+	for _, b := range res.Budgets {
+		fmt.Fprintf(w, " %.0f", b)
+	}
+	fmt.Fprintln(w)
+	// The site that lost most, every two virtual hours after the warm-up:
+	// its scored pages' fetches, its first fetches (discovery), its other
+	// pages' recrawls.
+	top := sites[0].Site
+	var slots [][3]int
+	for p, ts := range res.Copies {
+		if res.siteOf(p) != top {
+			continue
+		}
+		scored := len(ts) > 0 && ts[0] <= res.WarmEnd
+		for i, t := range ts {
+			if t <= res.WarmEnd {
+				continue
+			}
+			k := int((t - res.WarmEnd) / (2 * time.Hour))
+			for len(slots) <= k {
+				slots = append(slots, [3]int{})
+			}
+			switch {
+			case scored:
+				slots[k][0]++
+			case i == 0:
+				slots[k][1]++
+			default:
+				slots[k][2]++
+			}
+		}
+	}
+	fmt.Fprintf(w, "site %d every two virtual hours, its scored pages' fetches / first fetches / other recrawls:", top)
+	for _, sl := range slots {
+		fmt.Fprintf(w, " %d/%d/%d", sl[0], sl[1], sl[2])
+	}
+	fmt.Fprintln(w)
+	if len(sites) > 8 {
+		fmt.Fprintf(w, "  %4s %5s %6s %6s %6s %6s | %5.0f %5.0f %5.0f %5.0f %5.0f | %5.1f %5.1f %5.1f %5.1f %5.1f\n", "rest", "", "", "", "", "",
+			rest[0], rest[1], rest[2], rest[3], rest[4], rest[5], rest[6], rest[7], rest[8], rest[9])
+	}
 }

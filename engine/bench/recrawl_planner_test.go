@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -41,6 +42,21 @@ func TestPlannerBeatsUniform(t *testing.T) {
 			t.Logf("%s: planner %.3f at %.3f requests/page/h, uniform %.3f, optimal %.3f", shape, sc.Freshness, sc.RequestsPerPageHour, sc.Uniform, sc.Optimal)
 			if sc.Freshness < sc.Uniform+0.03 || sc.Freshness < 0.95*sc.Optimal {
 				t.Errorf("%s: planner %.3f, uniform %.3f, optimal %.3f", shape, sc.Freshness, sc.Uniform, sc.Optimal)
+			}
+			// The sites' parts make up the whole.
+			var pages int
+			var requests, weight, fresh, opt float64
+			for _, ss := range sc.Sites {
+				pages += ss.Pages
+				requests += float64(ss.Requests)
+				weight += ss.Weight
+				fresh += ss.Fresh
+				opt += ss.OptimalFresh
+			}
+			if pages != sc.Pages || math.Abs(requests/float64(pages)/(to-from).Hours()-sc.RequestsPerPageHour) > 1e-9 ||
+				math.Abs(weight-1) > 1e-9 || math.Abs(fresh-sc.Freshness) > 1e-9 || math.Abs(opt-sc.Optimal) > 1e-9 {
+				t.Errorf("%s: the sites' parts sum to %d pages, %.0f requests, weight %.3f, freshness %.3f and optimal %.3f; the whole %d, %.3f/page/h, %.3f and %.3f",
+					shape, pages, requests, weight, fresh, opt, sc.Pages, sc.RequestsPerPageHour, sc.Freshness, sc.Optimal)
 			}
 		})
 	}

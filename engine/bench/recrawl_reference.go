@@ -49,6 +49,20 @@ type scheduleScores struct {
 	Freshness, Uniform, Optimal float64
 	// RequestsPerPageHour is the crawl's request rate per scored page.
 	RequestsPerPageHour float64
+	// Sites break the figures down by site, in site order.
+	Sites []siteScore
+}
+
+// siteScore is one site's part of scheduleScores: its scored pages, the
+// requests its politeness allows in the window, the requests the
+// schedule scored and the optimal one made to it, and each one's
+// in-link-weighted freshness summed over its pages (a share of the
+// whole's once divided by the whole's weight, Weight the site's part).
+type siteScore struct {
+	Site, Pages, Cap    int
+	Requests, Optimal   int
+	Weight              float64
+	Fresh, OptimalFresh float64
 }
 
 // refPage is one scored page.
@@ -87,13 +101,32 @@ func scoreSchedules(in scheduleInput) scheduleScores {
 	var wsum, lidi, uni, opt float64
 	uniform := uniformCrawls(pages, caps, float64(requests))
 	optimal := optimalCrawls(pages, caps, requests, d)
+	bySite := map[int]*siteScore{}
 	for i, pg := range pages {
+		l := pg.weight * freshShare(pg.changes, pg.fetches, in.from, in.to)
+		o := pg.weight * scheduleFresh(pg.changes, float64(optimal[i]), in.from, in.to)
 		wsum += pg.weight
-		lidi += pg.weight * freshShare(pg.changes, pg.fetches, in.from, in.to)
+		lidi += l
 		uni += pg.weight * scheduleFresh(pg.changes, uniform[i], in.from, in.to)
-		opt += pg.weight * scheduleFresh(pg.changes, float64(optimal[i]), in.from, in.to)
+		opt += o
+		ss := bySite[pg.site]
+		if ss == nil {
+			ss = &siteScore{Site: pg.site, Cap: caps[pg.site]}
+			bySite[pg.site] = ss
+		}
+		ss.Pages++
+		ss.Requests += windowFetches(pg.fetches, in.from, in.to)
+		ss.Optimal += optimal[i]
+		ss.Weight += pg.weight
+		ss.Fresh += l
+		ss.OptimalFresh += o
 	}
 	sc.Freshness, sc.Uniform, sc.Optimal = lidi/wsum, uni/wsum, opt/wsum
+	for _, ss := range bySite {
+		ss.Weight, ss.Fresh, ss.OptimalFresh = ss.Weight/wsum, ss.Fresh/wsum, ss.OptimalFresh/wsum
+		sc.Sites = append(sc.Sites, *ss)
+	}
+	slices.SortFunc(sc.Sites, func(a, b siteScore) int { return a.Site - b.Site })
 	return sc
 }
 
