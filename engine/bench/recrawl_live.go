@@ -634,6 +634,26 @@ func printSiteLoss(w io.Writer, res *RecrawlLiveResult) {
 			}
 		}
 	}
+	var times []time.Duration
+	for p, ts := range res.Copies {
+		if res.siteOf(p) == top {
+			for _, t := range ts {
+				if t > res.WarmEnd {
+					times = append(times, t)
+				}
+			}
+		}
+	}
+	slices.Sort(times)
+	if len(times) > 2 {
+		gaps := make([]time.Duration, 0, len(times)-1)
+		for i := 1; i < len(times); i++ {
+			gaps = append(gaps, times[i]-times[i-1])
+		}
+		slices.Sort(gaps)
+		fmt.Fprintf(w, "site %d: %d fetches after the warm-up, %v apart at the median, %v at the 10th percentile (virtual)\n",
+			top, len(times), gaps[len(gaps)/2].Round(time.Second), gaps[len(gaps)/10].Round(time.Second))
+	}
 	fmt.Fprintf(w, "site %d every two virtual hours, its scored pages' fetches / first fetches / other recrawls:", top)
 	for _, sl := range slots {
 		fmt.Fprintf(w, " %d/%d/%d", sl[0], sl[1], sl[2])
