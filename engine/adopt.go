@@ -135,6 +135,7 @@ func (c *crawl) dropResults() {
 	for {
 		select {
 		case r := <-c.leases.results:
+			c.e.results.release(resultBytes(r))
 			if r.Committed != nil {
 				r.Committed(ErrStopped)
 			}

@@ -19,6 +19,9 @@ type committer struct {
 	in      chan any // *Batch, headReq, flushReq
 	every   time.Duration
 	records int
+	// held bounds the bytes of the batches sent and not yet written
+	// (its share of storage.max_pending_mb).
+	held pendingBytes
 
 	pool sync.Pool // of *Batch
 
@@ -68,10 +71,12 @@ type headReply struct {
 
 type flushReq chan error
 
-func newCommitter(store record.Store, every time.Duration, records int) *committer {
-	// A short queue: when the store falls behind, the loop waits, robots
+func newCommitter(store record.Store, every time.Duration, records int, limit int64) *committer {
+	// limit: the committer's share of storage.max_pending_mb (0: none).
+	// A short queue, and a bound on the bytes it and the batch being
+	// gathered hold: when the store falls behind, the loop waits, robots
 	// wait on the loop, and memory stays bounded.
-	c := &committer{store: store, in: make(chan any, 8), every: every, records: records}
+	c := &committer{store: store, in: make(chan any, 8), every: every, records: records, held: newPendingBytes(limit)}
 	c.pool.New = func() any { return new(pending) }
 	return c
 }
@@ -84,6 +89,7 @@ func (c *committer) batch() *pending { return c.pool.Get().(*pending) }
 type pending struct {
 	record.Batch
 	committed []func(error)
+	bytes     int64 // what it counts in committer.held, once sent
 }
 
 // reset empties p, keeping its storage.
@@ -91,6 +97,7 @@ func (p *pending) reset() {
 	p.Batch.Reset()
 	clear(p.committed)
 	p.committed = p.committed[:0]
+	p.bytes = 0
 }
 
 // empty reports whether p holds nothing to write and no one to tell.
@@ -102,6 +109,7 @@ func (c *committer) run(ctx context.Context) {
 	timer := time.NewTimer(c.every)
 	defer timer.Stop()
 	apply := func() error {
+		defer c.held.release(acc.bytes) // what it held is written, or never will be
 		if acc.Len() == 0 || c.Err() != nil {
 			// After a failed write nothing more is written: a later
 			// batch may refer to what the lost one held, and the file
@@ -138,7 +146,7 @@ func (c *committer) run(ctx context.Context) {
 				merge(acc, m)
 				m.reset()
 				c.pool.Put(m)
-				if acc.Len() >= c.records || acc.Len() == 0 && len(acc.committed) > 0 {
+				if acc.Len() >= c.records || acc.bytes >= c.held.limit/2 && c.held.limit > 0 || acc.Len() == 0 && len(acc.committed) > 0 || c.held.blocking() {
 					apply() // (results dropped: told at once)
 				}
 			case headReq:
@@ -152,6 +160,10 @@ func (c *committer) run(ctx context.Context) {
 			case flushReq:
 				m <- apply()
 			}
+		case <-c.held.wait:
+			// A sender waits for bytes: what is gathered goes now, and
+			// what is still queued as soon as it is taken (blocking).
+			apply()
 		case <-timer.C:
 			apply()
 			timer.Reset(c.every)
@@ -176,14 +188,37 @@ func (c *committer) Err() error {
 func merge(dst, src *pending) {
 	dst.Append(&src.Batch)
 	dst.committed = append(dst.committed, src.committed...)
+	dst.bytes += src.bytes
 }
 
-// send passes b to the committer, unless ctx ends first.
+// send passes b to the committer once the bytes held let it in, unless
+// ctx ends first.
 func (c *committer) send(ctx context.Context, b *pending) bool {
+	b.bytes = b.Bytes()
+	if !c.held.take(ctx.Done(), b.bytes) {
+		return false
+	}
 	select {
 	case c.in <- b:
 		return true
 	case <-ctx.Done():
+		c.held.release(b.bytes)
+		return false
+	}
+}
+
+// trySend passes b to the committer if the bytes held and the queue let
+// it in now.
+func (c *committer) trySend(b *pending) bool {
+	b.bytes = b.Bytes()
+	if !c.held.tryTake(b.bytes) {
+		return false
+	}
+	select {
+	case c.in <- b:
+		return true
+	default:
+		c.held.release(b.bytes)
 		return false
 	}
 }
@@ -308,10 +343,8 @@ func (c *crawl) handOff() {
 		return
 	}
 	c.takeTallies()
-	select {
-	case c.e.commit.in <- c.batch:
+	if c.e.commit.trySend(c.batch) {
 		c.batch = c.e.commit.batch()
-	default:
 	}
 }
 
@@ -323,7 +356,7 @@ func (c *crawl) flush() {
 		return
 	}
 	start := time.Now()
-	c.e.commit.in <- c.batch
+	c.e.commit.send(context.Background(), c.batch)
 	c.tally.storeWait = max(c.tally.storeWait, time.Since(start))
 	c.batch = c.e.commit.batch()
 }

@@ -25,7 +25,7 @@ func failFirst(call int, _ *record.Batch) error {
 // URL was in the lost batch) must not reach the file without it.
 func TestCommitterStopsWritingAfterAFailure(t *testing.T) {
 	st := &testkit.FailingStore{Store: &record.MemStore{}, Fail: failFirst}
-	c := newCommitter(st, time.Hour, 1000)
+	c := newCommitter(st, time.Hour, 1000, 0)
 	done := make(chan struct{})
 	go func() { c.run(context.Background()); close(done) }()
 	for i := range 3 {
@@ -66,7 +66,7 @@ func TestCommittedFollowsTheWrite(t *testing.T) {
 				}
 				return nil
 			}}
-			c := newCommitter(st, time.Hour, 1000)
+			c := newCommitter(st, time.Hour, 1000, 0)
 			done := make(chan struct{})
 			go func() { c.run(context.Background()); close(done) }()
 			b := c.batch()

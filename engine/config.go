@@ -77,10 +77,14 @@ type Config struct {
 	// oracle coverage, and the "optimal" strategy cannot run.
 	Oracle Oracle
 
-	FlushEvery    time.Duration `yaml:"storage.flush_interval" check:">0"` // longest time a result waits to be written
-	FlushRecords  int           `yaml:"storage.flush_records" check:">=1"` // records that trigger a write
-	ResolveAhead  int           `yaml:"dns.parallel" check:">=1"`          // look-ups in flight at once
-	ResolveFailed time.Duration `yaml:"dns.retry" check:">0"`              // when a failed host is tried again
+	FlushEvery   time.Duration `yaml:"storage.flush_interval" check:">0"` // longest time a result waits to be written
+	FlushRecords int           `yaml:"storage.flush_records" check:">=1"` // records that trigger a write
+	// MaxPendingMB bounds the MiB the results waiting to be written hold
+	// (bodies, heads, URLs): past it the loop waits for the store, and
+	// the robots for the loop.
+	MaxPendingMB  int           `yaml:"storage.max_pending_mb" check:">=1"`
+	ResolveAhead  int           `yaml:"dns.parallel" check:">=1"` // look-ups in flight at once
+	ResolveFailed time.Duration `yaml:"dns.retry" check:">0"`     // when a failed host is tried again
 
 	// A lease's deadline leaves its slowest page LeaseSlack (at least the
 	// fetch's connect and body timeouts); a lease whose end has not come
@@ -154,6 +158,7 @@ func Defaults() Config {
 		RankBatch:        10000,
 		FlushEvery:       200 * time.Millisecond,
 		FlushRecords:     20000,
+		MaxPendingMB:     64,
 		ResolveAhead:     32,
 		ResolveFailed:    10 * time.Minute,
 		LeaseSlack:       2 * time.Minute,

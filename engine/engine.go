@@ -62,6 +62,9 @@ type Engine struct {
 	// det is duplicate detection (nil when off); only the loop uses it.
 	det    *dedup.Detector
 	commit *committer
+	// results bounds the bytes of the robots' results queued for a
+	// crawl's loop (its share of storage.max_pending_mb).
+	results pendingBytes
 
 	// SnapshotDir is where Snapshot writes its files; "" means the
 	// directory of the working directory.
@@ -103,6 +106,7 @@ func New(cfg Config, store record.Store, resolver Resolver, clock clock.Clock) (
 		resolver = c
 	}
 	clock = clk.Or(clock)
+	pending := splitPending(int64(cfg.MaxPendingMB) << 20)
 	e := &Engine{
 		cfg:      cfg,
 		store:    store,
@@ -110,7 +114,8 @@ func New(cfg Config, store record.Store, resolver Resolver, clock clock.Clock) (
 		clock:    clock,
 		strategy: strategy,
 		robot:    robot,
-		commit:   newCommitter(store, cfg.FlushEvery, cfg.FlushRecords),
+		commit:   newCommitter(store, cfg.FlushEvery, cfg.FlushRecords, pending.committer),
+		results:  newPendingBytes(pending.results),
 		control:  make(chan func(), 16),
 		visits:   make(map[int64]*visitTracker),
 	}

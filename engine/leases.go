@@ -15,13 +15,14 @@ import (
 // far; onHead turns the answer into a lease.
 //
 // It takes a site only while the committer's queue has room for the batch
-// and the head request: when the store is slow (a write can take seconds
-// on a loaded machine), the loop would otherwise wait for it once per site
-// in one wake-up, deaf to robots and the console meanwhile; the sites left
-// are taken at the next wake-up.
+// and the head request, and the bytes it holds room for the batch's: when
+// the store is slow (a write can take seconds on a loaded machine), the
+// loop would otherwise wait for it once per site in one wake-up, deaf to
+// robots and the console meanwhile; the sites left are taken at the next
+// wake-up.
 func (c *crawl) dispatch(now time.Time) {
 	e := c.e
-	for int64(c.leases.busy) < e.robots.Load() && c.leases.heading < cap(c.leases.heads) && len(e.commit.in)+2 <= cap(e.commit.in) {
+	for int64(c.leases.busy) < e.robots.Load() && c.leases.heading < cap(c.leases.heads) && len(e.commit.in)+2 <= cap(e.commit.in) && e.commit.held.fits(c.batch.Bytes()) {
 		budget := int64(e.cfg.PagesPerVisit)
 		if e.cfg.MaxPages > 0 {
 			// Near limits.max_pages what is left is shared among the
@@ -180,13 +181,21 @@ func (c *crawl) leaseTime(n int, delay time.Duration) time.Duration {
 
 // report passes a robot's result to the loop; once the loop has returned,
 // it drops it.
+//
+// It waits while the results queued hold their share of
+// storage.max_pending_mb: the loop, which waits for the store, takes them.
 func (c *crawl) report(r visit.Result) {
-	select {
-	case c.leases.results <- r:
-	case <-c.closed:
-		if r.Committed != nil {
-			r.Committed(ErrStopped)
+	n := resultBytes(r)
+	if c.e.results.take(c.closed, n) {
+		select {
+		case c.leases.results <- r:
+			return
+		case <-c.closed:
+			c.e.results.release(n)
 		}
+	}
+	if r.Committed != nil {
+		r.Committed(ErrStopped)
 	}
 }
 

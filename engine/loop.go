@@ -36,6 +36,7 @@ func (e *Engine) Run(ctx context.Context) (err error) {
 	// result of an earlier run never passes for one of this run.
 	c.leases.next = uint64(c.nextSeq)
 	c.batch = e.commit.batch()
+	c.loopBytes = splitPending(int64(e.cfg.MaxPendingMB) << 20).loop
 	if rp, ok := e.strategy.(frontier.Reprioritizer); ok {
 		c.reprio = reprioritizer{rp: rp, update: c.reprioritize, touched: make(map[int64]siteTouch)}
 	}
@@ -238,11 +239,13 @@ func (c *crawl) loop(ctx context.Context) error {
 		select {
 		case r := <-c.leases.results:
 			c.steps.start()
+			e.results.release(resultBytes(r))
 			c.onResult(r, now)
 			// Take what else is waiting before dispatching again.
 			for i := 0; i < 256; i++ {
 				select {
 				case r := <-c.leases.results:
+					e.results.release(resultBytes(r))
 					c.onResult(r, e.clock.Now())
 					continue
 				default:
@@ -288,7 +291,9 @@ func (c *crawl) loop(ctx context.Context) error {
 		}
 		c.rankDue(e.clock.Now())
 		c.steps.mark(StepRank)
-		if c.batch.Len() >= e.cfg.FlushRecords/4 {
+		bytes := c.batch.Bytes()
+		c.pendingMost = max(c.pendingMost, e.results.bytes()+bytes+e.commit.held.bytes())
+		if c.batch.Len() >= e.cfg.FlushRecords/4 || bytes >= c.loopBytes {
 			c.flush() // waits for the committer: the loop keeps pace with the store
 		} else {
 			c.handOff()
@@ -368,6 +373,7 @@ func (c *crawl) publish(now time.Time, force bool) {
 	st.LoopPause, st.StoreWait, st.LoopWork, st.Seen = c.steps.worst, c.tally.storeWait, c.steps.own, c.web.seen.Stats()
 	st.LoopSteps, st.LoopWorkSteps = c.steps.steps(), c.steps.ownSteps()
 	st.StoreApply, st.StoreApplyRecords, st.StoreHead = e.commit.slowest()
+	st.StorePendingMax = c.pendingMost
 	st.Memory.Seen, st.Memory.Graph = c.web.bytes()
 	st.Memory.Rank = c.rank.bytes()
 	if c.detect.det != nil {

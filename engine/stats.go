@@ -57,6 +57,10 @@ type Stats struct {
 	// are made of.
 	StoreApply, StoreHead time.Duration
 	StoreApplyRecords     int
+	// StorePendingMax is the most bytes the results waiting to be written
+	// held at once, in the loop's batch and the committer's (bounded by
+	// storage.max_pending_mb but for one result).
+	StorePendingMax int64
 	// LoopSteps is where the longest wake-up (LoopPause) spent its
 	// time, longest first.
 	LoopSteps []LoopStepTime

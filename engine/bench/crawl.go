@@ -298,6 +298,7 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 	fmt.Fprintf(out, "  without the store  %s (the longest wake-up less its waits for the writer: the loop's own work)\n", s.LoopWork.Round(time.Microsecond))
 	fmt.Fprintf(out, "  its steps          %s\n", stepList(s.LoopSteps))
 	fmt.Fprintf(out, "  without the store, its steps %s\n", stepList(s.LoopWorkSteps))
+	fmt.Fprintf(out, "waiting to be written  %.1f MiB at most (results gathered for the store, bounded by storage.max_pending_mb: %d)\n", float64(s.StorePendingMax)/(1<<20), cfg.MaxPendingMB)
 	sn := s.Seen
 	fmt.Fprintf(out, "seen set             longest call %s; the longest measured %s: its thread's CPU %s, %d page faults, %d times preempted, %d asleep; %d calls over 1 ms; %d runs, %d blocks read, %d merges\n",
 		sn.MaxPause.Round(time.Microsecond), sn.MaxMeasured.Round(time.Microsecond), sn.MaxPauseCPU.Round(time.Microsecond), sn.MaxPauseFaults, sn.MaxPauseSwitches, sn.MaxPauseSleeps, sn.SlowCalls, sn.Runs, sn.DiskReads, sn.Merges)
@@ -306,10 +307,10 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 	fmt.Fprintf(out, "errors               %d %v\n", errs, s.ErrorKind)
 	filePerPage := float64(fileBytes) / float64(max(s.Pages, 1))
 	fmt.Fprintf(out, "crawl file           %.1f MB, %.0f bytes per page (bodies kept %v, headers kept %v)\n", float64(fileBytes)/1e6, filePerPage, o.KeepBodies, o.KeepHeaders)
-	fmt.Fprintf(out, "pages=%d pages_per_s=%.0f peak_rss_mb=%.0f%s dns_queries_per_host=%.3f discovered=%d cpu_s_per_1000_first=%.3f cpu_s_per_1000_last=%.3f file_bytes_per_page=%.0f store_wait_ms=%.1f seen_pause_ms=%.1f detection_bytes_per_url=%.0f graph_bytes_per_url=%.0f seen_bytes_per_url=%.1f bytes_per_url=%.0f pages_per_s_first=%.0f pages_per_s_last=%.0f gc_cpu_share=%.3f cpu_s_per_1000=%.3f loop_pause_ms=%.1f loop_work_ms=%.1f rank_bytes_per_url=%.1f\n",
+	fmt.Fprintf(out, "pages=%d pages_per_s=%.0f peak_rss_mb=%.0f%s dns_queries_per_host=%.3f discovered=%d cpu_s_per_1000_first=%.3f cpu_s_per_1000_last=%.3f file_bytes_per_page=%.0f store_wait_ms=%.1f seen_pause_ms=%.1f detection_bytes_per_url=%.0f graph_bytes_per_url=%.0f seen_bytes_per_url=%.1f bytes_per_url=%.0f pages_per_s_first=%.0f pages_per_s_last=%.0f gc_cpu_share=%.3f cpu_s_per_1000=%.3f loop_pause_ms=%.1f loop_work_ms=%.1f rank_bytes_per_url=%.1f pending_mb_max=%.1f\n",
 		s.Pages, pps, rss, millionKeys(millions), perHost, s.Discovered, first.cpuPer1000(), last.cpuPer1000(), filePerPage, ms(s.StoreWait), ms(s.Seen.MaxPause),
 		perURLOf(mem.Detection), perURLOf(mem.Graph), perURLOf(mem.Seen),
-		perURL, first.pagesPerSec(), last.pagesPerSec(), gcShare, cpuPer1000, ms(s.LoopPause), ms(s.LoopWork), perURLOf(rankMost))
+		perURL, first.pagesPerSec(), last.pagesPerSec(), gcShare, cpuPer1000, ms(s.LoopPause), ms(s.LoopWork), perURLOf(rankMost), float64(s.StorePendingMax)/(1<<20))
 	return nil
 }
 

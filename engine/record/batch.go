@@ -73,8 +73,7 @@ func (b *Batch) Bytes() int64 {
 		n += int64(len(b.URLs[i].URL))
 	}
 	for i := range b.Pages {
-		p := &b.Pages[i]
-		n += int64(len(p.ContentType) + len(p.Body) + len(p.Err) + len(p.Redirect) + len(p.ETag) + len(p.LastModified) + len(p.Wire) + len(p.IP))
+		n += b.Pages[i].payload()
 	}
 	for i := range b.Tallies {
 		n += int64(len(b.Tallies[i].Key))
@@ -105,6 +104,15 @@ func (b *Batch) Bytes() int64 {
 		n += int64(len(r.Policy)) + size(r.Before) + size(r.After) + size(r.SuccessRates)
 	}
 	return n
+}
+
+// Bytes estimates the memory the record holds, what it points to
+// included (see Batch.Bytes).
+func (p *PageRecord) Bytes() int64 { return int64(unsafe.Sizeof(*p)) + p.payload() }
+
+// payload is the bytes p points to.
+func (p *PageRecord) payload() int64 {
+	return int64(len(p.ContentType) + len(p.Body) + len(p.Err) + len(p.Redirect) + len(p.ETag) + len(p.LastModified) + len(p.Wire) + len(p.IP))
 }
 
 // size is the memory of the elements of s.

@@ -1,0 +1,285 @@
+package engine
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"lidi/engine/dns"
+	"lidi/engine/record"
+	"lidi/engine/simweb"
+	"lidi/engine/simweb/simwebtest"
+	"lidi/internal/testkit"
+	"lidi/storage"
+)
+
+// gatedStore is a store whose writer is as slow as a test wants: each
+// Apply (from the first, or once hold is set) waits until the gate lets it
+// through (a value sent, or the gate closed), then writes to Store (nil:
+// nowhere). It counts the page bytes written. Safe for concurrent use.
+type gatedStore struct {
+	record.Store
+	gate  chan struct{}
+	later bool        // Applies pass until hold is set
+	hold  atomic.Bool // Applies wait at the gate
+
+	mu      sync.Mutex
+	waiting bool  // an Apply waits at the gate
+	written int64 // body bytes of the pages written
+	pages   int
+}
+
+func (s *gatedStore) Apply(ctx context.Context, b *record.Batch) error {
+	if !s.later || s.hold.Load() {
+		s.mu.Lock()
+		s.waiting = true
+		s.mu.Unlock()
+		<-s.gate
+		s.mu.Lock()
+		s.waiting = false
+		s.mu.Unlock()
+	}
+	var err error
+	if s.Store != nil {
+		err = s.Store.Apply(ctx, b)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range b.Pages {
+		s.written += int64(len(p.Body))
+	}
+	s.pages += len(b.Pages)
+	return err
+}
+
+func (s *gatedStore) state() (waiting bool, written int64, pages int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.waiting, s.written, s.pages
+}
+
+// While the store writes nothing, the committer takes batches only up to
+// its limit in bytes, however few records they hold, and the senders wait
+// (the loop's flushes, a PageRank run's ranks): a store that lags slows
+// them instead of filling memory. Each write lets the senders on; one
+// waiting sender makes the committer write at once, without its timer (an
+// hour here) or its batch filling (a million records). A batch larger than
+// the limit goes alone. Every batch is written in the end.
+func TestCommitterHoldsItsLimitInBytes(t *testing.T) {
+	const kib = 1 << 10
+	for _, tc := range []struct {
+		name    string
+		limit   int64
+		bodies  []int // a batch of one page each, of these bytes
+		senders int
+	}{
+		{"batches of 96 KiB, limit 512 KiB", 512 * kib, repeat(40, 96*kib), 1},
+		{"two senders", 512 * kib, repeat(30, 64*kib), 2},
+		{"a batch larger than the limit", 256 * kib, append(append(repeat(6, 64*kib), 1024*kib), repeat(6, 64*kib)...), 1},
+		{"small batches", 64 * kib, repeat(200, 4*kib), 1},
+		// The sender waits while the committer's batch is under half the
+		// limit: only the sender's wait makes it write.
+		{"a sender waiting before the batch is half full", 256 * kib, []int{100 * kib, 200 * kib, 100 * kib, 200 * kib, 10 * kib}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &gatedStore{gate: make(chan struct{})}
+			c := newCommitter(st, time.Hour, 1_000_000, tc.limit)
+			done := make(chan struct{})
+			go func() { c.run(context.Background()); close(done) }()
+			var sent atomic.Int64
+			var senders sync.WaitGroup
+			largest := 0
+			for _, n := range tc.bodies {
+				largest = max(largest, n)
+			}
+			for k := range tc.senders {
+				senders.Add(1)
+				go func() {
+					defer senders.Done()
+					for i, n := range tc.bodies {
+						b := c.batch()
+						b.Pages = append(b.Pages, record.PageRecord{URL: uint64(k<<32 | i + 1), Site: 1, Body: make([]byte, n)})
+						if !c.send(context.Background(), b) {
+							t.Error("send refused")
+							return
+						}
+						sent.Add(int64(n))
+					}
+				}()
+			}
+			finished := make(chan struct{})
+			go func() { senders.Wait(); close(finished) }()
+			// The bytes sent and not written: bounded by the limit, but
+			// for a batch larger than it, alone, while the store writes
+			// nothing; without a bound in bytes, the queue of 8 batches
+			// and the committer's unwritten batch pass it.
+			bound := max(tc.limit, int64(largest)) + int64(tc.senders)*int64(largest)
+			over := func() (int64, bool) {
+				_, written, _ := st.state()
+				out := sent.Load() - written
+				return out, out > bound
+			}
+			for stalls := 0; ; stalls++ {
+				stalled := false
+				testkit.WaitFor(t, time.Minute, "a sender waiting for the store, or every batch sent", func() bool {
+					if _, bad := over(); bad {
+						return true
+					}
+					select {
+					case <-finished:
+						return true
+					default:
+					}
+					waiting, _, _ := st.state()
+					// A sender waits for bytes, or for room in the
+					// queue (8 batches of small records).
+					stalled = waiting && (c.held.blocking() || len(c.in) == cap(c.in))
+					return stalled
+				})
+				if out, bad := over(); bad {
+					t.Fatalf("%d bytes sent and not written while the store lags (stall %d), want at most %d", out, stalls, bound)
+				}
+				if !stalled {
+					break
+				}
+				st.gate <- struct{}{} // one write
+			}
+			close(st.gate)
+			close(c.in)
+			<-done
+			if _, _, pages := st.state(); pages != len(tc.bodies)*tc.senders {
+				t.Errorf("%d pages written, want %d", pages, len(tc.bodies)*tc.senders)
+			}
+			if h := c.held.bytes(); h != 0 {
+				t.Errorf("%d bytes still counted as held after every write", h)
+			}
+			if err := c.Err(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+func repeat(n, x int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = x
+	}
+	return s
+}
+
+// A sender waiting for bytes gives up when its context ends (a PageRank
+// run's ranks when the crawl stops), and what it had not sent is not
+// counted as held.
+func TestSendGivesUpWhenCancelled(t *testing.T) {
+	st := &gatedStore{gate: make(chan struct{})}
+	c := newCommitter(st, time.Hour, 1_000_000, 100<<10)
+	done := make(chan struct{})
+	go func() { c.run(context.Background()); close(done) }()
+	b := c.batch()
+	b.Pages = append(b.Pages, record.PageRecord{URL: 1, Site: 1, Body: make([]byte, 90<<10)})
+	if !c.send(context.Background(), b) {
+		t.Fatal("the first batch refused")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	refused := make(chan bool)
+	go func() {
+		b := c.batch()
+		b.Ranks = append(b.Ranks, make([]record.RankRecord, 1000)...)
+		refused <- !c.send(ctx, b)
+	}()
+	testkit.WaitFor(t, time.Minute, "the second sender waiting", c.held.blocking)
+	cancel()
+	if !<-refused {
+		t.Error("the cancelled send went through")
+	}
+	close(st.gate)
+	close(c.in)
+	<-done
+	if h := c.held.bytes(); h != 0 {
+		t.Errorf("%d bytes still counted as held", h)
+	}
+}
+
+// A crawl whose store stops writing for a while: the loop waits for the
+// committer once it holds its share of storage.max_pending_mb, so the
+// results waiting to be written stay within the limit (but for a result
+// or two larger than a share), and the robots wait for the loop (a local
+// robot starts no page while its last waits to be applied: visit.AheadMax;
+// a remote one, at the results' share). Once the store writes again the
+// crawl ends with every page stored.
+func TestSlowStoreSlowsTheRobots(t *testing.T) {
+	t.Parallel()
+	srv := simwebtest.Start(t, simweb.Options{Seed: 22, Sites: 4, Pages: 1600, ExternalLinks: -1, PageSizeMedian: 48 << 10})
+	db, err := storage.Open(filepath.Join(t.TempDir(), "crawl.db"), storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	resolver, err := dns.NewCache(dns.Config{Servers: []string{srv.DNSAddr()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resolver.Close()
+	st := &gatedStore{Store: db, gate: make(chan struct{}), later: true}
+	cfg := Defaults()
+	cfg.Seeds = srv.SeedURLs(4)
+	cfg.Robots = 8
+	cfg.Delay, cfg.MaxDelay = time.Millisecond, 50*time.Millisecond
+	cfg.PagesPerVisit = 1000 // long visits, in flight when the store stops: with short ones the robots soon wait for leases, whose queue heads the store serves
+	cfg.FlushEvery = 20 * time.Millisecond
+	cfg.MaxPendingMB = 1
+	cfg.Fetch.MaxBodySize = 128 << 10
+	eng, err := New(cfg, st, resolver, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- eng.Run(ctx) }()
+
+	// A result holds at most a body and its heads, links and record.
+	const largest = 256 << 10
+	shares := splitPending(1 << 20)
+	var written int
+	// By then the sites' queues hold most of their URLs, and a visit
+	// leased takes hundreds.
+	testkit.WaitFor(t, 2*time.Minute, "300 pages written", func() bool {
+		_, _, written = st.state()
+		return written >= 300
+	})
+	st.hold.Store(true)
+	testkit.WaitFor(t, 2*time.Minute, "the loop waiting for the committer while the store writes nothing", func() bool {
+		if r := eng.results.bytes(); r > shares.results+largest {
+			t.Fatalf("%d bytes of results queued while the store writes nothing, want at most %d", r, shares.results+largest)
+		}
+		if h := eng.commit.held.bytes(); h > shares.committer+largest {
+			t.Fatalf("the committer holds %d bytes, want at most %d", h, shares.committer+largest)
+		}
+		return eng.commit.held.blocking()
+	})
+	if waiting, _, pages := st.state(); !waiting {
+		t.Fatalf("store: no write waiting (%d pages written)", pages)
+	}
+	fetched := eng.Stats().Fetches
+	st.hold.Store(false)
+	close(st.gate)
+	if err := <-done; err != nil {
+		t.Fatalf("crawl: %v", err)
+	}
+	s := eng.Stats()
+	if s.State != StateDone {
+		t.Fatalf("state %s, want done", s.State)
+	}
+	if _, _, pages := st.state(); int64(pages) < s.Fetches {
+		t.Errorf("%d pages written, want the %d fetched", pages, s.Fetches)
+	}
+	if s.StorePendingMax > 1<<20+2*largest {
+		t.Errorf("%d bytes waited to be written at most, want at most %d", s.StorePendingMax, 1<<20+2*largest)
+	}
+	t.Logf("%d pages, %d written when the store stopped, %d fetched when the loop waited; at most %d bytes waiting to be written", s.Fetches, written, fetched, s.StorePendingMax)
+}
