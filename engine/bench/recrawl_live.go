@@ -141,6 +141,7 @@ type RecrawlLiveResult struct {
 	Copies                      map[int][]time.Duration
 	WarmEnd                     time.Duration
 	siteOf                      func(page int) int
+	weight                      func(page int) float64 // true importance
 	WeightDistance, WeightAtEnd float64
 	// Late is how late the real crawl fetched its recrawls against its
 	// plan after the warm-up (virtual time), and how many went to pages
@@ -332,6 +333,7 @@ func recrawlLive(ctx context.Context, o RecrawlLiveOptions, shape simweb.ChangeS
 		res.PlannerShared, res.PlannerSharedScores = ps.Freshness, ps
 	}
 	res.siteOf = web.Changes().ChannelOf
+	res.weight = trueW
 	res.Others = map[int]int{}
 	for p, ts := range copies {
 		if len(ts) > 0 && ts[0] > warmEnd {
@@ -653,6 +655,21 @@ func printSiteLoss(w io.Writer, res *RecrawlLiveResult) {
 		slices.Sort(gaps)
 		fmt.Fprintf(w, "site %d: %d fetches after the warm-up, %v apart at the median, %v at the 10th percentile (virtual)\n",
 			top, len(times), gaps[len(gaps)/2].Round(time.Second), gaps[len(gaps)/10].Round(time.Second))
+	}
+	var ws [2]float64
+	var ns [2]int
+	for p, ts := range res.Copies {
+		if res.siteOf(p) == top && len(ts) > 0 {
+			k := 0
+			if ts[0] > res.WarmEnd {
+				k = 1
+			}
+			ws[k] += res.weight(p)
+			ns[k]++
+		}
+	}
+	if ns[0] > 0 && ns[1] > 0 {
+		fmt.Fprintf(w, "site %d: %d scored pages of mean in-link weight %.2f, %d found after the warm-up of %.2f\n", top, ns[0], ws[0]/float64(ns[0]), ns[1], ws[1]/float64(ns[1]))
 	}
 	fmt.Fprintf(w, "site %d every two virtual hours, its scored pages' fetches / first fetches / other recrawls:", top)
 	for _, sl := range slots {
