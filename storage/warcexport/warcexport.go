@@ -439,7 +439,10 @@ func (x *exporter) url(u *storage.CapturedURL) error {
 		case f.Status == 304 && last != nil:
 			main, err = x.revisit(u.URL, f, head, gowarc.ProfileServerNotModifiedV1_1, last)
 		case f.Digest != 0 && byDigest[f.Digest] != nil:
-			main, err = x.revisit(u.URL, f, head, gowarc.ProfileIdenticalPayloadDigestV1_1, byDigest[f.Digest])
+			// Replay joins this head to the payload of the record it
+			// refers to, which is stored decoded: the head must frame
+			// that payload as a response record's does.
+			main, err = x.revisit(u.URL, f, payloadHead(head, req, int(f.Length)), gowarc.ProfileIdenticalPayloadDigestV1_1, byDigest[f.Digest])
 		case f.Status == 304:
 			// A 304 whose original capture is not in the archive: it
 			// still says when the server confirmed the copy.
@@ -515,8 +518,10 @@ func (x *exporter) response(uri string, f *storage.Capture, req, head, body []by
 		Digest: strings.TrimPrefix(rec.WarcHeader().Get(gowarc.WarcPayloadDigest), "sha1:")}}, nil
 }
 
-// revisit builds a revisit record: the fetch's response head, pointing
-// at the capture of the content it repeats.
+// revisit builds a revisit record: the fetch's response head (for an
+// identical payload, as payloadHead gives it), pointing at the capture of
+// the content it repeats. A 304's head is kept as received: it frames no
+// payload of its own.
 func (x *exporter) revisit(uri string, f *storage.Capture, head []byte, profile string, of *capture) (built, error) {
 	date := warcDate(f.Time)
 	fs := append(fields("revisit", uri, date, "application/http;msgtype=response", f.IP),

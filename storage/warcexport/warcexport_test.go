@@ -266,6 +266,18 @@ func validate(t *testing.T, sum *warcexport.Summary) map[string]int {
 		if want := map[string]string{notModified: "304", identicalPayload: "200"}[p]; status != want {
 			t.Errorf("revisit %s of profile %s answered %s", r.uri, p, status)
 		}
+		// Replay joins an identical payload's head to the payload of the
+		// response it refers to: the head must frame that payload.
+		if p == identicalPayload && o != nil {
+			resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(r.block)), nil)
+			if err != nil {
+				t.Fatalf("revisit %s: %v", r.uri, err)
+			}
+			if n := len(payload(o.block)); resp.ContentLength != int64(n) || resp.Header.Get("Content-Encoding") != "" || resp.Header.Get("Transfer-Encoding") != "" {
+				t.Errorf("revisit %s: the head frames %d bytes, Content-Encoding %q, Transfer-Encoding %q, over a %d-byte payload",
+					r.uri, resp.ContentLength, resp.Header.Get("Content-Encoding"), resp.Header.Get("Transfer-Encoding"), n)
+			}
+		}
 	}
 	for _, k := range []string{"request", "response", "metadata"} {
 		if int64(types[k]) != sum.Records[k] || k == "response" && types[k] == 0 {
