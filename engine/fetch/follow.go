@@ -109,10 +109,14 @@ type Follow struct {
 // Chain is what [Session.GetFollow] did. Hops holds every request in order;
 // the last one's response is Response.
 type Chain struct {
-	Hops     []Hop
-	End      ChainEnd
-	Host     string    // with ChainUnresolved: the host whose address is needed
-	Response *Response // the last hop's response; nil when it failed. Its Body is valid until the next GetFollow or Get of the session.
+	Hops []Hop
+	End  ChainEnd
+	Host string // with ChainUnresolved: the host whose address is needed
+	// Response is the last hop's response; nil when it failed. Its Body
+	// is valid until the next GetFollow or Get of the session. Its
+	// Deflate is nil when the last hop went to another address or port:
+	// that connection's decoder, which holds it, is closed on return.
+	Response *Response
 }
 
 // Final returns the URL of the chain's last request.
@@ -150,6 +154,9 @@ func (s *Session) GetFollow(ctx context.Context, rawURL string, fl Follow) (*Cha
 	var other *Session // the connection to another address, if any
 	defer func() {
 		if other != nil {
+			if sess == other && c.Response != nil {
+				c.Response.Deflate = nil // other's decoder goes back to the pool
+			}
 			other.Close()
 		}
 	}()

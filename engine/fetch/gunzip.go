@@ -42,9 +42,15 @@ func (t *teeReader) Read(p []byte) (int, error) {
 	n, err := t.src.Read(p)
 	t.n += int64(n)
 	if t.keep {
-		if int64(len(t.raw)+n) > t.keepMax {
+		if need := len(t.raw) + n; int64(need) > t.keepMax {
 			t.keep = false
 		} else {
+			if need > cap(t.raw) {
+				// Grown as append would, but never past keepMax.
+				r := make([]byte, len(t.raw), min(max(2*cap(t.raw), need), int(t.keepMax)))
+				copy(r, t.raw)
+				t.raw = r
+			}
 			t.raw = append(t.raw, p[:n]...)
 		}
 	}
@@ -73,10 +79,19 @@ type gunzip struct {
 // kilobytes (the inflater's window and tables, the buffers).
 var gunzips = sync.Pool{New: func() any { return &gunzip{br: bufio.NewReaderSize(nil, 8<<10)} }}
 
+// keepPooled bounds the compressed bytes' buffer a decoder keeps from one
+// body to the next: a big page's buffer is let go rather than held in the
+// pool for every session that borrows the decoder.
+const keepPooled = 256 << 10
+
 // reset starts decoding body, keeping its compressed bytes while they
 // are at most keepMax long; keepMax 0 keeps none.
 func (g *gunzip) reset(body io.Reader, keepMax int64) {
-	g.tee = teeReader{src: body, raw: g.tee.raw[:0], keep: keepMax > 0, keepMax: keepMax}
+	raw := g.tee.raw[:0]
+	if cap(raw) > keepPooled {
+		raw = nil
+	}
+	g.tee = teeReader{src: body, raw: raw, keep: keepMax > 0, keepMax: keepMax}
 	g.br.Reset(&g.tee)
 	g.started, g.err, g.members, g.from, g.to = false, nil, 0, 0, 0
 }

@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"bufio"
 	"bytes"
 	"compress/flate"
 	"context"
@@ -8,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"testing"
@@ -176,5 +178,82 @@ func TestGzipStreamedDecoded(t *testing.T) {
 		if err != nil || !bytes.Equal(got, want) || r.Truncated != (limit < int64(len(page))) || r.Deflate != nil {
 			t.Errorf("limit %d: %v, %d bytes (want %d), truncated %v, deflate %d bytes", limit, err, len(got), len(want), r.Truncated, len(r.Deflate))
 		}
+	}
+}
+
+// A chain whose last hop went to another port answers on a connection
+// GetFollow closes: its decoder, which holds Deflate, goes back to the
+// pool for another session to overwrite, so Deflate must not outlive it;
+// Body, the session's own buffer, does.
+func TestFollowElsewhereDropsDeflate(t *testing.T) {
+	page := []byte(strings.Repeat("<p>the page at the end of the chain</p>\n", 200))
+	member, _ := gztest.Member(page, 0, 1)
+	_, _, target := server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Write(member)
+	}))
+	_, _, start := server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://x.test:"+strconv.Itoa(int(target.Port()))+"/p", http.StatusFound)
+	}))
+	for _, tc := range []struct {
+		name string
+		from netip.AddrPort
+		hops int
+	}{
+		{"on the session's own port", target, 1},
+		{"after a redirect to another port", start, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := New(Config{}).Open(tc.from.Addr(), int(tc.from.Port()))
+			defer s.Close()
+			c, err := s.GetFollow(context.Background(), "http://x.test:"+strconv.Itoa(int(tc.from.Port()))+"/start", Follow{Max: 5})
+			if err != nil || c.Response == nil || len(c.Hops) != tc.hops {
+				t.Fatalf("GetFollow: %v, %+v", err, c)
+			}
+			if !bytes.Equal(c.Response.Body, page) {
+				t.Errorf("body of %d bytes, want the page's %d", len(c.Response.Body), len(page))
+			}
+			if own := tc.hops == 1; (c.Response.Deflate != nil) != own {
+				t.Errorf("Deflate set %v, want %v", c.Response.Deflate != nil, own)
+			}
+		})
+	}
+}
+
+// The compressed bytes kept for Deflate never take more room than the
+// limit asks, however the reads fall, and a decoder does not carry a big
+// page's buffer to the next body.
+func TestKeptBytesBounded(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		size, keepMax int
+		chunk         int
+	}{
+		{"at the limit, small reads", 100_000, 100_000, 1000},
+		{"at the limit, odd reads", 300_001, 300_001, 4093},
+		{"under the limit", 50_000, 1 << 20, 8192},
+		{"over the limit", 2 << 20, 1 << 20, 32 << 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := bytes.NewReader(bytes.Repeat([]byte{'x'}, tc.size))
+			g := &gunzip{br: bufio.NewReaderSize(nil, 8<<10)}
+			g.reset(src, int64(tc.keepMax))
+			p := make([]byte, tc.chunk)
+			for {
+				if _, err := g.tee.Read(p); err != nil {
+					break
+				}
+				if cap(g.tee.raw) > tc.keepMax {
+					t.Fatalf("kept %d bytes in a buffer of %d, limit %d", len(g.tee.raw), cap(g.tee.raw), tc.keepMax)
+				}
+			}
+			if kept := tc.size <= tc.keepMax; g.tee.keep != kept || kept && len(g.tee.raw) != tc.size {
+				t.Errorf("keep %v with %d bytes, want %v", g.tee.keep, len(g.tee.raw), kept)
+			}
+			g.reset(nil, 0)
+			if cap(g.tee.raw) > keepPooled {
+				t.Errorf("a reset decoder holds %d bytes", cap(g.tee.raw))
+			}
+		})
 	}
 }
