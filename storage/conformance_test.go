@@ -112,10 +112,14 @@ func readAll(t *testing.T, s conformStore, sites []int64) storeRead {
 		}
 	}
 	must("FetchedLinks", s.FetchedLinks(ctx, func(page uint64, url string, links []uint64) {
-		l := slices.Clone(links)
-		slices.Sort(l)
+		var l []uint64 // nil for none, whichever page comes first
+		if len(links) > 0 {
+			l = slices.Clone(links)
+			slices.Sort(l)
+		}
 		r.Links = append(r.Links, fetchedLinks{page, url, l})
 	}))
+	slices.SortFunc(r.Links, func(a, b fetchedLinks) int { return compareU64(a.Page, b.Page) }) // no promised order
 	r.Coverage, err = s.CoverageHistory(ctx)
 	must("CoverageHistory", err)
 	r.DupCounts, err = s.DupCounts(ctx)

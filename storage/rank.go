@@ -13,13 +13,16 @@ import (
 // rebuilds the graph its PageRank runs on. A page whose links are held for
 // a probe (Held) is left out: the crawl adds it when the probe answers.
 // links is reused between calls. It reads through the read-only pool.
+//
+// Pages come in the order their rows are stored (the order URLs were
+// found), not by ID: asking for ID order walks the ID index and looks up
+// every row of urls at a random place, five to ten times slower at a
+// resume, and on a file larger than memory a disk read a URL.
 func (db *DB) FetchedLinks(ctx context.Context, fn func(page uint64, url string, links []uint64)) error {
 	if db.closed.Load() {
 		return ErrClosed
 	}
-	rows, err := db.r.QueryContext(ctx, `SELECT u.id, u.url, p.to_ids FROM urls AS u
-	LEFT JOIN page_links AS p ON p.from_id = u.id
-	WHERE u.state = 1 AND u.id NOT IN (SELECT url_id FROM held_links) ORDER BY u.id`)
+	rows, err := db.r.QueryContext(ctx, sqlFetchedLinks)
 	if err != nil {
 		return fmt.Errorf("storage: fetched links: %w", err)
 	}
@@ -41,6 +44,10 @@ func (db *DB) FetchedLinks(ctx context.Context, fn func(page uint64, url string,
 	}
 	return nil
 }
+
+const sqlFetchedLinks = `SELECT u.id, u.url, p.to_ids FROM urls AS u
+	LEFT JOIN page_links AS p ON p.from_id = u.id
+	WHERE u.state = 1 AND u.id NOT IN (SELECT url_id FROM held_links)`
 
 // appendLinkIDs appends the IDs of page_links.to_ids, a JSON array of
 // integers (empty for NULL: a page without links), to dst.

@@ -63,7 +63,8 @@ type Snapshotter interface {
 // links found since it resumed.
 type LinkLoader interface {
 	// FetchedLinks calls fn for every fetched page with its URL and the IDs
-	// of its links (links may be reused after fn returns).
+	// of its links (links may be reused after fn returns), the pages in no
+	// promised order.
 	FetchedLinks(ctx context.Context, fn func(page uint64, url string, links []uint64)) error
 }
 
