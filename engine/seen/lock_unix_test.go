@@ -25,8 +25,12 @@ func TestSweep(t *testing.T) {
 	for i := range 100 {
 		killed.Add(uint64(i), int32(i))
 	}
-	// As the kernel does when the process dies: the lock goes, the
+	// As when the process dies: its worker stops (left running, it could
+	// write a run into the directory while the next Set sweeps it, and
+	// the directory was left, seen once at load), the lock goes, the
 	// directory stays.
+	close(killed.stop)
+	<-killed.done
 	killed.lock.Close()
 	next, err := Open(Options{})
 	if err != nil {
@@ -47,6 +51,4 @@ func TestSweep(t *testing.T) {
 			t.Errorf("Close left %s: %v", dir, err)
 		}
 	}
-	close(killed.stop) // the abandoned Set's worker, which a dead process would not have
-	<-killed.done
 }
