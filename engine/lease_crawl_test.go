@@ -52,27 +52,32 @@ func (d *remoteDispatcher) Dispatch(ctx context.Context, l *visit.Lease, report 
 			d.t.Error(err)
 			return
 		}
-		var held *visit.Result
+		var held []byte
+		// Each delivery is decoded apart, as a redelivered message is: a
+		// result reported belongs to the loop, which changes its links.
+		deliver := func(b []byte) {
+			var got visit.Result
+			if err := json.Unmarshal(b, &got); err != nil {
+				d.t.Error(err)
+				return
+			}
+			report(got)
+		}
 		d.robot.Run(ctx, &lease, func(r visit.Result) {
 			b, err := json.Marshal(r)
 			if err != nil {
 				d.t.Error(err)
 				return
 			}
-			var got visit.Result
-			if err := json.Unmarshal(b, &got); err != nil {
-				d.t.Error(err)
+			if held == nil && r.End == nil {
+				held = b // sent after the next one
 				return
 			}
-			if held == nil && got.End == nil {
-				held = &got // sent after the next one
-				return
-			}
-			report(got)
-			report(got)
+			deliver(b)
+			deliver(b)
 			if held != nil {
-				report(*held)
-				report(*held)
+				deliver(held)
+				deliver(held)
 				held = nil
 			}
 		})
