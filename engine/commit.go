@@ -191,10 +191,10 @@ func merge(dst, src *pending) {
 	dst.bytes += src.bytes
 }
 
-// send passes b to the committer once the bytes held let it in, unless
-// ctx ends first.
-func (c *committer) send(ctx context.Context, b *pending) bool {
-	b.bytes = b.Bytes()
+// send passes b, of n bytes (b.Bytes()), to the committer once the bytes
+// held let it in, unless ctx ends first.
+func (c *committer) send(ctx context.Context, b *pending, n int64) bool {
+	b.bytes = n
 	if !c.held.take(ctx.Done(), b.bytes) {
 		return false
 	}
@@ -207,10 +207,10 @@ func (c *committer) send(ctx context.Context, b *pending) bool {
 	}
 }
 
-// trySend passes b to the committer if the bytes held and the queue let
-// it in now.
-func (c *committer) trySend(b *pending) bool {
-	b.bytes = b.Bytes()
+// trySend passes b, of n bytes (b.Bytes()), to the committer if the bytes
+// held and the queue let it in now.
+func (c *committer) trySend(b *pending, n int64) bool {
+	b.bytes = n
 	if !c.held.tryTake(b.bytes) {
 		return false
 	}
@@ -336,15 +336,25 @@ func (c *crawl) restoreTallies(ts map[string]int64) {
 // it now. The loop hands off after every event it handles, so a result
 // waits in the loop only while the committer is busy, and the committer's
 // own timer bounds the rest: every page reaches the store within
-// storage.flush_interval whatever visits, pauses and page rates do.
+// storage.flush_interval whatever visits, pauses and page rates do. A
+// batch that holds its share of the records or of storage.max_pending_mb
+// waits for the committer instead (flush): the loop keeps pace with the
+// store.
 func (c *crawl) handOff() {
+	e := c.e
 	c.takeEvents()
-	if c.batch.empty() {
-		return
+	var n int64
+	if !c.batch.empty() {
+		c.takeTallies()
+		n = c.batch.Bytes()
 	}
-	c.takeTallies()
-	if c.e.commit.trySend(c.batch) {
-		c.batch = c.e.commit.batch()
+	c.pendingMost = max(c.pendingMost, e.results.bytes()+n+e.commit.held.bytes())
+	switch {
+	case c.batch.empty():
+	case c.batch.Len() >= e.cfg.FlushRecords/4 || n >= e.pending.loop:
+		c.send(n)
+	case e.commit.trySend(c.batch, n):
+		c.batch = e.commit.batch()
 	}
 }
 
@@ -355,8 +365,13 @@ func (c *crawl) flush() {
 	if c.batch.empty() {
 		return
 	}
+	c.send(c.batch.Bytes())
+}
+
+// send hands the batch, of n bytes, to the committer, waiting for it.
+func (c *crawl) send(n int64) {
 	start := time.Now()
-	c.e.commit.send(context.Background(), c.batch)
+	c.e.commit.send(context.Background(), c.batch, n)
 	c.tally.storeWait = max(c.tally.storeWait, time.Since(start))
 	c.batch = c.e.commit.batch()
 }

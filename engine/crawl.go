@@ -82,11 +82,8 @@ type crawl struct {
 	sites  map[int64]*site
 	batch  *pending
 	closed chan struct{} // closed when the loop has returned: late reports are dropped
-	// loopBytes bounds the bytes of the loop's batch (its share of
-	// storage.max_pending_mb); pendingMost is the most it, the results
-	// queued and the committer's held at the end of a wake-up
-	// (Stats.StorePendingMax).
-	loopBytes   int64
+	// pendingMost is the most the loop's batch, the results queued and
+	// the committer's held at the end of a wake-up (Stats.StorePendingMax).
 	pendingMost int64
 
 	visitCtx   context.Context

@@ -62,8 +62,10 @@ type Engine struct {
 	// det is duplicate detection (nil when off); only the loop uses it.
 	det    *dedup.Detector
 	commit *committer
-	// results bounds the bytes of the robots' results queued for a
-	// crawl's loop (its share of storage.max_pending_mb).
+	// pending is storage.max_pending_mb split among the places results
+	// wait; results bounds the bytes of the robots' results queued for a
+	// crawl's loop (its share).
+	pending pendingShares
 	results pendingBytes
 
 	// SnapshotDir is where Snapshot writes its files; "" means the
@@ -115,6 +117,7 @@ func New(cfg Config, store record.Store, resolver Resolver, clock clock.Clock) (
 		strategy: strategy,
 		robot:    robot,
 		commit:   newCommitter(store, cfg.FlushEvery, cfg.FlushRecords, pending.committer),
+		pending:  pending,
 		results:  newPendingBytes(pending.results),
 		control:  make(chan func(), 16),
 		visits:   make(map[int64]*visitTracker),

@@ -36,7 +36,6 @@ func (e *Engine) Run(ctx context.Context) (err error) {
 	// result of an earlier run never passes for one of this run.
 	c.leases.next = uint64(c.nextSeq)
 	c.batch = e.commit.batch()
-	c.loopBytes = splitPending(int64(e.cfg.MaxPendingMB) << 20).loop
 	if rp, ok := e.strategy.(frontier.Reprioritizer); ok {
 		c.reprio = reprioritizer{rp: rp, update: c.reprioritize, touched: make(map[int64]siteTouch)}
 	}
@@ -291,13 +290,7 @@ func (c *crawl) loop(ctx context.Context) error {
 		}
 		c.rankDue(e.clock.Now())
 		c.steps.mark(StepRank)
-		bytes := c.batch.Bytes()
-		c.pendingMost = max(c.pendingMost, e.results.bytes()+bytes+e.commit.held.bytes())
-		if c.batch.Len() >= e.cfg.FlushRecords/4 || bytes >= c.loopBytes {
-			c.flush() // waits for the committer: the loop keeps pace with the store
-		} else {
-			c.handOff()
-		}
+		c.handOff()
 		c.steps.mark(StepStore)
 	}
 }

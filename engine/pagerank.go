@@ -141,7 +141,7 @@ func (e *Engine) storeRanks(ctx context.Context, mu *sync.Mutex, ids idSource, n
 	b := e.commit.batch()
 	b.RankRuns = append(b.RankRuns, run)
 	send := func() bool {
-		if !e.commit.send(ctx, b) {
+		if !e.commit.send(ctx, b, b.Bytes()) {
 			return false
 		}
 		b = nil

@@ -67,6 +67,11 @@ func (h *pendingBytes) fitsLocked(n int64) bool {
 func (h *pendingBytes) tryTake(n int64) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	return h.takeLocked(n)
+}
+
+// takeLocked counts n bytes more as held if they fit now.
+func (h *pendingBytes) takeLocked(n int64) bool {
 	if !h.fitsLocked(n) {
 		return false
 	}
@@ -80,9 +85,7 @@ func (h *pendingBytes) tryTake(n int64) bool {
 func (h *pendingBytes) take(done <-chan struct{}, n int64) bool {
 	for {
 		h.mu.Lock()
-		if h.fitsLocked(n) {
-			h.held += n
-			h.peak = max(h.peak, h.held)
+		if h.takeLocked(n) {
 			h.mu.Unlock()
 			return true
 		}

@@ -118,7 +118,7 @@ func TestCommitterHoldsItsLimitInBytes(t *testing.T) {
 					for i, n := range tc.bodies {
 						b := c.batch()
 						b.Pages = append(b.Pages, record.PageRecord{URL: uint64(k<<32 | i + 1), Site: 1, Body: make([]byte, n)})
-						if !c.send(context.Background(), b) {
+						if !c.send(context.Background(), b, b.Bytes()) {
 							t.Error("send refused")
 							return
 						}
@@ -197,7 +197,7 @@ func TestSendGivesUpWhenCancelled(t *testing.T) {
 	go func() { c.run(context.Background()); close(done) }()
 	b := c.batch()
 	b.Pages = append(b.Pages, record.PageRecord{URL: 1, Site: 1, Body: make([]byte, 90<<10)})
-	if !c.send(context.Background(), b) {
+	if !c.send(context.Background(), b, b.Bytes()) {
 		t.Fatal("the first batch refused")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -205,7 +205,7 @@ func TestSendGivesUpWhenCancelled(t *testing.T) {
 	go func() {
 		b := c.batch()
 		b.Ranks = append(b.Ranks, make([]record.RankRecord, 1000)...)
-		refused <- !c.send(ctx, b)
+		refused <- !c.send(ctx, b, b.Bytes())
 	}()
 	testkit.WaitFor(t, time.Minute, "the second sender waiting", c.held.blocking)
 	cancel()
