@@ -302,15 +302,16 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 	sn := s.Seen
 	fmt.Fprintf(out, "seen set             longest call %s; the longest measured %s: its thread's CPU %s, %d page faults, %d times preempted, %d asleep; %d calls over 1 ms; %d runs, %d blocks read, %d merges\n",
 		sn.MaxPause.Round(time.Microsecond), sn.MaxMeasured.Round(time.Microsecond), sn.MaxPauseCPU.Round(time.Microsecond), sn.MaxPauseFaults, sn.MaxPauseSwitches, sn.MaxPauseSleeps, sn.SlowCalls, sn.Runs, sn.DiskReads, sn.Merges)
+	fmt.Fprintf(out, "  its merges' hold  %s at most (handing a full table to the background writer, growing one while it writes, taking over its runs)\n", sn.MaxHandOff.Round(time.Microsecond))
 	fmt.Fprintf(out, "sites                %d found, %d resolved (names asked of simweb's DNS server)\n", s.Sites, names)
 	fmt.Fprintf(out, "DNS queries per host %.3f (%d queries for %d names; at most %d for one name)\n", perHost, queries, names, most)
 	fmt.Fprintf(out, "errors               %d %v\n", errs, s.ErrorKind)
 	filePerPage := float64(fileBytes) / float64(max(s.Pages, 1))
 	fmt.Fprintf(out, "crawl file           %.1f MB, %.0f bytes per page (bodies kept %v, headers kept %v)\n", float64(fileBytes)/1e6, filePerPage, o.KeepBodies, o.KeepHeaders)
-	fmt.Fprintf(out, "pages=%d pages_per_s=%.0f peak_rss_mb=%.0f%s dns_queries_per_host=%.3f discovered=%d cpu_s_per_1000_first=%.3f cpu_s_per_1000_last=%.3f file_bytes_per_page=%.0f store_wait_ms=%.1f seen_pause_ms=%.1f detection_bytes_per_url=%.0f graph_bytes_per_url=%.0f seen_bytes_per_url=%.1f bytes_per_url=%.0f pages_per_s_first=%.0f pages_per_s_last=%.0f gc_cpu_share=%.3f cpu_s_per_1000=%.3f loop_pause_ms=%.1f loop_work_ms=%.1f rank_bytes_per_url=%.1f pending_mb_max=%.1f\n",
+	fmt.Fprintf(out, "pages=%d pages_per_s=%.0f peak_rss_mb=%.0f%s dns_queries_per_host=%.3f discovered=%d cpu_s_per_1000_first=%.3f cpu_s_per_1000_last=%.3f file_bytes_per_page=%.0f store_wait_ms=%.1f seen_pause_ms=%.1f detection_bytes_per_url=%.0f graph_bytes_per_url=%.0f seen_bytes_per_url=%.1f bytes_per_url=%.0f pages_per_s_first=%.0f pages_per_s_last=%.0f gc_cpu_share=%.3f cpu_s_per_1000=%.3f loop_pause_ms=%.1f loop_work_ms=%.1f rank_bytes_per_url=%.1f pending_mb_max=%.1f seen_merge_pause_ms=%.1f\n",
 		s.Pages, pps, rss, millionKeys(millions), perHost, s.Discovered, first.cpuPer1000(), last.cpuPer1000(), filePerPage, ms(s.StoreWait), ms(s.Seen.MaxPause),
 		perURLOf(mem.Detection), perURLOf(mem.Graph), perURLOf(mem.Seen),
-		perURL, first.pagesPerSec(), last.pagesPerSec(), gcShare, cpuPer1000, ms(s.LoopPause), ms(s.LoopWork), perURLOf(rankMost), float64(s.StorePendingMax)/(1<<20))
+		perURL, first.pagesPerSec(), last.pagesPerSec(), gcShare, cpuPer1000, ms(s.LoopPause), ms(s.LoopWork), perURLOf(rankMost), float64(s.StorePendingMax)/(1<<20), ms(sn.MaxHandOff))
 	return nil
 }
 

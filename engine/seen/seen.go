@@ -115,6 +115,11 @@ type Stats struct {
 	Flushes   int64         // runs written from memory
 	Merges    int64         // merges done
 	MaxPause  time.Duration // the longest a Get or Add took that read disk, froze or grew its table or took over the worker's results
+	// MaxHandOff is the longest of those calls that did not read disk:
+	// the background writing and merging's whole hold on the caller
+	// (handing it a table, growing the table while it writes, taking
+	// over its runs).
+	MaxHandOff time.Duration
 	// What the thread of the longest call measured did meanwhile (every
 	// freeze, growth and take-over is, and one look-up on disk in
 	// usageEvery: reading the thread's usage took two system calls at
@@ -224,7 +229,7 @@ func (s *Set) Get(id uint64) (int32, bool, error) {
 func (s *Set) getOnDisk(id uint64, slot *cacheSlot, runs []*run) (int32, bool, error) {
 	s.diskCalls++
 	start := s.startPause(s.diskCalls%usageEvery == 1)
-	defer s.pause(start)
+	defer s.pause(start, false)
 	for _, r := range runs {
 		if !r.bloom.has(id) {
 			continue
@@ -270,7 +275,7 @@ func (s *Set) Add(id uint64, val int32) error {
 		start := s.startPause(true)
 		s.frozen, s.recent = s.recent, newTable(s.max)
 		s.work <- s.frozen
-		s.pause(start)
+		s.pause(start, true)
 	}
 	return s.err
 }
@@ -278,7 +283,7 @@ func (s *Set) Add(id uint64, val int32) error {
 // install takes over what the worker published.
 func (s *Set) install() {
 	start := s.startPause(true)
-	defer s.pause(start)
+	defer s.pause(start, true)
 	s.mu.Lock()
 	p := s.pub
 	s.pub.retired, s.pub.flushed = nil, false
@@ -332,11 +337,15 @@ func (s *Set) startPause(measure bool) pauseStart {
 	return pauseStart{usage: usageStart(), wall: time.Now(), measured: true}
 }
 
-// pause records how long a call that did more than touch memory took, and
-// for the longest measured what its thread did meanwhile.
-func (s *Set) pause(start pauseStart) {
+// pause records how long a call that did more than touch memory took
+// (handOff: one that dealt with the worker, not the disk), and for the
+// longest measured what its thread did meanwhile.
+func (s *Set) pause(start pauseStart, handOff bool) {
 	d := time.Since(start.wall)
 	s.stats.MaxPause = max(s.stats.MaxPause, d)
+	if handOff {
+		s.stats.MaxHandOff = max(s.stats.MaxHandOff, d)
+	}
 	if start.measured {
 		u := usageEnd(start.usage)
 		if d > s.stats.MaxMeasured {
@@ -357,7 +366,7 @@ func (s *Set) Len() int { return s.onDisk + s.recent.len() + s.frozen.len() }
 // is being written, those that follow stay in memory, however many.
 func (s *Set) grow() {
 	start := s.startPause(true)
-	defer s.pause(start)
+	defer s.pause(start, true)
 	t := newTable(2 * s.recent.maxLen)
 	s.recent.each(t.set)
 	s.recent = t

@@ -74,6 +74,9 @@ func TestMatchesMap(t *testing.T) {
 	if runtime.GOOS == "linux" && (st.MaxPause <= 0 || st.MaxMeasured <= 0 || st.MaxPauseCPU <= 0 || st.MaxMeasured > st.MaxPause) {
 		t.Errorf("the longest call's thread usage was not measured: %+v", st)
 	}
+	if st.MaxHandOff <= 0 || st.MaxHandOff > st.MaxPause {
+		t.Errorf("the merges' longest hold on the caller was not measured: %+v", st)
+	}
 }
 
 // TestLen checks Len as entries go to disk and are merged.
