@@ -166,7 +166,7 @@ func (c *crawl) recrawlPage(m *visit.PageResult) {
 			rc.sched.Cost(rec.Duration + s.delay)
 		}
 		if key, ok := rc.schedSites[rec.Site]; ok && !rec.Recrawl {
-			rc.sched.Discovered(key) // a turn of its site went to discovery
+			rc.sched.Discovered(key, rec.URL, keeps) // a turn of its site went to discovery
 		}
 	}
 	switch {

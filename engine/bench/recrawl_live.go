@@ -552,16 +552,17 @@ func (res *RecrawlLiveResult) lossKeys() string {
 		}
 		return strconv.FormatFloat((d / time.Duration(l.Fetched)).Minutes(), 'f', 1, 64)
 	}
-	ofInterval, overHalf, warm := math.NaN(), l.Over(slices.Index(recrawl.LateBounds[:], 0.5)), math.NaN()
+	ofInterval, overHalf, warm, early := math.NaN(), l.Over(slices.Index(recrawl.LateBounds[:], 0.5)), math.NaN(), math.NaN()
 	if l.Fetched > 0 {
 		ofInterval = l.OfInterval / float64(l.Fetched)
 	}
 	if l.Released > 0 {
 		warm = float64(l.Warm) / float64(l.Released)
+		early = float64(l.Early) / float64(l.Released)
 	}
-	return fmt.Sprintf(" planner=%.3f planner_crawl_weights=%.3f planner_shared=%.3f uniform_shared=%.3f optimal_shared=%.3f weight_tv=%s weight_tv_end=%s late_pace_min=%s late_queue_min=%s late_of_interval=%s late_over_half=%s warm_share=%s verdict_missed=%s verdict_false=%s",
+	return fmt.Sprintf(" planner=%.3f planner_crawl_weights=%.3f planner_shared=%.3f uniform_shared=%.3f optimal_shared=%.3f weight_tv=%s weight_tv_end=%s late_pace_min=%s late_queue_min=%s late_of_interval=%s late_over_half=%s warm_share=%s early_share=%s verdict_missed=%s verdict_false=%s",
 		res.Planner.Freshness, res.PlannerCrawlWeights, res.PlannerShared, res.SharedScores.Uniform, res.SharedScores.Optimal, fmtNaN(res.WeightDistance), fmtNaN(res.WeightAtEnd),
-		perFetch(l.Pace), perFetch(l.Queue), fmtNaN(ofInterval), fmtNaN(overHalf), fmtNaN(warm), fmtNaN(res.VerdictMissed), fmtNaN(res.VerdictFalse))
+		perFetch(l.Pace), perFetch(l.Queue), fmtNaN(ofInterval), fmtNaN(overHalf), fmtNaN(warm), fmtNaN(early), fmtNaN(res.VerdictMissed), fmtNaN(res.VerdictFalse))
 }
 
 // printSiteLoss prints, for the sites where the crawl lost most to the

@@ -14,6 +14,9 @@ type Lateness struct {
 	// Released are the pages the plan released (Due), and Warm those of
 	// them whose channel was still warming up.
 	Released, Warm int
+	// Early are the released pages a full site's free turn took ahead of
+	// their time (Planner.Early).
+	Early int
 	// Fetched are the released pages visited since. Pace sums the time
 	// each waited in the plan for its site's turn (released − planned, 0
 	// for a page released early into a turn near its time), Queue the time
@@ -65,7 +68,7 @@ func (l Lateness) Over(i int) float64 {
 
 // Sub returns what l counted since the earlier snapshot o.
 func (l Lateness) Sub(o Lateness) Lateness {
-	d := Lateness{Released: l.Released - o.Released, Warm: l.Warm - o.Warm, Fetched: l.Fetched - o.Fetched,
+	d := Lateness{Released: l.Released - o.Released, Warm: l.Warm - o.Warm, Early: l.Early - o.Early, Fetched: l.Fetched - o.Fetched,
 		Pace: l.Pace - o.Pace, Queue: l.Queue - o.Queue, OfInterval: l.OfInterval - o.OfInterval}
 	for i := range d.Buckets {
 		d.Buckets[i] = l.Buckets[i] - o.Buckets[i]

@@ -41,6 +41,11 @@ type Planner struct {
 	// walked counts the turns reserve stepped over: its cost, which
 	// maxWalk bounds.
 	walked int
+	// full are the names of the sites whose planned pages ask, at the last
+	// solve, for all the capacity the plan gives them (Early), sorted, and
+	// isFull the same as a set.
+	full   []string
+	isFull map[string]bool
 	budget float64 // visits a second
 	queue  pageQueue
 	solved time.Time
@@ -116,6 +121,9 @@ type plannedPage struct {
 	visits   []Visit   // the last maxPageVisits
 	newLinks int       // new pages its visits revealed
 	rate     Rate
+	// weight is its weight in the last solve's allocation (0 while its
+	// channel warms up): its importance and what its changes reveal.
+	weight   float64
 	interval time.Duration
 	// next is when its next visit is planned, and turn the turn of its
 	// site it holds for it (zero for a site without a gap, or none).
@@ -127,6 +135,8 @@ type plannedPage struct {
 	// released it), and released when Due released it; zero when none is
 	// in flight.
 	due, released time.Time
+	// early is whether Early released the visit in flight.
+	early bool
 	// at is when its queue entry is due, and qi the entry's index in the
 	// queue (-1 for none): each page has one entry at most.
 	at        time.Time
@@ -154,7 +164,7 @@ type plannedChannel struct {
 // NewPlanner returns an empty Planner.
 func NewPlanner(opt PlannerOptions) *Planner {
 	return &Planner{opt: opt.withDefaults(), pages: map[uint64]*plannedPage{}, channels: map[ChannelID]*plannedChannel{},
-		sites: map[string]int{}}
+		sites: map[string]int{}, isFull: map[string]bool{}}
 }
 
 // SetBudget sets the visits a second recrawls may make in all.
@@ -317,8 +327,14 @@ func (p *Planner) Visit(id uint64, v Visit, newLinks int) {
 	if !pg.due.IsZero() {
 		p.late.add(pg.due, pg.released, v.At, iv)
 		pg.anchor = pg.due
+		if pg.early {
+			// A free turn took it ahead of its time: its time line moves
+			// to the visit, so that the turns a full site's plan leaves
+			// free raise its pages' frequencies.
+			pg.anchor = minTime(pg.due, v.At)
+		}
 	}
-	pg.due, pg.released = time.Time{}, time.Time{}
+	pg.due, pg.released, pg.early = time.Time{}, time.Time{}, false
 	p.schedule(pg, iv)
 }
 
@@ -529,7 +545,7 @@ func (p *Planner) Solve(now time.Time) {
 		for _, id := range ids {
 			pg := ch.pages[id]
 			if !ch.ready {
-				pg.rate = ch.rate
+				pg.rate, pg.weight = ch.rate, 0
 				warming[pg.site] = append(warming[pg.site], pg)
 				continue
 			}
@@ -548,6 +564,7 @@ func (p *Planner) Solve(now time.Time) {
 				// Each change revealed new pages: catching it is worth them.
 				w += meanWeight * float64(pg.newLinks) / float64(n)
 			}
+			pg.weight = w
 			demands = append(demands, Demand{Rate: pg.rate, Weight: w, Site: pg.site,
 				Min: 1 / p.opt.MaxInterval.Seconds(), Max: 1 / p.opt.MinInterval.Seconds()})
 			planned = append(planned, pg)
@@ -590,14 +607,134 @@ func (p *Planner) Solve(now time.Time) {
 		}
 	}
 	f := AllocateFrequencies(demands, caps, math.Max(budget, 0))
+	spent := make([]float64, len(caps))
 	for i, pg := range planned {
+		spent[pg.site] += f[i]
 		iv := min(max(frequencyInterval(f[i]), p.opt.MinInterval), p.opt.MaxInterval)
 		if iv != pg.interval {
 			pg.interval = iv
 			moved = append(moved, pg)
 		}
 	}
+	p.full = p.full[:0]
+	clear(p.isFull)
+	for name, s := range p.sites {
+		if caps[s] > 0 && p.gaps[s] > 0 && spent[s] >= fullSite*caps[s] {
+			p.full = append(p.full, name)
+			p.isFull[name] = true
+		}
+	}
+	slices.Sort(p.full)
 	p.replan(moved)
+}
+
+// fullSite is the share of its capacity in the plan a site's planned
+// pages must ask for to be full: its own price then binds, above the
+// budget's (AllocateFrequencies' bisection ends a little under the cap:
+// 0.2% on a site of 40 pages).
+const fullSite = 0.99
+
+// Full returns the sites full at the last solve: those whose politeness
+// binds the plan, whose pages are worth more visits than the site's turns
+// in the plan give them. The slice is the Planner's; it changes at the
+// next solve.
+func (p *Planner) Full() []string { return p.full }
+
+// IsFull reports whether site was full at the last solve (Full).
+func (p *Planner) IsFull(site string) bool { return p.isFull[site] }
+
+// Worth returns what a visit of page id at now is expected to bring back:
+// its weight in the plan (its importance, and the new pages its changes
+// reveal) times the chance that it changed since its copy's fetch, by its
+// estimated rate. A page found by a turn of discovery brings its
+// importance, its copy fresh: the two weigh alike. It is 0 for a page the
+// Planner does not know.
+func (p *Planner) Worth(id uint64, now time.Time) float64 {
+	pg := p.pages[id]
+	if pg == nil {
+		return 0
+	}
+	w := pg.weight
+	if w == 0 {
+		w = weightOr1(pg.info.Weight)
+	}
+	age := now.Sub(pg.last).Seconds()
+	if age <= 0 || pg.rate <= 0 {
+		return 0
+	}
+	return w * -math.Expm1(-float64(pg.rate)*age)
+}
+
+// Early releases, at now, the next page planned on full site site (Full)
+// whose visit is not in flight, whose last visit is at least MinInterval
+// past and whose visit is worth more than floor (Worth: what the
+// turn would bring otherwise), into the site's first free turn: the turn
+// the caller found the site idle in. The plan fills a site only to
+// SiteLoad of its turns, so that the pages due together wait a bounded
+// time; the turns left free would pass unused while the site's pages are
+// worth more visits than they get. The page's time line moves to the
+// early visit (Visit), so a full site's free turns raise its pages'
+// frequencies. It reports false, and releases nothing, for a site not
+// full or without such a page among its next turns.
+func (p *Planner) Early(site string, now time.Time, floor float64) (uint64, bool) {
+	p.tell(now)
+	s, ok := p.sites[site]
+	if !ok || !p.isFull[site] {
+		return 0, false
+	}
+	gap := p.gaps[s]
+	ts := p.turns[s]
+	// The first turn after now; the turns before it, and those taken
+	// after it (released, a page's turn no longer), are the site's last.
+	i, _ := slices.BinarySearchFunc(ts, now, func(t turn, x time.Time) int {
+		if t.at.After(x) {
+			return 1
+		}
+		return -1
+	})
+	at := now
+	if i > 0 {
+		at = maxTime(at, ts[i-1].at.Add(gap))
+	}
+	holds := func(k int) *plannedPage {
+		pg := p.pages[ts[k].id]
+		if pg == nil || !pg.turn.Equal(ts[k].at) {
+			return nil
+		}
+		return pg
+	}
+	for ; i < len(ts) && holds(i) == nil; i++ {
+		at = maxTime(at, ts[i].at.Add(gap))
+	}
+	// A page of a later turn moves to at only if the site's next turn
+	// leaves a gap after it.
+	free := i >= len(ts) || !ts[i].at.Before(at.Add(gap))
+	for k := i; k < len(ts) && k-i < maxWalk && (k == i || free); k++ {
+		pg := holds(k)
+		if pg == nil || !pg.due.IsZero() {
+			continue // a turn taken, or a visit in flight (its retry's turn)
+		}
+		iv := pg.interval
+		if iv == 0 {
+			iv = p.opt.InitialInterval
+		}
+		if now.Before(pg.last.Add(p.opt.MinInterval)) || p.Worth(pg.info.ID, now) <= floor {
+			continue // not again within MinInterval, nor for less than the turn is worth otherwise
+		}
+		p.unreserve(pg)
+		ts = p.turns[s]
+		j, _ := slices.BinarySearchFunc(ts, at, func(t turn, x time.Time) int { return t.at.Compare(x) })
+		p.turns[s] = slices.Insert(ts, j, turn{at: at, id: pg.info.ID})
+		pg.due, pg.released, pg.early = pg.at, now, true
+		p.late.Released++
+		p.late.Early++
+		if !p.channels[pg.info.Channel].ready {
+			p.late.Warm++
+		}
+		p.push(pg, now.Add(iv)) // as Due: tried again an interval later unless visited
+		return pg.info.ID, true
+	}
+	return 0, false
 }
 
 // replan plans the pages whose interval changed again, those whose visit
@@ -692,6 +829,13 @@ func (p *Planner) Lateness() Lateness { return p.late }
 
 func maxTime(a, b time.Time) time.Time {
 	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
 		return a
 	}
 	return b

@@ -83,6 +83,7 @@ type schedSite struct {
 	discovering bool          // the crawl has URLs of it to fetch for the first time
 	out         int           // its pages released and not back
 	credit      float64       // the releases its discovery earned (Discovered)
+	found       worthMean     // what its discoveries brought (Discovered)
 	waiting     []uint64      // its due pages waiting for those, in order
 	listed      bool          // in the Scheduler's waitSites
 }
@@ -151,20 +152,79 @@ func (s *Scheduler) SetDiscovering(site string, on bool) {
 	}
 }
 
-// Discovered tells that the crawl fetched a URL of site for the first
-// time: while the site has URLs to discover, it earns Share/(1−Share) of
-// a recrawl.
-func (s *Scheduler) Discovered(site string) {
+// Discovered tells that the crawl fetched URL id of site for the first
+// time, and whether it kept a copy of it: while the site has URLs to
+// discover, it earns Share/(1−Share) of a recrawl; and what the turn
+// brought, the page's importance from its in-links among the pages with
+// copies (nothing for a page not kept), is the evidence of what the
+// site's discovery is worth (discoveryWorth).
+func (s *Scheduler) Discovered(site string, id uint64, kept bool) {
 	ss := s.sites[site]
-	if ss == nil || s.ahead == 0 {
+	if ss == nil {
+		return
+	}
+	w := 0.0
+	if kept {
+		w = InLinkWeight(s.inlinks[id])
+	}
+	ss.found.add(w)
+	if s.ahead == 0 {
 		return
 	}
 	ss.credit = min(ss.credit+s.share/(1-s.share), float64(s.ahead))
 }
 
-// mayRelease reports whether site ss may release a page now.
-func (s *Scheduler) mayRelease(ss *schedSite) bool {
-	return s.ahead == 0 || !ss.discovering || ss.out < s.ahead && ss.credit >= 1
+// minFound is how many discoveries of a site its discovery's worth needs
+// before it is weighed against its recrawls': until then a discovering
+// site's recrawls take Share of its turns.
+const minFound = 8
+
+// foundWeight is the weight of a new discovery in a site's mean worth of
+// discovery: about the last 1/foundWeight count, since a site's pages
+// found first are its most linked, and those found later less.
+const foundWeight = 1.0 / 32
+
+// worthMean is an exponential mean of what a site's discoveries brought;
+// the zero value has seen none.
+type worthMean struct {
+	avg float64
+	n   int
+}
+
+func (m *worthMean) add(x float64) {
+	m.n++
+	w := max(foundWeight, 1/float64(m.n))
+	m.avg += w * (x - m.avg)
+}
+
+// discoveryWorth returns what a turn of site ss given to discovery is
+// expected to bring, the mean importance of the pages its discovery
+// brought lately, and false while it has too little evidence.
+func (ss *schedSite) discoveryWorth() (float64, bool) {
+	return ss.found.avg, ss.found.n >= minFound
+}
+
+// mayRelease reports whether site ss, named name, may release page id at
+// rnow (recrawl clock), and whether it is by worth: a site with URLs to
+// discover has at most Ahead out, and releases a page its discovery
+// earned (credit), or, if the site is full (its politeness binds the
+// plan: Planner.Full), a page whose visit is worth at least what a turn
+// of discovery brings (Planner.Worth against discoveryWorth): the turn
+// goes to whichever is worth more, by the crawl's own evidence.
+func (s *Scheduler) mayRelease(ss *schedSite, name string, id uint64, rnow time.Time) (ok, byWorth bool) {
+	if s.ahead == 0 || !ss.discovering {
+		return true, false
+	}
+	if ss.out >= s.ahead {
+		return false, false
+	}
+	if ss.credit >= 1 {
+		return true, false
+	}
+	if d, known := ss.discoveryWorth(); known && s.pl.IsFull(name) && s.pl.Worth(id, rnow) >= d {
+		return true, true
+	}
+	return false, false
 }
 
 func (s *Scheduler) site(name string) *schedSite {
@@ -312,7 +372,8 @@ func (s *Scheduler) Gone(id uint64) {
 // Due returns the pages to fetch again now: now by the loop's clock, rnow
 // by the recrawl clock (see Planner.Due); of a site with URLs to discover
 // at most Ahead out at once, and as many as its discovery earned: first
-// those that waited, in the order they fell due, then those due now. A
+// those that waited, in the order they fell due, then those due now; and
+// of each full site left idle, its next page early (Planner.Early). A
 // page released is out until Back.
 func (s *Scheduler) Due(now, rnow time.Time) []uint64 {
 	s.clocks(now, rnow)
@@ -321,10 +382,14 @@ func (s *Scheduler) Due(now, rnow time.Time) []uint64 {
 	s.waitSites = slices.DeleteFunc(s.waitSites, func(w waitSite) bool {
 		ss := w.ss
 		n := 0
-		for ; n < len(ss.waiting) && s.mayRelease(ss); n++ {
+		for ; n < len(ss.waiting); n++ {
 			id := ss.waiting[n]
+			ok, byWorth := s.mayRelease(ss, w.name, id, rnow)
+			if !ok {
+				break
+			}
 			delete(s.waiting, id)
-			out = s.release(out, id, w.name, ss)
+			out = s.release(out, id, w.name, ss, byWorth)
 		}
 		ss.waiting = slices.Delete(ss.waiting, 0, n)
 		ss.listed = len(ss.waiting) > 0
@@ -336,7 +401,11 @@ func (s *Scheduler) Due(now, rnow time.Time) []uint64 {
 		}
 		name := s.info[id].Site
 		ss := s.site(name)
-		if len(ss.waiting) > 0 || !s.mayRelease(ss) {
+		ok, byWorth := false, false
+		if len(ss.waiting) == 0 {
+			ok, byWorth = s.mayRelease(ss, name, id, rnow)
+		}
+		if !ok {
 			ss.waiting = append(ss.waiting, id)
 			s.waiting[id] = true
 			if !ss.listed {
@@ -345,15 +414,53 @@ func (s *Scheduler) Due(now, rnow time.Time) []uint64 {
 			}
 			continue
 		}
-		out = s.release(out, id, name, ss)
+		out = s.release(out, id, name, ss, byWorth)
+	}
+	// A full site (its politeness binds the plan) with nothing out waits
+	// for its next turn: the plan fills only SiteLoad of its turns, and
+	// only Share of them while the site has URLs to discover. Its next
+	// page goes now instead (Planner.Early) if its visit is worth more
+	// than what the turn would bring otherwise: nothing on a site with
+	// nothing to discover, a page on one with (discoveryWorth); and while
+	// the robots can take a request every gap of each full site so far.
+	room := math.Inf(1) // requests a second (loop clock)
+	if per := max(s.cost.avg, s.hold.avg); s.robots > 0 && per > 0 {
+		room = float64(s.robots) / per.Seconds()
+	}
+	for _, name := range s.pl.Full() {
+		ss := s.sites[name]
+		if ss == nil {
+			continue
+		}
+		if g := max(ss.gap, ss.hold.avg); g > 0 {
+			if room -= 1 / g.Seconds(); room < 0 {
+				break
+			}
+		}
+		if ss.out > 0 || len(ss.waiting) > 0 {
+			continue
+		}
+		floor := 0.0
+		if ss.discovering {
+			d, known := ss.discoveryWorth()
+			if !known {
+				continue
+			}
+			floor = d
+		}
+		if id, ok := s.pl.Early(name, rnow, floor); ok {
+			out = s.release(out, id, name, ss, ss.discovering)
+		}
 	}
 	return out
 }
 
-func (s *Scheduler) release(out []uint64, id uint64, site string, ss *schedSite) []uint64 {
+// release releases page id of site ss; one released by worth costs no
+// credit.
+func (s *Scheduler) release(out []uint64, id uint64, site string, ss *schedSite, byWorth bool) []uint64 {
 	s.out[id] = site
 	ss.out++
-	if ss.discovering {
+	if ss.discovering && !byWorth {
 		ss.credit--
 	}
 	return append(out, id)

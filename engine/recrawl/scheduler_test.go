@@ -210,15 +210,15 @@ func TestSchedulerAheadBoundsASiteReleases(t *testing.T) {
 	}
 	s.Gone(3) // waiting: never released
 	s.Back(0)
-	s.Discovered("a")
+	s.Discovered("a", 0, false)
 	if due := s.Due(late.Add(time.Hour), late.Add(time.Hour)); !slices.Equal(due, []uint64{2}) {
 		t.Fatalf("due %v once page 0 came back, want page 2 (the first that waited)", due)
 	}
 	s.Back(1)
 	s.Back(2)
 	s.Back(2) // twice: counts once
-	s.Discovered("a")
-	s.Discovered("a")
+	s.Discovered("a", 0, false)
+	s.Discovered("a", 0, false)
 	if due := s.Due(late.Add(time.Hour), late.Add(time.Hour)); !slices.Equal(due, []uint64{4, 5}) {
 		t.Fatalf("due %v once pages 1 and 2 came back, want 4 and 5 (3 is gone)", due)
 	}
@@ -247,12 +247,12 @@ func TestSchedulerDiscoveryEarnsRecrawls(t *testing.T) {
 	if got := due(); len(got) != 0 {
 		t.Fatalf("due %v with both back but no URL discovered since, want none", got)
 	}
-	s.Discovered("a")
+	s.Discovered("a", 0, false)
 	if got := due(); !slices.Equal(got, []uint64{2}) {
 		t.Fatalf("due %v after one URL discovered, want page 2", got)
 	}
 	for range 5 {
-		s.Discovered("a") // banks Ahead at most
+		s.Discovered("a", 0, false) // banks Ahead at most
 	}
 	s.Back(2)
 	if got := due(); !slices.Equal(got, []uint64{3, 4}) {
@@ -282,7 +282,7 @@ func TestSchedulerSwitchesKeepCredit(t *testing.T) {
 	if got := s.Due(late, late); len(got) != 0 {
 		t.Fatalf("due %v after the site stopped discovering and started again with nothing discovered, want none", got)
 	}
-	s.Discovered("a")
+	s.Discovered("a", 0, false)
 	if got := s.Due(late, late); !slices.Equal(got, []uint64{2}) {
 		t.Fatalf("due %v after one URL discovered, want page 2", got)
 	}
@@ -326,8 +326,8 @@ func TestSchedulerDueWaitingAllocatesNothing(t *testing.T) {
 	// Sites are served in the order they began to wait, each once.
 	s.Back(3)
 	s.Back(0)
-	s.Discovered("s01")
-	s.Discovered("s00")
+	s.Discovered("s01", 0, false)
+	s.Discovered("s00", 0, false)
 	if due := s.Due(late, late); !slices.Equal(due, []uint64{1, 4}) {
 		t.Errorf("due %v once s00 and s01 had a page back and a credit, want 1 and 4", due)
 	}

@@ -1,0 +1,150 @@
+package recrawl
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// A site whose politeness binds the plan takes a request every gap when
+// its pages are worth more visits than that: the plan fills SiteLoad of
+// its turns, and the turns it leaves free go to its next pages early. A
+// site the plan does not fill gets no early visit. While a full site has
+// URLs to discover, each turn goes to whichever is worth more: a recrawl
+// (its weight times the chance it changed) or what the site's discovery
+// brought lately (the importance of the pages it found).
+func TestSchedulerFullSiteTurnsByWorth(t *testing.T) {
+	const gap = time.Minute
+	cases := []struct {
+		name string
+		cost time.Duration // of a fetch: the budget
+		// discover is whether the site has URLs to discover, and found
+		// the in-links of each page its discovery finds (0: it keeps none)
+		discover bool
+		found    int
+		// the share of the site's turns its recrawls took in the last ten
+		// hours, at least and at most, and whether any page went early
+		min, max float64
+		early    bool
+	}{
+		// Robots to spare: the site's politeness binds.
+		{name: "full", cost: time.Second, min: 0.95, max: 1, early: true},
+		// A budget of 24 visits an hour binds first.
+		{name: "not full", cost: 10 * time.Minute, min: 0.3, max: 0.45},
+		// Discovery finds pages of 40 in-links, the recrawls' pages have
+		// none: the recrawls take what discovery earns them, Share.
+		{name: "discovery worth more", cost: time.Second, discover: true, found: 40, min: 0.3, max: 0.5},
+		// Discovery finds nothing worth keeping: the recrawls take the
+		// turns.
+		{name: "recrawls worth more", cost: time.Second, discover: true, found: 0, min: 0.95, max: 1, early: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			const pages = 40
+			s := NewScheduler(SchedulerOptions{Ahead: 1, Planner: PlannerOptions{InitialInterval: 30 * time.Minute, MinVisits: 2,
+				MinInterval: time.Minute, Resolve: time.Minute}})
+			t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			s.Due(t0, t0)
+			s.SetRobots(8)
+			s.SetSiteGap("a", gap)
+			s.Cost(tc.cost)
+			rng := rand.New(rand.NewPCG(1, 2))
+			next := make([]time.Time, pages) // each page's next change, two an hour
+			change := func(after time.Time) time.Time {
+				return after.Add(time.Duration(rng.ExpFloat64() / 2 * float64(time.Hour)))
+			}
+			for i := range pages {
+				s.Copied(uint64(i), ChannelID(fmt.Sprint("c", i%4)), "a", t0)
+				next[i] = change(t0)
+			}
+			s.SetDiscovering("a", tc.discover)
+			// The site serves what was released in order, a request a gap
+			// apart, as the crawl's politeness does; a turn with nothing
+			// released goes to discovery, if it has URLs to discover.
+			var queue []uint64
+			var served time.Time
+			recrawls, newID := 0, uint64(1000)
+			const from, to = 3 * time.Hour, 13 * time.Hour
+			for d := time.Duration(0); d < to; d += 5 * time.Second {
+				now := t0.Add(d)
+				queue = append(queue, s.Due(now, now)...)
+				if now.Sub(served) < gap || len(queue) == 0 && !tc.discover {
+					continue
+				}
+				served = now
+				if len(queue) == 0 {
+					newID++
+					for i := range tc.found {
+						s.Links(uint64(i), []uint64{newID})
+					}
+					s.Discovered("a", newID, tc.found > 0)
+					continue
+				}
+				id := queue[0]
+				queue = queue[1:]
+				i := int(id)
+				changed := false
+				for !next[i].After(now) {
+					changed = true
+					next[i] = change(next[i])
+				}
+				s.Fetched(id, now, changed, "", 0)
+				s.Back(id)
+				if d >= from {
+					recrawls++
+				}
+			}
+			share := float64(recrawls) / float64((to-from)/gap)
+			if share < tc.min || share > tc.max {
+				t.Errorf("recrawls took %.3f of the site's turns, want %.2f to %.2f", share, tc.min, tc.max)
+			}
+			if early := s.Planner().Lateness().Early; (early > 0) != tc.early {
+				t.Errorf("%d pages went early, want some: %v", early, tc.early)
+			}
+		})
+	}
+}
+
+// A visit's worth is its page's weight in the plan times the chance it
+// changed since its copy, by its estimated rate: a page never seen to
+// change is worth little, one just fetched or one the Planner does not
+// know nothing.
+func TestPlannerWorth(t *testing.T) {
+	p := NewPlanner(PlannerOptions{InitialInterval: time.Hour, MinVisits: 2, Resolve: time.Minute})
+	p.SetBudget(1)
+	p.Add(PageInfo{ID: 1, Channel: "c", Site: "a", Weight: 3}, plannerEpoch)
+	p.Add(PageInfo{ID: 2, Channel: "c", Site: "a", Weight: 5}, plannerEpoch)
+	p.Add(PageInfo{ID: 3, Channel: "still", Site: "a", Weight: 5}, plannerEpoch)
+	var now time.Time
+	for h := 1; h <= 3; h++ {
+		now = plannerEpoch.Add(time.Duration(h) * time.Hour)
+		for id := range uint64(3) {
+			p.Visit(id+1, Visit{At: now, Changed: id < 2}, 0)
+		}
+	}
+	p.Solve(now.Add(time.Minute))
+	later := now.Add(90 * time.Minute)
+	cases := []struct {
+		id   uint64
+		at   time.Time
+		want func(PagePlan) float64
+	}{
+		{1, later, func(pp PagePlan) float64 { return 3 * (1 - math.Exp(-float64(pp.Rate)*5400)) }},
+		{2, later, func(pp PagePlan) float64 { return 5 * (1 - math.Exp(-float64(pp.Rate)*5400)) }},
+		{2, now, func(PagePlan) float64 { return 0 }}, // just fetched
+		{3, later, func(pp PagePlan) float64 { return 5 * (1 - math.Exp(-float64(pp.Rate)*5400)) }},
+		{9, later, func(PagePlan) float64 { return 0 }}, // unknown
+	}
+	for _, tc := range cases {
+		pp, _ := p.Page(tc.id)
+		got, want := p.Worth(tc.id, tc.at), tc.want(pp)
+		if math.Abs(got-want) > 1e-9 {
+			t.Errorf("page %d at %v: worth %g, want %g", tc.id, tc.at.Sub(plannerEpoch), got, want)
+		}
+	}
+	if w1, w2, w3 := p.Worth(1, later), p.Worth(2, later), p.Worth(3, later); !(w1 > 0 && w2 > w1 && w3 < w2/4) {
+		t.Errorf("worths %g, %g and %g: want the heavier page worth more than the lighter, and the one never seen to change far less", w1, w2, w3)
+	}
+}
