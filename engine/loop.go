@@ -224,16 +224,7 @@ func (c *crawl) loop(ctx context.Context) error {
 				return nil
 			}
 		}
-		wake := 250 * time.Millisecond
-		if c.batch.Len() > 0 {
-			// The committer was busy at the last hand-off: try again
-			// soon, so nothing waits in the loop past flush_interval.
-			wake = min(wake, max(e.cfg.FlushEvery/4, time.Millisecond))
-		}
-		if t, ok := c.f.NextWake(); ok {
-			wake = min(wake, max(t.Sub(now), time.Millisecond))
-		}
-		timer.Reset(wake)
+		timer.Reset(c.wakeIn(now))
 		c.steps.end(StepPublish)
 		select {
 		case r := <-c.leases.results:
@@ -293,6 +284,26 @@ func (c *crawl) loop(ctx context.Context) error {
 		c.handOff()
 		c.steps.mark(StepStore)
 	}
+}
+
+// wakeIn returns how long the loop sleeps at most when no message comes:
+// until the committer may take what the last hand-off left, the first
+// waiting site's delay ends, or the recrawls are looked at again
+// (recrawler.nextLook), and a quarter of a second at most.
+func (c *crawl) wakeIn(now time.Time) time.Duration {
+	wake := 250 * time.Millisecond
+	if c.batch.Len() > 0 {
+		// The committer was busy at the last hand-off: try again
+		// soon, so nothing waits in the loop past flush_interval.
+		wake = min(wake, max(c.e.cfg.FlushEvery/4, time.Millisecond))
+	}
+	if t, ok := c.f.NextWake(); ok {
+		wake = min(wake, max(t.Sub(now), time.Millisecond))
+	}
+	if c.rc != nil {
+		wake = min(wake, c.rc.nextLook(now))
+	}
+	return wake
 }
 
 // finished reports why the crawl has nothing left to do, or EndNone.

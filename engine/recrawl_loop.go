@@ -54,6 +54,17 @@ const maxObservations = 512
 // cost more than the recrawls' precision needs.
 const tickEvery = 50 * time.Millisecond
 
+// nextLook returns how long the loop may sleep before recrawlTick looks
+// again: tickEvery after its last look. A page falls due at its site's
+// turn, or a full site goes idle (recrawl.Planner.Early), whether or not
+// a message wakes the loop; waking only at messages and at the frontier's
+// delays, the loop looked every 110 ms on average in a crawl of 40 sites
+// (a virtual minute at ×600), and a site whose politeness allows a
+// request a minute took 0.82 to 0.86 of its turns.
+func (r *recrawler) nextLook(now time.Time) time.Duration {
+	return max(r.lastTick.Add(tickEvery).Sub(now), time.Millisecond)
+}
+
 // pageGroupsEvery is how often the page-level policy's groups are
 // summarised for the console: the summary reads every page.
 const pageGroupsEvery = time.Second
