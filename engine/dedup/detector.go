@@ -629,6 +629,15 @@ func (d *Detector) Stats() Stats {
 	return s
 }
 
+// tables returns the detector's hash indexes.
+func (d *Detector) tables() []*keyTable {
+	ts := []*keyTable{&d.dirIndex, &d.digests, &d.sitePaths, &d.tails, &d.shapes, &d.titles, &d.ids}
+	for k := range d.bands {
+		ts = append(ts, &d.bands[k])
+	}
+	return ts
+}
+
 func (d *Detector) bytes() int64 {
 	const (
 		dirRecBytes    = 48

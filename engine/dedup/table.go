@@ -27,20 +27,74 @@ import (
 // read-only but for the pages it holds, and its slots from moved on are
 // looked up as well.
 //
+// The slots are held in chunks (slotArray), each allocated when a page is
+// first put in it, so that an insert allocates a few chunks at most,
+// however large the table: allocated whole when it grew, the eight tables
+// that grow together took 24 to 38 MB in one decision at 460,000 to
+// 740,000 pages, more than the collector's headroom
+// (memory.gc_headroom_mb), and those decisions took 59 to 119 ms, one to
+// three collections running inside them.
+//
 // Each key keeps at most perKey pages: its first page (often the original
 // that later copies duplicate) and the most recent ones, so a key shared by
 // thousands of pages ("index.html") costs bounded time.
 type keyTable struct {
-	slots []uint32
-	tags  []uint8 // tagOf(key) of slots' page; 0 for an empty slot
-	used  int     // pages stored, in slots and in old's slots not yet moved
+	cur   slotArray
+	used  int // pages stored, in cur and in old's slots not yet moved
 	keyOf func(page uint32) uint64
 
-	// old is the table before it last grew; its slots before moved are
-	// in slots already. nil once every page is moved.
-	old     []uint32
-	oldTags []uint8
-	moved   int
+	// old is the table before it last grew (n 0: none); its slots
+	// before moved are in cur already.
+	old   slotArray
+	moved int
+}
+
+// slotArray is n slots of a keyTable in chunks of chunkSlots (the last
+// may be shorter). A chunk is allocated when a page is first put in it; a
+// chunk not allocated reads as empty slots.
+type slotArray struct {
+	pages [][]uint32
+	tags  [][]uint8 // tagOf(key) of pages; 0 for an empty slot
+	n     int
+	alloc int // slots in the chunks allocated
+}
+
+// chunkBits sizes a slotArray's chunks: 4096 slots, 20 KiB, an allocation
+// the runtime takes from its small size classes.
+const (
+	chunkBits  = 12
+	chunkSlots = 1 << chunkBits
+	chunkMask  = chunkSlots - 1
+)
+
+func makeSlots(n int) slotArray {
+	k := (n + chunkMask) >> chunkBits
+	return slotArray{pages: make([][]uint32, k), tags: make([][]uint8, k), n: n}
+}
+
+// tag returns the tag of slot i, 0 when it is empty.
+func (a *slotArray) tag(i int) uint8 {
+	if c := a.tags[i>>chunkBits]; c != nil {
+		return c[i&chunkMask]
+	}
+	return 0
+}
+
+// page returns the page of slot i, which is not empty.
+func (a *slotArray) page(i int) uint32 { return a.pages[i>>chunkBits][i&chunkMask] }
+
+// setPage replaces the page of slot i, which is not empty.
+func (a *slotArray) setPage(i int, page uint32) { a.pages[i>>chunkBits][i&chunkMask] = page }
+
+// set puts page with tag in slot i, allocating its chunk if need be.
+func (a *slotArray) set(i int, page uint32, tag uint8) {
+	c := i >> chunkBits
+	if a.tags[c] == nil {
+		size := min(chunkSlots, a.n-c<<chunkBits)
+		a.pages[c], a.tags[c] = make([]uint32, size), make([]uint8, size)
+		a.alloc += size
+	}
+	a.pages[c][i&chunkMask], a.tags[c][i&chunkMask] = page, tag
 }
 
 const minTableBits = 10
@@ -54,11 +108,7 @@ const minTableBits = 10
 const moveEach = 128
 
 func newKeyTable(keyOf func(uint32) uint64) keyTable {
-	return keyTable{
-		slots: make([]uint32, 1<<minTableBits),
-		tags:  make([]uint8, 1<<minTableBits),
-		keyOf: keyOf,
-	}
+	return keyTable{cur: makeSlots(1 << minTableBits), keyOf: keyOf}
 }
 
 // tagOf returns the tag of key h: its low 8 bits, 0 taken as 1.
@@ -74,47 +124,75 @@ func tagOf(h uint64) uint8 {
 // bits scaled to n.
 func home(h uint64, n int) int { return int(h >> 32 * uint64(n) >> 32) }
 
-// next returns the slot after i in a table of n slots, round its end.
-func next(i, n int) int {
-	if i++; i == n {
-		return 0
-	}
-	return i
-}
-
-// slot names a stored page's slot: in old or in slots.
+// slot names a stored page's slot: in old or in cur.
 type slot struct {
 	old bool
 	i   int
 }
 
 // visit calls fn with the slot of each page stored under key h, until fn
-// returns false: old's pages not yet moved first, then those of slots. The
+// returns false: old's pages not yet moved first, then those of cur. The
 // order is no promise: while the table grows, a page inserted since comes
 // before older pages of its key that move after it.
 func (t *keyTable) visit(h uint64, fn func(s slot, page uint32) bool) {
 	tag := tagOf(h)
-	if t.old != nil {
+	if o := &t.old; o.n > 0 {
 		// old is never changed but for the page a slot holds, so its
 		// probe sequences are whole; its slots before moved are skipped,
-		// their pages being in slots.
-		tags := t.oldTags
-		n := len(tags)
-		for i := home(h, n); tags[i] != 0; i = next(i, n) {
-			if tags[i] == tag && i >= t.moved {
-				if page := t.old[i]; t.keyOf(page) == h && !fn(slot{true, i}, page) {
+		// their pages being in cur.
+		moved := t.moved
+		o.probe(h, tag, func(i int, page uint32) bool {
+			return i < moved || t.keyOf(page) != h || fn(slot{true, i}, page)
+		})
+	}
+	t.cur.probe(h, tag, func(i int, page uint32) bool {
+		return t.keyOf(page) != h || fn(slot{false, i}, page)
+	})
+}
+
+// probe calls fn with each slot of key h's probe sequence whose tag is
+// tag, and its page, until an empty slot or until fn returns false. It
+// walks a chunk's tags in one loop.
+func (a *slotArray) probe(h uint64, tag uint8, fn func(i int, page uint32) bool) {
+	i := home(h, a.n)
+	for {
+		c := i >> chunkBits
+		tags := a.tags[c]
+		if tags == nil {
+			return
+		}
+		for j := i & chunkMask; j < len(tags); j++ {
+			switch tags[j] {
+			case 0:
+				return
+			case tag:
+				if !fn(c<<chunkBits|j, a.pages[c][j]) {
 					return
 				}
 			}
 		}
+		if i = (c + 1) << chunkBits; i >= a.n {
+			i = 0
+		}
 	}
-	tags := t.tags
-	n := len(tags)
-	for i := home(h, n); tags[i] != 0; i = next(i, n) {
-		if tags[i] == tag {
-			if page := t.slots[i]; t.keyOf(page) == h && !fn(slot{false, i}, page) {
-				return
+}
+
+// free returns the first empty slot of key h's probe sequence.
+func (a *slotArray) free(h uint64) int {
+	i := home(h, a.n)
+	for {
+		c := i >> chunkBits
+		tags := a.tags[c]
+		if tags == nil {
+			return i
+		}
+		for j := i & chunkMask; j < len(tags); j++ {
+			if tags[j] == 0 {
+				return c<<chunkBits | j
 			}
+		}
+		if i = (c + 1) << chunkBits; i >= a.n {
+			i = 0
 		}
 	}
 }
@@ -163,58 +241,55 @@ func (t *keyTable) insert(h uint64, page uint32, perKey int) {
 			victim = oldest
 		}
 		if victim.old {
-			t.old[victim.i] = page // same key, same tag; moved later
+			t.old.setPage(victim.i, page) // same key, same tag; moved later
 		} else {
-			t.slots[victim.i] = page
+			t.cur.setPage(victim.i, page)
 		}
 		return
 	}
 	t.put(h, page)
 	t.used++
-	if 8*t.used > 7*len(t.slots) {
+	if 8*t.used > 7*t.cur.n {
 		t.grow()
 	}
 }
 
-// put stores page under key h in slots.
+// put stores page under key h in cur.
 func (t *keyTable) put(h uint64, page uint32) {
-	n := len(t.tags)
-	i := home(h, n)
-	for t.tags[i] != 0 {
-		i = next(i, n)
-	}
-	t.slots[i], t.tags[i] = page, tagOf(h)
+	t.cur.set(t.cur.free(h), page, tagOf(h))
 }
 
 // grow makes the table an eighth larger; its pages move at the inserts
-// that follow (move).
+// that follow (move), each allocating the chunks it puts pages in.
 func (t *keyTable) grow() {
-	t.move(len(t.old)) // what is left of the last growth, if inserts came faster than moveEach allowed
-	t.old, t.oldTags, t.moved = t.slots, t.tags, 0
-	n := len(t.old) + len(t.old)/8
-	t.slots = make([]uint32, n)
-	t.tags = make([]uint8, n)
+	t.move(t.old.n) // what is left of the last growth, if inserts came faster than moveEach allowed
+	t.old, t.moved = t.cur, 0
+	t.cur = makeSlots(t.old.n + t.old.n/8)
 }
 
-// move moves the pages of up to k of old's slots into slots.
+// move moves the pages of up to k of old's slots into cur.
 func (t *keyTable) move(k int) {
-	if t.old == nil {
+	o := &t.old
+	if o.n == 0 {
 		return
 	}
-	end := min(t.moved+k, len(t.old))
+	end := min(t.moved+k, o.n)
 	for i := t.moved; i < end; i++ {
-		if t.oldTags[i] != 0 {
-			p := t.old[i]
+		if o.tag(i) != 0 {
+			p := o.page(i)
 			t.put(t.keyOf(p), p)
 		}
 	}
 	t.moved = end
-	if end == len(t.old) {
-		t.old, t.oldTags, t.moved = nil, nil, 0
+	if end == o.n {
+		t.old, t.moved = slotArray{}, 0
 	}
 }
 
-func (t *keyTable) bytes() int { return 5 * (len(t.slots) + len(t.old)) }
+// allocated returns the slots of the chunks the table holds.
+func (t *keyTable) allocated() int { return t.cur.alloc + t.old.alloc }
+
+func (t *keyTable) bytes() int { return 5 * t.allocated() }
 
 // pageItems holds the Page.Items of the stored pages that have one. Pages
 // are numbered in the order they are stored, so it is a pair of sorted

@@ -95,7 +95,7 @@ func TestKeyTable(t *testing.T) {
 					ps = slices.Delete(ps, min(1, len(ps)-1), min(2, len(ps)))
 				}
 				want[h] = append(ps, p)
-				if p%997 == 0 || tab.old != nil && tab.moved == 0 {
+				if p%997 == 0 || tab.old.n > 0 && tab.moved == 0 {
 					check(int(p) + 1)
 				}
 			}
@@ -105,32 +105,60 @@ func TestKeyTable(t *testing.T) {
 }
 
 // TestKeyTableGrowsInSteps checks that no insert recomputes more than a
-// few keys, however large the table: growing moves the pages a few at each
-// insert, not all at once (at 3,000,000 pages that stopped the crawl's
-// loop for seconds).
+// few keys, nor allocates more than a few chunks of slots, however large
+// the table: growing moves the pages a few at each insert, not all at once
+// (at 3,000,000 pages that stopped the crawl's loop for seconds), and the
+// larger table's slots are allocated as pages are put in them (allocated
+// whole, a detector's tables took tens of megabytes in one decision).
 func TestKeyTableGrowsInSteps(t *testing.T) {
 	var keys []uint64
 	calls := 0
 	tab := newKeyTable(func(p uint32) uint64 { calls++; return keys[p] })
 	rng := rand.New(rand.NewPCG(3, 3))
-	most, grew := 0, 0
+	most, mostAlloc, grew := 0, 0, 0
 	for p := range uint32(300000) {
 		keys = append(keys, rng.Uint64())
 		calls = 0
-		n := len(tab.slots)
+		n, alloc := tab.cur.n, tab.allocated()
 		tab.insert(keys[p], p, 0)
-		if len(tab.slots) != n {
+		if tab.cur.n != n {
 			grew++
 		}
 		most = max(most, calls)
+		mostAlloc = max(mostAlloc, tab.allocated()-alloc)
 	}
-	if grew < 10 {
-		t.Fatalf("the table grew %d times, want a test that makes it grow", grew)
+	if grew < 10 || tab.cur.n < 10*chunkSlots {
+		t.Fatalf("the table grew %d times to %d slots, want a test that makes it grow past many chunks", grew, tab.cur.n)
 	}
 	// moveEach (128) keys, and those of the pages met on its own key's
 	// probe sequence.
 	if most > 160 {
 		t.Errorf("an insert recomputed %d keys, want at most 160", most)
+	}
+	// The chunks the moved pages go to, and the new page's.
+	if mostAlloc > 4*chunkSlots {
+		t.Errorf("an insert allocated %d slots, want at most %d (4 chunks)", mostAlloc, 4*chunkSlots)
+	}
+}
+
+// TestSlotArray checks that a slot is empty until set, that a set
+// allocates its chunk alone, and that the last chunk is cut to the array.
+func TestSlotArray(t *testing.T) {
+	n := 2*chunkSlots + 100
+	a := makeSlots(n)
+	for _, i := range []int{0, chunkSlots - 1, chunkSlots, n - 1} {
+		if a.tag(i) != 0 {
+			t.Fatalf("slot %d not empty in a new array", i)
+		}
+	}
+	a.set(n-1, 7, 3)
+	if a.alloc != 100 || a.tag(n-1) != 3 || a.page(n-1) != 7 {
+		t.Fatalf("after a set in the last chunk: %d slots allocated, tag %d, page %d; want 100, 3, 7", a.alloc, a.tag(n-1), a.page(n-1))
+	}
+	a.set(5, 9, 1)
+	a.setPage(5, 10)
+	if a.alloc != 100+chunkSlots || a.page(5) != 10 || a.tag(chunkSlots) != 0 {
+		t.Fatalf("after a set in the first chunk: %d slots allocated, page %d, tag of the middle chunk %d", a.alloc, a.page(5), a.tag(chunkSlots))
 	}
 }
 

@@ -1,0 +1,94 @@
+package dedup
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"runtime/metrics"
+	"testing"
+	"time"
+
+	"lidi/internal/gcpace"
+)
+
+// TestObserveAllocatesInSteps observes 100,000 pages and checks that no
+// decision allocates more than a few chunks of slots in any of the
+// detector's tables, however large they are: the tables that grow
+// together (URL id, the four bands, path, last segment, title: every page
+// goes in each) allocated their larger slots whole, 24 to 38 MB in one
+// decision at 460,000 to 740,000 pages of a crawl, which held its loop 59
+// to 119 ms.
+func TestObserveAllocatesInSteps(t *testing.T) {
+	const pages = 100_000
+	ps := benchPages(pages)
+	d := New(Config{})
+	tabs := d.tables()
+	before := make([]int, len(tabs))
+	most := make([]int, len(tabs))
+	for _, p := range ps {
+		for k, tab := range tabs {
+			before[k] = tab.allocated()
+		}
+		d.Observe(p)
+		for k, tab := range tabs {
+			most[k] = max(most[k], tab.allocated()-before[k])
+		}
+	}
+	if n := d.ids.cur.n; n < 16*chunkSlots {
+		t.Fatalf("the URL ids' table holds %d slots, want a test whose tables outgrow many chunks", n)
+	}
+	for k, tab := range tabs {
+		if most[k] > 4*chunkSlots {
+			t.Errorf("table %d (%d slots): a decision allocated %d slots in it, want at most %d (4 chunks)", k, tab.cur.n, most[k], 4*chunkSlots)
+		}
+	}
+}
+
+// BenchmarkObserveWorst observes the pages of BenchmarkDetectorMemory's
+// crawl, 600,000 of them, under the collector's pacing that a crawl runs
+// with (memory.gc_headroom_mb and heap_limit_mb's defaults), and ends
+// with a key=value line: the longest single decision in wall time and
+// the most one decision allocated (what its growing tables took at once).
+func BenchmarkObserveWorst(b *testing.B) {
+	const pages = 600_000
+	ps := benchPages(pages)
+	limit := debug.SetMemoryLimit(1536 << 20)
+	ctx, cancel := context.WithCancel(context.Background())
+	kept := make(chan struct{})
+	go func() {
+		defer close(kept)
+		gcpace.Keep(ctx, 32)
+	}()
+	defer func() {
+		cancel()
+		<-kept
+		debug.SetMemoryLimit(limit)
+	}()
+	sample := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	allocated := func() uint64 {
+		metrics.Read(sample)
+		return sample[0].Value.Uint64()
+	}
+	var worst time.Duration
+	var worstAlloc, mostAlloc uint64
+	var worstAt int
+	for b.Loop() {
+		d := New(Config{})
+		worst, worstAlloc, mostAlloc = 0, 0, 0
+		for i, p := range ps {
+			a := allocated()
+			t0 := time.Now()
+			d.Observe(p)
+			took := time.Since(t0)
+			n := allocated() - a
+			mostAlloc = max(mostAlloc, n)
+			if took > worst {
+				worst, worstAlloc, worstAt = took, n, i
+			}
+		}
+	}
+	b.ReportMetric(worst.Seconds()*1000, "worst_ms")
+	b.ReportMetric(float64(mostAlloc)/(1<<20), "most_alloc_mb")
+	fmt.Printf("observe_worst pages=%d worst_ms=%.3f worst_at=%d worst_alloc_mb=%.3f most_alloc_mb=%.3f\n",
+		pages, worst.Seconds()*1000, worstAt, float64(worstAlloc)/(1<<20), float64(mostAlloc)/(1<<20))
+}
