@@ -148,7 +148,7 @@ func (e *Engine) storeRanks(ctx context.Context, mu *sync.Mutex, ids idSource, n
 		return true
 	}
 	stopped := false
-	err := eachInRankOrder(ids, nodes, rankSliceNodes, "", func(slice []nodeID) bool {
+	err := eachInRankOrder(ctx, ids, nodes, rankSliceNodes, "", func(slice []nodeID) bool {
 		for _, x := range slice {
 			if b == nil {
 				b = e.commit.batch()
@@ -161,6 +161,9 @@ func (e *Engine) storeRanks(ctx context.Context, mu *sync.Mutex, ids idSource, n
 		}
 		return true
 	})
+	if err != nil && ctx.Err() != nil {
+		return // the crawl stops: its record says the ranks are incomplete
+	}
 	if err != nil {
 		// The run's record says its ranks are incomplete: a later run
 		// writes them all again.
@@ -208,6 +211,9 @@ const (
 // eachInRankOrder calls fn with the first nodes nodes of ids and their URL
 // IDs in the store's order (rankKey), a slice of at most about most nodes
 // at a time, each sorted and after the one before, until fn returns false.
+// It stops with ctx's error within rankCheckEvery IDs of ctx ending: at a
+// hundred million nodes its two reads of the IDs take some 30 s, which a
+// crawl stopping would otherwise wait for.
 //
 // It reads ids twice whatever their number: once to count the IDs by
 // their top 16 bits (rankSlices), once to write each node where its slice
@@ -216,14 +222,14 @@ const (
 // time. Reading ids once per slice, as it did, cost the square of the
 // nodes: nothing at a million, hours at a hundred million. Beyond a
 // slice, it holds 256 KiB and rankBufBytes of buffers at most.
-func eachInRankOrder(ids idSource, nodes, most int, dir string, fn func([]nodeID) bool) error {
+func eachInRankOrder(ctx context.Context, ids idSource, nodes, most int, dir string, fn func([]nodeID) bool) error {
 	if nodes <= 0 {
 		return nil
 	}
 	if nodes <= most {
 		// One slice: no file.
 		slice := make([]nodeID, 0, nodes)
-		err := ids.EachID(func(n int32, id uint64) bool {
+		err := eachIDUntil(ctx, ids, func(n int32, id uint64) bool {
 			if int(n) >= nodes {
 				return false
 			}
@@ -237,7 +243,7 @@ func eachInRankOrder(ids idSource, nodes, most int, dir string, fn func([]nodeID
 		fn(slice)
 		return nil
 	}
-	bounds, sizes, err := rankSlices(ids, nodes, most)
+	bounds, sizes, err := rankSlices(ctx, ids, nodes, most)
 	if err != nil {
 		return err
 	}
@@ -276,7 +282,7 @@ func eachInRankOrder(ids idSource, nodes, most int, dir string, fn func([]nodeID
 		return nil
 	}
 	var werr error
-	err = ids.EachID(func(n int32, id uint64) bool {
+	err = eachIDUntil(ctx, ids, func(n int32, id uint64) bool {
 		if int(n) >= nodes {
 			return false
 		}
@@ -314,6 +320,9 @@ func eachInRankOrder(ids idSource, nodes, most int, dir string, fn func([]nodeID
 		if n == 0 {
 			continue
 		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		raw = slices.Grow(raw[:0], n*nodeIDSize)[:n*nodeIDSize]
 		if _, err := f.ReadAt(raw, start[k]); err != nil {
 			return fmt.Errorf("engine: storing ranks: %w", err)
@@ -329,6 +338,30 @@ func eachInRankOrder(ids idSource, nodes, most int, dir string, fn func([]nodeID
 		}
 	}
 	return nil
+}
+
+// rankCheckEvery is how many IDs eachIDUntil reads between looks at its
+// context: some 10 ms of reading.
+const rankCheckEvery = 1 << 16
+
+// eachIDUntil reads ids as ids.EachID does, and stops with ctx's error
+// within rankCheckEvery IDs of ctx ending.
+func eachIDUntil(ctx context.Context, ids idSource, fn func(n int32, id uint64) bool) error {
+	var ended error
+	k := 0
+	err := ids.EachID(func(n int32, id uint64) bool {
+		if k++; k == rankCheckEvery {
+			k = 0
+			if ended = ctx.Err(); ended != nil {
+				return false
+			}
+		}
+		return fn(n, id)
+	})
+	if ended != nil {
+		return ended
+	}
+	return err
 }
 
 // errIDsChanged reports node IDs that differed between two reads.
@@ -352,9 +385,9 @@ func sortNodeIDs(s []nodeID) {
 // count of the IDs by their top 16 bits in the store's order: the bounds
 // of slice k are [s[k], s[k+1]) in rankKey >> rankKeyShift, and sizes[k]
 // its IDs.
-func rankSlices(ids idSource, nodes, most int) (bounds []uint64, sizes []int, err error) {
+func rankSlices(ctx context.Context, ids idSource, nodes, most int) (bounds []uint64, sizes []int, err error) {
 	count := make([]int32, 1<<(64-rankKeyShift))
-	err = ids.EachID(func(n int32, id uint64) bool {
+	err = eachIDUntil(ctx, ids, func(n int32, id uint64) bool {
 		if int(n) >= nodes {
 			return false
 		}

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -35,7 +37,7 @@ func TestRankSlices(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			bounds, _, err := rankSlices(g.View(), tc.nodes, tc.most)
+			bounds, _, err := rankSlices(t.Context(), g.View(), tc.nodes, tc.most)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,15 +74,21 @@ func TestRankSlices(t *testing.T) {
 	}
 }
 
-// countingIDs counts the IDs a reader of a graph's node IDs is given.
+// countingIDs counts the IDs a reader of a graph's node IDs is given,
+// and calls at (when not nil) once it has given atRead of them.
 type countingIDs struct {
-	v     rank.LinksView
-	reads int
+	v      rank.LinksView
+	reads  int
+	atRead int
+	at     func()
 }
 
 func (c *countingIDs) EachID(fn func(n int32, id uint64) bool) error {
 	return c.v.EachID(func(n int32, id uint64) bool {
 		c.reads++
+		if c.reads == c.atRead && c.at != nil {
+			c.at()
+		}
 		return fn(n, id)
 	})
 }
@@ -127,7 +135,7 @@ func TestEachInRankOrder(t *testing.T) {
 			given := make([]bool, tc.nodes)
 			var last uint64
 			got, slices := 0, 0
-			err := eachInRankOrder(src, tc.nodes, tc.most, t.TempDir(), func(s []nodeID) bool {
+			err := eachInRankOrder(t.Context(), src, tc.nodes, tc.most, t.TempDir(), func(s []nodeID) bool {
 				slices++
 				for _, x := range s {
 					if int(x.n) >= tc.nodes || x.n < 0 {
@@ -176,7 +184,7 @@ func TestEachInRankOrderStops(t *testing.T) {
 		}
 	}
 	calls := 0
-	if err := eachInRankOrder(g.View(), 300_000, 10_000, t.TempDir(), func([]nodeID) bool { calls++; return calls < 3 }); err != nil {
+	if err := eachInRankOrder(t.Context(), g.View(), 300_000, 10_000, t.TempDir(), func([]nodeID) bool { calls++; return calls < 3 }); err != nil {
 		t.Fatal(err)
 	}
 	if calls != 3 {
@@ -184,8 +192,55 @@ func TestEachInRankOrderStops(t *testing.T) {
 	}
 	v := g.View()
 	g.Close()
-	if err := eachInRankOrder(v, 300_000, 10_000, t.TempDir(), func([]nodeID) bool { return true }); err == nil {
+	if err := eachInRankOrder(t.Context(), v, 300_000, 10_000, t.TempDir(), func([]nodeID) bool { return true }); err == nil {
 		t.Error("IDs read from a closed spill: no error")
+	}
+}
+
+// TestEachInRankOrderEndsWithItsContext stops reading the IDs soon after
+// its context ends, in either read of them and with one slice or many:
+// it read them all, twice, whatever the context, which at a hundred
+// million nodes held a crawl's stop some 30 s.
+func TestEachInRankOrderEndsWithItsContext(t *testing.T) {
+	var g rank.Links
+	if err := g.Spill(t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	rng := rand.New(rand.NewPCG(7, 8))
+	const nodes = 400_000
+	for range nodes {
+		if _, err := g.Add(rng.Uint64()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name         string
+		most, cancel int // cancel: the ID read at which the context ends
+	}{
+		{"counting the slices", 10_000, 100_000},
+		{"writing the slices", 10_000, nodes + 100_000},
+		{"one slice", nodes, 100_000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			src := &countingIDs{v: g.View(), atRead: tc.cancel, at: cancel}
+			given := 0
+			err := eachInRankOrder(ctx, src, nodes, tc.most, t.TempDir(), func(s []nodeID) bool {
+				given += len(s)
+				return true
+			})
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("error %v, want context.Canceled", err)
+			}
+			if src.reads > tc.cancel+rankCheckEvery {
+				t.Errorf("%d IDs read, the context ended at the %d-th: want at most %d more", src.reads, tc.cancel, rankCheckEvery)
+			}
+			if given > 0 {
+				t.Errorf("%d nodes given after the context ended", given)
+			}
+		})
 	}
 }
 
@@ -215,7 +270,7 @@ func BenchmarkRankOrder(b *testing.B) {
 			var sum uint64
 			t0 := time.Now()
 			for b.Loop() {
-				err := eachInRankOrder(src, nodes, rankSliceNodes, b.TempDir(), func(s []nodeID) bool {
+				err := eachInRankOrder(b.Context(), src, nodes, rankSliceNodes, b.TempDir(), func(s []nodeID) bool {
 					most = max(most, len(s))
 					for _, x := range s {
 						sum += uint64(x.n)
