@@ -142,7 +142,9 @@ func crawl(ctx context.Context, cfg *config.File, wire func(*engine.Config), hea
 	defer resolver.Close()
 	setHeapLimit(cfg.HeapLimitMB)
 	go gcpace.Keep(ctx, cfg.HeadroomMB)
-	db, err := storage.Open(cfg.StoragePath, storage.Options{MaxSize: cfg.MaxSize})
+	// An upgrade of an older file says what it does: at millions of URLs
+	// it takes minutes, before any screen opens.
+	db, err := storage.Open(cfg.StoragePath, storage.Options{MaxSize: cfg.MaxSize, Log: func(msg string) { fmt.Fprintln(out.stderr, msg) }})
 	if err != nil {
 		return err
 	}

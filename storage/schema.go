@@ -4,8 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/dustin/go-humanize"
 )
 
 // SchemaVersion is the schema version this package writes and reads, kept in
@@ -372,7 +377,7 @@ const (
 
 // initSchema checks the file's identity and version, creating the schema in
 // one transaction when the file is new.
-func (db *DB) initSchema(ctx context.Context, now time.Time) error {
+func (db *DB) initSchema(ctx context.Context, now time.Time, opt *Options) error {
 	conn, err := db.w.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("storage: open %s: %w", db.path, err)
@@ -399,14 +404,115 @@ func (db *DB) initSchema(ctx context.Context, now time.Time) error {
 	case version < 1:
 		return fmt.Errorf("%w: %s has schema version %d", ErrNotCrawl, db.path, version)
 	case version < SchemaVersion:
-		return upgrade(ctx, conn, version)
+		return db.upgrade(ctx, conn, version, opt)
 	}
 	return nil
 }
 
+// copiedTables names, by the version an upgrade step brings a file to, the
+// tables that step copies whole, with their indexes.
+var copiedTables = map[int][]string{9: {"links"}, 10: {"urls", "page_links"}}
+
+// upgradeRoom is how many times the size of the tables it copies an
+// upgrade needs free: the copy grows the file by their size (the old
+// pages are freed inside it, not given back), and the write-ahead log
+// holds each page of the copy again until the checkpoint after the
+// commit.
+const upgradeRoom = 2
+
+// upgradeProgressEvery is how often a long upgrade says how far it is.
+const upgradeProgressEvery = 10 * time.Second
+
+// RoomError reports that upgrading a crawl file written by an older lidi
+// needs more free space than its file system has. The file is left as it
+// was. It unwraps to ErrDiskFull.
+type RoomError struct {
+	Path    string
+	Version int   // the schema version the upgrade brings the file to
+	Copied  int64 // bytes of the tables the upgrade copies
+	Need    int64 // bytes it needs free
+	Free    int64 // bytes free
+}
+
+func (e *RoomError) Error() string {
+	return fmt.Sprintf("storage: upgrading %s to schema version %d copies %s of its tables and needs about %s free on its disk; %s is free: free some space (or move the file to a larger disk) and run lidi again; the file is unchanged",
+		e.Path, e.Version, humanize.IBytes(uint64(e.Copied)), humanize.IBytes(uint64(e.Need)), humanize.IBytes(uint64(max(e.Free, 0))))
+}
+
+func (e *RoomError) Unwrap() error { return ErrDiskFull }
+
+// tablesBytes returns the bytes that the tables an upgrade from version
+// from copies, and their indexes, take in the file (read from dbstat,
+// which walks their pages: seconds for millions of URLs, against minutes
+// for the copy).
+func tablesBytes(ctx context.Context, conn *sql.Conn, from int) (int64, error) {
+	var total int64
+	for v := from + 1; v <= SchemaVersion; v++ {
+		for _, table := range copiedTables[v] {
+			rows, err := conn.QueryContext(ctx, "SELECT name FROM sqlite_schema WHERE tbl_name = ? AND type IN ('table', 'index')", table)
+			if err != nil {
+				return 0, err
+			}
+			var names []string
+			for rows.Next() {
+				var name string
+				if err := rows.Scan(&name); err != nil {
+					rows.Close()
+					return 0, err
+				}
+				names = append(names, name)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return 0, err
+			}
+			for _, name := range names {
+				var n sql.NullInt64
+				if err := conn.QueryRowContext(ctx, "SELECT sum(pgsize) FROM dbstat WHERE name = ? AND aggregate = TRUE", name).Scan(&n); err != nil {
+					return 0, err
+				}
+				total += n.Int64
+			}
+		}
+	}
+	return total, nil
+}
+
 // upgrade brings a file written by an older lidi to SchemaVersion, in one
-// transaction.
-func upgrade(ctx context.Context, conn *sql.Conn, from int) (err error) {
+// transaction. A step that copies large tables first checks that the
+// file system has room for it (a *RoomError if not), and says through
+// opt.Log what it does and, every upgradeProgressEvery, how much it has
+// written.
+func (db *DB) upgrade(ctx context.Context, conn *sql.Conn, from int, opt *Options) (err error) {
+	logf := func(format string, args ...any) {
+		if opt.Log != nil {
+			opt.Log(fmt.Sprintf(format, args...))
+		}
+	}
+	copied, err := tablesBytes(ctx, conn, from)
+	if err != nil {
+		return fmt.Errorf("storage: upgrade schema: measuring the tables to copy: %w", err)
+	}
+	if copied > 0 {
+		free, ok := diskFree(filepath.Dir(db.path))
+		if opt.diskFree != nil {
+			free, ok = opt.diskFree(filepath.Dir(db.path))
+		}
+		need := upgradeRoom * copied
+		if ok && free < need {
+			return &RoomError{Path: db.path, Version: SchemaVersion, Copied: copied, Need: need, Free: free}
+		}
+		logf("storage: upgrading %s from schema version %d to %d: copying %s of its tables, which takes a while (about %s of disk needed)",
+			db.path, from, SchemaVersion, humanize.IBytes(uint64(copied)), humanize.IBytes(uint64(need)))
+		start := time.Now()
+		stop := db.upgradeProgress(copied, start, logf)
+		defer func() {
+			stop()
+			if err == nil {
+				logf("storage: upgraded %s to schema version %d in %s", db.path, SchemaVersion, time.Since(start).Round(time.Second))
+			}
+		}()
+	}
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("storage: upgrade schema: %w", err)
@@ -430,6 +536,35 @@ func upgrade(ctx context.Context, conn *sql.Conn, from int) (err error) {
 		return fmt.Errorf("storage: upgrade schema: %w", err)
 	}
 	return nil
+}
+
+// upgradeProgress says every upgradeProgressEvery how much of the copy
+// of copied bytes is written, as the write-ahead log has grown, until
+// the returned stop is called.
+func (db *DB) upgradeProgress(copied int64, start time.Time, logf func(string, ...any)) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(upgradeProgressEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				var wal int64
+				if fi, err := os.Stat(db.path + "-wal"); err == nil {
+					wal = fi.Size()
+				}
+				logf("storage: upgrading %s: %s written of about %s (%s)", db.path, humanize.IBytes(uint64(wal)),
+					humanize.IBytes(uint64(copied)), time.Since(start).Round(time.Second))
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+	}
 }
 
 func createSchema(ctx context.Context, conn *sql.Conn, now time.Time) (err error) {

@@ -118,6 +118,14 @@ type Options struct {
 	// a write past it fails with ErrDiskFull, as on a full disk. Zero
 	// means no cap.
 	MaxSize int64
+	// Log, when not nil, is told what a long step of Open is doing: an
+	// upgrade of an older file that copies its largest tables, which
+	// takes minutes at millions of URLs. It is called from Open's
+	// goroutine and from one of Open's own, never from both at once.
+	Log func(msg string)
+
+	// diskFree replaces diskFree in tests.
+	diskFree func(dir string) (int64, bool)
 }
 
 // DB is an open crawl database. Create one with Open; the zero value is not
@@ -221,7 +229,7 @@ func (db *DB) open(opt Options) error {
 	if !strings.EqualFold(mode, "wal") {
 		return fmt.Errorf("storage: open %s: journal mode is %q, not wal", db.path, mode)
 	}
-	if err := db.initSchema(ctx, now()); err != nil {
+	if err := db.initSchema(ctx, now(), &opt); err != nil {
 		return err
 	}
 	// A file that cannot be written fails here rather than at the crawl's
