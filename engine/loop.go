@@ -154,6 +154,10 @@ func (c *crawl) loop(ctx context.Context) error {
 	defer cancelVisits()
 	c.visitCtx = visitCtx
 	var grace <-chan time.Time
+	// done is ctx.Done() until the loop starts stopping, then nil: a
+	// closed channel would be ready at every select, and the loop would
+	// spin through the grace period instead of waiting for the visits.
+	done := ctx.Done()
 	c.steps.start() // the loop's first wake-up, for Stats.LoopPause
 	for {
 		now := e.clock.Now()
@@ -224,7 +228,7 @@ func (c *crawl) loop(ctx context.Context) error {
 				return nil
 			}
 		}
-		timer.Reset(c.wakeIn(now))
+		timer.Reset(c.wakeIn(now, stopping))
 		c.steps.end(StepPublish)
 		select {
 		case r := <-c.leases.results:
@@ -266,8 +270,9 @@ func (c *crawl) loop(ctx context.Context) error {
 			c.expire(now)
 			c.retry(now)
 			c.steps.mark(StepTimers)
-		case <-ctx.Done():
+		case <-done:
 			c.steps.start()
+			done = nil
 			if !stopping {
 				stopping = true
 				e.stopping.Store(true)
@@ -289,8 +294,9 @@ func (c *crawl) loop(ctx context.Context) error {
 // wakeIn returns how long the loop sleeps at most when no message comes:
 // until the committer may take what the last hand-off left, the first
 // waiting site's delay ends, or the recrawls are looked at again
-// (recrawler.nextLook), and a quarter of a second at most.
-func (c *crawl) wakeIn(now time.Time) time.Duration {
+// (recrawler.nextLook: not while paused or stopping, when the recrawls
+// wait), and a quarter of a second at most.
+func (c *crawl) wakeIn(now time.Time, stopping bool) time.Duration {
 	wake := 250 * time.Millisecond
 	if c.batch.Len() > 0 {
 		// The committer was busy at the last hand-off: try again
@@ -300,7 +306,7 @@ func (c *crawl) wakeIn(now time.Time) time.Duration {
 	if t, ok := c.f.NextWake(); ok {
 		wake = min(wake, max(t.Sub(now), time.Millisecond))
 	}
-	if c.rc != nil {
+	if c.rc != nil && !stopping && !c.e.paused.Load() {
 		wake = min(wake, c.rc.nextLook(now))
 	}
 	return wake
@@ -355,7 +361,7 @@ func (c *crawl) publish(now time.Time, force bool) {
 	c.tally.published = now
 	e := c.e
 	if c.rc != nil {
-		c.rc.measureFreshness(now)
+		c.rc.measureFreshness(now, force)
 	}
 	var waiting []WaitingSite
 	for _, fs := range c.f.WaitingSoonest(32) {
@@ -375,6 +381,7 @@ func (c *crawl) publish(now time.Time, force bool) {
 	st.Bytes, st.Errors = c.tally.bytes, c.tally.errors
 	st.Discovered = c.tally.discovered
 	st.LoopPause, st.StoreWait, st.LoopWork, st.Seen = c.steps.worst, c.tally.storeWait, c.steps.own, c.web.seen.Stats()
+	st.LoopWakeups = c.steps.wakeups
 	st.LoopSteps, st.LoopWorkSteps = c.steps.steps(), c.steps.ownSteps()
 	st.StoreApply, st.StoreApplyRecords, st.StoreHead = e.commit.slowest()
 	st.StorePendingMax = c.pendingMost

@@ -58,6 +58,7 @@ type stepClock struct {
 	own      time.Duration
 	split    [numLoopSteps]time.Duration
 	ownSplit [numLoopSteps]time.Duration // own's wake-up's steps
+	wakeups  int64                       // wake-ups started (Stats.LoopWakeups)
 }
 
 // clock returns the time now.
@@ -70,6 +71,7 @@ func (k *stepClock) clock() time.Time {
 
 // start begins a wake-up now.
 func (k *stepClock) start() {
+	k.wakeups++
 	k.woke = k.clock()
 	k.last = k.woke
 	k.cur = [numLoopSteps]time.Duration{}

@@ -666,9 +666,10 @@ const (
 
 // measureFreshness updates the freshness of the copies: against the
 // oracle when there is one, else as the Poisson estimate e^(−λ̂·age)
-// averaged over the copies, λ̂ their channel's estimated rate.
-func (r *recrawler) measureFreshness(now time.Time) {
-	if !r.fresh.at.IsZero() && now.Sub(r.fresh.at) < freshEvery {
+// averaged over the copies, λ̂ their channel's estimated rate; at most
+// once every freshEvery unless forced (the totals of a run's end).
+func (r *recrawler) measureFreshness(now time.Time, force bool) {
+	if !force && !r.fresh.at.IsZero() && now.Sub(r.fresh.at) < freshEvery {
 		return
 	}
 	r.fresh.at = now

@@ -45,6 +45,9 @@ type Stats struct {
 	// hand-over to the store), StoreWait the longest of it spent waiting
 	// for the store to take a batch (the loop keeps pace with the store),
 	LoopPause, StoreWait time.Duration
+	// LoopWakeups is how many times the loop has woken: for a message, a
+	// timer, a delay's end or the recrawls' next look.
+	LoopWakeups int64
 	// LoopWork is the longest wake-up less its waits for the store: the
 	// loop's own work (detection, the seen set, the frontier), which a
 	// slow write does not lengthen.
