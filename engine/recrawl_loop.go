@@ -506,7 +506,7 @@ func (c *crawl) recrawlTick(now time.Time) {
 				c.queueCopy(it, s, now)
 				rc.tasks++
 			default:
-				rc.sched.Back(id) // not queued: its site's turn is free
+				rc.sched.Refused(id) // not queued: its site's turn is free
 			}
 		}
 		if rc.pointAt.IsZero() || rnow.Sub(rc.pointAt) >= rc.cfg.InitialInterval/4 || rnow.Before(rc.pointAt) {

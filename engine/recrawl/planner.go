@@ -115,11 +115,16 @@ type PageInfo struct {
 }
 
 type plannedPage struct {
-	info     PageInfo
-	site     int
-	last     time.Time // the copy's fetch
-	visits   []Visit   // the last maxPageVisits
-	newLinks int       // new pages its visits revealed
+	info   PageInfo
+	site   int
+	last   time.Time // the copy's fetch
+	visits []Visit   // the last maxPageVisits
+	// newLinks is how many new pages those visits revealed (links[i]
+	// visits[i]'s): the changes that revealed them are counted over the
+	// same visits, so the mean per change does not grow with a crawl's
+	// length.
+	newLinks int
+	links    []int32
 	rate     Rate
 	// weight is its weight in the last solve's allocation (0 while its
 	// channel warms up): its importance and what its changes reveal.
@@ -311,10 +316,13 @@ func (p *Planner) Visit(id uint64, v Visit, newLinks int) {
 	if v.Interval > 0 {
 		if len(pg.visits) == maxPageVisits {
 			pg.visits = slices.Delete(pg.visits, 0, 1)
+			pg.newLinks -= int(pg.links[0])
+			pg.links = slices.Delete(pg.links, 0, 1)
 		}
 		pg.visits = append(pg.visits, v)
+		pg.links = append(pg.links, int32(newLinks))
+		pg.newLinks += newLinks
 	}
-	pg.newLinks += newLinks
 	pg.last = v.At
 	pg.changed = true
 	p.channels[pg.info.Channel].changed = true

@@ -377,3 +377,31 @@ func TestPlannerTurnsOfManyPagesAtOnce(t *testing.T) {
 		t.Errorf("booked again, reserve stepped over %d turns a page, want at most 130", per)
 	}
 }
+
+// A page whose every change reveals two new pages weighs its importance
+// plus two pages' worth however long the crawl: the new pages were summed
+// over all its visits and divided by the changes of the last
+// maxPageVisits, so its weight grew with the crawl's length (3.0 after 30
+// visits, 19.75 after 300), and a long crawl's busiest pages took the
+// turns of everything else.
+func TestNewLinksWeightDoesNotGrowWithVisits(t *testing.T) {
+	p := NewPlanner(PlannerOptions{InitialInterval: time.Hour, MinVisits: 2, Resolve: time.Minute})
+	p.SetBudget(1)
+	p.Add(PageInfo{ID: 1, Channel: "c", Site: "a", Weight: 1}, plannerEpoch)
+	p.Add(PageInfo{ID: 2, Channel: "c", Site: "a", Weight: 1}, plannerEpoch)
+	h := 0
+	worthAfter := func(visits int) float64 {
+		var now time.Time
+		for ; h < visits; h++ {
+			now = plannerEpoch.Add(time.Duration(h+1) * time.Hour)
+			p.Visit(1, Visit{At: now, Changed: true}, 2)
+			p.Visit(2, Visit{At: now, Changed: false}, 0)
+		}
+		p.Solve(now.Add(10 * time.Minute))
+		return p.Worth(1, now.Add(1000*time.Hour)) // changed for sure: its weight
+	}
+	w30, w300 := worthAfter(30), worthAfter(300)
+	if w300 > 1.05*w30 || w30 <= 1 {
+		t.Errorf("the same page, the same changes: weight %.2f after 300 visits against %.2f after 30", w300, w30)
+	}
+}

@@ -59,6 +59,8 @@ type Scheduler struct {
 	// by the loop's clock, exponential averages.
 	robots     int
 	cost, hold mean
+	// fullFirst rotates which full site is offered its free turn first.
+	fullFirst int
 	// scale is how fast the recrawl clock runs against the loop's, from
 	// the first and latest readings of both.
 	first, firstR time.Time
@@ -86,6 +88,10 @@ type schedSite struct {
 	found       worthMean     // what its discoveries brought (Discovered)
 	waiting     []uint64      // its due pages waiting for those, in order
 	listed      bool          // in the Scheduler's waitSites
+	// refused: the crawl handed a release back unfetched (Refused: the
+	// site is parked or given up); no page goes early until one of its
+	// pages is fetched again.
+	refused bool
 }
 
 // SchedulerOptions configure a Scheduler.
@@ -304,6 +310,9 @@ func (s *Scheduler) inlink(id uint64, d int) {
 // and how many links to pages not seen before it had. What it cost is
 // recorded by Cost, as for every fetch.
 func (s *Scheduler) Fetched(id uint64, rnow time.Time, changed bool, lastModified string, newLinks int) {
+	if ss := s.sites[s.info[id].Site]; ss != nil {
+		ss.refused = false
+	}
 	v := Visit{At: rnow, Changed: changed}
 	if lastModified != "" {
 		if t, err := http.ParseTime(lastModified); err == nil {
@@ -423,13 +432,19 @@ func (s *Scheduler) Due(now, rnow time.Time) []uint64 {
 	// than what the turn would bring otherwise: nothing on a site with
 	// nothing to discover, a page on one with (discoveryWorth); and while
 	// the robots can take a request every gap of each full site so far.
+	// The recrawls' share of the robots bounds them (budget), and the
+	// full sites take turns at the room first, so that none is always
+	// last when it runs out.
 	room := math.Inf(1) // requests a second (loop clock)
 	if per := max(s.cost.avg, s.hold.avg); s.robots > 0 && per > 0 {
-		room = float64(s.robots) / per.Seconds()
+		room = s.share * float64(s.robots) / per.Seconds()
 	}
-	for _, name := range s.pl.Full() {
+	full := s.pl.Full()
+	s.fullFirst++
+	for k := range full {
+		name := full[(s.fullFirst+k)%len(full)]
 		ss := s.sites[name]
-		if ss == nil {
+		if ss == nil || ss.refused {
 			continue
 		}
 		if g := max(ss.gap, ss.hold.avg); g > 0 {
@@ -477,6 +492,18 @@ func (s *Scheduler) Back(id uint64) {
 	if ss := s.sites[site]; ss != nil {
 		ss.out--
 	}
+}
+
+// Refused hands page id back unfetched, as Back does, because its site
+// cannot take it now (parked or given up): its site's free turns are not
+// offered early (Planner.Early) until one of its pages is fetched again,
+// since each early release would come straight back and push its page's
+// retry out.
+func (s *Scheduler) Refused(id uint64) {
+	if ss := s.sites[s.out[id]]; ss != nil {
+		ss.refused = true
+	}
+	s.Back(id)
 }
 
 // NextDue returns when the next page is due by the recrawl clock, and false
