@@ -3,7 +3,6 @@ package recrawl
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -50,14 +49,10 @@ func TestSchedulerFullSiteTurnsByWorth(t *testing.T) {
 			s.SetRobots(8)
 			s.SetSiteGap("a", gap)
 			s.Cost(tc.cost)
-			rng := rand.New(rand.NewPCG(1, 2))
-			next := make([]time.Time, pages) // each page's next change, two an hour
-			change := func(after time.Time) time.Time {
-				return after.Add(time.Duration(rng.ExpFloat64() / 2 * float64(time.Hour)))
-			}
+			web := newChangingPages(30 * time.Minute)
 			for i := range pages {
 				s.Copied(uint64(i), ChannelID(fmt.Sprint("c", i%4)), "a", t0)
-				next[i] = change(t0)
+				web.add(uint64(i), t0)
 			}
 			s.SetDiscovering("a", tc.discover)
 			// The site serves what was released in order, a request a gap
@@ -82,16 +77,8 @@ func TestSchedulerFullSiteTurnsByWorth(t *testing.T) {
 					s.Discovered("a", newID, tc.found > 0)
 					continue
 				}
-				id := queue[0]
+				web.fetch(s, queue[0], now)
 				queue = queue[1:]
-				i := int(id)
-				changed := false
-				for !next[i].After(now) {
-					changed = true
-					next[i] = change(next[i])
-				}
-				s.Fetched(id, now, changed, "", 0)
-				s.Back(id)
 				if d >= from {
 					recrawls++
 				}

@@ -3,7 +3,6 @@ package recrawl
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -23,14 +22,10 @@ func TestEarlyNotOfferedToARefusingSite(t *testing.T) {
 	s.SetRobots(8)
 	s.SetSiteGap("a", gap)
 	s.Cost(time.Second)
-	rng := rand.New(rand.NewPCG(1, 2))
-	next := make([]time.Time, pages)
-	change := func(after time.Time) time.Time {
-		return after.Add(time.Duration(rng.ExpFloat64() / 2 * float64(time.Hour)))
-	}
+	web := newChangingPages(30 * time.Minute)
 	for i := range pages {
 		s.Copied(uint64(i), ChannelID(fmt.Sprint("c", i%4)), "a", t0)
-		next[i] = change(t0)
+		web.add(uint64(i), t0)
 	}
 	var queue []uint64
 	var served time.Time
@@ -56,15 +51,8 @@ func TestEarlyNotOfferedToARefusingSite(t *testing.T) {
 			continue
 		}
 		served = now
-		id := queue[0]
+		web.fetch(s, queue[0], now)
 		queue = queue[1:]
-		changed := false
-		for !next[id].After(now) {
-			changed = true
-			next[id] = change(next[id])
-		}
-		s.Fetched(id, now, changed, "", 0)
-		s.Back(id)
 		if d >= parkEnd {
 			after++
 		}
@@ -94,18 +82,14 @@ func TestEarlyTurnsGoRound(t *testing.T) {
 	// of their turns) but room for every turn of 8 of the 10 sites only.
 	s.SetRobots(1)
 	s.Cost(3500 * time.Millisecond)
-	rng := rand.New(rand.NewPCG(1, 2))
-	next := map[uint64]time.Time{}
-	change := func(after time.Time) time.Time {
-		return after.Add(time.Duration(rng.ExpFloat64() / 2 * float64(time.Hour)))
-	}
+	web := newChangingPages(30 * time.Minute)
 	for site := range sites {
 		name := fmt.Sprint("site", site)
 		s.SetSiteGap(name, gap)
 		for i := range pages {
 			id := uint64(site*pages + i)
 			s.Copied(id, ChannelID(fmt.Sprint("c", site, i%4)), name, t0)
-			next[id] = change(t0)
+			web.add(id, t0)
 		}
 	}
 	released := map[string]int{} // after the first hour
@@ -128,13 +112,7 @@ func TestEarlyTurnsGoRound(t *testing.T) {
 				continue
 			}
 			served[site] = now
-			changed := false
-			for !next[id].After(now) {
-				changed = true
-				next[id] = change(next[id])
-			}
-			s.Fetched(id, now, changed, "", 0)
-			s.Back(id)
+			web.fetch(s, id, now)
 		}
 		queue = rest
 	}
