@@ -215,6 +215,26 @@ func (c *committer) send(ctx context.Context, b *pending, n int64) bool {
 	}
 }
 
+// sendBehind passes b, of n bytes, to the committer as send does, once
+// fewer than ahead batches or requests wait in its queue: a long series of
+// batches (a PageRank run's ranks, hundreds of chunks) leaves the queue,
+// and the bytes its writes free, to the loop's batches and head requests,
+// which would otherwise wait behind all of it. The queue's length is
+// looked at again at each write's release of bytes, or every
+// behindRetry when none comes.
+func (c *committer) sendBehind(ctx context.Context, b *pending, n int64, ahead int) bool {
+	for len(c.in) >= ahead {
+		if !c.held.waitRelease(ctx.Done(), behindRetry) {
+			return false
+		}
+	}
+	return c.send(ctx, b, n)
+}
+
+// behindRetry bounds sendBehind's wait for a release: a queue of requests
+// that hold no bytes (head requests, flushes) drains with none.
+const behindRetry = 50 * time.Millisecond
+
 // trySend passes b, of n bytes (b.Bytes()), to the committer if the bytes
 // held and the queue let it in now, and the queue is empty. The committer
 // takes what is queued at once unless it is writing, and a batch queued

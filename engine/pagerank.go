@@ -141,7 +141,11 @@ func (e *Engine) storeRanks(ctx context.Context, mu *sync.Mutex, ids idSource, n
 	b := e.commit.batch()
 	b.RankRuns = append(b.RankRuns, run)
 	send := func() bool {
-		if !e.commit.send(ctx, b, b.Bytes()) {
+		// Two chunks ahead at most: with the committer's queue long
+		// enough for the loop's dispatches, a run's chunks filled it
+		// and took every byte its writes freed, and the loop's batch
+		// waited for the whole run's ranks.
+		if !e.commit.sendBehind(ctx, b, b.Bytes(), rankChunksAhead) {
 			return false
 		}
 		b = nil
@@ -180,6 +184,10 @@ func (e *Engine) storeRanks(ctx context.Context, mu *sync.Mutex, ids idSource, n
 	b.RankRuns = append(b.RankRuns, run)
 	send()
 }
+
+// rankChunksAhead is how many batches or requests storeRanks lets wait in
+// the committer's queue before it sends a chunk.
+const rankChunksAhead = 2
 
 // idSource is where storeRanks reads the nodes' URL IDs, in node order: a
 // rank.LinksView, which holds most of them on disk.

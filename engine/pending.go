@@ -3,6 +3,7 @@ package engine
 import (
 	"math"
 	"sync"
+	"time"
 	"unsafe"
 
 	"lidi/engine/visit"
@@ -109,6 +110,30 @@ func (h *pendingBytes) take(done <-chan struct{}, n int64) bool {
 			return false
 		}
 	}
+}
+
+// waitRelease waits until bytes are released, at most max (a sender that
+// waits for something else a release comes with, such as a place in the
+// committer's queue), and reports false if done is closed first.
+func (h *pendingBytes) waitRelease(done <-chan struct{}, max time.Duration) bool {
+	h.mu.Lock()
+	freed := h.freed
+	h.waiting++
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		h.waiting--
+		h.mu.Unlock()
+	}()
+	t := time.NewTimer(max)
+	defer t.Stop()
+	select {
+	case <-freed:
+	case <-t.C:
+	case <-done:
+		return false
+	}
+	return true
 }
 
 // blocking reports whether a sender waits for bytes to be released.
