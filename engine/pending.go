@@ -90,23 +90,13 @@ func (h *pendingBytes) take(done <-chan struct{}, n int64) bool {
 			h.mu.Unlock()
 			return true
 		}
-		freed := h.freed
-		h.waiting++
+		freed := h.waitLocked()
 		h.mu.Unlock()
 		select {
 		case h.wait <- struct{}{}:
 		default:
 		}
-		stop := false
-		select {
-		case <-freed:
-		case <-done:
-			stop = true
-		}
-		h.mu.Lock()
-		h.waiting--
-		h.mu.Unlock()
-		if stop {
+		if !h.await(freed, done, nil) {
 			return false
 		}
 	}
@@ -117,19 +107,31 @@ func (h *pendingBytes) take(done <-chan struct{}, n int64) bool {
 // committer's queue), and reports false if done is closed first.
 func (h *pendingBytes) waitRelease(done <-chan struct{}, max time.Duration) bool {
 	h.mu.Lock()
-	freed := h.freed
-	h.waiting++
+	freed := h.waitLocked()
 	h.mu.Unlock()
+	t := time.NewTimer(max)
+	defer t.Stop()
+	return h.await(freed, done, t.C)
+}
+
+// waitLocked counts a sender as waiting and returns the channel the next
+// release closes.
+func (h *pendingBytes) waitLocked() <-chan struct{} {
+	h.waiting++
+	return h.freed
+}
+
+// await waits, as a sender waitLocked counted, for freed to close or for
+// timeout (nil: none), and reports false if done is closed first.
+func (h *pendingBytes) await(freed, done <-chan struct{}, timeout <-chan time.Time) bool {
 	defer func() {
 		h.mu.Lock()
 		h.waiting--
 		h.mu.Unlock()
 	}()
-	t := time.NewTimer(max)
-	defer t.Stop()
 	select {
 	case <-freed:
-	case <-t.C:
+	case <-timeout:
 	case <-done:
 		return false
 	}

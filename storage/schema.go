@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -494,10 +493,13 @@ func (db *DB) upgrade(ctx context.Context, conn *sql.Conn, from int, opt *Option
 		return fmt.Errorf("storage: upgrade schema: measuring the tables to copy: %w", err)
 	}
 	if copied > 0 {
-		free, ok := diskFree(filepath.Dir(db.path))
+		measure := diskFree
 		if opt.diskFree != nil {
-			free, ok = opt.diskFree(filepath.Dir(db.path))
+			measure = opt.diskFree
 		}
+		// The file's own file system: a symlinked file's target's, where
+		// SQLite writes, not the link's directory's.
+		free, ok := measure(db.path)
 		need := upgradeRoom * copied
 		if ok && free < need {
 			return &RoomError{Path: db.path, Version: SchemaVersion, Copied: copied, Need: need, Free: free}

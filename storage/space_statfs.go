@@ -5,10 +5,11 @@ package storage
 import "syscall"
 
 // diskFree returns the bytes free to this user on the file system that
-// holds dir; ok is false when the system does not say.
-func diskFree(dir string) (free int64, ok bool) {
+// holds path (a file or a directory; a symlink is followed); ok is false
+// when the system does not say.
+func diskFree(path string) (free int64, ok bool) {
 	var st syscall.Statfs_t
-	if syscall.Statfs(dir, &st) != nil {
+	if syscall.Statfs(path, &st) != nil {
 		return 0, false
 	}
 	return int64(uint64(st.Bavail) * uint64(st.Bsize)), true

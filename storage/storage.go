@@ -125,7 +125,7 @@ type Options struct {
 	Log func(msg string)
 
 	// diskFree replaces diskFree in tests.
-	diskFree func(dir string) (int64, bool)
+	diskFree func(path string) (int64, bool)
 }
 
 // DB is an open crawl database. Create one with Open; the zero value is not

@@ -1,6 +1,7 @@
 package recrawl
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"time"
 )
@@ -35,4 +36,24 @@ func (c *changingPages) fetch(s *Scheduler, id uint64, now time.Time) {
 	}
 	s.Fetched(id, now, changed, "", 0)
 	s.Back(id)
+}
+
+// oneSite returns a Scheduler (Ahead 1, eight robots, each fetch holding
+// one cost) with one site, "a", a request a gap apart, whose pages, in
+// four channels, were copied at t0 and change as web's, every half hour
+// on average.
+func oneSite(pages int, gap, cost time.Duration) (s *Scheduler, web *changingPages, t0 time.Time) {
+	s = NewScheduler(SchedulerOptions{Ahead: 1, Planner: PlannerOptions{InitialInterval: 30 * time.Minute, MinVisits: 2,
+		MinInterval: time.Minute, Resolve: time.Minute}})
+	t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s.Due(t0, t0)
+	s.SetRobots(8)
+	s.SetSiteGap("a", gap)
+	s.Cost(cost)
+	web = newChangingPages(30 * time.Minute)
+	for i := range pages {
+		s.Copied(uint64(i), ChannelID(fmt.Sprint("c", i%4)), "a", t0)
+		web.add(uint64(i), t0)
+	}
+	return s, web, t0
 }

@@ -1,7 +1,6 @@
 package recrawl
 
 import (
-	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -42,18 +41,7 @@ func TestSchedulerFullSiteTurnsByWorth(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			const pages = 40
-			s := NewScheduler(SchedulerOptions{Ahead: 1, Planner: PlannerOptions{InitialInterval: 30 * time.Minute, MinVisits: 2,
-				MinInterval: time.Minute, Resolve: time.Minute}})
-			t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-			s.Due(t0, t0)
-			s.SetRobots(8)
-			s.SetSiteGap("a", gap)
-			s.Cost(tc.cost)
-			web := newChangingPages(30 * time.Minute)
-			for i := range pages {
-				s.Copied(uint64(i), ChannelID(fmt.Sprint("c", i%4)), "a", t0)
-				web.add(uint64(i), t0)
-			}
+			s, web, t0 := oneSite(pages, gap, tc.cost)
 			s.SetDiscovering("a", tc.discover)
 			// The site serves what was released in order, a request a gap
 			// apart, as the crawl's politeness does; a turn with nothing

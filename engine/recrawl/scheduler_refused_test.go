@@ -15,18 +15,7 @@ import (
 // page's retry out.
 func TestEarlyNotOfferedToARefusingSite(t *testing.T) {
 	const gap, pages = time.Minute, 40
-	s := NewScheduler(SchedulerOptions{Ahead: 1, Planner: PlannerOptions{InitialInterval: 30 * time.Minute, MinVisits: 2,
-		MinInterval: time.Minute, Resolve: time.Minute}})
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	s.Due(t0, t0)
-	s.SetRobots(8)
-	s.SetSiteGap("a", gap)
-	s.Cost(time.Second)
-	web := newChangingPages(30 * time.Minute)
-	for i := range pages {
-		s.Copied(uint64(i), ChannelID(fmt.Sprint("c", i%4)), "a", t0)
-		web.add(uint64(i), t0)
-	}
+	s, web, t0 := oneSite(pages, gap, time.Second)
 	var queue []uint64
 	var served time.Time
 	const parkAt, parkEnd, end = 5 * time.Hour, 5*time.Hour + 10*time.Minute, 6*time.Hour + 10*time.Minute
