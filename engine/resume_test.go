@@ -103,7 +103,12 @@ func TestKill9Resume(t *testing.T) {
 }
 
 func testKill9Resume(t *testing.T, long bool) {
-	srv := simwebtest.Start(t, simweb.Options{Seed: 11, Sites: 15, Pages: 1500})
+	web, err := simweb.Generate(simweb.Options{Seed: 11, Sites: 15, Pages: 1500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The page log names the URL behind a wrong request count.
+	srv := simwebtest.Serve(t, web, simweb.ServerConfig{LogPages: true})
 	seeds := srv.SeedURLs(3)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "crawl.db")
@@ -145,7 +150,15 @@ func testKill9Resume(t *testing.T, long bool) {
 		robotsFetches += h.RobotsFetches
 	}
 	if pageRequests := w.Totals.Requests - robotsFetches; pageRequests != int64(len(after)-len(before)) {
-		t.Errorf("the resumed crawl made %d page requests for %d new pages: stored pages fetched again", pageRequests, len(after)-len(before))
+		t.Errorf("the resumed crawl made %d page requests for %d new pages (its errors by kind: %v)", pageRequests, len(after)-len(before), st.ErrorKind)
+		for u, r := range srv.PageRequests() {
+			switch {
+			case before[u]:
+				t.Errorf("%s: stored before the kill, requested %d times after it", u, r.Requests)
+			case r.Requests > 1:
+				t.Errorf("%s: requested %d times after the kill (stored: %v)", u, r.Requests, after[u])
+			}
+		}
 	}
 	if w.Totals.Disallowed != 0 {
 		t.Errorf("%d disallowed requests", w.Totals.Disallowed)

@@ -423,17 +423,26 @@ const upgradeRoom = 2
 const upgradeProgressEvery = 10 * time.Second
 
 // RoomError reports that upgrading a crawl file written by an older lidi
-// needs more free space than its file system has. The file is left as it
-// was. It unwraps to ErrDiskFull.
+// needs more free space than its file system has, or more than its size
+// cap (Options.MaxSize) leaves. The file is left as it was. It unwraps to
+// ErrDiskFull.
 type RoomError struct {
 	Path    string
 	Version int   // the schema version the upgrade brings the file to
 	Copied  int64 // bytes of the tables the upgrade copies
 	Need    int64 // bytes it needs free
 	Free    int64 // bytes free
+	// MaxSize is the file's size cap when it is what lacks room: Need
+	// and Free are then the bytes the copy adds to the file and those
+	// the cap leaves. Zero when the disk lacks room.
+	MaxSize int64
 }
 
 func (e *RoomError) Error() string {
+	if e.MaxSize > 0 {
+		return fmt.Sprintf("storage: upgrading %s to schema version %d copies %s of its tables into the file, whose size storage.max_size caps at %s; %s is left under the cap: raise storage.max_size (or set it to 0) and run lidi again; the file is unchanged",
+			e.Path, e.Version, humanize.IBytes(uint64(e.Copied)), humanize.IBytes(uint64(e.MaxSize)), humanize.IBytes(uint64(max(e.Free, 0))))
+	}
 	return fmt.Sprintf("storage: upgrading %s to schema version %d copies %s of its tables and needs about %s free on its disk; %s is free: free some space (or move the file to a larger disk) and run lidi again; the file is unchanged",
 		e.Path, e.Version, humanize.IBytes(uint64(e.Copied)), humanize.IBytes(uint64(e.Need)), humanize.IBytes(uint64(max(e.Free, 0))))
 }
@@ -503,6 +512,21 @@ func (db *DB) upgrade(ctx context.Context, conn *sql.Conn, from int, opt *Option
 		need := upgradeRoom * copied
 		if ok && free < need {
 			return &RoomError{Path: db.path, Version: SchemaVersion, Copied: copied, Need: need, Free: free}
+		}
+		if opt.MaxSize > 0 {
+			// The copy's pages go into the file before the old ones are
+			// freed, and the cap (max_page_count) counts the free pages
+			// inside it as room. The copy takes at most what the tables
+			// take (its rows go in key order and fill their pages, where
+			// the tables' are partly empty), so this refuses only an
+			// upgrade that might not fit.
+			var capPages, pages, freePages, size int64
+			if err := conn.QueryRowContext(ctx, "SELECT max_page_count, page_count, freelist_count, page_size FROM pragma_max_page_count, pragma_page_count, pragma_freelist_count, pragma_page_size").Scan(&capPages, &pages, &freePages, &size); err != nil {
+				return fmt.Errorf("storage: upgrade schema: measuring the file: %w", err)
+			}
+			if left := (capPages - pages + freePages) * size; left < copied {
+				return &RoomError{Path: db.path, Version: SchemaVersion, Copied: copied, Need: copied, Free: left, MaxSize: opt.MaxSize}
+			}
 		}
 		logf("storage: upgrading %s from schema version %d to %d: copying %s of its tables, which takes a while (about %s of disk needed)",
 			db.path, from, SchemaVersion, humanize.IBytes(uint64(copied)), humanize.IBytes(uint64(need)))

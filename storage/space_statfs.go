@@ -12,5 +12,5 @@ func diskFree(path string) (free int64, ok bool) {
 	if syscall.Statfs(path, &st) != nil {
 		return 0, false
 	}
-	return int64(uint64(st.Bavail) * uint64(st.Bsize)), true
+	return int64(uint64(st.Bavail) * blockSize(&st)), true
 }

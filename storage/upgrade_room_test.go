@@ -2,6 +2,7 @@ package storage
 
 import (
 	"errors"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -94,10 +95,75 @@ func TestUpgradeChecksItsRoom(t *testing.T) {
 	}
 }
 
-// The free space of a real directory is read.
+// An upgrade that would take the file past its size cap (Options.MaxSize,
+// storage.max_size) refuses up front, with a *RoomError that names the
+// cap, even on a disk with room; with the cap leaving room for the copy,
+// the same file upgrades within it.
+func TestUpgradeChecksItsCap(t *testing.T) {
+	roomy := func(string) (int64, bool) { return 1 << 50, true }
+	for _, tc := range []struct {
+		name   string
+		room   func(tables int64) int64 // bytes the cap leaves above the file's used pages
+		refuse bool
+	}{
+		{"a page short of the tables", func(n int64) int64 { return n - pageSize }, true},
+		{"the tables", func(n int64) int64 { return n }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path, tables := version9File(t)
+			r := rawOpen(t, path)
+			used := (queryInt(t, r, "PRAGMA page_count") - queryInt(t, r, "PRAGMA freelist_count")) * pageSize
+			r.Close()
+			capBytes := used + tc.room(tables)
+			db, err := Open(path, Options{MaxSize: capBytes, diskFree: roomy})
+			if !tc.refuse {
+				if err != nil {
+					t.Fatalf("%v; the cap left %d bytes for %d of tables", err, tc.room(tables), tables)
+				}
+				db.Close()
+				return
+			}
+			if err == nil {
+				db.Close()
+				t.Fatal("upgraded past the file's size cap")
+			}
+			var re *RoomError
+			if !errors.As(err, &re) || !errors.Is(err, ErrDiskFull) {
+				t.Fatalf("error %v (%T), want a *RoomError and ErrDiskFull", err, err)
+			}
+			if re.MaxSize != capBytes || re.Copied != tables || re.Free != tc.room(tables) {
+				t.Errorf("%+v, want the cap %d, %d bytes copied, %d left", re, capBytes, tables, tc.room(tables))
+			}
+			if !strings.Contains(err.Error(), "raise storage.max_size") {
+				t.Errorf("error %q does not say to raise the cap", err)
+			}
+			if v := queryInt(t, rawOpen(t, path), "PRAGMA user_version"); v != 9 {
+				t.Errorf("user_version %d after the refusal, want 9", v)
+			}
+		})
+	}
+}
+
+// The free space of a real file system is read, the same through a file
+// and its directory, and a path that does not exist has none to tell.
 func TestDiskFree(t *testing.T) {
-	free, ok := diskFree(t.TempDir())
-	if ok && free <= 0 {
+	dir := t.TempDir()
+	file := dir + "/crawl.db"
+	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	free, ok := diskFree(dir)
+	if !ok {
+		t.Skip("this system does not tell the free space")
+	}
+	if free <= 0 {
 		t.Errorf("%d bytes free in a directory the test writes to", free)
+	}
+	// Other processes write to the disk meanwhile: within 1 GiB.
+	if ff, ok := diskFree(file); !ok || ff < free-1<<30 || ff > free+1<<30 {
+		t.Errorf("%d bytes free through the file (ok %v), %d through its directory", ff, ok, free)
+	}
+	if _, ok := diskFree(dir + "/missing/crawl.db"); ok {
+		t.Error("free space told for a path that does not exist")
 	}
 }
