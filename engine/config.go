@@ -158,7 +158,7 @@ func Defaults() Config {
 		RankBatch:        10000,
 		FlushEvery:       200 * time.Millisecond,
 		FlushRecords:     20000,
-		MaxPendingMB:     64,
+		MaxPendingMB:     32,
 		ResolveAhead:     32,
 		ResolveFailed:    10 * time.Minute,
 		LeaseSlack:       2 * time.Minute,
