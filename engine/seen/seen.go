@@ -116,10 +116,14 @@ type Stats struct {
 	Merges    int64         // merges done
 	MaxPause  time.Duration // the longest a Get or Add took that read disk, froze or grew its table or took over the worker's results
 	// MaxHandOff is the longest of those calls that did not read disk:
-	// the background writing and merging's whole hold on the caller
-	// (handing it a table, growing the table while it writes, taking
-	// over its runs).
+	// the background writing and merging's whole hold on the caller, the
+	// longest of Freeze, Grow and Install.
 	MaxHandOff time.Duration
+	// The hand-overs with the worker, each kind apart: freezing the
+	// full recent table and handing it to the worker (Freeze), growing
+	// the recent table while the worker still writes the last (Grow),
+	// taking over the worker's results (Install).
+	Freeze, Grow, Install Hold
 	// What the thread of the longest call measured did meanwhile (every
 	// freeze, growth and take-over is, and one look-up on disk in
 	// usageEvery: reading the thread's usage took two system calls at
@@ -138,6 +142,33 @@ type Stats struct {
 	Bytes            int64 // memory held, estimated
 	DiskBytes        int64 // bytes in runs on disk
 }
+
+// Hold is how one kind of hand-over between a Set's caller and its
+// worker held the caller: how many there were, the longest's wall time,
+// and what the caller's thread did during the longest, where the system
+// says (Linux; zero elsewhere): its CPU time, page faults, the times the
+// kernel gave its CPU to another thread (Switches) and the times it slept
+// (Sleeps). A hold far longer than its CPU time, with switches, is the
+// machine's load; one as long as its CPU time is the set's work. The zero
+// Hold is no hand-over yet.
+type Hold struct {
+	Count    int64
+	Longest  time.Duration
+	CPU      time.Duration
+	Faults   int64
+	Switches int64
+	Sleeps   int64
+}
+
+// holdKind says which Hold of Stats a pause counts in.
+type holdKind int
+
+const (
+	diskRead holdKind = iota // a look-up that read disk: no Hold
+	freezeHold
+	growHold
+	installHold
+)
 
 type cacheSlot struct {
 	id  uint64
@@ -229,7 +260,7 @@ func (s *Set) Get(id uint64) (int32, bool, error) {
 func (s *Set) getOnDisk(id uint64, slot *cacheSlot, runs []*run) (int32, bool, error) {
 	s.diskCalls++
 	start := s.startPause(s.diskCalls%usageEvery == 1)
-	defer s.pause(start, false)
+	defer s.pause(start, diskRead)
 	for _, r := range runs {
 		if !r.bloom.has(id) {
 			continue
@@ -275,7 +306,7 @@ func (s *Set) Add(id uint64, val int32) error {
 		start := s.startPause(true)
 		s.frozen, s.recent = s.recent, newTable(s.max)
 		s.work <- s.frozen
-		s.pause(start, true)
+		s.pause(start, freezeHold)
 	}
 	return s.err
 }
@@ -283,7 +314,7 @@ func (s *Set) Add(id uint64, val int32) error {
 // install takes over what the worker published.
 func (s *Set) install() {
 	start := s.startPause(true)
-	defer s.pause(start, true)
+	defer s.pause(start, installHold)
 	s.mu.Lock()
 	p := s.pub
 	s.pub.retired, s.pub.flushed = nil, false
@@ -338,19 +369,34 @@ func (s *Set) startPause(measure bool) pauseStart {
 }
 
 // pause records how long a call that did more than touch memory took
-// (handOff: one that dealt with the worker, not the disk), and for the
-// longest measured what its thread did meanwhile.
-func (s *Set) pause(start pauseStart, handOff bool) {
+// (of kind, when it dealt with the worker, not the disk), and for the
+// longest measured, and the longest of each kind, what its thread did
+// meanwhile.
+func (s *Set) pause(start pauseStart, kind holdKind) {
 	d := time.Since(start.wall)
-	s.stats.MaxPause = max(s.stats.MaxPause, d)
-	if handOff {
-		s.stats.MaxHandOff = max(s.stats.MaxHandOff, d)
-	}
+	var u threadUsage
 	if start.measured {
-		u := usageEnd(start.usage)
+		u = usageEnd(start.usage)
 		if d > s.stats.MaxMeasured {
 			s.stats.MaxMeasured = d
 			s.stats.MaxPauseCPU, s.stats.MaxPauseFaults, s.stats.MaxPauseSwitches, s.stats.MaxPauseSleeps = u.cpu, u.faults, u.switches, u.sleeps
+		}
+	}
+	s.stats.MaxPause = max(s.stats.MaxPause, d)
+	var h *Hold
+	switch kind {
+	case freezeHold:
+		h = &s.stats.Freeze
+	case growHold:
+		h = &s.stats.Grow
+	case installHold:
+		h = &s.stats.Install
+	}
+	if h != nil {
+		s.stats.MaxHandOff = max(s.stats.MaxHandOff, d)
+		h.Count++
+		if d > h.Longest || h.Count == 1 {
+			*h = Hold{Count: h.Count, Longest: d, CPU: u.cpu, Faults: u.faults, Switches: u.switches, Sleeps: u.sleeps}
 		}
 	}
 	if d > time.Millisecond {
@@ -366,7 +412,7 @@ func (s *Set) Len() int { return s.onDisk + s.recent.len() + s.frozen.len() }
 // is being written, those that follow stay in memory, however many.
 func (s *Set) grow() {
 	start := s.startPause(true)
-	defer s.pause(start, true)
+	defer s.pause(start, growHold)
 	t := newTable(2 * s.recent.maxLen)
 	s.recent.each(t.set)
 	s.recent = t

@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	"lidi/engine/urlnorm"
+	"lidi/internal/testkit"
 )
 
 // randomURL returns a URL of a crawl-like shape: many sites, paths and
@@ -200,5 +202,60 @@ func TestBloom(t *testing.T) {
 	}
 	if rate := float64(fp) / n; rate > 0.03 {
 		t.Errorf("false positives %.3f, want at most 0.03", rate)
+	}
+}
+
+// TestHoldsByKind makes each kind of hand-over with the worker happen, a
+// grow by keeping the worker from handing over its run (it publishes
+// under the Set's lock, which the test holds), and checks that each is
+// counted in its own Hold, with its thread's CPU where the system says,
+// and that MaxHandOff is the longest of them.
+func TestHoldsByKind(t *testing.T) {
+	const recent = 1000
+	s, err := Open(Options{Dir: t.TempDir(), Recent: recent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	id := uint64(0)
+	add := func(n int) {
+		t.Helper()
+		for range n {
+			id++
+			if err := s.Add(id*0x9e3779b97f4a7c15, int32(id)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	s.mu.Lock() // the worker writes the first table but cannot hand its run over
+	add(recent) // the table fills and is frozen
+	if st := s.Stats(); st.Freeze.Count != 1 || st.Grow.Count != 0 || st.Install.Count != 0 {
+		s.mu.Unlock()
+		t.Fatalf("after the first table filled: %+v", st)
+	}
+	add(recent + 1) // the next fills while the first is still frozen: it grows
+	s.mu.Unlock()
+	if st := s.Stats(); st.Grow.Count != 1 || st.Install.Count != 0 {
+		t.Fatalf("after the second table filled: %+v", st)
+	}
+	testkit.WaitFor(t, time.Minute, "the worker's run taken over", func() bool {
+		add(1) // the caller takes the worker's results over in Add
+		return s.Stats().Install.Count > 0
+	})
+	st := s.Stats()
+	t.Logf("%+v", st)
+	for _, h := range []struct {
+		kind string
+		Hold
+	}{{"freeze", st.Freeze}, {"grow", st.Grow}, {"install", st.Install}} {
+		if h.Count == 0 || h.Longest <= 0 || h.Longest > st.MaxHandOff {
+			t.Errorf("%s: %+v, the longest hand-over %s", h.kind, h.Hold, st.MaxHandOff)
+		}
+		if runtime.GOOS == "linux" && h.CPU <= 0 {
+			t.Errorf("%s: its thread's CPU not measured: %+v", h.kind, h.Hold)
+		}
+	}
+	if longest := max(st.Freeze.Longest, st.Grow.Longest, st.Install.Longest); longest != st.MaxHandOff {
+		t.Errorf("MaxHandOff %s, the longest of the kinds %s", st.MaxHandOff, longest)
 	}
 }
