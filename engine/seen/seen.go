@@ -54,8 +54,9 @@ type Options struct {
 // Defaults for the zero Options.
 const (
 	// DefaultRecent entries take a table of 262,144 slots, 3 MiB (as a
-	// Go map, 1<<18 entries took about 10 MiB): a run every 196,608 new
-	// URLs.
+	// Go map, 1<<18 entries took about 10 MiB), and the table the last
+	// run was written from, cleared for the next, as much: a run every
+	// 196,608 new URLs.
 	DefaultRecent       = 3 << 16
 	DefaultCacheEntries = 1 << 16
 )
@@ -75,6 +76,14 @@ type Set struct {
 	// frozen is the last recent table, being written as a run by the
 	// worker: read-only, read by both until the run is installed.
 	frozen *table
+	// spare brings a table once frozen, cleared off the caller's
+	// goroutine, to the next freeze, which then allocates nothing: an
+	// allocation of megabytes took the caller milliseconds (its pages
+	// faulted in and zeroed, and, under the crawl's tight collector
+	// pacing, marking work the runtime makes a large allocation do).
+	// spares is how many tables it holds or are being cleared for it.
+	spare  chan *table
+	spares int
 	runs   []*run // on disk, newest first
 	cache  []cacheSlot
 	onDisk int // entries in runs
@@ -217,6 +226,7 @@ func Open(opt Options) (*Set, error) {
 		}
 	}
 	s.recent = newTable(s.max)
+	s.spare = make(chan *table, 1)
 	s.work = make(chan *table, 1)
 	s.changed = make(chan struct{}, 1)
 	s.stop = make(chan struct{})
@@ -304,11 +314,23 @@ func (s *Set) Add(id uint64, val int32) error {
 		// one starts. A send never waits: the worker takes the next table
 		// only once the last is installed, and the channel holds one.
 		start := s.startPause(true)
-		s.frozen, s.recent = s.recent, newTable(s.max)
+		s.frozen, s.recent = s.recent, s.newRecent()
 		s.work <- s.frozen
 		s.pause(start, freezeHold)
 	}
 	return s.err
+}
+
+// newRecent returns an empty table for the next entries: the spare one if
+// it is ready, a new one otherwise.
+func (s *Set) newRecent() *table {
+	select {
+	case t := <-s.spare:
+		s.spares--
+		return t
+	default:
+		return newTable(s.max)
+	}
 }
 
 // install takes over what the worker published.
@@ -330,6 +352,16 @@ func (s *Set) install() {
 	}
 	s.stats.Flushes, s.stats.Merges = p.flushes, p.merges
 	if p.flushed {
+		if t := s.frozen; t != nil && t.maxLen == s.max && s.spares == 0 {
+			// Neither the caller nor the worker reads it any more.
+			s.spares++
+			s.closing.Add(1)
+			go func() {
+				defer s.closing.Done()
+				t.reset()
+				s.spare <- t
+			}()
+		}
 		s.frozen = nil
 	}
 	if len(p.retired) > 0 {
@@ -422,7 +454,7 @@ func (s *Set) grow() {
 func (s *Set) Stats() Stats {
 	st := s.stats
 	st.Entries, st.Runs, st.Recent = s.Len(), len(s.runs), s.recent.len()+s.frozen.len()
-	st.Bytes = s.recent.bytes() + s.frozen.bytes() + int64(len(s.cache))*16
+	st.Bytes = s.recent.bytes() + s.frozen.bytes() + int64(s.spares)*tableBytes(s.max) + int64(len(s.cache))*16
 	for _, r := range s.runs {
 		st.Bytes += int64(len(r.bloom))*8 + int64(len(r.index))*8
 		st.DiskBytes += int64(r.n) * entrySize

@@ -259,3 +259,52 @@ func TestHoldsByKind(t *testing.T) {
 		t.Errorf("MaxHandOff %s, the longest of the kinds %s", st.MaxHandOff, longest)
 	}
 }
+
+// TestFreezeReusesTable checks that a freeze takes the table the last run
+// was written from, cleared, instead of allocating one, once that run is
+// taken over, and that the set still answers for every ID added.
+func TestFreezeReusesTable(t *testing.T) {
+	const recent = 1000
+	s, err := Open(Options{Dir: t.TempDir(), Recent: recent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var ids []uint64
+	add := func() {
+		t.Helper()
+		id := uint64(len(ids)+1) * 0x9e3779b97f4a7c15
+		if err := s.Add(id, int32(len(ids))); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	for range recent {
+		add()
+	}
+	first := s.frozen
+	if first == nil {
+		t.Fatalf("no table frozen after %d entries: %+v", recent, s.Stats())
+	}
+	testkit.WaitFor(t, time.Minute, "the first run taken over and its table cleared", func() bool {
+		if err := s.Add(ids[0], 0); err != nil { // takes the worker's results over; adds nothing
+			t.Fatal(err)
+		}
+		return len(s.spare) == 1
+	})
+	before := s.Stats().Bytes
+	for s.Stats().Freeze.Count < 2 {
+		add()
+	}
+	if s.recent != first || s.recent.len() != 0 {
+		t.Errorf("the second freeze did not take the first table, cleared (the same: %v, entries %d)", s.recent == first, s.recent.len())
+	}
+	if after := s.Stats().Bytes; after != before {
+		t.Errorf("the set holds %d bytes after the freeze, %d before: the spare table is not counted", after, before)
+	}
+	for i, id := range ids {
+		if v, ok, err := s.Get(id); err != nil || !ok || v != int32(i) {
+			t.Fatalf("Get(%x) = %d, %v, %v; want %d", id, v, ok, err, i)
+		}
+	}
+}

@@ -25,15 +25,31 @@ type table struct {
 
 // newTable returns an empty table for limit entries.
 func newTable(limit int) *table {
-	size := 8
-	for size*3/4 < limit {
-		size <<= 1
-	}
+	size := tableSlots(limit)
 	shift := uint(64)
 	for s := size; s > 1; s >>= 1 {
 		shift--
 	}
 	return &table{keys: make([]uint64, size), vals: make([]int32, size), mask: uint64(size - 1), shift: shift, maxLen: limit}
+}
+
+// tableSlots is the number of slots of a table for limit entries.
+func tableSlots(limit int) int {
+	size := 8
+	for size*3/4 < limit {
+		size <<= 1
+	}
+	return size
+}
+
+// tableBytes is the memory a table for limit entries holds.
+func tableBytes(limit int) int64 { return int64(tableSlots(limit)) * 12 }
+
+// reset empties the table, for limit entries as before.
+func (t *table) reset() {
+	clear(t.keys)
+	clear(t.vals)
+	t.n, t.zero, t.zeroV = 0, false, 0
 }
 
 // slot is where the probe for id starts.
@@ -96,7 +112,7 @@ func (t *table) bytes() int64 {
 	if t == nil {
 		return 0
 	}
-	return int64(len(t.keys))*8 + int64(len(t.vals))*4
+	return int64(len(t.keys)) * 12 // a key's 8 bytes and a value's 4
 }
 
 // each calls fn with every entry, in no particular order.
