@@ -70,8 +70,7 @@ func underCrawlGC(liveMB, allocMBps int, fn func()) (cycles uint64, assist time.
 // does (CrawlLookups: some 20 look-ups a page, the new URLs added), under
 // a crawl's collector pacing with 256 MiB of other live heap, and ends
 // with a key=value line: the longest hold of each kind of hand-over with
-// the worker (freezing a full table, growing one while the worker writes,
-// taking over the worker's results), in wall time and in its thread's CPU
+// the worker (freezing a full table, taking over the worker's results), in wall time and in its thread's CPU
 // time (a hold far longer than its CPU is the machine's load).
 func BenchmarkHoldUnderGC(b *testing.B) {
 	const n = 2_000_000
@@ -104,7 +103,7 @@ func BenchmarkHoldUnderGC(b *testing.B) {
 		}
 	}
 	ms := func(d time.Duration) float64 { return d.Seconds() * 1000 }
-	fmt.Printf("seen_hold urls=%d live_mb=%d alloc_mb_per_s=%d gc_cycles=%d gc_assist_ms=%.0f freezes=%d grows=%d installs=%d max_freeze_ms=%.3f freeze_cpu_ms=%.3f max_grow_ms=%.3f grow_cpu_ms=%.3f max_install_ms=%.3f install_cpu_ms=%.3f max_hand_off_ms=%.3f\n",
-		n, liveMB, allocMBps, cycles, ms(assist), st.Freeze.Count, st.Grow.Count, st.Install.Count,
-		ms(st.Freeze.Longest), ms(st.Freeze.CPU), ms(st.Grow.Longest), ms(st.Grow.CPU), ms(st.Install.Longest), ms(st.Install.CPU), ms(st.MaxHandOff))
+	fmt.Printf("seen_hold urls=%d live_mb=%d alloc_mb_per_s=%d gc_cycles=%d gc_assist_ms=%.0f freezes=%d installs=%d max_freeze_ms=%.3f freeze_cpu_ms=%.3f max_install_ms=%.3f install_cpu_ms=%.3f max_hand_off_ms=%.3f\n",
+		n, liveMB, allocMBps, cycles, ms(assist), st.Freeze.Count, st.Install.Count,
+		ms(st.Freeze.Longest), ms(st.Freeze.CPU), ms(st.Install.Longest), ms(st.Install.CPU), ms(st.MaxHandOff))
 }

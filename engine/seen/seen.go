@@ -42,8 +42,8 @@ type Options struct {
 	// that finds it (the Set holds a lock on it while it lives).
 	Dir string
 	// Recent is how many entries are kept in memory before they are
-	// written out as a run (0: DefaultRecent). While a run is being
-	// written, the entries that follow stay in memory, however many.
+	// written out as a run (0: DefaultRecent). While the worker is busy,
+	// the tables that fill up wait for it in memory, however many.
 	Recent int
 	// CacheEntries is the size of the cache of entries read from disk,
 	// rounded up to a power of two (0: DefaultCacheEntries). Each costs
@@ -73,22 +73,29 @@ type Set struct {
 	lock    *os.File // held on a temporary directory for the Set's life
 	recent  *table
 	max     int
-	// frozen is the last recent table, being written as a run by the
-	// worker: read-only, read by both until the run is installed.
-	frozen *table
+	// frozen are the recent tables that filled up, oldest first, queued
+	// for the worker or being written as runs: read-only, read by both
+	// until their runs are installed. A table that fills while the
+	// worker is still busy joins the queue: growing it instead, moving
+	// its entries to a table twice as large, held the caller for
+	// milliseconds.
+	frozen []*table
 	// spare brings a table once frozen, cleared off the caller's
 	// goroutine, to the next freeze, which then allocates nothing: an
 	// allocation of megabytes took the caller milliseconds (its pages
 	// faulted in and zeroed, and, under the crawl's tight collector
 	// pacing, marking work the runtime makes a large allocation do).
-	// spares is how many tables it holds or are being cleared for it.
+	// spares is how many tables it holds or are being cleared for it:
+	// one at most.
 	spare  chan *table
 	spares int
 	runs   []*run // on disk, newest first
 	cache  []cacheSlot
 	onDisk int // entries in runs
 
-	work    chan *table   // to the worker: a table to write as a run
+	qmu     sync.Mutex    // guards queue
+	queue   []*table      // frozen tables the worker has not yet taken, oldest first
+	queued  chan struct{} // a token when a table joined the queue
 	mu      sync.Mutex    // guards pub
 	pub     published     // the worker's latest state, for the caller
 	changed chan struct{} // a token when pub changed
@@ -102,12 +109,12 @@ type Set struct {
 }
 
 // published is what the worker hands the caller: the runs now, those
-// retired since the last hand-over (for the caller to close) and whether
-// the frozen table is now a run.
+// retired since the last hand-over (for the caller to close) and how many
+// of the oldest frozen tables are now runs.
 type published struct {
 	runs    []*run
 	retired []*run
-	flushed bool
+	flushed int
 	err     error
 
 	flushes, merges int64
@@ -126,15 +133,14 @@ type Stats struct {
 	MaxPause  time.Duration // the longest a Get or Add took that read disk, froze or grew its table or took over the worker's results
 	// MaxHandOff is the longest of those calls that did not read disk:
 	// the background writing and merging's whole hold on the caller, the
-	// longest of Freeze, Grow and Install.
+	// longer of Freeze and Install.
 	MaxHandOff time.Duration
 	// The hand-overs with the worker, each kind apart: freezing the
-	// full recent table and handing it to the worker (Freeze), growing
-	// the recent table while the worker still writes the last (Grow),
-	// taking over the worker's results (Install).
-	Freeze, Grow, Install Hold
+	// full recent table and queueing it for the worker (Freeze), taking
+	// over the worker's results (Install).
+	Freeze, Install Hold
 	// What the thread of the longest call measured did meanwhile (every
-	// freeze, growth and take-over is, and one look-up on disk in
+	// freeze and take-over is, and one look-up on disk in
 	// usageEvery: reading the thread's usage took two system calls at
 	// each end, twice the cost of the read), where the system says
 	// (Linux): the call's wall time, its CPU time, its page faults and
@@ -175,7 +181,6 @@ type holdKind int
 const (
 	diskRead holdKind = iota // a look-up that read disk: no Hold
 	freezeHold
-	growHold
 	installHold
 )
 
@@ -227,7 +232,7 @@ func Open(opt Options) (*Set, error) {
 	}
 	s.recent = newTable(s.max)
 	s.spare = make(chan *table, 1)
-	s.work = make(chan *table, 1)
+	s.queued = make(chan struct{}, 1)
 	s.changed = make(chan struct{}, 1)
 	s.stop = make(chan struct{})
 	s.done = make(chan struct{})
@@ -245,8 +250,10 @@ func (s *Set) Get(id uint64) (int32, bool, error) {
 	if v, ok := s.recent.get(id); ok {
 		return v, true, nil
 	}
-	if v, ok := s.frozen.get(id); ok {
-		return v, true, nil
+	for i := len(s.frozen) - 1; i >= 0; i-- { // the newest first
+		if v, ok := s.frozen[i].get(id); ok {
+			return v, true, nil
+		}
 	}
 	if len(s.runs) == 0 {
 		return 0, false, nil
@@ -295,11 +302,6 @@ func (s *Set) Add(id uint64, val int32) error {
 	if s.err != nil {
 		return s.err
 	}
-	if s.recent.full() {
-		// The worker is still writing the last table (the one before
-		// filled up at once): this one grows instead of waiting for it.
-		s.grow()
-	}
 	s.recent.set(id, val)
 	if slot := &s.cache[mix(id)&uint64(len(s.cache)-1)]; slot.ok && slot.id == id {
 		slot.val = val
@@ -309,13 +311,19 @@ func (s *Set) Add(id uint64, val int32) error {
 		s.install()
 	default:
 	}
-	if s.recent.len() >= s.max && s.frozen == nil && s.err == nil {
-		// The worker is idle or merging: the table goes to it, and a new
-		// one starts. A send never waits: the worker takes the next table
-		// only once the last is installed, and the channel holds one.
+	if s.recent.len() >= s.max && s.err == nil {
+		// The table goes to the worker's queue, and a new one starts.
 		start := s.startPause(true)
-		s.frozen, s.recent = s.recent, s.newRecent()
-		s.work <- s.frozen
+		full := s.recent
+		s.frozen = append(s.frozen, full)
+		s.recent = s.newRecent()
+		s.qmu.Lock()
+		s.queue = append(s.queue, full)
+		s.qmu.Unlock()
+		select {
+		case s.queued <- struct{}{}:
+		default: // the worker has a token already
+		}
 		s.pause(start, freezeHold)
 	}
 	return s.err
@@ -339,7 +347,7 @@ func (s *Set) install() {
 	defer s.pause(start, installHold)
 	s.mu.Lock()
 	p := s.pub
-	s.pub.retired, s.pub.flushed = nil, false
+	s.pub.retired, s.pub.flushed = nil, 0
 	s.mu.Unlock()
 	if p.err != nil {
 		s.err = p.err
@@ -351,9 +359,10 @@ func (s *Set) install() {
 		s.onDisk += r.n
 	}
 	s.stats.Flushes, s.stats.Merges = p.flushes, p.merges
-	if p.flushed {
-		if t := s.frozen; t != nil && t.maxLen == s.max && s.spares == 0 {
+	if p.flushed > 0 {
+		if s.spares == 0 {
 			// Neither the caller nor the worker reads it any more.
+			t := s.frozen[0]
 			s.spares++
 			s.closing.Add(1)
 			go func() {
@@ -362,7 +371,7 @@ func (s *Set) install() {
 				s.spare <- t
 			}()
 		}
-		s.frozen = nil
+		s.frozen = slices.Delete(s.frozen, 0, p.flushed)
 	}
 	if len(p.retired) > 0 {
 		// The worker has removed their files and the caller's reads of
@@ -419,8 +428,6 @@ func (s *Set) pause(start pauseStart, kind holdKind) {
 	switch kind {
 	case freezeHold:
 		h = &s.stats.Freeze
-	case growHold:
-		h = &s.stats.Grow
 	case installHold:
 		h = &s.stats.Install
 	}
@@ -438,23 +445,22 @@ func (s *Set) pause(start pauseStart, kind holdKind) {
 
 // Len returns the number of entries. An ID added again once its entry is
 // on disk counts twice until a merge meets both entries.
-func (s *Set) Len() int { return s.onDisk + s.recent.len() + s.frozen.len() }
+func (s *Set) Len() int { return s.onDisk + s.inMemory() }
 
-// grow moves the recent entries to a table twice as large: while a run
-// is being written, those that follow stay in memory, however many.
-func (s *Set) grow() {
-	start := s.startPause(true)
-	defer s.pause(start, growHold)
-	t := newTable(2 * s.recent.maxLen)
-	s.recent.each(t.set)
-	s.recent = t
+// inMemory is the number of entries in the recent and frozen tables.
+func (s *Set) inMemory() int {
+	n := s.recent.len()
+	for _, t := range s.frozen {
+		n += t.len()
+	}
+	return n
 }
 
 // Stats returns the set's figures.
 func (s *Set) Stats() Stats {
 	st := s.stats
-	st.Entries, st.Runs, st.Recent = s.Len(), len(s.runs), s.recent.len()+s.frozen.len()
-	st.Bytes = s.recent.bytes() + s.frozen.bytes() + int64(s.spares)*tableBytes(s.max) + int64(len(s.cache))*16
+	st.Entries, st.Runs, st.Recent = s.Len(), len(s.runs), s.inMemory()
+	st.Bytes = s.recent.bytes() + int64(len(s.frozen)+s.spares)*tableBytes(s.max) + int64(len(s.cache))*16
 	for _, r := range s.runs {
 		st.Bytes += int64(len(r.bloom))*8 + int64(len(r.index))*8
 		st.DiskBytes += int64(r.n) * entrySize

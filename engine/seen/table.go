@@ -13,14 +13,13 @@ package seen
 // for concurrent use, but once no longer written it may be read by many
 // goroutines.
 type table struct {
-	keys   []uint64
-	vals   []int32
-	n      int // entries, zero's included
-	mask   uint64
-	zero   bool  // ID 0 is in the table
-	zeroV  int32 // its value
-	shift  uint  // 64 - log2(len(keys)): the slot is the top bits of the mixed ID
-	maxLen int   // entries it holds at most
+	keys  []uint64
+	vals  []int32
+	n     int // entries, zero's included
+	mask  uint64
+	zero  bool  // ID 0 is in the table
+	zeroV int32 // its value
+	shift uint  // 64 - log2(len(keys)): the slot is the top bits of the mixed ID
 }
 
 // newTable returns an empty table for limit entries.
@@ -30,7 +29,7 @@ func newTable(limit int) *table {
 	for s := size; s > 1; s >>= 1 {
 		shift--
 	}
-	return &table{keys: make([]uint64, size), vals: make([]int32, size), mask: uint64(size - 1), shift: shift, maxLen: limit}
+	return &table{keys: make([]uint64, size), vals: make([]int32, size), mask: uint64(size - 1), shift: shift}
 }
 
 // tableSlots is the number of slots of a table for limit entries.
@@ -103,9 +102,6 @@ func (t *table) len() int {
 	}
 	return t.n
 }
-
-// full reports whether the table holds its limit.
-func (t *table) full() bool { return t.n >= t.maxLen }
 
 // bytes is the memory the table holds.
 func (t *table) bytes() int64 {

@@ -6,9 +6,9 @@ import (
 	"slices"
 )
 
-// worker writes the tables a Set freezes as runs and merges runs, on its own
-// goroutine. It owns the list of runs; the Set's caller takes each new list
-// over at its next Add (install).
+// worker writes the tables a Set freezes as runs, in the order they were
+// frozen, and merges runs, on its own goroutine. It owns the list of runs;
+// the Set's caller takes each new list over at its next Add (install).
 type worker struct {
 	s       *Set
 	dir     string
@@ -24,21 +24,61 @@ func (w *worker) run() {
 		select {
 		case <-w.s.stop:
 			return
-		case m := <-w.s.work:
-			r, err := w.flush(m)
-			if err != nil {
-				w.publish(false, nil, err)
-				return
+		case <-w.s.queued:
+		}
+		// A merge gives way to the tables frozen meanwhile.
+		for again := true; again && !w.stopped(); again = w.waiting() {
+			for m := w.next(); m != nil; m = w.next() {
+				r, err := w.flush(m)
+				if err != nil {
+					w.publish(0, nil, err)
+					return
+				}
+				w.runs = append([]*run{r}, w.runs...)
+				w.flushes++
+				w.publish(1, nil, nil)
 			}
-			w.runs = append([]*run{r}, w.runs...)
-			w.flushes++
-			w.publish(true, nil, nil)
 			if err := w.merge(); err != nil {
-				w.publish(false, nil, err)
+				w.publish(0, nil, err)
 				return
 			}
 		}
 	}
+}
+
+// stopped reports whether the Set is closing.
+func (w *worker) stopped() bool {
+	select {
+	case <-w.s.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// next takes the oldest table from the queue, or returns nil when it is
+// empty or the Set is closing.
+func (w *worker) next() *table {
+	if w.stopped() {
+		return nil
+	}
+	s := w.s
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	if len(s.queue) == 0 {
+		return nil
+	}
+	m := s.queue[0]
+	s.queue[0] = nil
+	s.queue = s.queue[1:]
+	return m
+}
+
+// waiting reports whether a table waits in the queue.
+func (w *worker) waiting() bool {
+	w.s.qmu.Lock()
+	defer w.s.qmu.Unlock()
+	return len(w.s.queue) > 0
 }
 
 // flush writes m as a run.
@@ -67,13 +107,13 @@ func (w *worker) flush(m *table) (*run, error) {
 // merge merges the two newest runs while the newer holds at least half as
 // many entries as the older: the runs' sizes then grow geometrically, so
 // there are about log2(n/Recent) of them and each entry is rewritten as
-// often. It stops early when the Set is closing.
+// often. It stops early when the Set is closing, and when a table waits to
+// be written (its entries are in memory until it is: the merge goes on
+// after it).
 func (w *worker) merge() error {
 	for len(w.runs) >= 2 && w.runs[0].n*2 >= w.runs[1].n {
-		select {
-		case <-w.s.stop:
+		if w.stopped() || w.waiting() {
 			return nil
-		default:
 		}
 		newer, older := w.runs[0], w.runs[1]
 		r, err := w.mergeTwo(newer, older)
@@ -84,7 +124,7 @@ func (w *worker) merge() error {
 		os.Remove(newer.f.Name()) // the open files stay readable until the caller closes them
 		os.Remove(older.f.Name())
 		w.merges++
-		w.publish(false, []*run{newer, older}, nil)
+		w.publish(0, []*run{newer, older}, nil)
 	}
 	return nil
 }
@@ -123,13 +163,13 @@ func (w *worker) mergeTwo(newer, older *run) (*run, error) {
 }
 
 // publish hands the current runs to the caller, with the runs retired since
-// the last hand-over and whether the frozen table is now a run.
-func (w *worker) publish(flushed bool, retired []*run, err error) {
+// the last hand-over and how many more frozen tables are now runs.
+func (w *worker) publish(flushed int, retired []*run, err error) {
 	s := w.s
 	s.mu.Lock()
 	s.pub.runs = slices.Clone(w.runs)
 	s.pub.retired = append(s.pub.retired, retired...)
-	s.pub.flushed = s.pub.flushed || flushed
+	s.pub.flushed += flushed
 	s.pub.flushes, s.pub.merges = w.flushes, w.merges
 	if err != nil {
 		s.pub.err = err
