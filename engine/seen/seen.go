@@ -130,7 +130,7 @@ type Stats struct {
 	CacheHits int64         // look-ups answered by the cache of disk entries
 	Flushes   int64         // runs written from memory
 	Merges    int64         // merges done
-	MaxPause  time.Duration // the longest a Get or Add took that read disk, froze or grew its table or took over the worker's results
+	MaxPause  time.Duration // the longest a Get or Add took that read disk, froze its table or took over the worker's results
 	// MaxHandOff is the longest of those calls that did not read disk:
 	// the background writing and merging's whole hold on the caller, the
 	// longer of Freeze and Install.
