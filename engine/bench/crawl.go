@@ -302,7 +302,9 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 	sn := s.Seen
 	fmt.Fprintf(out, "seen set             longest call %s; the longest measured %s: its thread's CPU %s, %d page faults, %d times preempted, %d asleep; %d calls over 1 ms; %d runs, %d blocks read, %d merges\n",
 		sn.MaxPause.Round(time.Microsecond), sn.MaxMeasured.Round(time.Microsecond), sn.MaxPauseCPU.Round(time.Microsecond), sn.MaxPauseFaults, sn.MaxPauseSwitches, sn.MaxPauseSleeps, sn.SlowCalls, sn.Runs, sn.DiskReads, sn.Merges)
-	fmt.Fprintf(out, "  its merges' hold  %s at most (handing a full table to the background writer, growing one while it writes, taking over its runs)\n", sn.MaxHandOff.Round(time.Microsecond))
+	fmt.Fprintf(out, "  its merges' hold  %s at most: queueing a full table for the background writer %s (its thread's CPU %s, %d page faults, %d times preempted, %d asleep; %d times), taking over its runs %s (CPU %s, %d page faults, %d times preempted, %d asleep; %d times)\n",
+		sn.MaxHandOff.Round(time.Microsecond), sn.Freeze.Longest.Round(time.Microsecond), sn.Freeze.CPU.Round(time.Microsecond), sn.Freeze.Faults, sn.Freeze.Switches, sn.Freeze.Sleeps, sn.Freeze.Count,
+		sn.Install.Longest.Round(time.Microsecond), sn.Install.CPU.Round(time.Microsecond), sn.Install.Faults, sn.Install.Switches, sn.Install.Sleeps, sn.Install.Count)
 	fmt.Fprintf(out, "sites                %d found, %d resolved (names asked of simweb's DNS server)\n", s.Sites, names)
 	fmt.Fprintf(out, "DNS queries per host %.3f (%d queries for %d names; at most %d for one name)\n", perHost, queries, names, most)
 	fmt.Fprintf(out, "errors               %d %v\n", errs, s.ErrorKind)
