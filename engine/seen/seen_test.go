@@ -205,6 +205,56 @@ func TestBloom(t *testing.T) {
 	}
 }
 
+// numbered is a Set under test with the IDs added to it, the i-th with
+// value i.
+type numbered struct {
+	t   *testing.T
+	s   *Set
+	ids []uint64
+}
+
+// openNumbered opens a Set of recent entries in memory, closed when the
+// test ends.
+func openNumbered(t *testing.T, recent int) *numbered {
+	s, err := Open(Options{Dir: t.TempDir(), Recent: recent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return &numbered{t: t, s: s}
+}
+
+// add adds k new IDs.
+func (n *numbered) add(k int) {
+	n.t.Helper()
+	for range k {
+		id := uint64(len(n.ids)+1) * 0x9e3779b97f4a7c15
+		if err := n.s.Add(id, int32(len(n.ids))); err != nil {
+			n.t.Fatal(err)
+		}
+		n.ids = append(n.ids, id)
+	}
+}
+
+// takeOver adds the first ID again, with its value: the Add takes over
+// what the worker published, and adds nothing.
+func (n *numbered) takeOver() {
+	n.t.Helper()
+	if err := n.s.Add(n.ids[0], 0); err != nil {
+		n.t.Fatal(err)
+	}
+}
+
+// check checks that the Set answers for every ID added.
+func (n *numbered) check() {
+	n.t.Helper()
+	for i, id := range n.ids {
+		if v, ok, err := n.s.Get(id); err != nil || !ok || v != int32(i) {
+			n.t.Fatalf("Get(%x) = %d, %v, %v; want %d", id, v, ok, err, i)
+		}
+	}
+}
+
 // TestHoldsByKind makes each kind of hand-over with the worker happen and
 // checks that each is counted in its own Hold, with its thread's CPU
 // where the system says, and that MaxHandOff is the longer of them. A
@@ -213,46 +263,22 @@ func TestBloom(t *testing.T) {
 // and queued, the set answering for the entries of both.
 func TestHoldsByKind(t *testing.T) {
 	const recent = 1000
-	s, err := Open(Options{Dir: t.TempDir(), Recent: recent})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	var ids []uint64
-	add := func(n int) {
-		t.Helper()
-		for range n {
-			id := uint64(len(ids)+1) * 0x9e3779b97f4a7c15
-			if err := s.Add(id, int32(len(ids))); err != nil {
-				t.Fatal(err)
-			}
-			ids = append(ids, id)
-		}
-	}
-	check := func() {
-		t.Helper()
-		for i, id := range ids {
-			if v, ok, err := s.Get(id); err != nil || !ok || v != int32(i) {
-				t.Fatalf("Get(%x) = %d, %v, %v; want %d", id, v, ok, err, i)
-			}
-		}
-	}
-	s.mu.Lock()     // the worker writes the first table but cannot hand its run over
-	add(2 * recent) // two tables fill, and are frozen
+	n := openNumbered(t, recent)
+	s := n.s
+	s.mu.Lock()       // the worker writes the first table but cannot hand its run over
+	n.add(2 * recent) // two tables fill, and are frozen
 	st := s.Stats()
 	frozen := len(s.frozen)
 	s.mu.Unlock()
 	if st.Freeze.Count != 2 || st.Install.Count != 0 || frozen != 2 || st.Recent != 2*recent {
 		t.Fatalf("after two tables filled: %d frozen, %+v", frozen, st)
 	}
-	check()
+	n.check()
 	testkit.WaitFor(t, time.Minute, "the worker's runs taken over", func() bool {
-		if err := s.Add(ids[0], 0); err != nil { // takes the worker's results over; adds nothing
-			t.Fatal(err)
-		}
+		n.takeOver()
 		return len(s.frozen) == 0
 	})
-	check()
+	n.check()
 	st = s.Stats()
 	t.Logf("%+v", st)
 	if st.Flushes != 2 || st.Entries < 2*recent { // ids[0], added again, may count twice
@@ -279,36 +305,20 @@ func TestHoldsByKind(t *testing.T) {
 // taken over, and that the set still answers for every ID added.
 func TestFreezeReusesTable(t *testing.T) {
 	const recent = 1000
-	s, err := Open(Options{Dir: t.TempDir(), Recent: recent})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	var ids []uint64
-	add := func() {
-		t.Helper()
-		id := uint64(len(ids)+1) * 0x9e3779b97f4a7c15
-		if err := s.Add(id, int32(len(ids))); err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, id)
-	}
-	for range recent {
-		add()
-	}
+	n := openNumbered(t, recent)
+	s := n.s
+	n.add(recent)
 	if len(s.frozen) != 1 {
 		t.Fatalf("no table frozen after %d entries: %+v", recent, s.Stats())
 	}
 	first := s.frozen[0]
 	testkit.WaitFor(t, time.Minute, "the first run taken over and its table cleared", func() bool {
-		if err := s.Add(ids[0], 0); err != nil { // takes the worker's results over; adds nothing
-			t.Fatal(err)
-		}
+		n.takeOver()
 		return len(s.spare) == 1
 	})
 	before := s.Stats().Bytes
 	for s.Stats().Freeze.Count < 2 {
-		add()
+		n.add(1)
 	}
 	if s.recent != first || s.recent.len() != 0 {
 		t.Errorf("the second freeze did not take the first table, cleared (the same: %v, entries %d)", s.recent == first, s.recent.len())
@@ -316,9 +326,5 @@ func TestFreezeReusesTable(t *testing.T) {
 	if after := s.Stats().Bytes; after != before {
 		t.Errorf("the set holds %d bytes after the freeze, %d before: the spare table is not counted", after, before)
 	}
-	for i, id := range ids {
-		if v, ok, err := s.Get(id); err != nil || !ok || v != int32(i) {
-			t.Fatalf("Get(%x) = %d, %v, %v; want %d", id, v, ok, err, i)
-		}
-	}
+	n.check()
 }
