@@ -124,6 +124,7 @@ type Session struct {
 	tr     *http.Transport
 	conns  int
 	buf    bytes.Buffer // bodies are read here; reused by the next Get
+	body   []byte       // gzip-coded bodies are decoded whole here (gunzip.whole); reused too
 	gz     *gunzip      // decodes gzip-coded bodies, borrowed from gunzips until Close
 
 	mu   sync.Mutex
@@ -412,6 +413,19 @@ func (s *Session) get(ctx context.Context, url string, v Validators, limit int64
 		}
 		return r, err
 	}
+	if gz != nil {
+		if w, ok := gz.whole(s.body[:0], resp.Body, limit, r.ContentType, s.f.cfg.CheckType); ok {
+			s.body = w.body
+			r.Body, r.Truncated, r.TypeCheck, r.Deflate = w.body, w.truncated, w.check, w.deflate
+			r.Duration = time.Since(start)
+			if r.Truncated {
+				// A binary declared HTML, not read to its end.
+				s.tr.CloseIdleConnections()
+			}
+			return r, nil
+		}
+		// Left to the streaming reader, gz, reset to read it.
+	}
 	if s.f.cfg.CheckType {
 		r.Body, r.Truncated, r.TypeCheck, err = readChecked(&s.buf, src, limit, length, r.ContentType)
 	} else {
@@ -479,15 +493,10 @@ func readChecked(b *bytes.Buffer, body io.Reader, max, length int64, contentType
 	if _, err := b.ReadFrom(head); err != nil {
 		return b.Bytes(), false, declaredType(contentType), err
 	}
-	sniffed := http.DetectContentType(b.Bytes())
-	declared := declaredType(contentType)
-	check := declared
-	switch {
-	case declared == TypeHTML && b.Len() > 0 && !strings.HasPrefix(sniffed, "text/"):
+	check := sniffedType(b.Bytes(), declaredType(contentType))
+	if check == TypeBinaryAsHTML {
 		// Stop at once: whatever follows is not worth the bandwidth.
 		return b.Bytes(), true, TypeBinaryAsHTML, nil
-	case declared != TypeHTML && strings.HasPrefix(sniffed, "text/html"):
-		check = TypeHTMLUndeclared
 	}
 	_, err := b.ReadFrom(io.LimitReader(body, max+1-int64(b.Len())))
 	data := b.Bytes()
@@ -495,6 +504,19 @@ func readChecked(b *bytes.Buffer, body io.Reader, max, length int64, contentType
 		return data[:max], true, check, nil
 	}
 	return data, false, check, err
+}
+
+// sniffedType is the type check of a body whose first bytes (up to
+// sniffLen) are head, declared as declared.
+func sniffedType(head []byte, declared TypeCheck) TypeCheck {
+	sniffed := http.DetectContentType(head)
+	switch {
+	case declared == TypeHTML && len(head) > 0 && !strings.HasPrefix(sniffed, "text/"):
+		return TypeBinaryAsHTML
+	case declared != TypeHTML && strings.HasPrefix(sniffed, "text/html"):
+		return TypeHTMLUndeclared
+	}
+	return declared
 }
 
 // declaredType says whether a Content-Type declares HTML.

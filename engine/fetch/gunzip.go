@@ -2,7 +2,11 @@ package fetch
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/binary"
+	"hash/crc32"
 	"io"
+	"math"
 	"net/http"
 	"strings"
 	"sync"
@@ -73,6 +77,9 @@ type gunzip struct {
 	members int   // members read to their end
 	// The first member's deflate stream is tee.raw[from:to].
 	from, to int64
+
+	pre []byte   // the compressed body as read whole (whole)
+	inf inflater // decodes it
 }
 
 // gunzips are decoders for sessions to borrow: each holds tens of
@@ -90,6 +97,9 @@ func (g *gunzip) reset(body io.Reader, keepMax int64) {
 	raw := g.tee.raw[:0]
 	if cap(raw) > keepPooled {
 		raw = nil
+	}
+	if cap(g.pre) > keepPooled {
+		g.pre = nil
 	}
 	g.tee = teeReader{src: body, raw: raw, keep: keepMax > 0, keepMax: keepMax}
 	g.br.Reset(&g.tee)
@@ -146,4 +156,171 @@ func (g *gunzip) deflate() []byte {
 		return nil
 	}
 	return g.tee.raw[g.from:g.to:g.to]
+}
+
+// wholeBody is a gzip-coded body decoded whole (see gunzip.whole).
+type wholeBody struct {
+	body      []byte
+	truncated bool // declared HTML, binary: only its first bytes are decoded
+	check     TypeCheck
+	deflate   []byte // the member's deflate stream; nil when truncated
+}
+
+// sniffAfter is how much of a compressed body declared HTML is read
+// before its type is decided on its first decoded bytes, when the body
+// has not ended by then: a binary declared HTML (and gzip-coded) costs
+// that much of a download at most, and an HTML page under it (nearly
+// every page) is decoded once, whole.
+const sniffAfter = 32 << 10
+
+// whole reads a gzip-coded body to its end and decodes it in one go with
+// inflate, into dst's storage: 28% less CPU than the streaming
+// reader (BenchmarkInflate). It does so only for one member (RFC 1952)
+// whose compressed bytes and decoded length are within limit, whose
+// deflate stream inflate decodes and whose CRC-32 and size check out,
+// and it decides the body's type as readChecked would with checkType.
+// Otherwise (a read error too) it returns ok false, having reset g to
+// stream the same bytes, those read and then the rest of body (or the
+// read's error), so that the streaming reader decodes it with its usual
+// results and errors.
+func (g *gunzip) whole(dst []byte, body io.Reader, limit int64, contentType string, checkType bool) (w wholeBody, ok bool) {
+	declared := declaredType(contentType)
+	sniff := checkType && declared == TypeHTML
+	pre := g.pre[:0]
+	var rest io.Reader = body // what the streaming reader reads after pre
+	nextSniff := sniffAfter
+	for {
+		if len(pre) == cap(pre) {
+			// Grown as append would, but never past limit+1 (len(pre)
+			// is at most limit here).
+			grown := make([]byte, len(pre), min(max(2*cap(pre), 16<<10), int(min(limit+1, math.MaxInt32))))
+			copy(grown, pre)
+			pre = grown
+		}
+		n, err := body.Read(pre[len(pre):cap(pre)])
+		pre = pre[:len(pre)+n]
+		g.pre = pre
+		if int64(len(pre)) > limit {
+			return w, g.stream(rest, limit)
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return w, g.stream(errReader{err}, limit)
+		}
+		if sniff && len(pre) >= nextSniff {
+			// Decoded from the start each time: the compressed bytes
+			// read are at least twice those of the last try.
+			nextSniff = 2 * len(pre)
+			head, err := g.decodeHead(dst, pre, min(sniffLen, int(limit)+1))
+			switch {
+			case err == errShort:
+				continue
+			case err != nil:
+				return w, g.stream(rest, limit)
+			}
+			if check := sniffedType(head, declared); check == TypeBinaryAsHTML {
+				return wholeBody{body: head, truncated: true, check: check}, true
+			}
+			sniff = false
+		}
+	}
+	hdr, ok := gzipHeader(pre)
+	if !ok {
+		return w, g.stream(rest, limit)
+	}
+	// The trailer's size, if the body is one member: room for the output
+	// at once (deflate inflates 1,032 times at most).
+	if size := int64(binary.LittleEndian.Uint32(pre[len(pre)-4:])); size > int64(cap(dst)) && size <= min(limit, 1032*int64(len(pre))) {
+		dst = make([]byte, 0, size)
+	}
+	out, n, err := g.inf.inflate(dst, pre[hdr:], int(limit))
+	end := hdr + n
+	if err != nil || end+8 != len(pre) || crc32.ChecksumIEEE(out) != binary.LittleEndian.Uint32(pre[end:]) ||
+		uint32(len(out)) != binary.LittleEndian.Uint32(pre[end+4:]) {
+		return w, g.stream(rest, limit)
+	}
+	w = wholeBody{body: out, check: declared, deflate: pre[hdr:end:end]}
+	if checkType {
+		w.check = sniffedType(out[:min(len(out), sniffLen)], declared)
+		if w.check == TypeBinaryAsHTML {
+			w.body, w.truncated, w.deflate = out[:min(len(out), sniffLen, int(limit)+1)], true, nil
+		}
+	}
+	return w, true
+}
+
+// decodeHead decodes the first n bytes of the body whose first
+// compressed bytes are pre (or all of it, if shorter); errShort when pre
+// does not hold them yet.
+func (g *gunzip) decodeHead(dst, pre []byte, n int) ([]byte, error) {
+	hdr, ok := gzipHeader(pre)
+	if !ok {
+		if len(pre) < 64<<10 {
+			return nil, errShort // a header may be long (a file name, a comment)
+		}
+		return nil, errInflate
+	}
+	out, _, err := g.inf.inflate(dst, pre[hdr:], n)
+	if err == errLimit {
+		err = nil
+	}
+	return out, err
+}
+
+// stream resets g to decode, with the streaming reader, the bytes whole
+// read (g.pre) and then rest; it returns false.
+func (g *gunzip) stream(rest io.Reader, limit int64) bool {
+	g.reset(io.MultiReader(bytes.NewReader(g.pre), rest), limit)
+	return false
+}
+
+// errReader fails every read with err: a body's read error, given again
+// to the streaming reader after the bytes read before it.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// gzipHeader returns the length of the gzip member header (RFC 1952,
+// 2.3) at the start of b; false when b does not start with a whole
+// header that the streaming reader would take (reserved flags set, a
+// header CRC that does not match).
+func gzipHeader(b []byte) (int, bool) {
+	const (
+		fhcrc    = 1 << 1
+		fextra   = 1 << 2
+		fname    = 1 << 3
+		fcomment = 1 << 4
+	)
+	if len(b) < 10 || b[0] != 0x1f || b[1] != 0x8b || b[2] != 8 || b[3]&0xe0 != 0 {
+		return 0, false
+	}
+	flags, n := b[3], 10
+	if flags&fextra != 0 {
+		if n+2 > len(b) {
+			return 0, false
+		}
+		n += 2 + int(binary.LittleEndian.Uint16(b[n:]))
+	}
+	for _, f := range []byte{fname, fcomment} {
+		if flags&f == 0 || n > len(b) {
+			continue
+		}
+		k := bytes.IndexByte(b[n:], 0)
+		if k < 0 {
+			return 0, false
+		}
+		n += k + 1
+	}
+	if flags&fhcrc != 0 {
+		if n+2 > len(b) || binary.LittleEndian.Uint16(b[n:]) != uint16(crc32.ChecksumIEEE(b[:n])) {
+			return 0, false
+		}
+		n += 2
+	}
+	if n > len(b) {
+		return 0, false
+	}
+	return n, true
 }

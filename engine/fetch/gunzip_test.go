@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"compress/flate"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -253,6 +255,179 @@ func TestKeptBytesBounded(t *testing.T) {
 			g.reset(nil, 0)
 			if cap(g.tee.raw) > keepPooled {
 				t.Errorf("a reset decoder holds %d bytes", cap(g.tee.raw))
+			}
+		})
+	}
+}
+
+// chunked reads its source n bytes at a time, as a body arrives.
+type chunked struct {
+	r    io.Reader
+	n    int
+	read int // bytes handed out
+}
+
+func (c *chunked) Read(p []byte) (int, error) {
+	k, err := c.r.Read(p[:min(len(p), c.n)])
+	c.read += k
+	return k, err
+}
+
+// A body decoded whole (gunzip.whole) is what the streaming reader makes
+// of it, with and without the type check, however its reads fall; and
+// one that whole leaves to the streaming reader (several members,
+// garbage after the member, a cut, a bad checksum, a body past the
+// limit, a read error) is decoded by it from the same bytes, as if whole
+// had never read them.
+func TestWholeDecodesAsTheStreamingReader(t *testing.T) {
+	const limit = 64 << 10
+	text := func(n int) []byte { return []byte(strings.Repeat("<p>a gzip-coded page</p>\n", n/25+1)[:n]) }
+	rng := rand.New(rand.NewPCG(5, 6))
+	noise := make([]byte, 20_000)
+	for i := range noise {
+		noise[i] = byte(rng.Uint32())
+	}
+	png := append([]byte("\x89PNG\r\n\x1a\n"), noise...)
+	page := text(30_000)
+	plain, _ := gztest.Member(page, 0, 1)
+	full, _ := gztest.Member(page, gztest.Extra|gztest.Name|gztest.Comment|gztest.HCRC, 9)
+	badHCRC := bytes.Clone(full)
+	badHCRC[len(badHCRC)-len(full)+30] ^= 1 // within the comment: the header CRC no longer matches
+	empty, _ := gztest.Member(nil, 0, 1)
+	binary, _ := gztest.Member(png, 0, 1)
+	stored, _ := gztest.Member(noise, 0, flate.NoCompression)
+	atLimit, _ := gztest.Member(text(limit), 0, 1)
+	overLimit, _ := gztest.Member(text(limit+1), 0, 1)
+	second, _ := gztest.Member([]byte("<p>and more</p>"), 0, 1)
+	badSum := bytes.Clone(plain)
+	badSum[len(badSum)-5] ^= 1
+	badSize := bytes.Clone(plain)
+	badSize[len(badSize)-1] ^= 1
+	corrupt := bytes.Clone(plain)
+	corrupt[10] = 0xff
+	bodies := map[string][]byte{
+		"one member": plain, "header fields": full, "bad header CRC": badHCRC, "empty": empty,
+		"binary": binary, "stored": stored, "at the limit": atLimit, "over the limit": overLimit,
+		"two members":     append(bytes.Clone(plain), second...),
+		"garbage after":   append(bytes.Clone(plain), "garbage"...),
+		"stream cut":      plain[:len(plain)/2],
+		"trailer cut":     plain[:len(plain)-3],
+		"bad checksum":    badSum,
+		"bad size":        badSize,
+		"corrupt deflate": corrupt,
+		"not gzip":        page,
+		"nothing":         nil,
+	}
+	// The bodies whole decodes itself; it leaves the others to the
+	// streaming reader.
+	decodesWhole := map[string]bool{"one member": true, "header fields": true, "empty": true, "binary": true, "stored": true, "at the limit": true}
+	readErr := errors.New("connection reset")
+	for name, body := range bodies {
+		for _, ct := range []string{"text/html", "application/octet-stream"} {
+			for _, check := range []bool{false, true} {
+				for _, chunk := range []int{1, 777, 16 << 10, 1 << 20} {
+					for _, fails := range []bool{false, true} {
+						src := io.Reader(bytes.NewReader(body))
+						if fails {
+							src = io.MultiReader(src, errReader{readErr})
+						}
+						// The streaming reader alone.
+						ref := &gunzip{br: bufio.NewReaderSize(nil, 8<<10)}
+						ref.reset(src, limit)
+						want := read(ref, limit, ct, check)
+
+						src = bytes.NewReader(body)
+						if fails {
+							src = io.MultiReader(src, errReader{readErr})
+						}
+						g := &gunzip{br: bufio.NewReaderSize(nil, 8<<10)}
+						g.reset(src, limit)
+						w, ok := g.whole(nil, &chunked{r: src, n: chunk}, limit, ct, check)
+						got := decoded{w.body, w.truncated, w.check, w.deflate, nil}
+						if !ok {
+							got = read(g, limit, ct, check)
+						}
+						if wantWhole := decodesWhole[name] && !fails; ok != wantWhole {
+							t.Errorf("%s, %s, check %v, reads of %d, failing %v: whole %v, want %v", name, ct, check, chunk, fails, ok, wantWhole)
+						}
+						if !got.equal(want) {
+							t.Errorf("%s, %s, check %v, reads of %d, failing %v (whole %v): got %s, want %s", name, ct, check, chunk, fails, ok, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// decoded is what a session makes of a body.
+type decoded struct {
+	body      []byte
+	truncated bool
+	check     TypeCheck
+	deflate   []byte
+	err       error
+}
+
+func (d decoded) equal(o decoded) bool {
+	return bytes.Equal(d.body, o.body) && d.truncated == o.truncated && d.check == o.check &&
+		bytes.Equal(d.deflate, o.deflate) && (d.deflate == nil) == (o.deflate == nil) && (d.err == nil) == (o.err == nil) &&
+		(d.err == nil || classify(d.err) == classify(o.err))
+}
+
+func (d decoded) String() string {
+	return fmt.Sprintf("%d bytes, truncated %v, %s, deflate %d (nil %v), %v", len(d.body), d.truncated, d.check, len(d.deflate), d.deflate == nil, d.err)
+}
+
+// read decodes a body with the streaming reader g as Session.get does.
+func read(g *gunzip, limit int64, ct string, check bool) decoded {
+	var buf bytes.Buffer
+	var d decoded
+	if check {
+		d.body, d.truncated, d.check, d.err = readChecked(&buf, g, limit, -1, ct)
+	} else {
+		d.body, d.truncated, d.err = readLimited(&buf, g, limit, -1)
+		d.check = declaredType(ct)
+	}
+	if d.err == nil && !d.truncated {
+		d.deflate = g.deflate()
+	}
+	d.body = bytes.Clone(d.body)
+	return d
+}
+
+// A gzip-coded binary declared HTML is decoded no further than its
+// first bytes, and read no further than sniffAfter (and one read) when
+// it has not ended by then; an HTML page declared otherwise is found
+// HTML.
+func TestWholeChecksTheType(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	noise := make([]byte, 1<<20)
+	for i := range noise {
+		noise[i] = byte(rng.Uint32())
+	}
+	binary, _ := gztest.Member(append([]byte("\x89PNG\r\n\x1a\n"), noise...), 0, 1)
+	html, _ := gztest.Member([]byte(strings.Repeat("<!DOCTYPE html><p>été</p>", 5000)), 0, 1)
+	for _, tc := range []struct {
+		name, ct  string
+		body      []byte
+		check     TypeCheck
+		truncated bool
+		maxRead   int
+	}{
+		{"binary as html", "text/html", binary, TypeBinaryAsHTML, true, sniffAfter + 4096},
+		{"html as octets", "application/octet-stream", html, TypeHTMLUndeclared, false, len(html)},
+		{"html", "text/html", html, TypeHTML, false, len(html)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := &chunked{r: bytes.NewReader(tc.body), n: 4096}
+			g := &gunzip{br: bufio.NewReaderSize(nil, 8<<10)}
+			g.reset(src, 10<<20)
+			w, ok := g.whole(nil, src, 10<<20, tc.ct, true)
+			if !ok || w.check != tc.check || w.truncated != tc.truncated || src.read > tc.maxRead ||
+				tc.truncated && len(w.body) != sniffLen {
+				t.Errorf("whole %v: %s, truncated %v, %d bytes decoded, %d read; want %s, %v, at most %d read",
+					ok, w.check, w.truncated, len(w.body), src.read, tc.check, tc.truncated, tc.maxRead)
 			}
 		})
 	}

@@ -1,0 +1,248 @@
+package fetch
+
+import (
+	"bytes"
+	stdflate "compress/flate"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/klauspost/compress/flate"
+
+	"lidi/engine/cputime"
+	"lidi/engine/simweb"
+)
+
+// inflateInputs returns bodies of the kinds a crawler meets and the
+// corner cases of deflate: empty, one byte, text, HTML, random bytes
+// (stored blocks), long runs (overlapping matches), and more than a
+// window (distances up to 32 KiB, several blocks).
+func inflateInputs(t testing.TB) map[string][]byte {
+	r := rand.New(rand.NewPCG(1, 2))
+	words := []string{"crawl", "page", "link", "the", "of", "robots", "deflate", "window", "<p>", "</a>", "\n"}
+	text := func(n int) []byte {
+		var b bytes.Buffer
+		for b.Len() < n {
+			b.WriteString(words[r.IntN(len(words))])
+			b.WriteByte(' ')
+		}
+		return b.Bytes()[:n]
+	}
+	random := make([]byte, 70_000)
+	for i := range random {
+		random[i] = byte(r.Uint32())
+	}
+	mixed := append(append(append([]byte(nil), text(20_000)...), random[:5000]...), bytes.Repeat([]byte("ab"), 9000)...)
+	w, err := simweb.Generate(simweb.Options{Seed: 1, Sites: 20, Pages: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string][]byte{
+		"empty":    {},
+		"one":      {'x'},
+		"short":    []byte("hello, hello, hello"),
+		"text":     text(18_000),
+		"big-text": text(300_000),
+		"random":   random,
+		"run":      bytes.Repeat([]byte{'z'}, 100_000),
+		"period3":  bytes.Repeat([]byte("abc"), 30_000),
+		"mixed":    mixed,
+		"simweb":   w.Render(7),
+		"simweb2":  w.Render(150),
+	}
+}
+
+// deflated compresses b the ways servers do: klauspost's levels (its
+// Huffman-only level among them), the standard library's, stored.
+func deflated(t testing.TB, b []byte) map[string][]byte {
+	out := map[string][]byte{}
+	for _, level := range []int{flate.HuffmanOnly, flate.NoCompression, 1, 2, 5, 9} {
+		var z bytes.Buffer
+		w, err := flate.NewWriter(&z, level)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(b)
+		w.Close()
+		out[fmt.Sprintf("klauspost-%d", level)] = z.Bytes()
+	}
+	for _, level := range []int{stdflate.HuffmanOnly, 1, 6, 9} {
+		var z bytes.Buffer
+		w, _ := stdflate.NewWriter(&z, level)
+		// Flushes put empty stored blocks and block ends mid-stream.
+		for i := 0; i < len(b); i += 7000 {
+			w.Write(b[i:min(i+7000, len(b))])
+			if i%14000 == 0 {
+				w.Flush()
+			}
+		}
+		w.Close()
+		out[fmt.Sprintf("std-%d", level)] = z.Bytes()
+	}
+	return out
+}
+
+// reference inflates z with klauspost's reader: the output and how many
+// bytes the stream took, or an error.
+func reference(z []byte) ([]byte, int, error) {
+	br := bytes.NewReader(z)
+	out, err := io.ReadAll(flate.NewReader(br))
+	return out, len(z) - br.Len(), err
+}
+
+func TestInflateMatchesFlate(t *testing.T) {
+	var f inflater
+	for name, body := range inflateInputs(t) {
+		for how, z := range deflated(t, body) {
+			z = append(z, "trailer"...) // what follows the stream (gzip's CRC and size)
+			out, n, err := f.inflate(nil, z, len(body))
+			if err != nil || !bytes.Equal(out, body) || n != len(z)-len("trailer") {
+				t.Errorf("%s, %s: %d bytes of %d, took %d of %d, %v", name, how, len(out), len(body), n, len(z)-7, err)
+			}
+		}
+	}
+}
+
+// TestInflateEndsAndLimits: a stream cut short decodes to a prefix of its
+// output and says so (errShort, not an invalid stream), and an output
+// limit stops it with exactly the limit's bytes.
+func TestInflateEndsAndLimits(t *testing.T) {
+	var f inflater
+	for name, body := range inflateInputs(t) {
+		if len(body) > 100_000 {
+			continue
+		}
+		for how, z := range deflated(t, body) {
+			for _, cut := range []int{0, 1, 2, 3, 5, len(z) / 3, len(z) / 2, len(z) - 2, len(z) - 1} {
+				if cut < 0 || cut >= len(z) {
+					continue
+				}
+				out, _, err := f.inflate(nil, z[:cut], len(body)+1)
+				if !errors.Is(err, errShort) || !bytes.HasPrefix(body, out) {
+					t.Errorf("%s, %s cut at %d of %d: %v, output a prefix: %v", name, how, cut, len(z), err, bytes.HasPrefix(body, out))
+				}
+			}
+			if len(body) < 2 {
+				continue
+			}
+			for _, limit := range []int{0, 1, min(512, len(body)-1), len(body) - 1} {
+				out, _, err := f.inflate(nil, z, limit)
+				if !errors.Is(err, errLimit) || !bytes.Equal(out, body[:limit]) {
+					t.Errorf("%s, %s limited to %d: %d bytes, %v", name, how, limit, len(out), err)
+				}
+			}
+		}
+	}
+}
+
+// TestInflateNeverDiffers corrupts streams and checks that inflate never
+// accepts one the streaming reader rejects, nor decodes one differently.
+func TestInflateNeverDiffers(t *testing.T) {
+	var f inflater
+	r := rand.New(rand.NewPCG(3, 4))
+	checked, accepted := 0, 0
+	for name, body := range inflateInputs(t) {
+		if len(body) > 100_000 {
+			continue
+		}
+		for how, z := range deflated(t, body) {
+			for range 40 {
+				bad := bytes.Clone(z)
+				for range 1 + r.IntN(3) {
+					if len(bad) > 0 {
+						bad[r.IntN(len(bad))] ^= 1 << r.IntN(8)
+					}
+				}
+				checked++
+				out, n, err := f.inflate(nil, bad, 1<<20)
+				if err != nil {
+					continue
+				}
+				accepted++
+				want, wantN, werr := reference(bad)
+				if werr != nil || !bytes.Equal(out, want) || n != wantN {
+					t.Errorf("%s, %s corrupted: inflate took it (%d bytes, %d in), the reader: %v (%d bytes, %d in)", name, how, len(out), n, werr, len(want), wantN)
+				}
+			}
+		}
+	}
+	t.Logf("%d corrupted streams, %d decoded (each as the streaming reader does)", checked, accepted)
+}
+
+func FuzzInflate(f *testing.F) {
+	for _, body := range inflateInputs(f) {
+		if len(body) > 20_000 {
+			continue
+		}
+		for _, z := range deflated(f, body) {
+			f.Add(z)
+		}
+	}
+	var inf inflater
+	f.Fuzz(func(t *testing.T, z []byte) {
+		out, n, err := inf.inflate(nil, z, 1<<20)
+		want, wantN, werr := reference(z)
+		switch {
+		case err == nil && (werr != nil || !bytes.Equal(out, want) || n != wantN):
+			t.Fatalf("inflate took it (%d bytes, %d in), the reader: %v (%d bytes, %d in)", len(out), n, werr, len(want), wantN)
+		case errors.Is(err, errShort) && (werr == nil || !bytes.HasPrefix(want, out) && !bytes.HasPrefix(out, want)):
+			// Each decoder's output before a failure is what it had
+			// flushed: one is a prefix of the other.
+			t.Fatalf("cut short with %d bytes; the reader: %v, %d bytes, neither a prefix of the other", len(out), werr, len(want))
+		case err == nil, errors.Is(err, errShort), errors.Is(err, errInflate), errors.Is(err, errLimit):
+		default:
+			t.Fatalf("unexpected error %v", err)
+		}
+	})
+}
+
+// BenchmarkInflate decodes simweb's pages, deflated as simweb serves
+// them (level 1), with inflate and with the streaming reader, and ends
+// with a key=value line: CPU per page of each.
+func BenchmarkInflate(b *testing.B) {
+	w, err := simweb.Generate(simweb.Options{Seed: 1, Sites: 100, Pages: 2000})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var pages [][]byte
+	decoded := 0
+	for i := range 200 {
+		body := w.AppendHTML(nil, i*7%w.NumPages(), 8080)
+		var z bytes.Buffer
+		zw, _ := flate.NewWriter(&z, 1)
+		zw.Write(body)
+		zw.Close()
+		pages = append(pages, z.Bytes())
+		decoded += len(body)
+	}
+	var f inflater
+	var buf []byte
+	var ours, theirs float64
+	zr := flate.NewReader(nil)
+	var out bytes.Buffer
+	for b.Loop() {
+		t := cputime.Start()
+		for _, z := range pages {
+			if buf, _, err = f.inflate(buf, z, 1<<20); err != nil {
+				b.Fatal(err)
+			}
+		}
+		ours += float64(t.Elapsed().Nanoseconds())
+		t = cputime.Start()
+		for _, z := range pages {
+			zr.(flate.Resetter).Reset(bytes.NewReader(z), nil)
+			out.Reset()
+			if _, err := out.ReadFrom(zr); err != nil {
+				b.Fatal(err)
+			}
+		}
+		theirs += float64(t.Elapsed().Nanoseconds())
+	}
+	n := float64(b.N * len(pages))
+	b.ReportMetric(ours/n/1000, "inflate_us_per_page")
+	b.ReportMetric(theirs/n/1000, "reader_us_per_page")
+	fmt.Printf("inflate pages=%d bytes_per_page=%d inflate_us_per_page=%.1f reader_us_per_page=%.1f\n",
+		len(pages), decoded/len(pages), ours/n/1000, theirs/n/1000)
+}
