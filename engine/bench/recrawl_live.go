@@ -141,6 +141,7 @@ type RecrawlLiveResult struct {
 	Copies                      map[int][]time.Duration
 	WarmEnd                     time.Duration
 	siteOf                      func(page int) int
+	web                         *simweb.Web
 	weight                      func(page int) float64 // true importance
 	WeightDistance, WeightAtEnd float64
 	// Late is how late the real crawl fetched its recrawls against its
@@ -333,6 +334,7 @@ func recrawlLive(ctx context.Context, o RecrawlLiveOptions, shape simweb.ChangeS
 		res.PlannerShared, res.PlannerSharedScores = ps.Freshness, ps
 	}
 	res.siteOf = web.Changes().ChannelOf
+	res.web = web
 	res.weight = trueW
 	res.Others = map[int]int{}
 	for p, ts := range copies {
@@ -677,6 +679,9 @@ func printSiteLoss(w io.Writer, res *RecrawlLiveResult) {
 		fmt.Fprintf(w, " %d/%d/%d", sl[0], sl[1], sl[2])
 	}
 	fmt.Fprintln(w)
+	if res.web != nil {
+		printSiteAllocation(w, res.web, res, top)
+	}
 	if len(sites) > 8 {
 		fmt.Fprintf(w, "  %4s %5s %6s %6s %6s %6s | %5.0f %5.0f %5.0f %5.0f %5.0f | %5.1f %5.1f %5.1f %5.1f %5.1f\n", "rest", "", "", "", "", "",
 			rest[0], rest[1], rest[2], rest[3], rest[4], rest[5], rest[6], rest[7], rest[8], rest[9])

@@ -387,7 +387,21 @@ func (p *Planner) push(pg *plannedPage, at time.Time) {
 // near its time, some a little early and some a little late, where
 // released as they fall due they would be served in order, each later
 // than the one before, and the turns before them would pass unused.
+//
+// Whoever comes last to a crowded stretch of turns would otherwise wait
+// longest, whatever it is worth: a news site's front page, worth more
+// than all its site's other pages, waited an hour or two for its turn
+// behind pages visited once a day after a site's gap changed. So a page
+// (not in flight) whose nearest free turn is more than a gap from its
+// time takes the nearest turn of a page that loses less when moved
+// (moveCost), which then books again by the same rule (maxBump deep).
 func (p *Planner) reserve(pg *plannedPage, at time.Time) time.Time {
+	return p.reserveDepth(pg, at, 0)
+}
+
+// reserveDepth is reserve, depth pages moved from their turns before it
+// (victim).
+func (p *Planner) reserveDepth(pg *plannedPage, at time.Time, depth int) time.Time {
 	// No turn before the present, nor, for a visit in flight, before
 	// MinInterval after its release: the nearest free turn may be before
 	// at, and the retry of a visit that takes long must not come so soon.
@@ -443,10 +457,95 @@ func (p *Planner) reserve(pg *plannedPage, at time.Time) time.Time {
 			best = early
 		}
 	}
+	if d := absDuration(best.Sub(at)); d > gap && pg.released.IsZero() && depth < maxBump {
+		if k, q := p.victim(pg, ts, at, floor, d); q != nil {
+			// Its turn is pg's; q takes the free turn nearest its own
+			// time, or a turn of a page that loses less still.
+			best = ts[k].at
+			ts[k].id = pg.info.ID
+			p.turns[pg.site] = ts
+			pg.turn = best
+			q.turn = time.Time{}
+			key := p.reserveDepth(q, q.at, depth+1)
+			p.queue.entries[q.qi].key = key
+			heap.Fix(&p.queue, q.qi)
+			return best
+		}
+	}
 	k, _ := slices.BinarySearchFunc(ts, best, func(t turn, x time.Time) int { return t.at.Compare(x) })
 	p.turns[pg.site] = slices.Insert(ts, k, turn{at: best, id: pg.info.ID})
 	pg.turn = best
 	return best
+}
+
+// maxBump bounds the pages one reservation moves from their turns
+// (victim), one after the other, each losing less than the one before.
+const maxBump = 4
+
+// victim returns the turn nearest at, less than d from it and not before
+// floor, that page pg may take from the page holding it, and that page:
+// one planned (not in flight) whose visit loses less than pg's when moved
+// from its time (moveCost), at most maxWalk turns each way. It returns
+// nil for none.
+func (p *Planner) victim(pg *plannedPage, ts []turn, at, floor time.Time, d time.Duration) (int, *plannedPage) {
+	c := p.moveCost(pg)
+	if c <= 0 {
+		return 0, nil
+	}
+	i, _ := slices.BinarySearchFunc(ts, at, func(t turn, x time.Time) int { return t.at.Compare(x) })
+	best, bestD := -1, d
+	try := func(k int) {
+		dk := absDuration(ts[k].at.Sub(at))
+		if dk >= bestD || ts[k].at.Before(floor) {
+			return
+		}
+		q := p.pages[ts[k].id]
+		if q == nil || q == pg || !q.turn.Equal(ts[k].at) || !q.due.IsZero() || q.qi < 0 || p.moveCost(q) >= c {
+			return
+		}
+		best, bestD = k, dk
+	}
+	for k := i; k < len(ts) && k-i < maxWalk && ts[k].at.Sub(at) < bestD; k++ {
+		try(k)
+	}
+	for k := i - 1; k >= 0 && i-k <= maxWalk && at.Sub(ts[k].at) < bestD; k-- {
+		try(k)
+	}
+	p.walked += min(len(ts)-i, maxWalk) + min(i, maxWalk)
+	if best < 0 {
+		return 0, nil
+	}
+	return best, p.pages[ts[best].id]
+}
+
+// moveCost is what page pg's freshness loses, weighted, for each squared
+// second its visit moves from its time: visited every I, a visit moved by
+// δ makes two intervals I−δ and I+δ, and a page of rate λ is fresh
+// (1 − e^(−λL))/λ of an interval L, so the two lose λ·e^(−λI)·δ² to
+// second order. A page changing in nearly every interval loses little
+// (its copy is stale most of the time anyway), one visited often that
+// matters much loses most: the turns near their times are theirs.
+func (p *Planner) moveCost(pg *plannedPage) float64 {
+	w := pg.weight
+	if w == 0 {
+		w = weightOr1(pg.info.Weight)
+	}
+	iv := pg.interval
+	if iv == 0 {
+		iv = p.opt.InitialInterval
+	}
+	lam := float64(pg.rate)
+	if lam <= 0 {
+		return 0
+	}
+	return w * lam * math.Exp(-lam*iv.Seconds())
+}
+
+func absDuration(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
 }
 
 // maxWalk bounds the turns reserve steps over looking for a free one

@@ -220,3 +220,54 @@ func checkTurns(t *testing.T, p *Planner, known map[uint64]string, seed uint64, 
 		}
 	}
 }
+
+// Pages due together on a site whose turns are scarce: the turns nearest
+// their time go to the pages whose freshness loses most when their visit
+// moves (moveCost), whatever the order they were booked in. A page that
+// matters a thousand times as much as the thirty others due with it, and
+// booked last, is given the turn at its time, not the free one a quarter
+// of an hour away: each of the others loses a thousandth as much for the
+// same move. Every page still holds a turn, a gap from the others.
+func TestPlannerTurnsNearTheirTimeByCost(t *testing.T) {
+	const gap = time.Minute
+	p := NewPlanner(PlannerOptions{InitialInterval: time.Hour, MinChanges: 1 << 20, MinVisits: 1 << 20})
+	p.SetBudget(1)
+	p.SetSiteGap("a", gap)
+	const light = 30
+	for i := range light {
+		p.Add(PageInfo{ID: uint64(i), Channel: "c", Site: "a", Weight: 1}, plannerEpoch)
+	}
+	heavy := uint64(light)
+	p.Add(PageInfo{ID: heavy, Channel: "c", Site: "a", Weight: 1000}, plannerEpoch)
+	p.Solve(plannerEpoch) // every page due at the first hour, booked in the order of its ID
+	due := plannerEpoch.Add(time.Hour)
+	if d := absDuration(p.pages[heavy].turn.Sub(due)); d > gap {
+		t.Errorf("the heavy page's turn is %v from its time, want a gap at most", d)
+	}
+	turns := p.turns[p.sites["a"]]
+	if len(turns) != light+1 {
+		t.Fatalf("%d turns held, want %d", len(turns), light+1)
+	}
+	held := map[uint64]bool{}
+	for i, tu := range turns {
+		if i > 0 && tu.at.Sub(turns[i-1].at) < gap {
+			t.Errorf("turns %v and %v are less than a gap apart", turns[i-1].at, tu.at)
+		}
+		if pg := p.pages[tu.id]; pg == nil || !pg.turn.Equal(tu.at) {
+			t.Errorf("turn %v is held by page %d, whose turn is elsewhere", tu.at, tu.id)
+		}
+		held[tu.id] = true
+	}
+	if len(held) != light+1 {
+		t.Errorf("%d pages hold the %d turns", len(held), len(turns))
+	}
+	// Released in turn, the heavy page goes within a gap of its time.
+	for now := plannerEpoch; now.Before(plannerEpoch.Add(2 * time.Hour)); now = now.Add(10 * time.Second) {
+		for _, id := range p.Due(now, 0) {
+			if id == heavy && absDuration(now.Sub(due)) > gap+10*time.Second {
+				t.Errorf("the heavy page released at %v, %v from its time", now.Sub(plannerEpoch), now.Sub(due))
+			}
+			p.Visit(id, Visit{At: now}, 0)
+		}
+	}
+}

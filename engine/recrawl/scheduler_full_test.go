@@ -29,8 +29,11 @@ func TestSchedulerFullSiteTurnsByWorth(t *testing.T) {
 	}{
 		// Robots to spare: the site's politeness binds.
 		{name: "full", cost: time.Second, min: 0.95, max: 1, early: true},
-		// A budget of 24 visits an hour binds first.
-		{name: "not full", cost: 10 * time.Minute, min: 0.3, max: 0.45},
+		// A budget of 24 visits an hour binds first: 0.40 of the turns,
+		// a little more as the intervals solved again move some pages'
+		// visits earlier (0.43, 0.45 since the turns near their times
+		// go to the pages that lose most when moved).
+		{name: "not full", cost: 10 * time.Minute, min: 0.3, max: 0.47},
 		// Discovery finds pages of 40 in-links, the recrawls' pages have
 		// none: the recrawls take what discovery earns them, Share.
 		{name: "discovery worth more", cost: time.Second, discover: true, found: 40, min: 0.3, max: 0.5},
