@@ -86,7 +86,7 @@ type Set struct {
 	// faulted in and zeroed, and, under the crawl's tight collector
 	// pacing, marking work the runtime makes a large allocation do).
 	// spares is how many tables it holds or are being cleared for it:
-	// one at most.
+	// one at most (Open makes the first).
 	spare  chan *table
 	spares int
 	runs   []*run // on disk, newest first
@@ -232,6 +232,8 @@ func Open(opt Options) (*Set, error) {
 	}
 	s.recent = newTable(s.max)
 	s.spare = make(chan *table, 1)
+	s.spare <- newTable(s.max) // for the first freeze, which otherwise allocates one
+	s.spares = 1
 	s.queued = make(chan struct{}, 1)
 	s.changed = make(chan struct{}, 1)
 	s.stop = make(chan struct{})

@@ -300,14 +300,20 @@ func TestHoldsByKind(t *testing.T) {
 	}
 }
 
-// TestFreezeReusesTable checks that a freeze takes the table the last run
-// was written from, cleared, instead of allocating one, once that run is
-// taken over, and that the set still answers for every ID added.
+// TestFreezeReusesTable checks that a freeze allocates no table: the
+// first takes the one Open made, the next the table the last run was
+// written from, cleared, once that run is taken over; and that the set
+// still answers for every ID added.
 func TestFreezeReusesTable(t *testing.T) {
 	const recent = 1000
 	n := openNumbered(t, recent)
 	s := n.s
+	made := <-s.spare
+	s.spare <- made
 	n.add(recent)
+	if s.recent != made {
+		t.Errorf("the first freeze did not take the table Open made")
+	}
 	if len(s.frozen) != 1 {
 		t.Fatalf("no table frozen after %d entries: %+v", recent, s.Stats())
 	}
