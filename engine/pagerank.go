@@ -547,6 +547,11 @@ func (c *crawl) finalRank() {
 	if r.busy {
 		c.onRank(<-r.out)
 	}
+	// The run in flight writes its ranks, and its record with them, after
+	// handing its result over: left to race this run's for the writes, it
+	// could come second and find the ranker stopped (stopRanker, as Run
+	// ends), its record lost with its ranks.
+	r.wg.Wait()
 	if c.web.fetchedPages() == 0 {
 		return
 	}
