@@ -28,7 +28,7 @@ func (w *worker) run() {
 		}
 		// A merge gives way to the tables frozen meanwhile.
 		for again := true; again && !w.stopped(); again = w.waiting() {
-			for m := w.next(); m != nil; m = w.next() {
+			for m := w.nextTable(); m != nil; m = w.nextTable() {
 				r, err := w.flush(m)
 				if err != nil {
 					w.publish(0, nil, err)
@@ -74,6 +74,20 @@ func (w *worker) next() *table {
 	return m
 }
 
+// nextTable returns the next table to write as a run, nil when none waits
+// or when the runs, mergeFirst or more, are to be merged first.
+func (w *worker) nextTable() *table {
+	if len(w.runs) >= mergeFirst && w.mergeable() {
+		return nil
+	}
+	return w.next()
+}
+
+// mergeable reports whether the two newest runs are to be merged (merge).
+func (w *worker) mergeable() bool {
+	return len(w.runs) >= 2 && w.runs[0].n*2 >= w.runs[1].n
+}
+
 // waiting reports whether a table waits in the queue.
 func (w *worker) waiting() bool {
 	w.s.qmu.Lock()
@@ -108,11 +122,11 @@ func (w *worker) flush(m *table) (*run, error) {
 // many entries as the older: the runs' sizes then grow geometrically, so
 // there are about log2(n/Recent) of them and each entry is rewritten as
 // often. It stops early when the Set is closing, and when a table waits to
-// be written (its entries are in memory until it is: the merge goes on
-// after it).
+// be written while there are fewer than mergeFirst runs (its entries are
+// in memory until it is: the merge goes on after it).
 func (w *worker) merge() error {
-	for len(w.runs) >= 2 && w.runs[0].n*2 >= w.runs[1].n {
-		if w.stopped() || w.waiting() {
+	for w.mergeable() {
+		if w.stopped() || w.waiting() && len(w.runs) < mergeFirst {
 			return nil
 		}
 		newer, older := w.runs[0], w.runs[1]
@@ -128,6 +142,15 @@ func (w *worker) merge() error {
 	}
 	return nil
 }
+
+// mergeFirst is how many runs there may be before the tables waiting to be
+// written no longer go before the merges: from it on, the runs are merged
+// first and the tables wait in memory. Otherwise a writer slower than the caller (a slow
+// disk) never merged, and runs piled up, each an open file and a filter
+// that every look-up of a new URL reads, and one such look-up in a
+// hundred a block read from disk. Geometric merging keeps about
+// log2(n/Recent) runs: 9 at 100,000,000 URLs.
+const mergeFirst = 16
 
 // mergeTwo merges two runs; for an ID in both, the newer's value wins, as
 // the newer assignment does in a map.
