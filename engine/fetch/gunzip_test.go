@@ -397,7 +397,7 @@ func read(g *gunzip, limit int64, ct string, check bool) decoded {
 }
 
 // A gzip-coded binary declared HTML is decoded no further than its
-// first bytes, and read no further than sniffAfter (and one read) when
+// first bytes, and read no further than checkAfter (and one read) when
 // it has not ended by then; an HTML page declared otherwise is found
 // HTML.
 func TestWholeChecksTheType(t *testing.T) {
@@ -415,7 +415,7 @@ func TestWholeChecksTheType(t *testing.T) {
 		truncated bool
 		maxRead   int
 	}{
-		{"binary as html", "text/html", binary, TypeBinaryAsHTML, true, sniffAfter + 4096},
+		{"binary as html", "text/html", binary, TypeBinaryAsHTML, true, checkAfter + 4096},
 		{"html as octets", "application/octet-stream", html, TypeHTMLUndeclared, false, len(html)},
 		{"html", "text/html", html, TypeHTML, false, len(html)},
 	} {
