@@ -62,6 +62,7 @@ func TestWholeReadsLittleOfABomb(t *testing.T) {
 	if !got.equal(want) {
 		t.Errorf("got %s want %s", got, want)
 	}
+	t.Logf("whole read %d, streaming %d", gc.n, rc.n)
 	if gc.n > 4*rc.n {
 		t.Errorf("whole path read %d compressed bytes of the body; the streaming reader %d (truncated %v)", gc.n, rc.n, got.truncated)
 	}
