@@ -46,25 +46,13 @@ func TestWholeReadsLittleOfABomb(t *testing.T) {
 	body := member(z.Bytes(), nil) // trailer values irrelevant
 	t.Logf("compressed %d bytes", len(body))
 
-	ref := &gunzip{br: bufio.NewReaderSize(nil, 8<<10)}
-	rc := &countingReader{r: bytes.NewReader(body)}
-	ref.reset(rc, limit)
-	want := read(ref, limit, "text/html", false)
-
-	g := &gunzip{br: bufio.NewReaderSize(nil, 8<<10)}
-	gc := &countingReader{r: bytes.NewReader(body)}
-	g.reset(gc, limit)
-	w, ok := g.whole(nil, gc, limit, "text/html", false)
-	got := decoded{w.body, w.truncated, w.check, w.deflate, nil}
-	if !ok {
-		got = read(g, limit, "text/html", false)
+	b := bothWays(body, limit, false)
+	if !b.got.equal(b.want) {
+		t.Errorf("got %s want %s", b.got, b.want)
 	}
-	if !got.equal(want) {
-		t.Errorf("got %s want %s", got, want)
-	}
-	t.Logf("whole read %d, streaming %d", gc.n, rc.n)
-	if gc.n > 4*rc.n {
-		t.Errorf("whole path read %d compressed bytes of the body; the streaming reader %d (truncated %v)", gc.n, rc.n, got.truncated)
+	t.Logf("whole read %d, streaming %d", b.gotRead, b.wantRead)
+	if b.gotRead > 4*b.wantRead {
+		t.Errorf("whole path read %d compressed bytes of the body; the streaming reader %d (truncated %v)", b.gotRead, b.wantRead, b.got.truncated)
 	}
 }
 
@@ -84,20 +72,8 @@ func TestWholeRefusesLongHeaderStrings(t *testing.T) {
 	body = binary.LittleEndian.AppendUint32(body, crc32.ChecksumIEEE(page))
 	body = binary.LittleEndian.AppendUint32(body, uint32(len(page)))
 
-	ref := &gunzip{br: bufio.NewReaderSize(nil, 8<<10)}
-	ref.reset(bytes.NewReader(body), limit)
-	want := read(ref, limit, "text/html", false)
-
-	g := &gunzip{br: bufio.NewReaderSize(nil, 8<<10)}
-	src := bytes.NewReader(body)
-	g.reset(src, limit)
-	w, ok := g.whole(nil, src, limit, "text/html", false)
-	got := decoded{w.body, w.truncated, w.check, w.deflate, nil}
-	if !ok {
-		got = read(g, limit, "text/html", false)
-	}
-	if !got.equal(want) {
-		t.Errorf("whole %v: got %s; the streaming reader: %s", ok, got, want)
+	if b := bothWays(body, limit, false); !b.got.equal(b.want) {
+		t.Errorf("whole %v: got %s; the streaming reader: %s", b.ok, b.got, b.want)
 	}
 }
 
@@ -115,20 +91,8 @@ func TestWholeSniffsNoShortMember(t *testing.T) {
 	body[len(body)-5] ^= 1 // bad CRC
 	body = append(body, bytes.Repeat([]byte{0xAA}, 40<<10)...)
 
-	ref := &gunzip{br: bufio.NewReaderSize(nil, 8<<10)}
-	ref.reset(bytes.NewReader(body), limit)
-	want := read(ref, limit, "text/html", true)
-
-	g := &gunzip{br: bufio.NewReaderSize(nil, 8<<10)}
-	src := bytes.NewReader(body)
-	g.reset(src, limit)
-	w, ok := g.whole(nil, src, limit, "text/html", true)
-	got := decoded{w.body, w.truncated, w.check, w.deflate, nil}
-	if !ok {
-		got = read(g, limit, "text/html", true)
-	}
-	if !got.equal(want) {
-		t.Errorf("whole %v: got %s; the streaming reader: %s", ok, got, want)
+	if b := bothWays(body, limit, true); !b.got.equal(b.want) {
+		t.Errorf("whole %v: got %s; the streaming reader: %s", b.ok, b.got, b.want)
 	}
 }
 
@@ -144,20 +108,34 @@ func FuzzWholeAsTheStreamingReader(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, body []byte, check bool) {
-		const limit = 4096
-		ref := &gunzip{br: bufio.NewReaderSize(nil, 8<<10)}
-		ref.reset(bytes.NewReader(body), limit)
-		want := read(ref, limit, "text/html", check)
-		g := &gunzip{br: bufio.NewReaderSize(nil, 8<<10)}
-		src := bytes.NewReader(body)
-		g.reset(src, limit)
-		w, ok := g.whole(nil, src, limit, "text/html", check)
-		got := decoded{w.body, w.truncated, w.check, w.deflate, nil}
-		if !ok {
-			got = read(g, limit, "text/html", check)
-		}
-		if !got.equal(want) {
-			t.Fatalf("whole %v: got %s; the streaming reader: %s", ok, got, want)
+		if b := bothWays(body, 4096, check); !b.got.equal(b.want) {
+			t.Fatalf("whole %v: got %s; the streaming reader: %s", b.ok, b.got, b.want)
 		}
 	})
+}
+
+// twoWays is a body decoded by whole and by the streaming reader.
+type twoWays struct {
+	got, want         decoded // by whole (then the streaming reader, when it leaves the body), by the streaming reader alone
+	ok                bool    // whole's
+	gotRead, wantRead int     // the compressed bytes each read
+}
+
+// bothWays decodes a body declared HTML both ways.
+func bothWays(body []byte, limit int64, check bool) twoWays {
+	var b twoWays
+	ref := &gunzip{br: bufio.NewReaderSize(nil, 8<<10)}
+	rc := &countingReader{r: bytes.NewReader(body)}
+	ref.reset(rc, limit)
+	b.want = read(ref, limit, "text/html", check)
+	g := &gunzip{br: bufio.NewReaderSize(nil, 8<<10)}
+	gc := &countingReader{r: bytes.NewReader(body)}
+	g.reset(gc, limit)
+	w, ok := g.whole(nil, gc, limit, "text/html", check)
+	b.got, b.ok = decoded{w.body, w.truncated, w.check, w.deflate, nil}, ok
+	if !ok {
+		b.got = read(g, limit, "text/html", check)
+	}
+	b.gotRead, b.wantRead = gc.n, rc.n
+	return b
 }
