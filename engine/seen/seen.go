@@ -462,7 +462,9 @@ func (s *Set) inMemory() int {
 func (s *Set) Stats() Stats {
 	st := s.stats
 	st.Entries, st.Runs, st.Recent = s.Len(), len(s.runs), s.inMemory()
-	st.Bytes = s.recent.bytes() + int64(len(s.frozen)+s.spares)*tableBytes(s.max) + int64(len(s.cache))*16
+	// Every table has the recent one's size: the frozen ones, and the
+	// spare held or being cleared.
+	st.Bytes = s.recent.bytes()*int64(1+len(s.frozen)+s.spares) + int64(len(s.cache))*16
 	for _, r := range s.runs {
 		st.Bytes += int64(len(r.bloom))*8 + int64(len(r.index))*8
 		st.DiskBytes += int64(r.n) * entrySize

@@ -24,25 +24,16 @@ type table struct {
 
 // newTable returns an empty table for limit entries.
 func newTable(limit int) *table {
-	size := tableSlots(limit)
+	size := 8
+	for size*3/4 < limit {
+		size <<= 1
+	}
 	shift := uint(64)
 	for s := size; s > 1; s >>= 1 {
 		shift--
 	}
 	return &table{keys: make([]uint64, size), vals: make([]int32, size), mask: uint64(size - 1), shift: shift}
 }
-
-// tableSlots is the number of slots of a table for limit entries.
-func tableSlots(limit int) int {
-	size := 8
-	for size*3/4 < limit {
-		size <<= 1
-	}
-	return size
-}
-
-// tableBytes is the memory a table for limit entries holds.
-func tableBytes(limit int) int64 { return int64(tableSlots(limit)) * 12 }
 
 // reset empties the table, for limit entries as before.
 func (t *table) reset() {
