@@ -327,10 +327,7 @@ func (p *Planner) Visit(id uint64, v Visit, newLinks int) {
 	pg.changed = true
 	p.channels[pg.info.Channel].changed = true
 	p.dirty = true
-	iv := pg.interval
-	if iv == 0 {
-		iv = p.opt.InitialInterval
-	}
+	iv := p.interval(pg)
 	pg.anchor = v.At
 	if !pg.due.IsZero() {
 		p.late.add(pg.due, pg.released, v.At, iv)
@@ -526,19 +523,11 @@ func (p *Planner) victim(pg *plannedPage, ts []turn, at, floor time.Time, d time
 // (its copy is stale most of the time anyway), one visited often that
 // matters much loses most: the turns near their times are theirs.
 func (p *Planner) moveCost(pg *plannedPage) float64 {
-	w := pg.weight
-	if w == 0 {
-		w = weightOr1(pg.info.Weight)
-	}
-	iv := pg.interval
-	if iv == 0 {
-		iv = p.opt.InitialInterval
-	}
 	lam := float64(pg.rate)
 	if lam <= 0 {
 		return 0
 	}
-	return w * lam * math.Exp(-lam*iv.Seconds())
+	return pg.worth() * lam * math.Exp(-lam*p.interval(pg).Seconds())
 }
 
 func absDuration(d time.Duration) time.Duration {
@@ -761,15 +750,29 @@ func (p *Planner) Worth(id uint64, now time.Time) float64 {
 	if pg == nil {
 		return 0
 	}
-	w := pg.weight
-	if w == 0 {
-		w = weightOr1(pg.info.Weight)
-	}
 	age := now.Sub(pg.last).Seconds()
 	if age <= 0 || pg.rate <= 0 {
 		return 0
 	}
-	return w * -math.Expm1(-float64(pg.rate)*age)
+	return pg.worth() * -math.Expm1(-float64(pg.rate)*age)
+}
+
+// worth is pg's weight in the plan, or its in-link weight before the
+// plan has given it one.
+func (pg *plannedPage) worth() float64 {
+	if pg.weight == 0 {
+		return weightOr1(pg.info.Weight)
+	}
+	return pg.weight
+}
+
+// interval is pg's planned interval, or InitialInterval before the plan
+// has given it one.
+func (p *Planner) interval(pg *plannedPage) time.Duration {
+	if pg.interval == 0 {
+		return p.opt.InitialInterval
+	}
+	return pg.interval
 }
 
 // Early releases, at now, the next page planned on full site site (Full)
