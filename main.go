@@ -11,7 +11,6 @@ import (
 	"log"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -82,14 +81,6 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// setHeapLimit applies memory.heap_limit_mb (MiB; 0 means none) unless the
-// GOMEMLIMIT environment variable already set one.
-func setHeapLimit(mb int) {
-	if mb > 0 && os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(int64(mb) << 20)
-	}
-}
-
 func crawlCmd(fs *flag.FlagSet) runFunc {
 	path := fs.String("config", "config.yaml", "the crawl's configuration `file`")
 	headless := fs.Bool("headless", false, "no console: print a progress line every few seconds")
@@ -140,8 +131,7 @@ func crawl(ctx context.Context, cfg *config.File, wire func(*engine.Config), hea
 		return err
 	}
 	defer resolver.Close()
-	setHeapLimit(cfg.HeapLimitMB)
-	go gcpace.Keep(ctx, cfg.HeadroomMB)
+	defer gcpace.Start(cfg.HeapLimitMB, cfg.HeadroomMB)()
 	// An upgrade of an older file says what it does: at millions of URLs
 	// it takes minutes, before any screen opens.
 	db, err := storage.Open(cfg.StoragePath, storage.Options{MaxSize: cfg.MaxSize, Log: func(msg string) { fmt.Fprintln(out.stderr, msg) }})

@@ -28,10 +28,7 @@ func benchCrawlCmd(fs *flag.FlagSet) runFunc {
 	heapLimit := fs.Int("heap-limit-mb", config.DefaultHeapLimitMB, "soft limit on the Go heap in MiB, as memory.heap_limit_mb (0: none)")
 	headroom := fs.Int("gc-headroom-mb", config.DefaultHeadroomMB, "how far the heap may grow beyond what is live, in MiB, as memory.gc_headroom_mb (0: GOGC's share)")
 	return func(ctx context.Context, out output) error {
-		setHeapLimit(*heapLimit)
-		ctx, stop := context.WithCancel(ctx)
-		defer stop()
-		go gcpace.Keep(ctx, *headroom)
+		defer gcpace.Start(*heapLimit, *headroom)()
 		opt.OpenStore = openBenchStore
 		opt.SimwebCommand = []string{os.Args[0], "simweb"}
 		return bench.Crawl(ctx, opt, out.stdout)

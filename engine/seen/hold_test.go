@@ -3,7 +3,6 @@ package seen_test
 import (
 	"context"
 	"fmt"
-	"runtime/debug"
 	"runtime/metrics"
 	"testing"
 	"time"
@@ -21,13 +20,9 @@ import (
 // of fn's may be made to help them (an assist). It returns the
 // collections run and the CPU time their assists took.
 func underCrawlGC(liveMB, allocMBps int, fn func()) (cycles uint64, assist time.Duration) {
-	limit := debug.SetMemoryLimit(config.DefaultHeapLimitMB << 20)
+	stopPacing := gcpace.Start(config.DefaultHeapLimitMB, config.DefaultHeadroomMB)
 	ctx, cancel := context.WithCancel(context.Background())
-	kept, churned := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(kept)
-		gcpace.Keep(ctx, config.DefaultHeadroomMB)
-	}()
+	churned := make(chan struct{})
 	live := make([][]byte, liveMB)
 	for i := range live {
 		live[i] = make([]byte, 1<<20)
@@ -59,9 +54,8 @@ func underCrawlGC(liveMB, allocMBps int, fn func()) (cycles uint64, assist time.
 	fn()
 	metrics.Read(samples)
 	cancel()
-	<-kept
 	<-churned
-	debug.SetMemoryLimit(limit)
+	stopPacing()
 	live = nil
 	return samples[0].Value.Uint64() - c0, time.Duration((samples[1].Value.Float64() - a0) * float64(time.Second))
 }

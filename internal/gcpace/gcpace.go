@@ -91,6 +91,31 @@ func Keep(ctx context.Context, headroomMB int) {
 		func(l uint64) { debug.SetMemoryLimit(int64(l)) })
 }
 
+// Start paces a process's collector as a crawl wants it: it sets the
+// memory limit to limitMB MiB (memory.heap_limit_mb), unless limitMB is not
+// positive or the GOMEMLIMIT environment variable is set (the user's
+// choice wins), and runs Keep(headroomMB) on a goroutine of its own. The
+// stop function it returns ends Keep, waits for it to put back the GOGC it
+// found, and puts back the limit Start found; call it once, when the
+// crawl (or a test that measures under a crawl's pacing) is over.
+func Start(limitMB, headroomMB int) (stop func()) {
+	limit := debug.SetMemoryLimit(-1)
+	if limitMB > 0 && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(int64(limitMB) << 20)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	kept := make(chan struct{})
+	go func() {
+		defer close(kept)
+		Keep(ctx, headroomMB)
+	}()
+	return func() {
+		cancel()
+		<-kept
+		debug.SetMemoryLimit(limit)
+	}
+}
+
 // heap is what Keep reads at each tick: the live heap at the last
 // collection, and the memory the runtime holds beyond the heap's pages
 // (its free and its used ones): stacks, metadata, and the unused ends of

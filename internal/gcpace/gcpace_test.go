@@ -2,6 +2,7 @@ package gcpace
 
 import (
 	"context"
+	"runtime/debug"
 	"slices"
 	"testing"
 	"time"
@@ -114,4 +115,41 @@ func ExampleKeep() {
 	go Keep(ctx, 256)
 	// ... the crawl ...
 	cancel()
+}
+
+// TestStartPutsBack checks that Start sets the limit it is given, unless
+// GOMEMLIMIT is set, and that its stop puts back the limit and the GOGC
+// it found.
+func TestStartPutsBack(t *testing.T) {
+	t.Setenv("GOGC", "") // Keep runs only when GOGC is empty
+	limit := debug.SetMemoryLimit(-1)
+	gogc := debug.SetGCPercent(77)
+	defer debug.SetGCPercent(gogc)
+	for _, tc := range []struct {
+		name      string
+		env       string
+		limitMB   int
+		wantLimit int64
+	}{
+		{"sets the limit", "", 300, 300 << 20},
+		{"no limit asked", "", 0, limit},
+		{"GOMEMLIMIT wins", "1GiB", 300, limit},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.env != "" {
+				t.Setenv("GOMEMLIMIT", tc.env)
+			}
+			stop := Start(tc.limitMB, 32)
+			if got := debug.SetMemoryLimit(-1); got != tc.wantLimit {
+				t.Errorf("limit while running = %d, want %d", got, tc.wantLimit)
+			}
+			stop()
+			if got := debug.SetMemoryLimit(-1); got != limit {
+				t.Errorf("limit after stop = %d, want %d (the one found)", got, limit)
+			}
+			if got := debug.SetGCPercent(77); got != 77 {
+				t.Errorf("GOGC after stop = %d, want 77 (the one found)", got)
+			}
+		})
+	}
 }
