@@ -56,6 +56,10 @@ func printSiteAllocation(w io.Writer, web *simweb.Web, res *RecrawlLiveResult, s
 		w, rate               float64
 		crawl, opt            int
 		fresh, even, optFresh float64
+		// byQuarter are the crawl's requests in each quarter of the
+		// window: whether the site's discovery (its first hours) or its
+		// turns after it gave the quartile its share.
+		byQuarter [4]int
 	}
 	var q [4]agg
 	var tot agg
@@ -66,17 +70,20 @@ func printSiteAllocation(w io.Writer, web *simweb.Web, res *RecrawlLiveResult, s
 		a.w += pg.weight
 		a.rate += pg.rate * 3600
 		a.crawl += counts[i]
+		for k := range a.byQuarter {
+			a.byQuarter[k] += windowFetches(pg.fetches, from+d*time.Duration(k)/4, from+d*time.Duration(k+1)/4)
+		}
 		a.opt += opt[i]
 		a.fresh += pg.weight * freshShare(pg.changes, pg.fetches, from, to)
 		a.even += pg.weight * scheduleFresh(pg.changes, float64(counts[i]), from, to)
 		a.optFresh += pg.weight * scheduleFresh(pg.changes, float64(opt[i]), from, to)
 	}
-	fmt.Fprintf(w, "site %d's scored pages by weight quartile (heaviest first): pages, weight share, mean changes/h, requests crawl/opt at the crawl's %d, freshness of the quartile crawl / crawl's counts evenly spaced / opt\n", site, n)
+	fmt.Fprintf(w, "site %d's scored pages by weight quartile (heaviest first): pages, weight share, mean changes/h, requests crawl/opt at the crawl's %d, freshness of the quartile crawl / crawl's counts evenly spaced / opt, the crawl's requests by quarter of the window\n", site, n)
 	for k, a := range q {
 		if a.pages == 0 {
 			continue
 		}
-		fmt.Fprintf(w, "  q%d %4d %.3f %.3f %5d %5d | %.3f %.3f %.3f\n", k, a.pages, a.w/wsum, a.rate/float64(a.pages), a.crawl, a.opt, a.fresh/a.w, a.even/a.w, a.optFresh/a.w)
+		fmt.Fprintf(w, "  q%d %4d %.3f %.3f %5d %5d | %.3f %.3f %.3f | %v\n", k, a.pages, a.w/wsum, a.rate/float64(a.pages), a.crawl, a.opt, a.fresh/a.w, a.even/a.w, a.optFresh/a.w, a.byQuarter)
 		tot.w += a.w
 		tot.fresh += a.fresh
 		tot.even += a.even
