@@ -243,10 +243,10 @@ func (g *gunzip) whole(dst []byte, body io.Reader, limit int64, contentType stri
 	}
 	// The trailer's size, if the body is one member: room for the output
 	// at once, when it is a page's (HTML inflates 3 to 10 times; a
-	// trailer that says more may lie, and append then grows the output
-	// as it comes).
-	if size := int64(binary.LittleEndian.Uint32(pre[len(pre)-4:])); size > int64(cap(dst)) && size <= min(limit, trustedRatio*int64(len(pre))) {
-		dst = make([]byte, 0, size)
+	// trailer that says more may lie, and the output then grows as it
+	// comes), with the room inflate's fast loop writes past the output.
+	if size := int64(binary.LittleEndian.Uint32(pre[len(pre)-4:])); size+fastRoom > int64(cap(dst)) && size <= min(limit, trustedRatio*int64(len(pre))) {
+		dst = make([]byte, 0, size+fastRoom)
 	}
 	out, n, err := g.inf.inflate(dst, pre[hdr:], int(limit))
 	end := hdr + n

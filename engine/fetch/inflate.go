@@ -15,7 +15,13 @@ import (
 // hand and the output is one flat slice, so a match is copied from the
 // output itself, the bit buffer lives in registers and is refilled eight
 // bytes at a time, and a literal that follows a literal is decoded
-// without a refill (as zlib's inflate_fast does): 56 µs.
+// without a refill (as zlib's inflate_fast does): 56 µs. Then, as the
+// fast inflaters do (libdeflate, zlib-ng): a fast loop that checks
+// neither the input's end nor the limit while both are far, writes by
+// index and copies a match eight bytes at a time; a table entry that
+// holds two literals when both codes fit in its index; a length's or
+// distance's code and extra bits taken in one shift: 48 µs (65 before,
+// measured alongside on a loaded machine).
 //
 // It only decodes streams it can vouch for: an invalid stream, or one of
 // a form it leaves alone (an incomplete code other than a single
@@ -33,17 +39,26 @@ var errInflate = errors.New("fetch: inflate: not decoded")
 // the stream ended: more input may decode further.
 var errShort = errors.New("fetch: inflate: input ends early")
 
-// A decoding table entry (uint32): the number of bits its code takes in
-// its table (0: no such code, the stream is invalid), flags, the extra
-// bits that follow a length or distance code, and a value: the literal,
+// A decoding table entry (uint32): the bits its lookup consumes (0: no
+// such code, the stream is invalid), which for a length or distance are
+// its code's and then the extra bits that follow it, so that one shift
+// takes both; the code's own bits, below which the extra bits start (a
+// link's: its subtable's index bits); flags; and a value: the literal,
 // the base length or distance, or a subtable's offset.
 const (
-	entBits    = 0xf // code bits consumed at this level
-	entExtraSh = 4   // extra bits (lengths, distances), or a subtable's index bits
-	entLiteral = 1 << 8
-	entEnd     = 1 << 9
-	entLink    = 1 << 10 // a subtable: value is its offset
+	entBits    = 0x3f // bits consumed by this lookup (at most 15+13)
+	entCodeSh  = 8    // 4 bits: the code's own bits at this level
+	entLiteral = 1 << 12
+	entEnd     = 1 << 13
+	entLink    = 1 << 14 // a subtable: value is its offset
+	entBase    = 1 << 15 // a length or distance: value is its base
 	entValSh   = 16
+	// entDouble marks a literal entry that holds a second literal (bits
+	// 24-31 of the value) whose code follows the first's within the
+	// primary index: it consumes both codes; the code bits field gives
+	// the first's alone.
+	entDoubleSh = 6
+	entDouble   = 1 << entDoubleSh
 )
 
 // Table sizes: the primary tables are indexed by this many bits; longer
@@ -72,26 +87,27 @@ const (
 )
 
 // entryOf returns the entry of symbol s in a table of kind k, without its
-// bits; 0 for a symbol that never occurs in a valid stream.
-func entryOf(k tableKind, s int) uint32 {
+// bits, and the extra bits that follow its code; entry 0 for a symbol
+// that never occurs in a valid stream.
+func entryOf(k tableKind, s int) (uint32, uint) {
 	switch k {
 	case litLenTable:
 		switch {
 		case s < 256:
-			return entLiteral | uint32(s)<<entValSh
+			return entLiteral | uint32(s)<<entValSh, 0
 		case s == 256:
-			return entEnd
+			return entEnd, 0
 		case s < 286:
-			return uint32(lengthExtra[s-257])<<entExtraSh | uint32(lengthBase[s-257])<<entValSh
+			return entBase | uint32(lengthBase[s-257])<<entValSh, uint(lengthExtra[s-257])
 		}
-		return 0
+		return 0, 0
 	case distTable:
 		if s < 30 {
-			return uint32(distExtra[s])<<entExtraSh | uint32(distBase[s])<<entValSh
+			return entBase | uint32(distBase[s])<<entValSh, uint(distExtra[s])
 		}
-		return 0
+		return 0, 0
 	}
-	return uint32(s) << entValSh
+	return uint32(s) << entValSh, 0
 }
 
 // buildTable fills t (reusing its storage) with the decoding table of the
@@ -142,11 +158,11 @@ func buildTable(t []uint32, lens []uint8, root uint, kind tableKind) ([]uint32, 
 		rev := reverse(uint(next[l]), l)
 		next[l]++
 		remaining[l]--
-		e := entryOf(kind, s)
+		e, extra := entryOf(kind, s)
 		valid := e != 0 || kind == codeLenTable
 		if l <= root {
 			if valid {
-				e |= uint32(l)
+				e |= uint32(l+extra) | uint32(l)<<entCodeSh
 			}
 			for i := rev; i < uint(size); i += 1 << l {
 				t[i] = e
@@ -165,17 +181,39 @@ func buildTable(t []uint32, lens []uint8, root uint, kind tableKind) ([]uint32, 
 			}
 			subOff = len(t)
 			t = append(t, make([]uint32, 1<<subBits)...)
-			t[prefix] = entLink | uint32(subBits)<<entExtraSh | uint32(subOff)<<entValSh
+			t[prefix] = entLink | uint32(root) | uint32(subBits)<<entCodeSh | uint32(subOff)<<entValSh
 		}
 		n := l - root
 		if valid {
-			e |= uint32(n)
+			e |= uint32(n+extra) | uint32(n)<<entCodeSh
 		}
 		for i := rev >> root; i < 1<<subBits; i += 1 << n {
 			t[subOff+int(i)] = e
 		}
 	}
+	if kind == litLenTable {
+		pairLiterals(t[:size], root)
+	}
 	return t, true
+}
+
+// pairLiterals makes each entry of a primary literal/length table t
+// whose literal's code leaves room in the index for a second literal's
+// whole code an entry of both (entDouble). From the last entry down, so
+// that the entry the second code is read from (a lower index) is still
+// a single one.
+func pairLiterals(t []uint32, root uint) {
+	for i := len(t) - 1; i >= 0; i-- {
+		e := t[i]
+		if e&entLiteral == 0 {
+			continue
+		}
+		l1 := uint(e & entBits)
+		e2 := t[i>>l1]
+		if l2 := uint(e2 & entBits); e2&entLiteral != 0 && l1+l2 <= root {
+			t[i] = e&^entBits | entDouble | uint32(l1+l2) | (e2>>entValSh&0xff)<<(entValSh+8)
+		}
+	}
 }
 
 // reverse returns the n low bits of c in reverse order.
@@ -408,16 +446,150 @@ func (f *inflater) dynamic() error {
 	return nil
 }
 
-// codes decodes a block's codes with tables lit and dist, to its end.
-// The bit buffer lives in local variables here (the compiler keeps them
-// in registers, not the inflater's fields), stored back on return.
+// fastRoom is the room the fast loop of codes needs in its output
+// buffer past the output: a match of 258 bytes copied eight bytes at a
+// time writes up to 264.
+const fastRoom = 264
+
+// fastCodes decodes a block's codes while the input has eight bytes left
+// to load at once and the output has room for a longest match before the
+// limit: it never checks the input's end nor the limit, writes the
+// output by index into the buffer's capacity (grown when short), and
+// copies a match eight bytes at a time, the copy's last word running past
+// the match's end into room that the next codes overwrite. It returns
+// done with the block's end or an invalid code; otherwise codes goes on
+// from where it stopped.
+func (f *inflater) fastCodes(out []byte, limit int, lit, dist []uint32) (_ []byte, done bool, _ error) {
+	src, pos, bits, nbits := f.src, f.pos, f.bits, f.nbits
+	litT := (*[1 << litRoot]uint32)(lit)
+	distT := (*[1 << distRoot]uint32)(dist)
+	buf := out[:cap(out)]
+	o := len(out)
+	for pos+8 <= len(src) && o <= limit-258 {
+		if o+fastRoom > len(buf) {
+			buf = growOutput(buf, o, limit)
+		}
+		// 56 bits hold a literal/length code (15) with its extra bits
+		// (5) and a distance code (15) with its own (13), or two
+		// literals.
+		bits |= binary.LittleEndian.Uint64(src[pos:]) << (nbits & 63)
+		pos += int(63-nbits) >> 3
+		nbits |= 56
+		e := litT[bits&(1<<litRoot-1)]
+		if e&entLiteral != 0 {
+			// One literal or two (entDouble): both bytes are written,
+			// the output grows by one or two. Up to three lookups
+			// without a refill: at least 26 bits are left after two,
+			// enough for any code.
+			n := uint(e & entBits)
+			bits >>= n
+			nbits -= n
+			binary.LittleEndian.PutUint16(buf[o:], uint16(e>>entValSh))
+			o += 1 + int(e>>entDoubleSh&1)
+			e = litT[bits&(1<<litRoot-1)]
+			if e&entLiteral == 0 {
+				continue
+			}
+			n = uint(e & entBits)
+			bits >>= n
+			nbits -= n
+			binary.LittleEndian.PutUint16(buf[o:], uint16(e>>entValSh))
+			o += 1 + int(e>>entDoubleSh&1)
+			e = litT[bits&(1<<litRoot-1)]
+			if e&entLiteral == 0 {
+				continue
+			}
+			n = uint(e & entBits)
+			bits >>= n
+			nbits -= n
+			binary.LittleEndian.PutUint16(buf[o:], uint16(e>>entValSh))
+			o += 1 + int(e>>entDoubleSh&1)
+			continue
+		}
+		if e&entBase == 0 {
+			if e&entLink != 0 {
+				bits >>= litRoot
+				nbits -= litRoot
+				e = lit[int(e>>entValSh)+int(bits&(1<<(e>>entCodeSh&0xf)-1))]
+			}
+			if e&entBase == 0 {
+				n := uint(e & entBits)
+				switch {
+				case e&entLiteral != 0:
+					bits >>= n
+					nbits -= n
+					buf[o] = byte(e >> entValSh)
+					o++
+					continue
+				case e&entEnd != 0:
+					bits >>= n
+					nbits -= n
+					f.pos, f.bits, f.nbits = pos, bits, nbits
+					return buf[:o], true, nil
+				}
+				f.pos, f.bits, f.nbits = pos, bits, nbits
+				out, err := f.invalid(buf[:o], o)
+				return out, true, err
+			}
+		}
+		saved := bits
+		n := uint(e & entBits)
+		bits >>= n
+		nbits -= n
+		length := int(e>>entValSh) + int(saved&(1<<n-1)>>(e>>entCodeSh&0xf))
+		e = distT[bits&(1<<distRoot-1)]
+		if e&entLink != 0 {
+			bits >>= distRoot
+			nbits -= distRoot
+			e = dist[int(e>>entValSh)+int(bits&(1<<(e>>entCodeSh&0xf)-1))]
+		}
+		saved = bits
+		n = uint(e & entBits)
+		bits >>= n
+		nbits -= n
+		d := int(e>>entValSh) + int(saved&(1<<n-1)>>(e>>entCodeSh&0xf))
+		if e&entBase == 0 || d > o {
+			f.pos, f.bits, f.nbits = pos, bits, nbits
+			out, err := f.invalid(buf[:o], o)
+			return out, true, err
+		}
+		start := o - d
+		switch {
+		case d >= 8:
+			for i := 0; i < length; i += 8 {
+				binary.LittleEndian.PutUint64(buf[o+i:], binary.LittleEndian.Uint64(buf[start+i:]))
+			}
+		case d == 1:
+			v := uint64(buf[start]) * 0x0101010101010101
+			for i := 0; i < length; i += 8 {
+				binary.LittleEndian.PutUint64(buf[o+i:], v)
+			}
+		default:
+			for i := range length {
+				buf[o+i] = buf[start+i]
+			}
+		}
+		o += length
+	}
+	f.pos, f.bits, f.nbits = pos, bits, nbits
+	return buf[:o], false, nil
+}
+
+// codes decodes a block's codes with tables lit and dist, to its end:
+// in the fast loop (fastCodes) while it can, then one code at a time
+// with checks for the input's end and the limit. The bit buffer lives in
+// local variables (the compiler keeps them in registers, not the
+// inflater's fields), stored back on return.
 func (f *inflater) codes(out []byte, limit int, lit, dist []uint32) ([]byte, error) {
+	out, done, err := f.fastCodes(out, limit, lit, dist)
+	if done {
+		return out, err
+	}
 	src, pos, bits, nbits := f.src, f.pos, f.bits, f.nbits
 	defer func() { f.pos, f.bits, f.nbits = pos, bits, nbits }()
+
 	safe := len(out) // the output decoded from bits of src alone
 	for {
-		// 56 bits hold a literal/length code (15) with its extra bits
-		// (5) and a distance code (15) with its own (13).
 		if pos+8 <= len(src) {
 			bits |= binary.LittleEndian.Uint64(src[pos:]) << nbits
 			pos += int(63-nbits) >> 3
@@ -441,13 +613,17 @@ func (f *inflater) codes(out []byte, limit int, lit, dist []uint32) ([]byte, err
 		if e&entLink != 0 {
 			bits >>= litRoot
 			nbits -= litRoot
-			e = lit[int(e>>entValSh)+int(bits&(1<<(e>>entExtraSh&0xf)-1))]
+			e = lit[int(e>>entValSh)+int(bits&(1<<(e>>entCodeSh&0xf)-1))]
 		}
 		n := uint(e & entBits)
 		if n == 0 {
 			f.pos, f.nbits = pos, nbits
 			return f.invalid(out, safe)
 		}
+		if e&entLiteral != 0 {
+			n = uint(e >> entCodeSh & 0xf) // the first literal's code alone
+		}
+		saved := bits
 		bits >>= n
 		nbits -= n
 		if e&entLiteral != 0 {
@@ -456,40 +632,23 @@ func (f *inflater) codes(out []byte, limit int, lit, dist []uint32) ([]byte, err
 				return f.limited(out, safe)
 			}
 			out = append(out, byte(e>>entValSh))
-			// A second literal without a refill: at least 41 bits are
-			// left, enough for any code.
-			e = lit[bits&(1<<litRoot-1)]
-			if e&(entLiteral|entLink) != entLiteral {
-				continue
-			}
-			if len(out) == limit {
-				f.pos, f.nbits = pos, nbits
-				return f.limited(out, safe)
-			}
-			n = uint(e & entBits)
-			bits >>= n
-			nbits -= n
-			out = append(out, byte(e>>entValSh))
 			continue
 		}
 		if e&entEnd != 0 {
 			return out, nil
 		}
-		x := uint(e >> entExtraSh & 0xf)
-		length := int(e>>entValSh) + int(bits&(1<<x-1))
-		bits >>= x
-		nbits -= x
+		length := int(e>>entValSh) + int(saved&(1<<n-1)>>(e>>entCodeSh&0xf))
 		e = dist[bits&(1<<distRoot-1)]
 		if e&entLink != 0 {
 			bits >>= distRoot
 			nbits -= distRoot
-			e = dist[int(e>>entValSh)+int(bits&(1<<(e>>entExtraSh&0xf)-1))]
+			e = dist[int(e>>entValSh)+int(bits&(1<<(e>>entCodeSh&0xf)-1))]
 		}
+		saved = bits
 		n = uint(e & entBits)
-		x = uint(e >> entExtraSh & 0xf)
-		d := int(e>>entValSh) + int(bits>>n&(1<<x-1))
-		bits >>= n + x
-		nbits -= n + x
+		bits >>= n
+		nbits -= n
+		d := int(e>>entValSh) + int(saved&(1<<n-1)>>(e>>entCodeSh&0xf))
 		if n == 0 || d > len(out) {
 			f.pos, f.nbits = pos, nbits
 			return f.invalid(out, safe)
@@ -515,6 +674,15 @@ func (f *inflater) codes(out []byte, limit int, lit, dist []uint32) ([]byte, err
 			return f.limited(out, safe)
 		}
 	}
+}
+
+// growOutput returns buf with its first o bytes, grown (as append would,
+// but to no more than limit needs) to hold fastRoom more.
+func growOutput(buf []byte, o, limit int) []byte {
+	n := min(max(2*len(buf), o+fastRoom, 4<<10), limit+fastRoom)
+	grown := make([]byte, n)
+	copy(grown, buf[:o])
+	return grown
 }
 
 // limited ends a block's decoding at the output limit: errLimit, or

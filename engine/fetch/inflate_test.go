@@ -246,3 +246,85 @@ func BenchmarkInflate(b *testing.B) {
 	fmt.Printf("inflate pages=%d bytes_per_page=%d inflate_us_per_page=%.1f reader_us_per_page=%.1f\n",
 		len(pages), decoded/len(pages), ours/n/1000, theirs/n/1000)
 }
+
+// randomCorpora returns n bodies of shapes drawn at random that take
+// every way of copying a match: periods of 1 to 20 bytes with a mutation
+// now and then (overlapping copies at every short distance), a small
+// alphabet (short matches among literals), words, and random bytes
+// (stored blocks), at lengths from none to a few windows.
+func randomCorpora(r *rand.Rand, n int) [][]byte {
+	var out [][]byte
+	for range n {
+		size := r.IntN(1 << (1 + r.IntN(17)))
+		b := make([]byte, size)
+		switch r.IntN(4) {
+		case 0:
+			p := 1 + r.IntN(20)
+			for i := range b {
+				if i < p || r.IntN(500) == 0 {
+					b[i] = byte(r.Uint32())
+				} else {
+					b[i] = b[i-p]
+				}
+			}
+		case 1:
+			k := 2 + r.IntN(6)
+			for i := range b {
+				b[i] = 'a' + byte(r.IntN(k))
+			}
+		case 2:
+			words := []string{"lidi ", "crawls ", "the ", "web ", "<a href=\"/x\">", "</a>\n", "deflate "}
+			for i := 0; i < len(b); {
+				i += copy(b[i:], words[r.IntN(len(words))])
+			}
+		default:
+			for i := range b {
+				b[i] = byte(r.Uint32())
+			}
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// TestInflateAsFlateAtEveryLevel: the streams of every level of both
+// compressors (compress/flate's and klauspost's), of the test bodies and
+// of random ones, decode as compress/flate's reader decodes them, into an
+// output buffer of any capacity holding any bytes, and an output limit
+// drawn at random stops them at exactly the limit.
+func TestInflateAsFlateAtEveryLevel(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	bodies := randomCorpora(r, 60)
+	for _, b := range inflateInputs(t) {
+		bodies = append(bodies, b)
+	}
+	var f inflater
+	for i, body := range bodies {
+		for level := -2; level <= 9; level++ {
+			var kz, sz bytes.Buffer
+			kw, _ := flate.NewWriter(&kz, level)
+			kw.Write(body)
+			kw.Close()
+			sw, _ := stdflate.NewWriter(&sz, level)
+			sw.Write(body)
+			sw.Close()
+			for how, z := range map[string][]byte{"klauspost": kz.Bytes(), "std": sz.Bytes()} {
+				want, err := io.ReadAll(stdflate.NewReader(bytes.NewReader(z)))
+				if err != nil || !bytes.Equal(want, body) {
+					t.Fatalf("body %d, %s level %d: compress/flate reads %d bytes of %d, %v", i, how, level, len(want), len(body), err)
+				}
+				// Any capacity, filled with bytes that are no output.
+				dst := bytes.Repeat([]byte{0xa5}, []int{0, len(body), len(body) + fastRoom, r.IntN(len(body) + 1)}[r.IntN(4)])[:0]
+				out, n, err := f.inflate(dst, z, len(body))
+				if err != nil || !bytes.Equal(out, want) || n != len(z) {
+					t.Errorf("body %d (%d bytes), %s level %d: %d bytes, took %d of %d, %v", i, len(body), how, level, len(out), n, len(z), err)
+				}
+				limit := r.IntN(len(body) + 1)
+				out, _, err = f.inflate(dst, z, limit)
+				if wantErr := map[bool]error{true: errLimit, false: nil}[limit < len(body)]; err != wantErr || !bytes.Equal(out, want[:limit]) {
+					t.Errorf("body %d (%d bytes), %s level %d, limited to %d: %d bytes, %v", i, len(body), how, level, limit, len(out), err)
+				}
+			}
+		}
+	}
+}
