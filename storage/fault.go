@@ -82,7 +82,8 @@ func (db *DB) fault(err error) error {
 		return nil
 	}
 	var fe *FaultError
-	if errors.As(err, &fe) {
+	var re *RoomError // says already what lacks room and what to do
+	if errors.As(err, &fe) || errors.As(err, &re) {
 		return err
 	}
 	var se *sqlite.Error

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -419,6 +420,15 @@ var copiedTables = map[int][]string{9: {"links"}, 10: {"urls", "page_links"}}
 // commit.
 const upgradeRoom = 2
 
+// copyBytes is what a copy of tables (and their indexes) that take n
+// bytes writes. Its rows go in key order and fill their pages, where a
+// crawl's are partly empty, but a step may add an index: version 10
+// indexes the URLs' IDs, which were version 9's rowids, and a packed
+// file (vacuumed, as a snapshot is) then grew by 14%. A quarter more
+// covers that; a copy that still runs out of room fails as a *RoomError
+// and leaves the file as it was.
+func copyBytes(n int64) int64 { return n + n/4 }
+
 // upgradeProgressEvery is how often a long upgrade says how far it is.
 const upgradeProgressEvery = 10 * time.Second
 
@@ -436,6 +446,9 @@ type RoomError struct {
 	// and Free are then the bytes the copy adds to the file and those
 	// the cap leaves. Zero when the disk lacks room.
 	MaxSize int64
+	// Err is SQLite's error when the copy ran out of room although the
+	// check before it found enough; nil when the check refused.
+	Err error
 }
 
 func (e *RoomError) Error() string {
@@ -447,7 +460,12 @@ func (e *RoomError) Error() string {
 		e.Path, e.Version, humanize.IBytes(uint64(e.Copied)), humanize.IBytes(uint64(e.Need)), humanize.IBytes(uint64(max(e.Free, 0))))
 }
 
-func (e *RoomError) Unwrap() error { return ErrDiskFull }
+func (e *RoomError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{ErrDiskFull}
+	}
+	return []error{ErrDiskFull, e.Err}
+}
 
 // tablesBytes returns the bytes that the tables an upgrade from version
 // from copies, and their indexes, take in the file (read from dbstat,
@@ -508,26 +526,42 @@ func (db *DB) upgrade(ctx context.Context, conn *sql.Conn, from int, opt *Option
 		}
 		// The file's own file system: a symlinked file's target's, where
 		// SQLite writes, not the link's directory's.
+		copyBytes := copyBytes
+		if opt.copyBytes != nil {
+			copyBytes = opt.copyBytes
+		}
 		free, ok := measure(db.path)
-		need := upgradeRoom * copied
+		need := upgradeRoom * copyBytes(copied)
 		if ok && free < need {
 			return &RoomError{Path: db.path, Version: SchemaVersion, Copied: copied, Need: need, Free: free}
 		}
+		var capLeft int64
 		if opt.MaxSize > 0 {
 			// The copy's pages go into the file before the old ones are
 			// freed, and the cap (max_page_count) counts the free pages
-			// inside it as room. The copy takes at most what the tables
-			// take (its rows go in key order and fill their pages, where
-			// the tables' are partly empty), so this refuses only an
-			// upgrade that might not fit.
+			// inside it as room.
 			var capPages, pages, freePages, size int64
 			if err := conn.QueryRowContext(ctx, "SELECT max_page_count, page_count, freelist_count, page_size FROM pragma_max_page_count, pragma_page_count, pragma_freelist_count, pragma_page_size").Scan(&capPages, &pages, &freePages, &size); err != nil {
 				return fmt.Errorf("storage: upgrade schema: measuring the file: %w", err)
 			}
-			if left := (capPages - pages + freePages) * size; left < copied {
-				return &RoomError{Path: db.path, Version: SchemaVersion, Copied: copied, Need: copied, Free: left, MaxSize: opt.MaxSize}
+			capLeft = (capPages - pages + freePages) * size
+			if capLeft < copyBytes(copied) {
+				return &RoomError{Path: db.path, Version: SchemaVersion, Copied: copied, Need: copyBytes(copied), Free: capLeft, MaxSize: opt.MaxSize}
 			}
 		}
+		// Should the estimate fall short, the copy's "database or disk
+		// is full" says which room ran out: the cap's when the disk had
+		// enough.
+		defer func() {
+			if err == nil || !errors.Is(db.fault(err), ErrDiskFull) {
+				return
+			}
+			re := &RoomError{Path: db.path, Version: SchemaVersion, Copied: copied, Need: need, Free: free, Err: err}
+			if opt.MaxSize > 0 && (!ok || free >= need) {
+				re.Need, re.Free, re.MaxSize = copyBytes(copied), capLeft, opt.MaxSize
+			}
+			err = re
+		}()
 		logf("storage: upgrading %s from schema version %d to %d: copying %s of its tables, which takes a while (about %s of disk needed)",
 			db.path, from, SchemaVersion, humanize.IBytes(uint64(copied)), humanize.IBytes(uint64(need)))
 		start := time.Now()

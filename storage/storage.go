@@ -126,6 +126,8 @@ type Options struct {
 
 	// diskFree replaces diskFree in tests.
 	diskFree func(path string) (int64, bool)
+	// copyBytes replaces copyBytes in tests (an estimate that falls short).
+	copyBytes func(int64) int64
 }
 
 // DB is an open crawl database. Create one with Open; the zero value is not

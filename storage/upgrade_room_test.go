@@ -2,10 +2,13 @@ package storage
 
 import (
 	"errors"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"strings"
 	"testing"
+
+	"lidi/engine/record"
 )
 
 // version9File returns the path of a closed version 9 file that holds
@@ -32,7 +35,7 @@ func version9File(t *testing.T) (string, int64) {
 
 // An upgrade that copies the URL and link tables refuses up front, with a
 // *RoomError that unwraps to ErrDiskFull, when the disk has less free
-// than twice their size, and leaves the file as it was; with the room, it
+// than twice the size of their copy, and leaves the file as it was; with the room, it
 // upgrades and says what it does.
 func TestUpgradeChecksItsRoom(t *testing.T) {
 	for _, tc := range []struct {
@@ -40,9 +43,9 @@ func TestUpgradeChecksItsRoom(t *testing.T) {
 		free   func(tables int64) int64
 		refuse bool
 	}{
-		{"less than twice the tables", func(n int64) int64 { return 2*n - 1 }, true},
+		{"less than twice the copy", func(n int64) int64 { return upgradeRoom*copyBytes(n) - 1 }, true},
 		{"no space at all", func(int64) int64 { return 0 }, true},
-		{"twice the tables", func(n int64) int64 { return 2 * n }, false},
+		{"twice the copy", func(n int64) int64 { return upgradeRoom * copyBytes(n) }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path, tables := version9File(t)
@@ -73,8 +76,8 @@ func TestUpgradeChecksItsRoom(t *testing.T) {
 			if !errors.As(err, &re) || !errors.Is(err, ErrDiskFull) {
 				t.Fatalf("error %v (%T), want a *RoomError and ErrDiskFull", err, err)
 			}
-			if re.Copied != tables || re.Need != 2*tables || re.Version != SchemaVersion {
-				t.Errorf("%+v, want %d bytes copied and twice that needed", re, tables)
+			if re.Copied != tables || re.Need != upgradeRoom*copyBytes(tables) || re.Version != SchemaVersion {
+				t.Errorf("%+v, want %d bytes copied and twice the copy needed", re, tables)
 			}
 			if !strings.Contains(err.Error(), "free some space") {
 				t.Errorf("error %q says nothing of what to do", err)
@@ -86,7 +89,7 @@ func TestUpgradeChecksItsRoom(t *testing.T) {
 				t.Errorf("logged %q before refusing", logged)
 			}
 			// With the room, the same file upgrades.
-			db, err = Open(path, Options{diskFree: func(string) (int64, bool) { return 2 * tables, true }})
+			db, err = Open(path, Options{diskFree: func(string) (int64, bool) { return upgradeRoom * copyBytes(tables), true }})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -106,8 +109,8 @@ func TestUpgradeChecksItsCap(t *testing.T) {
 		room   func(tables int64) int64 // bytes the cap leaves above the file's used pages
 		refuse bool
 	}{
-		{"a page short of the tables", func(n int64) int64 { return n - pageSize }, true},
-		{"the tables", func(n int64) int64 { return n }, false},
+		{"a page short of the copy", func(n int64) int64 { return copyBytes(n) - pageSize }, true},
+		{"the copy", func(n int64) int64 { return copyBytes(n) }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path, tables := version9File(t)
@@ -142,6 +145,83 @@ func TestUpgradeChecksItsCap(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A packed version 9 file (vacuumed, as a snapshot is) has full pages, and
+// version 10 adds an index of the URLs' IDs: its copy takes more than its
+// tables did (14% more here). The check asks for the room that copy takes;
+// and should an estimate fall short, the copy's "database or disk is full"
+// comes back as a *RoomError that names the cap, the file unchanged.
+func TestUpgradeOfAPackedFile(t *testing.T) {
+	roomy := func(string) (int64, bool) { return 1 << 50, true }
+	for _, tc := range []struct {
+		name     string
+		estimate func(int64) int64 // nil: copyBytes
+		room     func(tables int64) int64
+		upgrade  bool
+		midCopy  bool // refused by SQLite during the copy, not up front
+	}{
+		{"a cap that leaves the tables", nil, func(n int64) int64 { return n }, false, false},
+		{"a cap that leaves the copy", nil, func(n int64) int64 { return copyBytes(n) }, true, false},
+		{"an estimate that falls short", func(n int64) int64 { return n }, func(n int64) int64 { return n }, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := packedVersion9File(t)
+			r := rawOpen(t, path)
+			tables := queryInt(t, r, `SELECT sum(pgsize) FROM dbstat WHERE aggregate = TRUE AND name IN
+				(SELECT name FROM sqlite_schema WHERE tbl_name IN ('urls', 'page_links') AND type IN ('table', 'index'))`)
+			used := (queryInt(t, r, "PRAGMA page_count") - queryInt(t, r, "PRAGMA freelist_count")) * pageSize
+			r.Close()
+			capBytes := used + tc.room(tables)
+			db, err := Open(path, Options{MaxSize: capBytes, diskFree: roomy, copyBytes: tc.estimate})
+			if tc.upgrade {
+				if err != nil {
+					t.Fatalf("%v; the cap left %d bytes for %d of tables", err, tc.room(tables), tables)
+				}
+				db.Close()
+				return
+			}
+			if err == nil {
+				db.Close()
+				t.Fatal("upgraded past the file's size cap")
+			}
+			var re *RoomError
+			if !errors.As(err, &re) || !errors.Is(err, ErrDiskFull) {
+				t.Fatalf("error %v (%T), want a *RoomError and ErrDiskFull", err, err)
+			}
+			if re.MaxSize != capBytes || (re.Err != nil) != tc.midCopy {
+				t.Errorf("%+v, want the cap %d and SQLite's error only if the copy was refused midway (%v)", re, capBytes, tc.midCopy)
+			}
+			if !strings.HasPrefix(err.Error(), "storage: upgrading") {
+				t.Errorf("error %q, want the *RoomError's own words", err)
+			}
+			if v := queryInt(t, rawOpen(t, path), "PRAGMA user_version"); v != 9 {
+				t.Errorf("user_version %d after the refusal, want 9", v)
+			}
+		})
+	}
+}
+
+// packedVersion9File returns the path of a closed, vacuumed version 9
+// file of 8,000 queued URLs with random IDs.
+func packedVersion9File(t *testing.T) string {
+	t.Helper()
+	db := openTest(t)
+	r := rand.New(rand.NewPCG(1, 2))
+	for b := range 4 {
+		var batch record.Batch
+		if b == 0 {
+			batch.Sites = []record.SiteRecord{site(1)}
+		}
+		for i := range 2000 {
+			batch.URLs = append(batch.URLs, queued(r.Uint64()|1, 1, 0, int64(b*2000+i+1)))
+		}
+		apply(t, db, batch)
+	}
+	path := db.Path()
+	db.Close()
+	execRaw(t, path, append(slices.Clip(dropVersion10), "PRAGMA user_version = 9", "VACUUM")...)
+	return path
 }
 
 // The free space of a real file system is read, the same through a file
