@@ -62,6 +62,11 @@ func (a *stringArena) get(ref uint32) string {
 	return s[i : i+n]
 }
 
+// first returns the first byte stored under ref.
+func (a *stringArena) first(ref uint32) byte {
+	return a.chunks[ref>>20].String()[ref&(1<<20-1)]
+}
+
 func (a *stringArena) bytes() int {
 	n := 0
 	for _, c := range a.chunks {

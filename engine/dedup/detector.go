@@ -351,6 +351,16 @@ func New(cfg Config) *Detector {
 		r := d.recs.at(i)
 		return titleKey(d.dirs[r.dir&^dupFlag].origin, uint64(r.title))
 	})
+	// What the tables' keys are made of: a page's record, and for some
+	// its file name and query in the arena (see keyTable.move).
+	warmRec := func(i uint32) uint64 { return uint64(d.recs.at(i).dir) }
+	warmURL := func(i uint32) uint64 { return uint64(d.arena.first(d.recs.at(i).rest)) }
+	for _, t := range []*keyTable{&d.digests, &d.titles, &d.ids, &d.bands[0], &d.bands[1], &d.bands[2], &d.bands[3]} {
+		t.warm = warmRec
+	}
+	for _, t := range []*keyTable{&d.sitePaths, &d.tails, &d.shapes} {
+		t.warm = warmURL
+	}
 	return d
 }
 

@@ -42,6 +42,10 @@ type keyTable struct {
 	cur   slotArray
 	used  int // pages stored, in cur and in old's slots not yet moved
 	keyOf func(page uint32) uint64
+	// warm, if set, reads the memory keyOf(page) will read and returns
+	// something of it; see move.
+	warm   func(page uint32) uint64
+	warmed uint64 // the sum of warm's results, kept so that no compiler drops their reads
 
 	// old is the table before it last grew (n 0: none); its slots
 	// before moved are in cur already.
@@ -267,19 +271,41 @@ func (t *keyTable) grow() {
 	t.cur = makeSlots(t.old.n + t.old.n/8)
 }
 
-// move moves the pages of up to k of old's slots into cur.
+// move moves the pages of up to k of old's slots into cur, moveEach
+// slots at a time. The keys of the pages moved are recomputed from their
+// records and URLs, scattered in memory: called one after the other,
+// each keyOf waited for its own cache misses (a move was 64% of
+// BenchmarkObserve's CPU). So move first calls warm for the batch's
+// pages, whose reads do not depend on each other and so overlap, and then
+// keyOf, which finds them in the cache. The pages go into cur in the same
+// order either way.
 func (t *keyTable) move(k int) {
 	o := &t.old
 	if o.n == 0 {
 		return
 	}
 	end := min(t.moved+k, o.n)
-	for i := t.moved; i < end; i++ {
-		if o.tag(i) != 0 {
-			p := o.page(i)
+	var batch [moveEach]uint32
+	var warmed uint64
+	for i := t.moved; i < end; {
+		stop := min(i+moveEach, end)
+		nb := 0
+		for ; i < stop; i++ {
+			if o.tag(i) != 0 {
+				batch[nb] = o.page(i)
+				nb++
+			}
+		}
+		if t.warm != nil {
+			for _, p := range batch[:nb] {
+				warmed += t.warm(p)
+			}
+		}
+		for _, p := range batch[:nb] {
 			t.put(t.keyOf(p), p)
 		}
 	}
+	t.warmed += warmed
 	t.moved = end
 	if end == o.n {
 		t.old, t.moved = slotArray{}, 0

@@ -141,6 +141,53 @@ func TestKeyTableGrowsInSteps(t *testing.T) {
 	}
 }
 
+// TestKeyTableWarm checks that a table that warms its pages' memory
+// before recomputing their keys (keyTable.move) holds its pages in the
+// same slots as one that does not, and that every page warmed had its key
+// recomputed in the same insert.
+func TestKeyTableWarm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	var keys []uint64
+	plain := newKeyTable(func(p uint32) uint64 { return keys[p] })
+	warmed := map[uint32]bool{} // warmed, key not yet recomputed
+	warm := newKeyTable(func(p uint32) uint64 {
+		delete(warmed, p)
+		return keys[p]
+	})
+	warm.warm = func(p uint32) uint64 { warmed[p] = true; return keys[p] }
+	grew := 0
+	for p := range uint32(100000) {
+		k := rng.Uint64()
+		if p > 0 && rng.IntN(4) == 0 {
+			k = keys[rng.IntN(int(p))] // some keys shared
+		}
+		keys = append(keys, k)
+		n := warm.cur.n
+		plain.insert(keys[p], p, 4)
+		warm.insert(keys[p], p, 4)
+		if warm.cur.n != n {
+			grew++
+		}
+		if len(warmed) != 0 {
+			t.Fatalf("insert %d: %d pages warmed whose keys were not recomputed", p, len(warmed))
+		}
+	}
+	if grew < 5 || warm.warmed == 0 {
+		t.Fatalf("the table grew %d times, warmed sum %d: want a test that moves pages", grew, warm.warmed)
+	}
+	for _, pair := range [][2]*slotArray{{&plain.cur, &warm.cur}, {&plain.old, &warm.old}} {
+		a, b := pair[0], pair[1]
+		if a.n != b.n {
+			t.Fatalf("%d slots without warming, %d with", a.n, b.n)
+		}
+		for i := range a.n {
+			if a.tag(i) != b.tag(i) || a.tag(i) != 0 && a.page(i) != b.page(i) {
+				t.Fatalf("slot %d: tag %d page %d without warming, tag %d page %d with", i, a.tag(i), a.page(i), b.tag(i), b.page(i))
+			}
+		}
+	}
+}
+
 // TestSlotArray checks that a slot is empty until set, that a set
 // allocates its chunk alone, and that the last chunk is cut to the array.
 func TestSlotArray(t *testing.T) {
