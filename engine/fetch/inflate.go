@@ -3,6 +3,7 @@ package fetch
 import (
 	"encoding/binary"
 	"errors"
+	"math/bits"
 	"sync"
 )
 
@@ -148,7 +149,13 @@ func buildTable(t []uint32, lens []uint8, root uint, kind tableKind) ([]uint32, 
 		}
 	}
 	size := 1 << root
-	t = append(t[:0], make([]uint32, size)...)
+	if cap(t) < size {
+		t = make([]uint32, size)
+	}
+	t = t[:size]
+	if left > 0 {
+		clear(t) // codes that are not there: entry 0, invalid
+	}
 	remaining := count
 	curPrefix := -1 // the primary index whose subtable is being filled
 	subOff, subBits := 0, uint(0)
@@ -216,14 +223,9 @@ func pairLiterals(t []uint32, root uint) {
 	}
 }
 
-// reverse returns the n low bits of c in reverse order.
+// reverse returns the n (1 to 15) low bits of c in reverse order.
 func reverse(c, n uint) uint {
-	r := uint(0)
-	for range n {
-		r = r<<1 | c&1
-		c >>= 1
-	}
-	return r
+	return uint(bits.Reverse16(uint16(c))) >> (16 - n)
 }
 
 // fixedTables are the tables of a block of fixed Huffman codes.
@@ -461,30 +463,46 @@ const fastRoom = 264
 // from where it stopped.
 func (f *inflater) fastCodes(out []byte, limit int, lit, dist []uint32) (_ []byte, done bool, _ error) {
 	src, pos, bits, nbits := f.src, f.pos, f.bits, f.nbits
+	src = src[:len(src):len(src)] // load64's bounds check is against cap
 	litT := (*[1 << litRoot]uint32)(lit)
 	distT := (*[1 << distRoot]uint32)(dist)
 	buf := out[:cap(out)]
 	o := len(out)
-	for pos+8 <= len(src) && o <= limit-258 {
-		if o+fastRoom > len(buf) {
-			buf = growOutput(buf, o, limit)
-		}
-		// 56 bits hold a literal/length code (15) with its extra bits
-		// (5) and a distance code (15) with its own (13), or two
-		// literals.
-		bits |= binary.LittleEndian.Uint64(src[pos:]) << (nbits & 63)
+	// Each turn of the loop starts with the entry of the next code looked
+	// up (e), from at least litRoot bits held: a refill leaves the bits
+	// held as they are, so the lookup need not wait for it. A turn loads
+	// the input twice at most, 15 bytes.
+	var e uint32
+	if pos+16 <= len(src) {
+		bits |= load64(src, pos) << (nbits & 63)
 		pos += int(63-nbits) >> 3
 		nbits |= 56
-		e := litT[bits&(1<<litRoot-1)]
+		e = litT[bits&(1<<litRoot-1)]
+	}
+	oEnd := min(limit-258, len(buf)-fastRoom) // o's last value for a turn
+	for pos+16 <= len(src) {
+		if o > oEnd {
+			if o > limit-258 {
+				break
+			}
+			buf = growOutput(buf, o, limit)
+			oEnd = min(limit-258, len(buf)-fastRoom)
+		}
+		// 56 bits hold a literal/length code (15) with its extra bits
+		// (5) and a distance code (15) with its own (13), or three
+		// codes of literals.
+		bits |= load64(src, pos) << (nbits & 63)
+		pos += int(63-nbits) >> 3
+		nbits |= 56
 		if e&entLiteral != 0 {
 			// One literal or two (entDouble): both bytes are written,
 			// the output grows by one or two. Up to three lookups
-			// without a refill: at least 26 bits are left after two,
-			// enough for any code.
+			// without a refill: at least 11 bits are left after them,
+			// enough for the next lookup.
 			n := uint(e & entBits)
 			bits >>= n
 			nbits -= n
-			binary.LittleEndian.PutUint16(buf[o:], uint16(e>>entValSh))
+			store16(buf, o, uint16(e>>entValSh))
 			o += 1 + int(e>>entDoubleSh&1)
 			e = litT[bits&(1<<litRoot-1)]
 			if e&entLiteral == 0 {
@@ -493,7 +511,7 @@ func (f *inflater) fastCodes(out []byte, limit int, lit, dist []uint32) (_ []byt
 			n = uint(e & entBits)
 			bits >>= n
 			nbits -= n
-			binary.LittleEndian.PutUint16(buf[o:], uint16(e>>entValSh))
+			store16(buf, o, uint16(e>>entValSh))
 			o += 1 + int(e>>entDoubleSh&1)
 			e = litT[bits&(1<<litRoot-1)]
 			if e&entLiteral == 0 {
@@ -502,8 +520,9 @@ func (f *inflater) fastCodes(out []byte, limit int, lit, dist []uint32) (_ []byt
 			n = uint(e & entBits)
 			bits >>= n
 			nbits -= n
-			binary.LittleEndian.PutUint16(buf[o:], uint16(e>>entValSh))
+			store16(buf, o, uint16(e>>entValSh))
 			o += 1 + int(e>>entDoubleSh&1)
+			e = litT[bits&(1<<litRoot-1)]
 			continue
 		}
 		if e&entBase == 0 {
@@ -520,6 +539,7 @@ func (f *inflater) fastCodes(out []byte, limit int, lit, dist []uint32) (_ []byt
 					nbits -= n
 					buf[o] = byte(e >> entValSh)
 					o++
+					e = litT[bits&(1<<litRoot-1)]
 					continue
 				case e&entEnd != 0:
 					bits >>= n
@@ -553,16 +573,21 @@ func (f *inflater) fastCodes(out []byte, limit int, lit, dist []uint32) (_ []byt
 			out, err := f.invalid(buf[:o], o)
 			return out, true, err
 		}
+		// The next code's entry, looked up while the match is copied.
+		bits |= load64(src, pos) << (nbits & 63)
+		pos += int(63-nbits) >> 3
+		nbits |= 56
+		e = litT[bits&(1<<litRoot-1)]
 		start := o - d
 		switch {
 		case d >= 8:
 			for i := 0; i < length; i += 8 {
-				binary.LittleEndian.PutUint64(buf[o+i:], binary.LittleEndian.Uint64(buf[start+i:]))
+				store64(buf, o+i, load64(buf, start+i))
 			}
 		case d == 1:
 			v := uint64(buf[start]) * 0x0101010101010101
 			for i := 0; i < length; i += 8 {
-				binary.LittleEndian.PutUint64(buf[o+i:], v)
+				store64(buf, o+i, v)
 			}
 		default:
 			for i := range length {
@@ -573,6 +598,22 @@ func (f *inflater) fastCodes(out []byte, limit int, lit, dist []uint32) (_ []byt
 	}
 	f.pos, f.bits, f.nbits = pos, bits, nbits
 	return buf[:o], false, nil
+}
+
+// load64, store64 and store16 read and write b at i, little-endian,
+// checking i against b's capacity once (slicing to an array pointer)
+// rather than its length and then the bytes left, as
+// binary.LittleEndian's functions on b[i:] do.
+func load64(b []byte, i int) uint64 {
+	return binary.LittleEndian.Uint64((*[8]byte)(b[i : i+8])[:])
+}
+
+func store64(b []byte, i int, v uint64) {
+	binary.LittleEndian.PutUint64((*[8]byte)(b[i : i+8])[:], v)
+}
+
+func store16(b []byte, i int, v uint16) {
+	binary.LittleEndian.PutUint16((*[2]byte)(b[i : i+2])[:], v)
 }
 
 // codes decodes a block's codes with tables lit and dist, to its end:
