@@ -94,7 +94,7 @@ type rankResult struct {
 	// rank does not have: each run stops at an L1 residual of
 	// rankTolerance. The final run's ranks are written in full.
 	scores []float32
-	stored bool // its ranks and record are being written by storeRanks
+	stored bool // its record went ahead (recordRun) and storeRanks writes its ranks
 	err    error
 }
 
@@ -123,11 +123,23 @@ func (e *Engine) computeRank(j *rankJob) (rankResult, []float64) {
 	return rankResult{took: took, run: run, scores: scores, stored: j.store && err == nil, err: err}, res.Scores
 }
 
+// recordRun sends run's record, which says its ranks are not all
+// written yet, ahead of them: it is on its way to the store before the
+// run's point is on the coverage curve, whatever then stops storeRanks
+// (the same record saying the ranks are complete goes with their last
+// chunk, after it in the committer's queue). It reports whether the
+// record went; it does not once ctx is done.
+func (e *Engine) recordRun(ctx context.Context, run record.RankRun) bool {
+	b := e.commit.batch()
+	b.RankRuns = append(b.RankRuns, run)
+	return e.commit.sendBehind(ctx, b, b.Bytes(), rankChunksAhead)
+}
+
 // storeRanks writes every node's rank of run to the store through the
 // committer, a chunk of cfg.FlushRecords at a time, so the loop's own
-// batches and the robots' queue requests pass between chunks. The run's
-// record goes with the first chunk and again, saying its ranks are
-// complete, with the last.
+// batches and the robots' queue requests pass between chunks, and with
+// the last the run's record saying its ranks are complete (recordRun
+// sent it before, saying they were not).
 //
 // The ranks go in the order of their URL IDs, the key of the store's
 // table (eachInRankOrder): in node order they replaced rows at random
@@ -138,8 +150,7 @@ func (e *Engine) storeRanks(ctx context.Context, mu *sync.Mutex, ids idSource, n
 	mu.Lock()
 	defer mu.Unlock()
 	chunk := max(e.cfg.FlushRecords, 1000)
-	b := e.commit.batch()
-	b.RankRuns = append(b.RankRuns, run)
+	var b *pending
 	send := func() bool {
 		// Two chunks ahead at most: with the committer's queue long
 		// enough for the loop's dispatches, a run's chunks filled it
@@ -457,8 +468,11 @@ func (c *crawl) rankDue(now time.Time) {
 	go func() {
 		defer r.wg.Done()
 		res, _ := c.e.computeRank(&j)
+		if res.stored && !c.e.recordRun(r.ctx, res.run) {
+			res.stored = false // the crawl stops: the loop's last batch takes the record
+		}
 		r.out <- res // never blocks: one run at a time, and the loop takes it
-		if j.store && res.err == nil {
+		if res.stored {
 			scores := res.scores
 			c.e.storeRanks(r.ctx, &r.storeMu, j.view, len(scores), func(n int32) float64 { return float64(scores[n]) }, res.run)
 		}
@@ -514,7 +528,7 @@ func (c *crawl) onRank(res rankResult) {
 	}
 	r.last, r.lastTime = res.scores, res.run.Time
 	if !res.stored {
-		// Its record; storeRanks writes that of a run whose ranks it writes.
+		// Its record; recordRun sent that of a run whose ranks storeRanks writes.
 		c.batch.RankRuns = append(c.batch.RankRuns, res.run)
 	}
 	e := c.e
@@ -558,8 +572,11 @@ func (c *crawl) finalRank() {
 	j := c.rankJob(c.e.clock.Now())
 	j.store = true
 	res, full := c.e.computeRank(&j)
+	if res.stored && !c.e.recordRun(r.ctx, res.run) {
+		res.stored = false
+	}
 	c.onRank(res)
-	if res.err == nil {
+	if res.stored {
 		c.flush()
 		c.e.storeRanks(r.ctx, &r.storeMu, j.view, len(full), func(n int32) float64 { return full[n] }, res.run)
 	}
