@@ -349,7 +349,10 @@ func (s *Set) install() {
 	defer s.pause(start, installHold)
 	s.mu.Lock()
 	p := s.pub
-	s.pub.retired, s.pub.flushed = nil, 0
+	if p.err == nil {
+		// After an error they stay published, for Close to close.
+		s.pub.retired, s.pub.flushed = nil, 0
+	}
 	s.mu.Unlock()
 	if p.err != nil {
 		s.err = p.err

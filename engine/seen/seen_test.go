@@ -334,3 +334,27 @@ func TestFreezeReusesTable(t *testing.T) {
 	}
 	n.check()
 }
+
+// TestCloseAfterWorkerError checks that the runs a merge retired are
+// closed by Close when the worker's hand-over carried an error: install
+// dropped them, and their descriptors (their files already removed, their
+// blocks still held) stayed open until the process ended.
+func TestCloseAfterWorkerError(t *testing.T) {
+	s, err := Open(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.CreateTemp(t.TempDir(), "retired")
+	if err != nil {
+		t.Fatal(err)
+	}
+	(&worker{s: s}).publish(0, []*run{{f: f}}, errors.New("seen: writing a run: disk full"))
+	s.install()
+	if s.err == nil {
+		t.Fatal("install took no error from the hand-over")
+	}
+	s.Close()
+	if _, err := f.Stat(); !errors.Is(err, os.ErrClosed) {
+		t.Errorf("the retired run's file is still open after Close: %v", err)
+	}
+}
