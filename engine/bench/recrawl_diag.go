@@ -60,7 +60,12 @@ func printSiteAllocation(w io.Writer, web *simweb.Web, res *RecrawlLiveResult, s
 		// window: whether the site's discovery (its first hours) or its
 		// turns after it gave the quartile its share.
 		byQuarter [4]int
+		// known are the quartile's summed in-link weights from the pages
+		// fetched by the window's start and by its middle, as the crawl
+		// could count them (crawlWeights).
+		known [2]float64
 	}
+	known := [2]map[int]float64{crawlWeights(web, res.Copies, from), crawlWeights(web, res.Copies, from+d/2)}
 	var q [4]agg
 	var tot agg
 	for i, pg := range pages {
@@ -70,6 +75,8 @@ func printSiteAllocation(w io.Writer, web *simweb.Web, res *RecrawlLiveResult, s
 		a.w += pg.weight
 		a.rate += pg.rate * 3600
 		a.crawl += counts[i]
+		a.known[0] += known[0][pg.page]
+		a.known[1] += known[1][pg.page]
 		for k := range a.byQuarter {
 			a.byQuarter[k] += windowFetches(pg.fetches, from+d*time.Duration(k)/4, from+d*time.Duration(k+1)/4)
 		}
@@ -78,12 +85,12 @@ func printSiteAllocation(w io.Writer, web *simweb.Web, res *RecrawlLiveResult, s
 		a.even += pg.weight * scheduleFresh(pg.changes, float64(counts[i]), from, to)
 		a.optFresh += pg.weight * scheduleFresh(pg.changes, float64(opt[i]), from, to)
 	}
-	fmt.Fprintf(w, "site %d's scored pages by weight quartile (heaviest first): pages, weight share, mean changes/h, requests crawl/opt at the crawl's %d, freshness of the quartile crawl / crawl's counts evenly spaced / opt, the crawl's requests by quarter of the window\n", site, n)
+	fmt.Fprintf(w, "site %d's scored pages by weight quartile (heaviest first): pages, weight share, mean changes/h, requests crawl/opt at the crawl's %d, freshness of the quartile crawl / crawl's counts evenly spaced / opt, the crawl's requests by quarter of the window, the quartile's in-link weight as known at the window's start and middle against its true\n", site, n)
 	for k, a := range q {
 		if a.pages == 0 {
 			continue
 		}
-		fmt.Fprintf(w, "  q%d %4d %.3f %.3f %5d %5d | %.3f %.3f %.3f | %v\n", k, a.pages, a.w/wsum, a.rate/float64(a.pages), a.crawl, a.opt, a.fresh/a.w, a.even/a.w, a.optFresh/a.w, a.byQuarter)
+		fmt.Fprintf(w, "  q%d %4d %.3f %.3f %5d %5d | %.3f %.3f %.3f | %v | %.2f %.2f\n", k, a.pages, a.w/wsum, a.rate/float64(a.pages), a.crawl, a.opt, a.fresh/a.w, a.even/a.w, a.optFresh/a.w, a.byQuarter, a.known[0]/a.w, a.known[1]/a.w)
 		tot.w += a.w
 		tot.fresh += a.fresh
 		tot.even += a.even
