@@ -154,9 +154,13 @@ func buildTable(t []uint32, lens []uint8, root uint, kind tableKind) ([]uint32, 
 		t = make([]uint32, size)
 	}
 	t = t[:size]
-	if left > 0 {
-		clear(t) // codes that are not there: entry 0, invalid
-	}
+	// The codes of root bits or fewer are written as the table grows
+	// from one entry, doubled (copied onto its upper half) each time the
+	// codes get a bit longer: an entry written once at its code's length
+	// stands for every index that starts with the code. An index no code
+	// starts with keeps entry 0, invalid.
+	t[0] = 0
+	width := uint(0) // t[:1<<width] is the table so far
 	remaining := count
 	curPrefix := -1 // the primary index whose subtable is being filled
 	subOff, subBits := 0, uint(0)
@@ -172,10 +176,14 @@ func buildTable(t []uint32, lens []uint8, root uint, kind tableKind) ([]uint32, 
 			if valid {
 				e |= uint32(l+extra) | uint32(l)<<entCodeSh
 			}
-			for i := rev; i < uint(size); i += 1 << l {
-				t[i] = e
+			for ; width < l; width++ {
+				copy(t[1<<width:2<<width], t[:1<<width])
 			}
+			t[rev] = e
 			continue
+		}
+		for ; width < root; width++ {
+			copy(t[1<<width:2<<width], t[:1<<width])
 		}
 		if prefix := int(rev & (1<<root - 1)); prefix != curPrefix {
 			// A new subtable, as large as the longest of the codes that
@@ -198,6 +206,9 @@ func buildTable(t []uint32, lens []uint8, root uint, kind tableKind) ([]uint32, 
 		for i := rev >> root; i < 1<<subBits; i += 1 << n {
 			t[subOff+int(i)] = e
 		}
+	}
+	for ; width < root; width++ {
+		copy(t[1<<width:2<<width], t[:1<<width])
 	}
 	if kind == litLenTable {
 		pairLiterals(t[:size], root)
@@ -664,6 +675,8 @@ func (f *inflater) codes(out []byte, limit int, lit, dist []uint32) ([]byte, err
 			return out, nil
 		}
 		length := int(e>>entValSh) + int(saved&(1<<n-1)>>(e>>entCodeSh&0xf))
+		// The distance as fastCodes decodes it: a function for both,
+		// inlined, made fastCodes 7% slower (38.9 against 41.5 us).
 		e = dist[bits&(1<<distRoot-1)]
 		if e&entLink != 0 {
 			bits >>= distRoot
