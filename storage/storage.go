@@ -205,9 +205,9 @@ func (db *DB) open(opt Options) error {
 		fmt.Sprintf("_pragma=cache_size(-%d)", cache>>10),
 		// The checkpointer goroutine does the checkpoints; the
 		// writer's automatic one is the safety net (see checkpointer).
-		// After a checkpoint the WAL file is truncated to 64 MiB.
+		// After a checkpoint the WAL file is truncated to 256 MiB.
 		fmt.Sprintf("_pragma=wal_autocheckpoint(%d)", walAutocheckpoint),
-		"_pragma=journal_size_limit(67108864)",
+		"_pragma=journal_size_limit(268435456)",
 		"_pragma=temp_store(MEMORY)",
 	}
 	if opt.MaxSize > 0 {
@@ -271,8 +271,10 @@ func (db *DB) open(opt Options) error {
 const pageSize = 4096
 
 // walAutocheckpoint is the WAL size, in pages, at which the writer
-// checkpoints by itself (64 MiB).
-const walAutocheckpoint = 16384
+// checkpoints by itself (256 MiB): well above what the checkpointer lets
+// the WAL reach between two of its runs (checkpointEvery), which at
+// 2,500 pages a second and 7 WAL pages a page is about 140 MiB.
+const walAutocheckpoint = 65536
 
 // createFile creates an empty database file in WAL mode with the given page
 // size. SQLite fixes the page size when the first page is written, and
