@@ -15,8 +15,18 @@ import (
 // requests for a site's queue head after writing everything before them, so
 // a lease holds every URL found before it was asked for.
 type committer struct {
-	store   record.Store
-	in      chan any // *Batch, headReq, flushReq
+	store record.Store
+	// w is store as a record.BatchWriter, nil if it is not one: then
+	// every write is an Apply. With one, the committer writes what it
+	// holds before each queue-head read, which reads through the open
+	// transaction, and commits at its flush interval, when a batch is
+	// full, and when asked to flush: the crawl asks for a queue head
+	// every few dozen pages, and a commit at each wrote every index leaf
+	// it had changed to the write-ahead log, and again at the next.
+	w       record.BatchWriter
+	written []func(error) // Result.Committed of the batches written and not yet committed
+	open    bool          // w has batches written and not yet committed
+	in      chan any      // *Batch, headReq, flushReq
 	every   time.Duration
 	records int
 	// held bounds the bytes of the batches sent and not yet written
@@ -85,6 +95,7 @@ func newCommitter(store record.Store, every time.Duration, records int, limit in
 	// when the store falls behind, the loop waits, robots wait on the
 	// loop, and memory stays bounded.
 	c := &committer{store: store, in: make(chan any, commitQueue), every: every, records: records, held: newPendingBytes(limit)}
+	c.w, _ = store.(record.BatchWriter)
 	c.pool.New = func() any { return new(pending) }
 	return c
 }
@@ -116,20 +127,41 @@ func (c *committer) run(ctx context.Context) {
 	acc := c.batch()
 	timer := time.NewTimer(c.every)
 	defer timer.Stop()
-	apply := func() error {
+	// write hands what acc holds to the store, and with commit (or for a
+	// store that is no BatchWriter) commits it with everything written
+	// before, telling their results.
+	write := func(commit bool) error {
 		defer c.held.release(acc.bytes) // what it held is written, or never will be
-		if acc.Len() == 0 || c.Err() != nil {
+		c.written = append(c.written, acc.committed...)
+		if err := c.Err(); err != nil || acc.Len() == 0 && (c.w == nil || commit && !c.open) {
 			// After a failed write nothing more is written: a later
 			// batch may refer to what the lost one held, and the file
 			// must stay as it was before it. With nothing to write,
-			// what came before is written already.
-			err := c.Err()
-			tell(acc.committed, err)
+			// what came before is committed already.
+			c.tell(err)
 			acc.reset()
 			return err
 		}
+		if acc.Len() == 0 && !commit {
+			acc.reset() // its results wait for the commit of what came before
+			return nil
+		}
 		start, n := time.Now(), acc.Len()
-		err := c.store.Apply(context.WithoutCancel(ctx), &acc.Batch)
+		var err error
+		switch {
+		case c.w == nil:
+			err = c.store.Apply(context.WithoutCancel(ctx), &acc.Batch)
+			commit = true
+		case n > 0:
+			err = c.w.Write(context.WithoutCancel(ctx), &acc.Batch)
+			c.open = true
+		}
+		if err == nil && commit && c.open {
+			err = c.w.Commit(context.WithoutCancel(ctx))
+		}
+		if commit || err != nil {
+			c.open = false // committed, or rolled back
+		}
 		c.took(start, n, false)
 		if err != nil {
 			c.mu.Lock()
@@ -138,10 +170,13 @@ func (c *committer) run(ctx context.Context) {
 			}
 			c.mu.Unlock()
 		}
-		tell(acc.committed, c.Err())
+		if commit || err != nil {
+			c.tell(c.Err())
+		}
 		acc.reset()
 		return c.Err()
 	}
+	apply := func() error { return write(true) }
 	for {
 		select {
 		case m, ok := <-c.in:
@@ -159,7 +194,7 @@ func (c *committer) run(ctx context.Context) {
 				}
 			case headReq:
 				r := headReply{site: m.site}
-				if r.err = apply(); r.err == nil {
+				if r.err = write(false); r.err == nil {
 					start := time.Now()
 					r.urls, r.next, r.more, r.err = c.store.Head(context.WithoutCancel(ctx), m.site, m.n) // a stopping crawl still answers
 					c.took(start, 0, true)
@@ -179,11 +214,14 @@ func (c *committer) run(ctx context.Context) {
 	}
 }
 
-// tell passes a write's outcome to the results the batch held.
-func tell(committed []func(error), err error) {
-	for _, f := range committed {
+// tell passes a commit's outcome to the results of the batches written
+// since the last one.
+func (c *committer) tell(err error) {
+	for _, f := range c.written {
 		f(err)
 	}
+	clear(c.written)
+	c.written = c.written[:0]
 }
 
 // Err returns the first write error, if any.

@@ -44,6 +44,14 @@ func (s *dyingStore) Apply(ctx context.Context, b *record.Batch) error {
 	return s.DB.Apply(ctx, b)
 }
 
+// Write is Apply's check on the way in of the committer's writes.
+func (s *dyingStore) Write(ctx context.Context, b *record.Batch) error {
+	if s.dead.Load() {
+		return errKilled
+	}
+	return s.DB.Write(ctx, b)
+}
+
 // gate holds the requests whose URI match until opened, and tells when
 // the first arrives.
 type gate struct {

@@ -30,6 +30,14 @@ type recordingStore struct {
 }
 
 func (r *recordingStore) Apply(ctx context.Context, b *record.Batch) error {
+	if err := r.Write(ctx, b); err != nil {
+		return err
+	}
+	return r.DB.Commit(ctx)
+}
+
+// Write is where the committer's batches come in.
+func (r *recordingStore) Write(ctx context.Context, b *record.Batch) error {
 	r.mu.Lock()
 	r.batches = append(r.batches, record.Batch{
 		URLs:  slices.Clone(b.URLs),
@@ -38,7 +46,7 @@ func (r *recordingStore) Apply(ctx context.Context, b *record.Batch) error {
 		Skips: slices.Clone(b.Skips),
 	})
 	r.mu.Unlock()
-	return r.DB.Apply(ctx, b)
+	return r.DB.Write(ctx, b)
 }
 
 // crawlWith crawls srv's web to its end with cfg into a new SQLite file

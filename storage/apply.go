@@ -292,9 +292,24 @@ func (a *applier) multi(m *multiStmt, n int, fill func(args []any, i int) []any)
 // crawl's counters in meta are updated in the same transaction. A page for a
 // URL the store has never seen fails the batch with ErrUnknownURL.
 //
+// A transaction left open by Write is the one Apply writes in and commits.
 // Cancelling ctx abandons the batch. Apply is safe for concurrent use, but
 // batches are applied one at a time.
 func (db *DB) Apply(ctx context.Context, b *record.Batch) error {
+	if err := db.Write(ctx, b); err != nil {
+		return err
+	}
+	return db.Commit(ctx)
+}
+
+// Write writes b as Apply does, in the writer's open transaction (begun
+// if none is), and leaves it open: readers do not see b, nor does the file
+// after a crash, until Commit. Head reads through it. Batches written
+// before Commit cost less than as many Applies: a page of a B-tree that
+// several of them change (an index's leaf, the tail of the table of
+// bodies) goes to the write-ahead log once per commit. An error rolls back
+// the whole transaction, with the batches written before b in it.
+func (db *DB) Write(ctx context.Context, b *record.Batch) error {
 	if b == nil || b.Len() == 0 {
 		return nil
 	}
@@ -307,16 +322,75 @@ func (db *DB) Apply(ctx context.Context, b *record.Batch) error {
 		return ErrClosed
 	}
 	start := time.Now()
-	tx, err := db.w.BeginTx(bg, nil)
+	a, err := db.begin(ctx)
 	if err != nil {
 		return db.fault(fmt.Errorf("storage: apply: begin: %w", err))
 	}
-	a := &applier{ctx: ctx, tx: tx, txs: make(map[*sql.Stmt]*sql.Stmt, 8), buf: &db.buf}
+	defer func() { a.ctx = nil }()
 	if err := a.apply(&db.st, b); err != nil {
-		tx.Rollback()
+		db.rollback()
 		return db.fault(fmt.Errorf("storage: apply: %w", err))
 	}
-	if err := tx.Commit(); err != nil {
+	db.applyNano.Add(int64(time.Since(start)))
+	db.pend.took += time.Since(start)
+	return nil
+}
+
+// Commit commits the transaction Write left open, if any.
+func (db *DB) Commit(ctx context.Context) error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	return db.commit()
+}
+
+// openTx is the transaction Write left open, with its statements and how
+// long its batches took to write.
+type openTx struct {
+	applier
+	took time.Duration
+}
+
+// begin returns the open transaction's applier for a batch, beginning a
+// transaction if none is open. The caller holds db.mu.
+func (db *DB) begin(ctx context.Context) (*applier, error) {
+	if db.pend == nil {
+		tx, err := db.w.BeginTx(bg, nil)
+		if err != nil {
+			return nil, err
+		}
+		db.pend = &openTx{applier: applier{tx: tx, txs: make(map[*sql.Stmt]*sql.Stmt, 8), buf: &db.buf}}
+	}
+	a := &db.pend.applier
+	a.ctx = ctx
+	return a, nil
+}
+
+// rollback abandons the open transaction. The caller holds db.mu.
+func (db *DB) rollback() {
+	if db.pend != nil {
+		db.pend.tx.Rollback()
+		db.pend = nil
+	}
+}
+
+// commit commits the open transaction, if any, with the counters its
+// batches moved. The caller holds db.mu.
+func (db *DB) commit() error {
+	o := db.pend
+	if o == nil {
+		return nil
+	}
+	if db.closed.Load() {
+		return ErrClosed
+	}
+	start := time.Now()
+	o.ctx = bg
+	if err := o.counters(&db.st); err != nil {
+		db.rollback()
+		return db.fault(fmt.Errorf("storage: apply: %w", err))
+	}
+	db.pend = nil
+	if err := o.tx.Commit(); err != nil {
 		return db.fault(fmt.Errorf("storage: apply: commit: %w", err))
 	}
 	// The batch is in the file the connection has open; if that file is
@@ -328,7 +402,7 @@ func (db *DB) Apply(ctx context.Context, b *record.Batch) error {
 	d := time.Since(start)
 	db.batches.Add(1)
 	db.applyNano.Add(int64(d))
-	db.lastNano.Store(int64(d))
+	db.lastNano.Store(int64(o.took + d))
 	return nil
 }
 
@@ -453,6 +527,12 @@ func (a *applier) apply(st *statements, b *record.Batch) error {
 		}
 		a.count[cEvents]++
 	}
+	return nil
+}
+
+// counters adds what the transaction's batches moved to the counters in
+// meta, once for all of them.
+func (a *applier) counters(st *statements) error {
 	for k, v := range a.count {
 		if v == 0 {
 			continue
@@ -646,7 +726,7 @@ func (a *applier) page(st *statements, p *record.PageRecord) error {
 // SetMeta records a value in the meta table (for example a digest of the
 // crawl's configuration or the time it started). The store's own keys
 // ("created", "schema" and those starting with "count.") are refused with
-// ErrReservedKey.
+// ErrReservedKey. It commits what Write left open first.
 func (db *DB) SetMeta(ctx context.Context, key, value string) error {
 	if strings.HasPrefix(key, reservedPrefix) || strings.HasPrefix(key, tallyPrefix) || key == keyCreated || key == keySchema {
 		return fmt.Errorf("%w: %q", ErrReservedKey, key)
@@ -655,6 +735,9 @@ func (db *DB) SetMeta(ctx context.Context, key, value string) error {
 	defer db.mu.Unlock()
 	if db.closed.Load() {
 		return ErrClosed
+	}
+	if err := db.commit(); err != nil { // what Write left open holds the connection
+		return err
 	}
 	if _, err := db.st.setMeta.ExecContext(ctx, key, value); err != nil {
 		return fmt.Errorf("storage: set meta %q: %w", key, err)

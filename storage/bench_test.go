@@ -3,7 +3,10 @@ package storage
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -17,6 +20,25 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// writeCalls is the number of write system calls the process has made,
+// from /proc/self/io; -1 where there is none.
+func writeCalls() int64 {
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return -1
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "syscw: "); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return -1
+			}
+			return n
+		}
+	}
+	return -1
+}
+
 // BenchmarkApply applies batches as a crawl at full speed makes them: 200
 // pages, each with 30 links of which 5 lead to new URLs, a compressed body
 // per page, and the sites touched; and batches shaped as the default
@@ -24,20 +46,30 @@ func cpuTime() time.Duration {
 // (-benchtime 1000x is a 200,000-page crawl that has discovered a million
 // URLs), so longer runs measure a bigger database.
 //
+// A case with group > 1 writes its batches group to a transaction (Write,
+// then Commit), as the engine's committer does between the queue-head
+// reads of a crawl, about 80 pages apart, and its commits, every
+// storage.flush_interval.
+//
 // pages/s and links/s are over the time spent in Apply; cpu-ms/1000pages is
 // the process's CPU time (all goroutines, the background checkpointer and
-// the generation of the batches included) per 1,000 pages.
+// the generation of the batches included) per 1,000 pages; writes/page,
+// where Linux tells, the process's write system calls per page (two for
+// each page of the write-ahead log, one for each the checkpoint copies).
 func BenchmarkApply(b *testing.B) {
 	for _, bc := range []struct {
-		pages, links, news, body int
+		pages, links, news, body, group int
 	}{
-		{200, 30, 5, 6 << 10},
-		{200, 30, 5, 0},
-		// As `lidi bench crawl` makes them: about 400 pages a batch,
-		// 13 links and one new URL a page, 8 KiB of body and head.
-		{400, 13, 1, 8 << 10},
+		{200, 30, 5, 6 << 10, 1},
+		{200, 30, 5, 0, 1},
+		// As `lidi bench crawl` makes them: 13 links and one new URL
+		// a page, 8 KiB of body and head, a batch at each queue-head
+		// read, committed one by one or six at a time.
+		{400, 13, 1, 8 << 10, 1},
+		{80, 13, 1, 8 << 10, 1},
+		{80, 13, 1, 8 << 10, 6},
 	} {
-		name := fmt.Sprintf("pages=%d/links=%d/new=%d/body=%d", bc.pages, bc.links, bc.news, bc.body)
+		name := fmt.Sprintf("pages=%d/links=%d/new=%d/body=%d/group=%d", bc.pages, bc.links, bc.news, bc.body, bc.group)
 		b.Run(name, func(b *testing.B) {
 			db, err := Open(filepath.Join(b.TempDir(), "crawl.db"), Options{})
 			if err != nil {
@@ -48,23 +80,35 @@ func BenchmarkApply(b *testing.B) {
 			w := newWorkload(1, 500, bc.body)
 			var batch record.Batch
 			var links int64
-			cpu := cpuTime()
+			cpu, writes := cpuTime(), writeCalls()
+			n := 0
 			for b.Loop() {
 				b.StopTimer()
 				batch.Reset()
 				w.fill(&batch, bc.pages, bc.links, bc.news)
 				links += int64(len(batch.Links))
 				b.StartTimer()
-				if err := db.Apply(ctx, &batch); err != nil {
+				if err := db.Write(ctx, &batch); err != nil {
 					b.Fatal(err)
 				}
+				if n++; n%bc.group == 0 {
+					if err := db.Commit(ctx); err != nil {
+						b.Fatal(err)
+					}
+				}
 			}
-			cpu = cpuTime() - cpu
+			if err := db.Commit(ctx); err != nil {
+				b.Fatal(err)
+			}
+			cpu, writes = cpuTime()-cpu, writeCalls()-writes
 			sec := b.Elapsed().Seconds()
 			pages := float64(b.N * bc.pages)
 			b.ReportMetric(pages/sec, "pages/s")
 			b.ReportMetric(float64(links)/sec, "links/s")
 			b.ReportMetric(float64(cpu.Milliseconds())/pages*1000, "cpu-ms/1000pages")
+			if writes >= 0 {
+				b.ReportMetric(float64(writes)/pages, "writes/page")
+			}
 			st, err := db.Stats(ctx)
 			if err != nil {
 				b.Fatal(err)

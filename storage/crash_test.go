@@ -28,9 +28,15 @@ import (
 // the file and checks that it is intact, that every batch reported committed
 // is wholly there, and that no later batch left anything behind. It does so
 // several times on one file, the child resuming from what it finds, as a
-// crawl restarted after kill -9 does.
+// crawl restarted after kill -9 does. Every other round the child writes
+// its batches three to a transaction (Write, Write, Write, Commit), as the
+// engine's committer does between its commits, and reports each group
+// once committed: a group is then wholly there or not at all.
 
-const crashEnv = "LIDI_STORAGE_CRASH_DB"
+const (
+	crashEnv      = "LIDI_STORAGE_CRASH_DB"
+	crashGroupEnv = "LIDI_STORAGE_CRASH_GROUP"
+)
 
 // A batch holds every kind of record a crawl's does, at about the size
 // of one flush of a small crawl: the kill lands inside such transactions,
@@ -111,13 +117,19 @@ func TestCrashChild(t *testing.T) {
 		fmt.Println("error", err)
 		os.Exit(3)
 	}
+	group, _ := strconv.Atoi(os.Getenv(crashGroupEnv))
 	// Bounded: the parent kills us long before this ends.
 	for i := int(st.Events); i < int(st.Events)+100000; i++ {
-		if err := db.Apply(context.Background(), crashBatch(t, i)); err != nil {
+		err := db.Write(context.Background(), crashBatch(t, i))
+		if err == nil && (i-int(st.Events)+1)%max(group, 1) == 0 {
+			if err = db.Commit(context.Background()); err == nil {
+				fmt.Printf("committed %d\n", i)
+			}
+		}
+		if err != nil {
 			fmt.Println("error", err)
 			os.Exit(3)
 		}
-		fmt.Printf("committed %d\n", i)
 	}
 	os.Exit(4)
 }
@@ -133,8 +145,10 @@ func TestKill9(t *testing.T) {
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	committed := -1
 	for round := range 6 {
+		group := 1 + 2*(round%2)
+		committedBefore := committed
 		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), crashEnv+"="+path)
+		cmd.Env = append(os.Environ(), crashEnv+"="+path, fmt.Sprintf("%s=%d", crashGroupEnv, group))
 		cmd.Stderr = os.Stderr
 		out, err := cmd.StdoutPipe()
 		if err != nil {
@@ -176,8 +190,8 @@ func TestKill9(t *testing.T) {
 					continue
 				}
 				i, _ := strconv.Atoi(n)
-				if i != committed+1 {
-					t.Errorf("round %d: child committed batch %d after %d", round, i, committed)
+				if i != committed+group {
+					t.Errorf("round %d: child committed batch %d after %d, in groups of %d", round, i, committed, group)
 				}
 				committed = i
 				seen++
@@ -199,7 +213,7 @@ func TestKill9(t *testing.T) {
 					if err := Export(context.Background(), path, snap); err != nil {
 						t.Errorf("Export while the child writes: %v", err)
 					} else {
-						checkCrashFile(t, snap, -1)
+						checkCrashFile(t, snap, -1, group)
 					}
 				}
 			case <-deadline:
@@ -225,8 +239,12 @@ func TestKill9(t *testing.T) {
 		if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 			t.Fatalf("round %d: child ended with %v, not by SIGKILL", round, err)
 		}
-		got := checkCrashFile(t, path, committed)
-		t.Logf("round %d: killed after batch %d reported, %d batches in the file", round, committed, got)
+		start := committedBefore + 1
+		got := checkCrashFile(t, path, committed, group)
+		if (got-start)%group != 0 {
+			t.Errorf("round %d: %d batches in the file, not whole groups of %d from %d", round, got, group, start)
+		}
+		t.Logf("round %d: killed after batch %d reported (groups of %d), %d batches in the file", round, committed, group, got)
 		committed = got - 1
 		if t.Failed() {
 			return
@@ -236,8 +254,9 @@ func TestKill9(t *testing.T) {
 
 // checkCrashFile opens a file the crash child wrote and checks it batch by
 // batch. reported is the last batch the child reported committed (-1 if
-// unknown). It returns the number of batches in the file.
-func checkCrashFile(t *testing.T, path string, reported int) int {
+// unknown), of groups of group batches a transaction. It returns the number
+// of batches in the file.
+func checkCrashFile(t *testing.T, path string, reported, group int) int {
 	t.Helper()
 	db, err := Open(path, Options{})
 	if err != nil {
@@ -254,7 +273,7 @@ func checkCrashFile(t *testing.T, path string, reported int) int {
 	if n < reported+1 {
 		t.Fatalf("%d batches in the file, but batch %d was reported committed", n, reported)
 	}
-	if n > reported+2 && reported >= 0 {
+	if n > reported+1+group && reported >= 0 {
 		t.Fatalf("%d batches in the file, but the child reported only up to %d", n, reported)
 	}
 	// Each batch wholly present; none beyond.

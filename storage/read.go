@@ -20,14 +20,21 @@ import (
 // Head returns up to n URLs of site in state URLQueued, ordered by
 // (Priority, Seq) ascending; next is the Priority of the first queued URL
 // after those returned and more reports whether there is one. It reads
-// through the writer connection, so it sees every batch Apply has returned
-// from. n <= 0 returns no URLs but still reports next and more.
+// through the writer connection, so it sees every batch Apply or Write has
+// returned from, in the transaction Write left open if there is one. n <= 0
+// returns no URLs but still reports next and more.
 func (db *DB) Head(ctx context.Context, site int64, n int) (urls []record.QueuedURL, next float64, more bool, err error) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
 	if db.closed.Load() {
 		return nil, 0, false, ErrClosed
 	}
 	n = min(max(n, 0), math.MaxInt32)
-	rows, err := db.st.head.QueryContext(ctx, site, n+1)
+	head := db.st.head
+	if db.pend != nil {
+		head = db.pend.stmt(head)
+	}
+	rows, err := head.QueryContext(ctx, site, n+1)
 	if err != nil {
 		return nil, 0, false, fmt.Errorf("storage: head of site %d: %w", site, err)
 	}
@@ -399,9 +406,9 @@ type Stats struct {
 	FileBytes int64 // size of the database file plus its WAL
 
 	// The writer, since Open.
-	Batches   int64         // batches applied
-	ApplyTime time.Duration // total time spent in Apply
-	LastApply time.Duration // duration of the latest Apply
+	Batches   int64         // transactions committed: an Apply each, or the Writes one Commit ends
+	ApplyTime time.Duration // total time spent in Apply, Write and Commit
+	LastApply time.Duration // duration of the latest transaction's writes and commit
 
 	// The background checkpointer, since Open.
 	Checkpoints    int64         // checkpoints run

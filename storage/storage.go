@@ -40,8 +40,9 @@ import (
 )
 
 var (
-	_ record.Store      = (*DB)(nil)
-	_ record.DupCounter = (*DB)(nil)
+	_ record.Store       = (*DB)(nil)
+	_ record.DupCounter  = (*DB)(nil)
+	_ record.BatchWriter = (*DB)(nil)
 )
 
 // Errors reported by the package. Typed errors below unwrap to them.
@@ -141,10 +142,13 @@ type DB struct {
 	r    *sql.DB // read-only pool
 	ckpt *checkpointer
 
-	mu     sync.Mutex // serialises Apply and SetMeta (they share buffers and statements)
+	mu     sync.Mutex // serialises Write, Commit, Head and SetMeta (they share buffers, statements and pend)
 	st     statements
 	buf    applyBuffers
+	pend   *openTx // the transaction Write left open; nil when none is
 	closed atomic.Bool
+	// closing is set by the first Close, which commits before closed is.
+	closing atomic.Bool
 	// removed is set once the crawl file was found removed (checkFile).
 	removed atomic.Bool
 
@@ -324,12 +328,16 @@ func (db *DB) Path() string { return db.path }
 // Close closes the database and releases the crawl's lock. Closing the last
 // connection checkpoints the WAL into the main file. Close is idempotent.
 func (db *DB) Close() error {
-	if db.closed.Swap(true) {
+	if db.closing.Swap(true) {
 		return nil
 	}
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	return db.closeAll()
+	// What Write left open is committed: the file has every batch
+	// written, as after Apply.
+	cerr := db.commit()
+	db.closed.Store(true)
+	return errors.Join(cerr, db.closeAll())
 }
 
 func (db *DB) closeAll() error {

@@ -29,13 +29,21 @@ type failingStore struct {
 var errDiskGone = errors.New("disk gone")
 
 func (s *failingStore) Apply(ctx context.Context, b *record.Batch) error {
+	if err := s.Write(ctx, b); err != nil {
+		return err
+	}
+	return s.DB.Commit(ctx)
+}
+
+// Write is where the committer's batches come in.
+func (s *failingStore) Write(ctx context.Context, b *record.Batch) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.pages >= s.failAt && len(b.Pages) > 0 {
 		return errDiskGone
 	}
 	s.pages += len(b.Pages)
-	return s.DB.Apply(ctx, b)
+	return s.DB.Write(ctx, b)
 }
 
 // testCrawlConfig is a polite crawl of srv scaled down for tests.

@@ -49,6 +49,19 @@ type Store interface {
 	Head(ctx context.Context, site int64, n int) (urls []QueuedURL, next float64, more bool, err error)
 }
 
+// BatchWriter is an optional interface that may be implemented by a Store
+// that can write batches into one transaction and commit them together,
+// reading its queue heads (Head) through it. storage.DB is one.
+type BatchWriter interface {
+	// Write writes b as Apply does, but into the transaction it leaves
+	// open (beginning one if none is): nothing of it is durable, nor seen
+	// by other readers, until Commit. An error rolls back the whole
+	// transaction, the batches written before b included.
+	Write(ctx context.Context, b *Batch) error
+	// Commit commits the open transaction, if any.
+	Commit(ctx context.Context) error
+}
+
 // Snapshotter is an optional interface that may be implemented by a Store
 // that can write a consistent copy of itself while the
 // crawl goes on.

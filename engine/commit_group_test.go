@@ -1,0 +1,120 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"lidi/engine/record"
+)
+
+// groupStore is a record.BatchWriter over a MemStore: Write applies a batch
+// (Head sees it, as storage's does through its open transaction) and
+// Commit counts. The write numbered failWrite (from 1) fails.
+type groupStore struct {
+	record.MemStore
+	failWrite int
+
+	mu             sync.Mutex
+	writes, commit int
+}
+
+func (s *groupStore) Write(ctx context.Context, b *record.Batch) error {
+	s.mu.Lock()
+	s.writes++
+	fail := s.writes == s.failWrite
+	s.mu.Unlock()
+	if fail {
+		return errFull
+	}
+	return s.MemStore.Apply(ctx, b)
+}
+
+func (s *groupStore) Commit(context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.commit++
+	return nil
+}
+
+func (s *groupStore) commits() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.commit
+}
+
+// A queue-head read writes what the committer holds and reads through it,
+// but commits nothing: the crawl reads a head every few dozen pages, and a
+// commit at each wrote every index leaf it changed to the log once per
+// read. The results hear of their write once it is committed (at a flush
+// here), or of the error of any write of the transaction, which loses the
+// batches written before it too.
+func TestHeadReadsWriteWithoutCommitting(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		failWrite int
+		want      error
+		commits   int
+	}{
+		{"committed at the flush", 0, nil, 1},
+		{"a later write fails", 3, errFull, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			st := &groupStore{failWrite: tt.failWrite}
+			c := newCommitter(st, time.Hour, 1000, 0)
+			done := make(chan struct{})
+			go func() { c.run(context.Background()); close(done) }()
+			var mu sync.Mutex
+			var told []error
+			for i := range 3 {
+				b := c.batch()
+				b.URLs = append(b.URLs, record.URLRecord{ID: uint64(i + 1), Site: 1, URL: fmt.Sprintf("http://a.test/%d", i), Seq: int64(i), State: record.URLQueued})
+				b.committed = append(b.committed, func(err error) {
+					mu.Lock()
+					told = append(told, err)
+					mu.Unlock()
+				})
+				c.in <- b
+				reply := make(chan headReply, 1)
+				c.in <- headReq{site: 1, n: 10, reply: reply}
+				h := <-reply
+				if i+1 == tt.failWrite {
+					if !errors.Is(h.err, errFull) {
+						t.Fatalf("head after the failed write: %v", h.err)
+					}
+					break
+				}
+				if h.err != nil || len(h.urls) != i+1 {
+					t.Fatalf("head %d: %d URLs, %v; want %d", i, len(h.urls), h.err, i+1)
+				}
+				if n := st.commits(); n != 0 {
+					t.Fatalf("%d commits after %d head reads, want none", n, i+1)
+				}
+				mu.Lock()
+				if len(told) > 0 {
+					t.Errorf("results told %v before any commit", told)
+				}
+				mu.Unlock()
+			}
+			if err := c.flush(); !errors.Is(err, tt.want) {
+				t.Errorf("flush: %v, want %v", err, tt.want)
+			}
+			close(c.in)
+			<-done
+			if n := st.commits(); n != tt.commits {
+				t.Errorf("%d commits, want %d", n, tt.commits)
+			}
+			if len(told) != 3 {
+				t.Fatalf("%d results told, want 3", len(told))
+			}
+			for i, err := range told {
+				if !errors.Is(err, tt.want) {
+					t.Errorf("result %d told %v, want %v", i, err, tt.want)
+				}
+			}
+		})
+	}
+}
