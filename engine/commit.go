@@ -19,10 +19,11 @@ type committer struct {
 	// w is store as a record.BatchWriter, nil if it is not one: then
 	// every write is an Apply. With one, the committer writes what it
 	// holds before each queue-head read, which reads through the open
-	// transaction, and commits at its flush interval, when a batch is
-	// full, and when asked to flush: the crawl asks for a queue head
-	// every few dozen pages, and a commit at each wrote every index leaf
-	// it had changed to the write-ahead log, and again at the next.
+	// transaction, and when a batch is full or a sender waits for bytes
+	// (written, they are free), and commits at its flush interval and
+	// when asked to flush: the crawl asks for a queue head every few
+	// dozen pages, and a commit at each wrote every index leaf it had
+	// changed to the write-ahead log, and again at the next.
 	w       record.BatchWriter
 	written []func(error) // Result.Committed of the batches written and not yet committed
 	open    bool          // w has batches written and not yet committed
@@ -190,7 +191,10 @@ func (c *committer) run(ctx context.Context) {
 				m.reset()
 				c.pool.Put(m)
 				if acc.Len() >= c.records || acc.bytes >= c.held.limit/2 && c.held.limit > 0 || acc.Len() == 0 && len(acc.committed) > 0 || c.held.blocking() {
-					apply() // (results dropped: told at once)
+					// Written, its bytes are free; committed with the
+					// rest at the flush interval. (Results dropped, with
+					// nothing to write, are told with what came before.)
+					write(false)
 				}
 			case headReq:
 				r := headReply{site: m.site}
@@ -206,7 +210,7 @@ func (c *committer) run(ctx context.Context) {
 		case <-c.held.wait:
 			// A sender waits for bytes: what is gathered goes now, and
 			// what is still queued as soon as it is taken (blocking).
-			apply()
+			write(false)
 		case <-timer.C:
 			apply()
 			timer.Reset(c.every)

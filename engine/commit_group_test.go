@@ -118,3 +118,34 @@ func TestHeadReadsWriteWithoutCommitting(t *testing.T) {
 		})
 	}
 }
+
+// A sender waiting for bytes (storage.max_pending_mb) is let in by a
+// write, which frees what the batch held, not by a commit: in the default
+// crawl a commit at each such wait was most of the commits left between
+// the queue-head reads.
+func TestWaitForBytesWritesWithoutCommitting(t *testing.T) {
+	const kib = 1 << 10
+	st := &groupStore{}
+	c := newCommitter(st, time.Hour, 1_000_000, 256*kib)
+	done := make(chan struct{})
+	go func() { c.run(context.Background()); close(done) }()
+	for i, n := range []int{100 * kib, 200 * kib, 100 * kib, 200 * kib, 10 * kib} {
+		b := c.batch()
+		b.URLs = append(b.URLs, record.URLRecord{ID: uint64(i + 1), Site: 1, URL: fmt.Sprintf("http://a.test/%d", i), State: record.URLQueued})
+		b.Pages = append(b.Pages, record.PageRecord{URL: uint64(i + 1), Site: 1, Body: make([]byte, n)})
+		if !c.send(context.Background(), b, b.Bytes()) {
+			t.Fatal("send refused")
+		}
+	}
+	if n := st.commits(); n != 0 {
+		t.Errorf("%d commits before the flush, want none", n)
+	}
+	if err := c.flush(); err != nil {
+		t.Fatal(err)
+	}
+	close(c.in)
+	<-done
+	if n := st.commits(); n != 1 {
+		t.Errorf("%d commits, want the flush's", n)
+	}
+}
