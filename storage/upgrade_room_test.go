@@ -23,6 +23,13 @@ func version9File(t *testing.T) (string, int64) {
 	path := db.Path()
 	db.Close()
 	execRaw(t, path, append(slices.Clip(dropVersion10), "PRAGMA user_version = 9")...)
+	return path, copiedBytes(t, path)
+}
+
+// copiedBytes returns the bytes the urls and page_links tables of the
+// file at path take with their indexes.
+func copiedBytes(t *testing.T, path string) int64 {
+	t.Helper()
 	r := rawOpen(t, path)
 	defer r.Close()
 	tables := queryInt(t, r, `SELECT sum(pgsize) FROM dbstat WHERE aggregate = TRUE AND name IN
@@ -30,7 +37,7 @@ func version9File(t *testing.T) (string, int64) {
 	if tables == 0 {
 		t.Fatal("the version 9 file's tables take no pages")
 	}
-	return path, tables
+	return tables
 }
 
 // An upgrade that copies the URL and link tables refuses up front, with a
@@ -101,24 +108,35 @@ func TestUpgradeChecksItsRoom(t *testing.T) {
 // An upgrade that would take the file past its size cap (Options.MaxSize,
 // storage.max_size) refuses up front, with a *RoomError that names the
 // cap, even on a disk with room; with the cap leaving room for the copy,
-// the same file upgrades within it.
+// the same file upgrades within it. A packed version 9 file (vacuumed, as
+// a snapshot is) has full pages, and version 10 adds an index of the
+// URLs' IDs: its copy takes more than its tables did (14% more here), and
+// the check asks for the room that copy takes. Should an estimate fall
+// short, the copy's "database or disk is full" comes back as the same
+// *RoomError, with SQLite's error, the file unchanged.
 func TestUpgradeChecksItsCap(t *testing.T) {
 	roomy := func(string) (int64, bool) { return 1 << 50, true }
 	for _, tc := range []struct {
-		name   string
-		room   func(tables int64) int64 // bytes the cap leaves above the file's used pages
-		refuse bool
+		name     string
+		file     func(*testing.T) (string, int64)
+		estimate func(int64) int64        // nil: copyBytes
+		room     func(tables int64) int64 // bytes the cap leaves above the file's used pages
+		refuse   bool
+		midCopy  bool // refused by SQLite during the copy, not up front
 	}{
-		{"a page short of the copy", func(n int64) int64 { return copyBytes(n) - pageSize }, true},
-		{"the copy", func(n int64) int64 { return copyBytes(n) }, false},
+		{"a page short of the copy", version9File, nil, func(n int64) int64 { return copyBytes(n) - pageSize }, true, false},
+		{"the copy", version9File, nil, func(n int64) int64 { return copyBytes(n) }, false, false},
+		{"packed, the tables", packedVersion9File, nil, func(n int64) int64 { return n }, true, false},
+		{"packed, the copy", packedVersion9File, nil, func(n int64) int64 { return copyBytes(n) }, false, false},
+		{"packed, an estimate that falls short", packedVersion9File, func(n int64) int64 { return n }, func(n int64) int64 { return n }, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			path, tables := version9File(t)
+			path, tables := tc.file(t)
 			r := rawOpen(t, path)
 			used := (queryInt(t, r, "PRAGMA page_count") - queryInt(t, r, "PRAGMA freelist_count")) * pageSize
 			r.Close()
 			capBytes := used + tc.room(tables)
-			db, err := Open(path, Options{MaxSize: capBytes, diskFree: roomy})
+			db, err := Open(path, Options{MaxSize: capBytes, diskFree: roomy, copyBytes: tc.estimate})
 			if !tc.refuse {
 				if err != nil {
 					t.Fatalf("%v; the cap left %d bytes for %d of tables", err, tc.room(tables), tables)
@@ -134,66 +152,12 @@ func TestUpgradeChecksItsCap(t *testing.T) {
 			if !errors.As(err, &re) || !errors.Is(err, ErrDiskFull) {
 				t.Fatalf("error %v (%T), want a *RoomError and ErrDiskFull", err, err)
 			}
-			if re.MaxSize != capBytes || re.Copied != tables || re.Free != tc.room(tables) {
-				t.Errorf("%+v, want the cap %d, %d bytes copied, %d left", re, capBytes, tables, tc.room(tables))
+			if re.MaxSize != capBytes || re.Copied != tables || re.Free != tc.room(tables) || (re.Err != nil) != tc.midCopy {
+				t.Errorf("%+v, want the cap %d, %d bytes copied, %d left, SQLite's error only if the copy was refused midway (%v)",
+					re, capBytes, tables, tc.room(tables), tc.midCopy)
 			}
-			if !strings.Contains(err.Error(), "raise storage.max_size") {
-				t.Errorf("error %q does not say to raise the cap", err)
-			}
-			if v := queryInt(t, rawOpen(t, path), "PRAGMA user_version"); v != 9 {
-				t.Errorf("user_version %d after the refusal, want 9", v)
-			}
-		})
-	}
-}
-
-// A packed version 9 file (vacuumed, as a snapshot is) has full pages, and
-// version 10 adds an index of the URLs' IDs: its copy takes more than its
-// tables did (14% more here). The check asks for the room that copy takes;
-// and should an estimate fall short, the copy's "database or disk is full"
-// comes back as a *RoomError that names the cap, the file unchanged.
-func TestUpgradeOfAPackedFile(t *testing.T) {
-	roomy := func(string) (int64, bool) { return 1 << 50, true }
-	for _, tc := range []struct {
-		name     string
-		estimate func(int64) int64 // nil: copyBytes
-		room     func(tables int64) int64
-		upgrade  bool
-		midCopy  bool // refused by SQLite during the copy, not up front
-	}{
-		{"a cap that leaves the tables", nil, func(n int64) int64 { return n }, false, false},
-		{"a cap that leaves the copy", nil, func(n int64) int64 { return copyBytes(n) }, true, false},
-		{"an estimate that falls short", func(n int64) int64 { return n }, func(n int64) int64 { return n }, false, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			path := packedVersion9File(t)
-			r := rawOpen(t, path)
-			tables := queryInt(t, r, `SELECT sum(pgsize) FROM dbstat WHERE aggregate = TRUE AND name IN
-				(SELECT name FROM sqlite_schema WHERE tbl_name IN ('urls', 'page_links') AND type IN ('table', 'index'))`)
-			used := (queryInt(t, r, "PRAGMA page_count") - queryInt(t, r, "PRAGMA freelist_count")) * pageSize
-			r.Close()
-			capBytes := used + tc.room(tables)
-			db, err := Open(path, Options{MaxSize: capBytes, diskFree: roomy, copyBytes: tc.estimate})
-			if tc.upgrade {
-				if err != nil {
-					t.Fatalf("%v; the cap left %d bytes for %d of tables", err, tc.room(tables), tables)
-				}
-				db.Close()
-				return
-			}
-			if err == nil {
-				db.Close()
-				t.Fatal("upgraded past the file's size cap")
-			}
-			var re *RoomError
-			if !errors.As(err, &re) || !errors.Is(err, ErrDiskFull) {
-				t.Fatalf("error %v (%T), want a *RoomError and ErrDiskFull", err, err)
-			}
-			if re.MaxSize != capBytes || (re.Err != nil) != tc.midCopy {
-				t.Errorf("%+v, want the cap %d and SQLite's error only if the copy was refused midway (%v)", re, capBytes, tc.midCopy)
-			}
-			if !strings.HasPrefix(err.Error(), "storage: upgrading") {
-				t.Errorf("error %q, want the *RoomError's own words", err)
+			if msg := err.Error(); !strings.HasPrefix(msg, "storage: upgrading") || !strings.Contains(msg, "raise storage.max_size") {
+				t.Errorf("error %q, want the *RoomError's own words, saying to raise the cap", err)
 			}
 			if v := queryInt(t, rawOpen(t, path), "PRAGMA user_version"); v != 9 {
 				t.Errorf("user_version %d after the refusal, want 9", v)
@@ -203,8 +167,9 @@ func TestUpgradeOfAPackedFile(t *testing.T) {
 }
 
 // packedVersion9File returns the path of a closed, vacuumed version 9
-// file of 8,000 queued URLs with random IDs.
-func packedVersion9File(t *testing.T) string {
+// file of 8,000 queued URLs with random IDs, and the bytes its urls and
+// page_links take with their indexes.
+func packedVersion9File(t *testing.T) (string, int64) {
 	t.Helper()
 	db := openTest(t)
 	r := rand.New(rand.NewPCG(1, 2))
@@ -221,7 +186,7 @@ func packedVersion9File(t *testing.T) string {
 	path := db.Path()
 	db.Close()
 	execRaw(t, path, append(slices.Clip(dropVersion10), "PRAGMA user_version = 9", "VACUUM")...)
-	return path
+	return path, copiedBytes(t, path)
 }
 
 // The free space of a real file system is read, the same through a file
