@@ -27,9 +27,13 @@ type committer struct {
 	w       record.BatchWriter
 	written []func(error) // Result.Committed of the batches written and not yet committed
 	open    bool          // w has batches written and not yet committed
-	in      chan any      // *Batch, headReq, flushReq
-	every   time.Duration
-	records int
+	// txRecords counts the records written since the last commit, for
+	// the longest write's record count (a commit's are its transaction's).
+	txRecords int
+	in        chan any         // *Batch, headReq, flushReq
+	now       func() time.Time // times the store's calls (time.Now; tests replace it)
+	every     time.Duration
+	records   int
 	// held bounds the bytes of the batches sent and not yet written
 	// (its share of storage.max_pending_mb).
 	held pendingBytes
@@ -38,8 +42,9 @@ type committer struct {
 
 	mu  sync.Mutex
 	err error // the first Apply error; the crawl stops on it
-	// The longest one Apply and one Head took, and how many records
-	// that Apply wrote: the store's share of the loop's waits.
+	// The longest one write (an Apply, a Write, or a Commit with the
+	// records of its transaction) and one Head took, and how many
+	// records that write wrote: the store's share of the loop's waits.
 	maxApply, maxHead time.Duration
 	applyRecords      int
 }
@@ -55,7 +60,7 @@ func (c *committer) slowest() (apply time.Duration, records int, head time.Durat
 // took records how long an Apply of a batch of records took, or a Head
 // (head).
 func (c *committer) took(start time.Time, records int, head bool) {
-	d := time.Since(start)
+	d := c.now().Sub(start)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
@@ -95,7 +100,7 @@ func newCommitter(store record.Store, every time.Duration, records int, limit in
 	// A bound on the bytes the queue and the batch being gathered hold:
 	// when the store falls behind, the loop waits, robots wait on the
 	// loop, and memory stays bounded.
-	c := &committer{store: store, in: make(chan any, commitQueue), every: every, records: records, held: newPendingBytes(limit)}
+	c := &committer{store: store, in: make(chan any, commitQueue), every: every, records: records, held: newPendingBytes(limit), now: time.Now}
 	c.w, _ = store.(record.BatchWriter)
 	c.pool.New = func() any { return new(pending) }
 	return c
@@ -147,7 +152,8 @@ func (c *committer) run(ctx context.Context) {
 			acc.reset() // its results wait for the commit of what came before
 			return nil
 		}
-		start, n := time.Now(), acc.Len()
+		start, n := c.now(), acc.Len()
+		c.txRecords += n
 		var err error
 		switch {
 		case c.w == nil:
@@ -160,8 +166,14 @@ func (c *committer) run(ctx context.Context) {
 		if err == nil && commit && c.open {
 			err = c.w.Commit(context.WithoutCancel(ctx))
 		}
+		if commit {
+			// A commit's time is its whole transaction's: the pages
+			// its records dirtied go to the WAL then.
+			n = c.txRecords
+		}
 		if commit || err != nil {
 			c.open = false // committed, or rolled back
+			c.txRecords = 0
 		}
 		c.took(start, n, false)
 		if err != nil {
@@ -199,7 +211,7 @@ func (c *committer) run(ctx context.Context) {
 			case headReq:
 				r := headReply{site: m.site}
 				if r.err = write(false); r.err == nil {
-					start := time.Now()
+					start := c.now()
 					r.urls, r.next, r.more, r.err = c.store.Head(context.WithoutCancel(ctx), m.site, m.n) // a stopping crawl still answers
 					c.took(start, 0, true)
 				}

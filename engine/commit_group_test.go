@@ -149,3 +149,59 @@ func TestWaitForBytesWritesWithoutCommitting(t *testing.T) {
 		t.Errorf("%d commits, want the flush's", n)
 	}
 }
+
+// clockedStore is a groupStore whose Write and Commit advance a fake clock
+// by their own durations, for the committer's timing of the store.
+type clockedStore struct {
+	groupStore
+	clock               time.Time
+	writeTook, commTook time.Duration
+}
+
+func (s *clockedStore) Write(ctx context.Context, b *record.Batch) error {
+	s.clock = s.clock.Add(s.writeTook) // only the committer's goroutine calls the store
+	return s.groupStore.Write(ctx, b)
+}
+
+func (s *clockedStore) Commit(ctx context.Context) error {
+	s.clock = s.clock.Add(s.commTook)
+	return s.groupStore.Commit(ctx)
+}
+
+// The store's longest write is reported with the records it wrote; a
+// commit's are those of its transaction, written before it, where it was
+// reported with none ("the store's longest write 503ms, of 0 records").
+func TestLongestWriteCountsItsTransaction(t *testing.T) {
+	for _, tc := range []struct {
+		name                string
+		writeTook, commTook time.Duration
+		want                int
+	}{
+		{"a commit of three batches", time.Millisecond, 50 * time.Millisecond, 3},
+		{"a write of one", 50 * time.Millisecond, time.Millisecond, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &clockedStore{clock: time.Unix(0, 0), writeTook: tc.writeTook, commTook: tc.commTook}
+			c := newCommitter(st, time.Hour, 1, 0) // every batch written as it comes
+			c.now = func() time.Time { return st.clock }
+			done := make(chan struct{})
+			go func() { c.run(context.Background()); close(done) }()
+			for i := range 3 {
+				b := c.batch()
+				b.URLs = append(b.URLs, record.URLRecord{ID: uint64(i + 1), Site: 1, URL: fmt.Sprintf("http://a.test/%d", i), State: record.URLQueued})
+				if !c.send(context.Background(), b, b.Bytes()) {
+					t.Fatal("send refused")
+				}
+			}
+			if err := c.flush(); err != nil {
+				t.Fatal(err)
+			}
+			close(c.in)
+			<-done
+			took, records, _ := c.slowest()
+			if took != max(tc.writeTook, tc.commTook) || records != tc.want {
+				t.Errorf("longest write %s of %d records, want %s of %d", took, records, max(tc.writeTook, tc.commTook), tc.want)
+			}
+		})
+	}
+}
