@@ -1,9 +1,7 @@
 package dedup
 
 import (
-	"context"
 	"fmt"
-	"runtime/debug"
 	"runtime/metrics"
 	"testing"
 	"time"
@@ -52,18 +50,7 @@ func TestObserveAllocatesInSteps(t *testing.T) {
 func BenchmarkObserveWorst(b *testing.B) {
 	const pages = 600_000
 	ps := benchPages(pages)
-	limit := debug.SetMemoryLimit(1536 << 20)
-	ctx, cancel := context.WithCancel(context.Background())
-	kept := make(chan struct{})
-	go func() {
-		defer close(kept)
-		gcpace.Keep(ctx, 32)
-	}()
-	defer func() {
-		cancel()
-		<-kept
-		debug.SetMemoryLimit(limit)
-	}()
+	defer gcpace.Start(1536, 32)() // engine/config's defaults: it imports this package
 	sample := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
 	allocated := func() uint64 {
 		metrics.Read(sample)
