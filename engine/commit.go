@@ -26,9 +26,9 @@ type committer struct {
 	// changed to the write-ahead log, and again at the next.
 	w       record.BatchWriter
 	written []func(error) // Result.Committed of the batches written and not yet committed
-	open    bool          // w has batches written and not yet committed
-	// txRecords counts the records written since the last commit, for
-	// the longest write's record count (a commit's are its transaction's).
+	// txRecords counts the records w holds written and not yet
+	// committed: a transaction is open while it is positive, and a
+	// commit's time is reported with them.
 	txRecords int
 	in        chan any         // *Batch, headReq, flushReq
 	now       func() time.Time // times the store's calls (time.Now; tests replace it)
@@ -139,7 +139,7 @@ func (c *committer) run(ctx context.Context) {
 	write := func(commit bool) error {
 		defer c.held.release(acc.bytes) // what it held is written, or never will be
 		c.written = append(c.written, acc.committed...)
-		if err := c.Err(); err != nil || acc.Len() == 0 && (c.w == nil || commit && !c.open) {
+		if err := c.Err(); err != nil || acc.Len() == 0 && (c.w == nil || commit && c.txRecords == 0) {
 			// After a failed write nothing more is written: a later
 			// batch may refer to what the lost one held, and the file
 			// must stay as it was before it. With nothing to write,
@@ -161,9 +161,8 @@ func (c *committer) run(ctx context.Context) {
 			commit = true
 		case n > 0:
 			err = c.w.Write(context.WithoutCancel(ctx), &acc.Batch)
-			c.open = true
 		}
-		if err == nil && commit && c.open {
+		if err == nil && commit && c.w != nil && c.txRecords > 0 {
 			err = c.w.Commit(context.WithoutCancel(ctx))
 		}
 		if commit {
@@ -172,8 +171,7 @@ func (c *committer) run(ctx context.Context) {
 			n = c.txRecords
 		}
 		if commit || err != nil {
-			c.open = false // committed, or rolled back
-			c.txRecords = 0
+			c.txRecords = 0 // committed, or rolled back
 		}
 		c.took(start, n, false)
 		if err != nil {

@@ -103,8 +103,12 @@ type rankResult struct {
 //
 // It takes the warm start out of j (j.last is nil after): once the run has
 // started from them, the last scores are garbage unless a store of them is
-// still being written, and a run holds 4 bytes a node less.
-func (e *Engine) computeRank(j *rankJob) (rankResult, []float64) {
+// still being written, and a run holds 4 bytes a node less. A run whose
+// ranks are to be stored sends its record ahead of them (recordRun)
+// before it returns, so the record is on its way before the run's point
+// is on the coverage curve; once ctx is done it is not stored, and the
+// loop's batch takes its record.
+func (e *Engine) computeRank(ctx context.Context, j *rankJob) (rankResult, []float64) {
 	start := time.Now()
 	last := j.last
 	j.last = nil
@@ -120,7 +124,8 @@ func (e *Engine) computeRank(j *rankJob) (rankResult, []float64) {
 	for v, x := range res.Scores {
 		scores[v] = float32(x)
 	}
-	return rankResult{took: took, run: run, scores: scores, stored: j.store && err == nil, err: err}, res.Scores
+	stored := j.store && err == nil && e.recordRun(ctx, run)
+	return rankResult{took: took, run: run, scores: scores, stored: stored, err: err}, res.Scores
 }
 
 // recordRun sends run's record, which says its ranks are not all
@@ -467,10 +472,7 @@ func (c *crawl) rankDue(now time.Time) {
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
-		res, _ := c.e.computeRank(&j)
-		if res.stored && !c.e.recordRun(r.ctx, res.run) {
-			res.stored = false // the crawl stops: the loop's last batch takes the record
-		}
+		res, _ := c.e.computeRank(r.ctx, &j)
 		r.out <- res // never blocks: one run at a time, and the loop takes it
 		if res.stored {
 			scores := res.scores
@@ -571,10 +573,7 @@ func (c *crawl) finalRank() {
 	}
 	j := c.rankJob(c.e.clock.Now())
 	j.store = true
-	res, full := c.e.computeRank(&j)
-	if res.stored && !c.e.recordRun(r.ctx, res.run) {
-		res.stored = false
-	}
+	res, full := c.e.computeRank(r.ctx, &j)
 	c.onRank(res)
 	if res.stored {
 		c.flush()
