@@ -255,6 +255,11 @@ func TestSlowStoreSlowsTheRobots(t *testing.T) {
 	cfg.FlushEvery = 20 * time.Millisecond
 	cfg.MaxPendingMB = 1
 	cfg.Fetch.MaxBodySize = 128 << 10
+	// The crawl ends a few hundred pages after the store writes again:
+	// the rest of the web's 150 MB would only cost time (minutes under
+	// the race detector), and the limit is far past the ~330 pages the
+	// store and the results' shares hold when the loop waits.
+	cfg.MaxPages = 900
 	eng, err := New(cfg, st, resolver, nil)
 	if err != nil {
 		t.Fatal(err)
