@@ -313,13 +313,17 @@ func (db *DB) Write(ctx context.Context, b *record.Batch) error {
 	if b == nil || b.Len() == 0 {
 		return nil
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if db.closed.Load() {
 		return ErrClosed
+	}
+	if err := db.takeLost(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		db.rollback() // as any error does: the caller was told the batches failed
+		return err
 	}
 	start := time.Now()
 	a, err := db.begin(ctx)
@@ -365,6 +369,14 @@ func (db *DB) begin(ctx context.Context) (*applier, error) {
 	return a, nil
 }
 
+// takeLost returns, once, why the open transaction ended under a failed
+// Head (headError). The caller holds db.mu.
+func (db *DB) takeLost() error {
+	err := db.lost
+	db.lost = nil
+	return err
+}
+
 // rollback abandons the open transaction. The caller holds db.mu.
 func (db *DB) rollback() {
 	if db.pend != nil {
@@ -376,6 +388,9 @@ func (db *DB) rollback() {
 // commit commits the open transaction, if any, with the counters its
 // batches moved. The caller holds db.mu.
 func (db *DB) commit() error {
+	if err := db.takeLost(); err != nil {
+		return err
+	}
 	o := db.pend
 	if o == nil {
 		return nil

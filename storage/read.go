@@ -36,7 +36,7 @@ func (db *DB) Head(ctx context.Context, site int64, n int) (urls []record.Queued
 	}
 	rows, err := head.QueryContext(ctx, site, n+1)
 	if err != nil {
-		return nil, 0, false, fmt.Errorf("storage: head of site %d: %w", site, err)
+		return nil, 0, false, db.headError(ctx, site, err)
 	}
 	defer rows.Close()
 	if n > 0 {
@@ -47,7 +47,7 @@ func (db *DB) Head(ctx context.Context, site int64, n int) (urls []record.Queued
 		var id int64
 		var c copyColumns
 		if err := rows.Scan(&id, &q.URL, &q.Depth, &q.Priority, &q.Seq, &c.fetched, &c.digest, &c.simhash, &c.etag, &c.lastModified, &q.SlowDowns); err != nil {
-			return nil, 0, false, fmt.Errorf("storage: head of site %d: %w", site, err)
+			return nil, 0, false, db.headError(ctx, site, err)
 		}
 		q.ID = uint64(id)
 		q.Copy = c.copy()
@@ -58,9 +58,28 @@ func (db *DB) Head(ctx context.Context, site int64, n int) (urls []record.Queued
 		urls = append(urls, q)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, 0, false, fmt.Errorf("storage: head of site %d: %w", site, err)
+		return nil, 0, false, db.headError(ctx, site, err)
 	}
 	return urls, next, more, nil
+}
+
+// headError is Head's error. A read in the transaction Write left open
+// may have to spill the transaction's pages to the log to make room in
+// the cache, and when that write fails (a full disk) SQLite rolls the
+// whole transaction back by itself: the batches written since the last
+// Commit are gone, and the statements of the next Write would run
+// outside any transaction, each durable on its own. So the transaction
+// is ended here too, and the loss kept for the next Write, Commit or
+// Close to report. A read the caller cancelled rolls nothing back
+// (SQLite's interrupt ends only the SELECT), so the transaction stays.
+// The caller holds db.mu.
+func (db *DB) headError(ctx context.Context, site int64, err error) error {
+	err = db.fault(fmt.Errorf("storage: head of site %d: %w", site, err))
+	if db.pend != nil && ctx.Err() == nil {
+		db.rollback()
+		db.lost = fmt.Errorf("storage: the batches written since the last commit were lost: %w", err)
+	}
+	return err
 }
 
 // Sites returns every site, ordered by ID, with Pending set to the number of

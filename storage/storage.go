@@ -146,6 +146,7 @@ type DB struct {
 	st     statements
 	buf    applyBuffers
 	pend   *openTx // the transaction Write left open; nil when none is
+	lost   error   // why the open transaction ended under a failed Head; the next Write, Commit or Close reports it
 	closed atomic.Bool
 	// closing is set by the first Close, which commits before closed is.
 	closing atomic.Bool
