@@ -184,6 +184,21 @@ type recorder struct {
 }
 
 func (r *recorder) Apply(ctx context.Context, b *record.Batch) error {
+	r.note(b)
+	return r.Store.Apply(ctx, b)
+}
+
+// Write and Commit give the engine the inner store's open transaction
+// (record.BatchWriter), as a crawl without the recorder has it.
+func (r *recorder) Write(ctx context.Context, b *record.Batch) error {
+	r.note(b)
+	return writeTo(ctx, r.Store, b)
+}
+
+func (r *recorder) Commit(ctx context.Context) error { return commitTo(ctx, r.Store) }
+
+// note records what b holds.
+func (r *recorder) note(b *record.Batch) {
 	r.mu.Lock()
 	for _, u := range b.URLs {
 		r.urls[u.ID] = u.URL
@@ -200,7 +215,26 @@ func (r *recorder) Apply(ctx context.Context, b *record.Batch) error {
 		r.fetches = append(r.fetches, record.PageRecord{URL: p.URL, Status: p.Status})
 	}
 	r.mu.Unlock()
-	return r.Store.Apply(ctx, b)
+}
+
+// writeTo writes b into store's open transaction if it keeps one
+// (record.BatchWriter), and otherwise applies it, committed at once. A
+// recorder embeds the record.Store interface, which hides the inner
+// store's Write and Commit: without its own the engine would apply and
+// commit every batch, a path production has left (found in review).
+func writeTo(ctx context.Context, store record.Store, b *record.Batch) error {
+	if w, ok := store.(record.BatchWriter); ok {
+		return w.Write(ctx, b)
+	}
+	return store.Apply(ctx, b)
+}
+
+// commitTo commits what writeTo left open in store, if anything.
+func commitTo(ctx context.Context, store record.Store) error {
+	if w, ok := store.(record.BatchWriter); ok {
+		return w.Commit(ctx)
+	}
+	return nil
 }
 
 // skip records url as skipped under rule, if it is the first.

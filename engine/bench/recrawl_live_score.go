@@ -34,6 +34,20 @@ type liveFetch struct {
 }
 
 func (f *fetchRecorder) Apply(ctx context.Context, b *record.Batch) error {
+	f.note(b)
+	return f.Store.Apply(ctx, b)
+}
+
+// Write and Commit: as recorder's.
+func (f *fetchRecorder) Write(ctx context.Context, b *record.Batch) error {
+	f.note(b)
+	return writeTo(ctx, f.Store, b)
+}
+
+func (f *fetchRecorder) Commit(ctx context.Context) error { return commitTo(ctx, f.Store) }
+
+// note records b's fetches.
+func (f *fetchRecorder) note(b *record.Batch) {
 	f.mu.Lock()
 	for _, u := range b.URLs {
 		f.urls[u.ID] = u.URL
@@ -50,7 +64,6 @@ func (f *fetchRecorder) Apply(ctx context.Context, b *record.Batch) error {
 		}
 	}
 	f.mu.Unlock()
-	return f.Store.Apply(ctx, b)
 }
 
 func (f *fetchRecorder) RecrawlURLs(ctx context.Context, fn func(record.RecrawlURL)) error {
