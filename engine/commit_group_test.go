@@ -205,3 +205,64 @@ func TestLongestWriteCountsItsTransaction(t *testing.T) {
 		})
 	}
 }
+
+// A transaction is committed once it holds txMax records, whatever the
+// flush interval, whether its batches are written as they come or
+// gathered first: committed only at the interval, a long one spilled the
+// writer's page cache and made the loop wait for a commit of over a
+// second. Its results hear of the commit then; what comes after waits
+// for the next.
+func TestCommitBoundsItsTransaction(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		records int // a batch is written once the committer holds this many
+	}{
+		{"written as they come", 1},
+		{"gathered", 1000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &groupStore{}
+			c := newCommitter(st, time.Hour, tc.records, 0)
+			c.txMax = 3
+			done := make(chan struct{})
+			go func() { c.run(context.Background()); close(done) }()
+			var mu sync.Mutex
+			told := 0
+			for i := range 7 {
+				b := c.batch()
+				b.URLs = append(b.URLs, record.URLRecord{ID: uint64(i + 1), Site: 1, URL: fmt.Sprintf("http://a.test/%d", i), Seq: int64(i), State: record.URLQueued})
+				b.committed = append(b.committed, func(err error) {
+					if err != nil {
+						t.Errorf("result told %v", err)
+					}
+					mu.Lock()
+					told++
+					mu.Unlock()
+				})
+				if !c.send(context.Background(), b, b.Bytes()) {
+					t.Fatal("send refused")
+				}
+			}
+			// A queue-head read comes after the batches sent before it,
+			// writes the one left and commits nothing itself.
+			reply := make(chan headReply, 1)
+			c.in <- headReq{site: 1, n: 10, reply: reply}
+			if h := <-reply; h.err != nil || len(h.urls) != 7 {
+				t.Fatalf("head: %d URLs, %v; want 7", len(h.urls), h.err)
+			}
+			mu.Lock()
+			if n := st.commits(); n != 2 || told != 6 {
+				t.Errorf("%d commits and %d results told after 7 records, want 2 and 6", n, told)
+			}
+			mu.Unlock()
+			if err := c.flush(); err != nil {
+				t.Fatal(err)
+			}
+			close(c.in)
+			<-done
+			if n := st.commits(); n != 3 || told != 7 {
+				t.Errorf("%d commits and %d results told, want 3 and 7", n, told)
+			}
+		})
+	}
+}
