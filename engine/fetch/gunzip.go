@@ -226,6 +226,9 @@ func (g *gunzip) whole(dst []byte, body io.Reader, limit int64, contentType stri
 			// declared HTML is typed on its first bytes.
 			nextCheck = 2 * len(pre)
 			head, err := g.decodeHead(dst, pre, int(limit)+1)
+			if cap(head) > cap(dst) {
+				dst = head[:0] // grown: for the next try, or the whole body
+			}
 			if err != nil && err != errShort || int64(len(head)) > limit {
 				return w, g.stream(rest, limit)
 			}

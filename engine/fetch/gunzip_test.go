@@ -296,6 +296,8 @@ func TestWholeDecodesAsTheStreamingReader(t *testing.T) {
 	empty, _ := gztest.Member(nil, 0, 1)
 	binary, _ := gztest.Member(png, 0, 1)
 	stored, _ := gztest.Member(noise, 0, flate.NoCompression)
+	// Over checkAfter compressed: decoded once at the check, then whole.
+	long, _ := gztest.Member(text(50_000), 0, flate.NoCompression)
 	atLimit, _ := gztest.Member(text(limit), 0, 1)
 	overLimit, _ := gztest.Member(text(limit+1), 0, 1)
 	second, _ := gztest.Member([]byte("<p>and more</p>"), 0, 1)
@@ -307,7 +309,7 @@ func TestWholeDecodesAsTheStreamingReader(t *testing.T) {
 	corrupt[10] = 0xff
 	bodies := map[string][]byte{
 		"one member": plain, "header fields": full, "bad header CRC": badHCRC, "empty": empty,
-		"binary": binary, "stored": stored, "at the limit": atLimit, "over the limit": overLimit,
+		"binary": binary, "stored": stored, "past the first check": long, "at the limit": atLimit, "over the limit": overLimit,
 		"two members":     append(bytes.Clone(plain), second...),
 		"garbage after":   append(bytes.Clone(plain), "garbage"...),
 		"stream cut":      plain[:len(plain)/2],
@@ -320,7 +322,7 @@ func TestWholeDecodesAsTheStreamingReader(t *testing.T) {
 	}
 	// The bodies whole decodes itself; it leaves the others to the
 	// streaming reader.
-	decodesWhole := map[string]bool{"one member": true, "header fields": true, "empty": true, "binary": true, "stored": true, "at the limit": true}
+	decodesWhole := map[string]bool{"one member": true, "header fields": true, "empty": true, "binary": true, "stored": true, "past the first check": true, "at the limit": true}
 	readErr := errors.New("connection reset")
 	for name, body := range bodies {
 		for _, ct := range []string{"text/html", "application/octet-stream"} {
@@ -430,5 +432,45 @@ func TestWholeChecksTheType(t *testing.T) {
 					ok, w.check, w.truncated, len(w.body), src.read, tc.check, tc.truncated, tc.maxRead)
 			}
 		})
+	}
+}
+
+// A body decoded whole stays as it was until its session's next Get, while
+// other sessions, which borrow decoders from the same pool, fetch theirs.
+func TestWholeBodyKeptUntilNextGet(t *testing.T) {
+	pages := map[string][]byte{}
+	for i := range 6 {
+		pages["/"+strconv.Itoa(i)] = bytes.Repeat([]byte("<p>page "+strconv.Itoa(i)+" of a gzip-coded site</p>\n"), 200+100*i)
+	}
+	_, _, ap := server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Header().Set("Content-Encoding", "gzip")
+		z, _ := gztest.Member(pages[r.URL.Path], 0, 1)
+		w.Write(z)
+	}))
+	f := New(Config{CheckType: true})
+	url := func(i int) string { return "http://site.test:" + strconv.Itoa(int(ap.Port())) + "/" + strconv.Itoa(i) }
+	a := f.Open(ap.Addr(), int(ap.Port()))
+	defer a.Close()
+	for i := range 3 {
+		ra, err := a.Get(context.Background(), url(i))
+		if err != nil || ra.Deflate == nil {
+			t.Fatalf("session a, page %d: %v, deflate %v", i, err, ra.Deflate != nil)
+		}
+		// Other sessions come and go, as a crawl's visits do.
+		for j := 3; j < 6; j++ {
+			b := f.Open(ap.Addr(), int(ap.Port()))
+			rb, err := b.Get(context.Background(), url(j))
+			if err != nil || !bytes.Equal(rb.Body, pages["/"+strconv.Itoa(j)]) {
+				t.Fatalf("session b, page %d: %v, %d bytes", j, err, len(rb.Body))
+			}
+			b.Close()
+		}
+		if !bytes.Equal(ra.Body, pages["/"+strconv.Itoa(i)]) {
+			t.Fatalf("session a's page %d changed while other sessions fetched", i)
+		}
+		if got, err := io.ReadAll(flate.NewReader(bytes.NewReader(ra.Deflate))); err != nil || !bytes.Equal(got, ra.Body) {
+			t.Fatalf("session a's page %d: its deflate stream inflates to %d bytes, %v", i, len(got), err)
+		}
 	}
 }

@@ -1,0 +1,93 @@
+package fetch
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/gzip"
+
+	"lidi/engine/simweb"
+)
+
+// BenchmarkSessionGet fetches simweb's pages gzip-coded (level 1, as
+// simweb serves them) over loopback, a few pages a session as a crawl's
+// visits fetch them, from a server that writes prepared responses (so
+// that what it allocates is next to nothing). It reports the client's
+// allocation per page: a crawl's collector pays for it.
+func BenchmarkSessionGet(b *testing.B) {
+	const pagesPerSession = 4
+	w, err := simweb.Generate(simweb.Options{Seed: 1, Sites: 100, Pages: 2000})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var responses [][]byte
+	for i := range 200 {
+		var z bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&z, 1)
+		zw.Write(w.AppendHTML(nil, i*7%w.NumPages(), 8080))
+		zw.Close()
+		head := "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Encoding: gzip\r\nContent-Length: " + strconv.Itoa(z.Len()) + "\r\n\r\n"
+		responses = append(responses, append([]byte(head), z.Bytes()...))
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for {
+					line, err := br.ReadSlice('\n')
+					if err != nil {
+						return
+					}
+					// GET /N HTTP/1.1: the page's response, once the head has ended.
+					i, _ := strconv.Atoi(strings.Fields(string(line))[1][1:])
+					for len(line) > 2 {
+						if line, err = br.ReadSlice('\n'); err != nil {
+							return
+						}
+					}
+					if _, err := c.Write(responses[i%len(responses)]); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	ap := netip.MustParseAddrPort(ln.Addr().String())
+	f := New(Config{CheckType: true})
+	urls := make([]string, len(responses))
+	for i := range urls {
+		urls[i] = fmt.Sprintf("http://site.test:%d/%d", ap.Port(), i)
+	}
+	b.ReportAllocs()
+	page := 0
+	for b.Loop() {
+		s := f.Open(ap.Addr(), int(ap.Port()))
+		for range pagesPerSession {
+			r, err := s.Get(context.Background(), urls[page%len(urls)])
+			if err != nil || r.Status != http.StatusOK || r.Deflate == nil {
+				b.Fatalf("%v %v", r, err)
+			}
+			page++
+		}
+		s.Close()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(page)/1000, "us_per_page")
+}
