@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"hash/adler32"
 	"net/http"
 	"net/url"
 	"runtime"
@@ -419,7 +418,7 @@ func zlibOf(deflate, body []byte) []byte {
 	z := make([]byte, 0, 2+len(deflate)+4)
 	z = append(z, 0x78, 0x01)
 	z = append(z, deflate...)
-	return binary.BigEndian.AppendUint32(z, adler32.Checksum(body))
+	return binary.BigEndian.AppendUint32(z, adler32Sum(body))
 }
 
 // collect keeps the links in scope.
