@@ -71,7 +71,7 @@ func BenchmarkSessionGet(b *testing.B) {
 		}
 	}()
 	ap := netip.MustParseAddrPort(ln.Addr().String())
-	f := New(Config{CheckType: true})
+	f := New(Config{CheckType: true, KeepWire: true}) // as a crawl's robots fetch
 	urls := make([]string, len(responses))
 	for i := range urls {
 		urls[i] = fmt.Sprintf("http://site.test:%d/%d", ap.Port(), i)

@@ -117,19 +117,30 @@ type headBuf struct {
 	done bool
 }
 
-// add appends what of p belongs to the head and returns the rest.
+// add appends what of p belongs to the head and returns the rest. Only
+// the head is copied: a read brings the head with much of the body (a
+// page's whole response, often), which the buffer does not grow to hold.
 func (h *headBuf) add(p []byte) []byte {
 	if h.done {
 		return p
 	}
-	from := max(0, len(h.b)-3) // the blank line may straddle two reads
-	h.b = append(h.b, p...)
-	if i := bytes.Index(h.b[from:], []byte("\r\n\r\n")); i >= 0 {
-		end := from + i + 4
-		rest := p[len(p)-(len(h.b)-end):]
-		h.b, h.done = h.b[:end], true
-		return rest
+	blank := []byte("\r\n\r\n")
+	// The blank line may straddle two reads: it may start in the last
+	// three bytes held, and then ends in p's first three.
+	var joint [6]byte
+	held := copy(joint[:], h.b[max(0, len(h.b)-3):])
+	n := held + copy(joint[held:], p)
+	end := -1
+	if i := bytes.Index(joint[:n], blank); i >= 0 {
+		end = i + 4 - held
+	} else if i := bytes.Index(p, blank); i >= 0 {
+		end = i + 4
 	}
+	if end >= 0 {
+		h.b, h.done = append(h.b, p[:end]...), true
+		return p[end:]
+	}
+	h.b = append(h.b, p...)
 	if len(h.b) > MaxHeaderBytes {
 		h.b, h.done = h.b[:0], true // too large to be kept: recorded as nothing
 	}

@@ -158,6 +158,8 @@ func TestHeadBuf(t *testing.T) {
 		{"blank line split", []string{"A\r\n", "\r", "\nbo"}, "A\r\n\r\n", "bo", true},
 		{"unfinished", []string{"A\r\nB: c\r\n"}, "A\r\nB: c\r\n", "", false},
 		{"too large", []string{strings.Repeat("x", MaxHeaderBytes+1)}, "", "", true},
+		{"blank lines in the body", []string{"A\r\nB: c\r", "\n\r\nx\r\n\r\ny"}, "A\r\nB: c\r\n\r\n", "x\r\n\r\ny", true},
+		{"a byte a read", strings.Split("A\r\n\r\nb", ""), "A\r\n\r\n", "b", true},
 	} {
 		var h headBuf
 		var rest []byte
@@ -167,5 +169,27 @@ func TestHeadBuf(t *testing.T) {
 		if string(h.b) != tc.head || string(rest) != tc.rest || h.done != tc.done {
 			t.Errorf("%s: head %q rest %q done %v", tc.name, h.b, rest, h.done)
 		}
+	}
+	// The blank line split at every point, over two reads and three.
+	const msg = "HTTP/1.1 200 OK\r\nA: b\r\n\r\nbody\r\n\r\n"
+	const head = "HTTP/1.1 200 OK\r\nA: b\r\n\r\n"
+	for i := range len(msg) + 1 {
+		for j := i; j <= len(msg); j++ {
+			var h headBuf
+			var rest []byte
+			for _, c := range []string{msg[:i], msg[i:j], msg[j:]} {
+				if r := h.add([]byte(c)); h.done && rest == nil {
+					rest = r
+				}
+			}
+			if string(h.b) != head || !strings.HasPrefix(msg[len(head):], string(rest)) || !h.done {
+				t.Errorf("reads of %q, %q, %q: head %q, rest %q, done %v", msg[:i], msg[i:j], msg[j:], h.b, rest, h.done)
+			}
+		}
+	}
+	// A head read with a page's body: the buffer holds the head alone.
+	var h headBuf
+	if rest := h.add([]byte(head + strings.Repeat("<p>body</p>", 1500))); len(rest) != 1500*11 || cap(h.b) > 2*len(head) {
+		t.Errorf("head read with its body: %d bytes left, the buffer's capacity %d", len(rest), cap(h.b))
 	}
 }
