@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/klauspost/compress/flate"
@@ -202,24 +203,16 @@ func FuzzInflate(f *testing.F) {
 // them (level 1), with inflate and with the streaming reader, and ends
 // with a key=value line: CPU per page of each.
 func BenchmarkInflate(b *testing.B) {
-	w, err := simweb.Generate(simweb.Options{Seed: 1, Sites: 100, Pages: 2000})
-	if err != nil {
-		b.Fatal(err)
-	}
-	var pages [][]byte
+	pages := simwebDeflated(b)
 	decoded := 0
-	for i := range 200 {
-		body := w.AppendHTML(nil, i*7%w.NumPages(), 8080)
-		var z bytes.Buffer
-		zw, _ := flate.NewWriter(&z, 1)
-		zw.Write(body)
-		zw.Close()
-		pages = append(pages, z.Bytes())
-		decoded += len(body)
+	for _, z := range pages {
+		out, _, _ := new(inflater).inflate(nil, z, 1<<20)
+		decoded += len(out)
 	}
 	var f inflater
 	var buf []byte
 	var ours, theirs float64
+	var err error
 	zr := flate.NewReader(nil)
 	var out bytes.Buffer
 	for b.Loop() {
@@ -245,6 +238,50 @@ func BenchmarkInflate(b *testing.B) {
 	b.ReportMetric(theirs/n/1000, "reader_us_per_page")
 	fmt.Printf("inflate pages=%d bytes_per_page=%d inflate_us_per_page=%.1f reader_us_per_page=%.1f\n",
 		len(pages), decoded/len(pages), ours/n/1000, theirs/n/1000)
+}
+
+// BenchmarkInflateTables reads the code lengths of the first block of
+// simweb's pages, as BenchmarkInflate deflates them (one dynamic block a
+// page, then an empty fixed one), and builds its tables: what a page
+// costs before its first code is decoded. It reports the thread's CPU
+// per block.
+func BenchmarkInflateTables(b *testing.B) {
+	pages := simwebDeflated(b)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var f inflater
+	t := cputime.Start()
+	for b.Loop() {
+		for _, z := range pages {
+			f.src, f.pos, f.bits, f.nbits = z, 0, 0, 0
+			f.refill()
+			if f.take(3)>>1 != 2 {
+				b.Fatal("not a dynamic block")
+			}
+			if err := f.dynamic(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(t.Elapsed().Nanoseconds())/float64(b.N*len(pages))/1000, "cpu_us_per_block")
+}
+
+// simwebDeflated returns 200 of simweb's pages deflated as simweb serves
+// them (level 1).
+func simwebDeflated(b *testing.B) [][]byte {
+	w, err := simweb.Generate(simweb.Options{Seed: 1, Sites: 100, Pages: 2000})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var pages [][]byte
+	for i := range 200 {
+		var z bytes.Buffer
+		zw, _ := flate.NewWriter(&z, 1)
+		zw.Write(w.AppendHTML(nil, i*7%w.NumPages(), 8080))
+		zw.Close()
+		pages = append(pages, z.Bytes())
+	}
+	return pages
 }
 
 // randomCorpora returns n bodies of shapes drawn at random that take
