@@ -334,7 +334,11 @@ func (s *Session) get(ctx context.Context, url string, v Validators, limit int64
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, s.f.cfg.BodyTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	var reused bool
+	trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { reused = i.Reused }}
+	// The request is made with the traced context, not given it after
+	// (Request.WithContext copies the request).
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodGet, url, nil)
 	if err != nil {
 		return nil, &Error{URL: url, Kind: KindBadURL, Err: err}
 	}
@@ -343,9 +347,7 @@ func (s *Session) get(ctx context.Context, url string, v Validators, limit int64
 	req.Header.Set("Accept-Encoding", AcceptEncoding)
 	v.set(req.Header)
 	s.f.requests.Add(1)
-	var reused bool
-	trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { reused = i.Reused }}
-	resp, err := s.client.Do(req.WithContext(httptrace.WithClientTrace(ctx, trace)))
+	resp, err := s.client.Do(req)
 	if err != nil && reused && classify(err) == KindProtocol && ctx.Err() == nil {
 		// An unreadable response on a reused connection may be what a
 		// previous response sent past its Content-Length: ask once more
