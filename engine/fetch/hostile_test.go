@@ -3,9 +3,9 @@ package fetch
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
-	"net/netip"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -94,32 +94,12 @@ func TestNextRequestWaitsForTheClose(t *testing.T) {
 // A TLS handshake the server never answers ends in a timeout after
 // ConnectTimeout.
 func TestTLSHandshakeStall(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { // reads the ClientHello, answers nothing
-				defer c.Close()
-				buf := make([]byte, 4096)
-				for {
-					if _, err := c.Read(buf); err != nil {
-						return
-					}
-				}
-			}()
-		}
-	}()
-	ap := netip.MustParseAddrPort(ln.Addr().String())
+	ap := loopbackServer(t, func(c net.Conn) { // reads the ClientHello, answers nothing
+		io.Copy(io.Discard, c)
+	})
 	s := New(Config{ConnectTimeout: 200 * time.Millisecond}).Open(ap.Addr(), int(ap.Port()))
 	defer s.Close()
-	_, err = s.Get(context.Background(), "https://x.test:"+strconv.Itoa(int(ap.Port()))+"/")
+	_, err := s.Get(context.Background(), "https://x.test:"+strconv.Itoa(int(ap.Port()))+"/")
 	var fe *Error
 	if !errors.As(err, &fe) || fe.Kind != KindTimeout {
 		t.Fatalf("err = %v, want a timeout", err)

@@ -266,18 +266,27 @@ func BenchmarkInflateTables(b *testing.B) {
 	b.ReportMetric(float64(t.Elapsed().Nanoseconds())/float64(b.N*len(pages))/1000, "cpu_us_per_block")
 }
 
-// simwebDeflated returns 200 of simweb's pages deflated as simweb serves
-// them (level 1).
-func simwebDeflated(b *testing.B) [][]byte {
+// simwebPages returns 200 of simweb's pages (seed 1), for benchmarks.
+func simwebPages(b *testing.B) [][]byte {
 	w, err := simweb.Generate(simweb.Options{Seed: 1, Sites: 100, Pages: 2000})
 	if err != nil {
 		b.Fatal(err)
 	}
 	var pages [][]byte
 	for i := range 200 {
+		pages = append(pages, w.AppendHTML(nil, i*7%w.NumPages(), 8080))
+	}
+	return pages
+}
+
+// simwebDeflated returns simwebPages deflated as simweb serves them
+// (level 1).
+func simwebDeflated(b *testing.B) [][]byte {
+	var pages [][]byte
+	for _, page := range simwebPages(b) {
 		var z bytes.Buffer
 		zw, _ := flate.NewWriter(&z, 1)
-		zw.Write(w.AppendHTML(nil, i*7%w.NumPages(), 8080))
+		zw.Write(page)
 		zw.Close()
 		pages = append(pages, z.Bytes())
 	}

@@ -7,14 +7,11 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/netip"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/klauspost/compress/gzip"
-
-	"lidi/engine/simweb"
 )
 
 // BenchmarkSessionGet fetches simweb's pages gzip-coded (level 1, as
@@ -24,53 +21,34 @@ import (
 // allocation per page: a crawl's collector pays for it.
 func BenchmarkSessionGet(b *testing.B) {
 	const pagesPerSession = 4
-	w, err := simweb.Generate(simweb.Options{Seed: 1, Sites: 100, Pages: 2000})
-	if err != nil {
-		b.Fatal(err)
-	}
 	var responses [][]byte
-	for i := range 200 {
+	for _, page := range simwebPages(b) {
 		var z bytes.Buffer
 		zw, _ := gzip.NewWriterLevel(&z, 1)
-		zw.Write(w.AppendHTML(nil, i*7%w.NumPages(), 8080))
+		zw.Write(page)
 		zw.Close()
 		head := "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Encoding: gzip\r\nContent-Length: " + strconv.Itoa(z.Len()) + "\r\n\r\n"
 		responses = append(responses, append([]byte(head), z.Bytes()...))
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
+	ap := loopbackServer(b, func(c net.Conn) {
+		br := bufio.NewReader(c)
 		for {
-			c, err := ln.Accept()
+			line, err := br.ReadSlice('\n')
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					line, err := br.ReadSlice('\n')
-					if err != nil {
-						return
-					}
-					// GET /N HTTP/1.1: the page's response, once the head has ended.
-					i, _ := strconv.Atoi(strings.Fields(string(line))[1][1:])
-					for len(line) > 2 {
-						if line, err = br.ReadSlice('\n'); err != nil {
-							return
-						}
-					}
-					if _, err := c.Write(responses[i%len(responses)]); err != nil {
-						return
-					}
+			// GET /N HTTP/1.1: the page's response, once the head has ended.
+			i, _ := strconv.Atoi(strings.Fields(string(line))[1][1:])
+			for len(line) > 2 {
+				if line, err = br.ReadSlice('\n'); err != nil {
+					return
 				}
-			}()
+			}
+			if _, err := c.Write(responses[i%len(responses)]); err != nil {
+				return
+			}
 		}
-	}()
-	ap := netip.MustParseAddrPort(ln.Addr().String())
+	})
 	f := New(Config{CheckType: true, KeepWire: true}) // as a crawl's robots fetch
 	urls := make([]string, len(responses))
 	for i := range urls {

@@ -17,16 +17,16 @@ import (
 	"testing"
 )
 
-// scriptedServer answers the requests of each connection, in order, with
-// the given responses written a few bytes at a time (so a head arrives in
-// several reads), and returns its address.
-func scriptedServer(t *testing.T, responses ...string) netip.AddrPort {
-	t.Helper()
+// loopbackServer listens on loopback until the test ends, serving each
+// connection with serve on a goroutine of its own (which closes it after),
+// and returns its address.
+func loopbackServer(tb testing.TB, serve func(c net.Conn)) netip.AddrPort {
+	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() { ln.Close() })
+	tb.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -35,24 +35,34 @@ func scriptedServer(t *testing.T, responses ...string) netip.AddrPort {
 			}
 			go func() {
 				defer c.Close()
-				br := bufio.NewReader(c)
-				for _, resp := range responses {
-					if _, err := http.ReadRequest(br); err != nil {
-						return
-					}
-					for b := []byte(resp); len(b) > 0; {
-						n := min(len(b), 7)
-						if _, err := c.Write(b[:n]); err != nil {
-							return
-						}
-						b = b[n:]
-					}
-				}
-				io.Copy(io.Discard, br)
+				serve(c)
 			}()
 		}
 	}()
 	return netip.MustParseAddrPort(ln.Addr().String())
+}
+
+// scriptedServer answers the requests of each connection, in order, with
+// the given responses written a few bytes at a time (so a head arrives in
+// several reads), and returns its address.
+func scriptedServer(t *testing.T, responses ...string) netip.AddrPort {
+	t.Helper()
+	return loopbackServer(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		for _, resp := range responses {
+			if _, err := http.ReadRequest(br); err != nil {
+				return
+			}
+			for b := []byte(resp); len(b) > 0; {
+				n := min(len(b), 7)
+				if _, err := c.Write(b[:n]); err != nil {
+					return
+				}
+				b = b[n:]
+			}
+		}
+		io.Copy(io.Discard, br)
+	})
 }
 
 // The recorded heads are the bytes that went over the connection: the
