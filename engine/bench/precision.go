@@ -176,26 +176,50 @@ func contentKind(c uint64) simweb.TrapKind { return simweb.TrapKind(c >> 56) }
 // keeps, on the side, the URL of every id and the status of every fetch,
 // so the crawl can be scored when it ends.
 type recorder struct {
-	record.Store
+	tap
 	mu      sync.Mutex
 	urls    map[uint64]string
 	fetches []record.PageRecord // URL and Status only
 	skipped map[uint64]uint64   // by rule ID: the first URL skipped under it
 }
 
-func (r *recorder) Apply(ctx context.Context, b *record.Batch) error {
-	r.note(b)
-	return r.Store.Apply(ctx, b)
+// newRecorder returns a recorder of the batches the engine hands store.
+func newRecorder(store record.Store) *recorder {
+	r := &recorder{urls: make(map[uint64]string)}
+	r.tap = tap{Store: store, see: r.note}
+	return r
 }
 
-// Write and Commit give the engine the inner store's open transaction
-// (record.BatchWriter), as a crawl without the recorder has it.
-func (r *recorder) Write(ctx context.Context, b *record.Batch) error {
-	r.note(b)
-	return writeTo(ctx, r.Store, b)
+// tap passes every batch the engine hands Store to see first. Its Write
+// and Commit give the engine Store's open transaction when it keeps one
+// (record.BatchWriter, as storage.DB does): a wrapper that embedded only
+// the record.Store interface hid them, and the engine applied and
+// committed every batch, a path production has left (found in review).
+// Over a store without one a Write is an Apply, committed at once.
+type tap struct {
+	record.Store
+	see func(*record.Batch)
 }
 
-func (r *recorder) Commit(ctx context.Context) error { return commitTo(ctx, r.Store) }
+func (t *tap) Apply(ctx context.Context, b *record.Batch) error {
+	t.see(b)
+	return t.Store.Apply(ctx, b)
+}
+
+func (t *tap) Write(ctx context.Context, b *record.Batch) error {
+	t.see(b)
+	if w, ok := t.Store.(record.BatchWriter); ok {
+		return w.Write(ctx, b)
+	}
+	return t.Store.Apply(ctx, b)
+}
+
+func (t *tap) Commit(ctx context.Context) error {
+	if w, ok := t.Store.(record.BatchWriter); ok {
+		return w.Commit(ctx)
+	}
+	return nil
+}
 
 // note records what b holds.
 func (r *recorder) note(b *record.Batch) {
@@ -215,26 +239,6 @@ func (r *recorder) note(b *record.Batch) {
 		r.fetches = append(r.fetches, record.PageRecord{URL: p.URL, Status: p.Status})
 	}
 	r.mu.Unlock()
-}
-
-// writeTo writes b into store's open transaction if it keeps one
-// (record.BatchWriter), and otherwise applies it, committed at once. A
-// recorder embeds the record.Store interface, which hides the inner
-// store's Write and Commit: without its own the engine would apply and
-// commit every batch, a path production has left (found in review).
-func writeTo(ctx context.Context, store record.Store, b *record.Batch) error {
-	if w, ok := store.(record.BatchWriter); ok {
-		return w.Write(ctx, b)
-	}
-	return store.Apply(ctx, b)
-}
-
-// commitTo commits what writeTo left open in store, if anything.
-func commitTo(ctx context.Context, store record.Store) error {
-	if w, ok := store.(record.BatchWriter); ok {
-		return w.Commit(ctx)
-	}
-	return nil
 }
 
 // skip records url as skipped under rule, if it is the first.

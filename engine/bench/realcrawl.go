@@ -33,7 +33,7 @@ func simConfig(seeds []string, strategy string, robots, pagesPerVisit int, delay
 // lines go to out every interval.
 func crawlOrder(ctx context.Context, srv *simweb.Server, cfg engine.Config, store record.Store, resolver engine.Resolver,
 	out io.Writer, interval time.Duration) (pages []int32, elapsed time.Duration, other int, err error) {
-	rec := &recorder{Store: store, urls: make(map[uint64]string)}
+	rec := newRecorder(store)
 	eng, err := engine.New(cfg, rec, resolver, nil)
 	if err != nil {
 		return nil, 0, 0, err

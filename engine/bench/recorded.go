@@ -34,7 +34,7 @@ func runRecorded(ctx context.Context, cfg engine.Config, openStore func(string) 
 		return res, err
 	}
 	defer closer.Close()
-	rec := &recorder{Store: store, urls: make(map[uint64]string)}
+	rec := newRecorder(store)
 	resolver, err := dns.NewCache(dnsCfg)
 	if err != nil {
 		return res, err

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"lidi/engine/record"
+	"lidi/engine/simweb"
 )
 
 // countingWriter is a record.BatchWriter, as storage.DB is, that counts
@@ -43,9 +44,9 @@ func TestRecordersWriteThroughTheirStore(t *testing.T) {
 		rec   func(record.Store) record.Store
 		notes func(record.Store) int
 	}{
-		{"recorder", func(s record.Store) record.Store { return &recorder{Store: s, urls: map[uint64]string{}} },
+		{"recorder", func(s record.Store) record.Store { return newRecorder(s) },
 			func(s record.Store) int { return len(s.(*recorder).fetched()) }},
-		{"fetchRecorder", func(s record.Store) record.Store { return &fetchRecorder{Store: s, urls: map[uint64]string{}} },
+		{"fetchRecorder", func(s record.Store) record.Store { return newFetchRecorder(s, simweb.Clock{}) },
 			func(s record.Store) int { return len(s.(*fetchRecorder).fetches) }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

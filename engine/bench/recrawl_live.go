@@ -228,7 +228,7 @@ func recrawlLive(ctx context.Context, o RecrawlLiveOptions, shape simweb.ChangeS
 		return nil, err
 	}
 	defer closer.Close()
-	rec := &fetchRecorder{Store: store, clock: srv.Clock(), urls: map[uint64]string{}}
+	rec := newFetchRecorder(store, srv.Clock())
 	resolver, err := dns.NewCache(dns.Config{Servers: []string{srv.DNSAddr()}})
 	if err != nil {
 		return nil, err

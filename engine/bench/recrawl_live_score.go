@@ -15,7 +15,7 @@ import (
 // (its URL and virtual time) on the way, so that the freshness of the
 // copies can be integrated exactly against the web's ground truth.
 type fetchRecorder struct {
-	record.Store
+	tap
 	clock simweb.Clock
 
 	mu       sync.Mutex
@@ -25,6 +25,14 @@ type fetchRecorder struct {
 	took     time.Duration // the fetches' durations, virtual
 }
 
+// newFetchRecorder returns a recorder of the fetches the engine hands
+// store, their times read on clock.
+func newFetchRecorder(store record.Store, clock simweb.Clock) *fetchRecorder {
+	f := &fetchRecorder{clock: clock, urls: map[uint64]string{}}
+	f.tap = tap{Store: store, see: f.note}
+	return f
+}
+
 type liveFetch struct {
 	url uint64
 	at  time.Duration // virtual
@@ -32,19 +40,6 @@ type liveFetch struct {
 	// verdict.
 	judged, changed bool
 }
-
-func (f *fetchRecorder) Apply(ctx context.Context, b *record.Batch) error {
-	f.note(b)
-	return f.Store.Apply(ctx, b)
-}
-
-// Write and Commit: as recorder's.
-func (f *fetchRecorder) Write(ctx context.Context, b *record.Batch) error {
-	f.note(b)
-	return writeTo(ctx, f.Store, b)
-}
-
-func (f *fetchRecorder) Commit(ctx context.Context) error { return commitTo(ctx, f.Store) }
 
 // note records b's fetches.
 func (f *fetchRecorder) note(b *record.Batch) {
