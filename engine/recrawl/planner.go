@@ -824,12 +824,17 @@ func (p *Planner) Early(site string, now time.Time, floor float64) (uint64, bool
 		if pg == nil || !pg.due.IsZero() {
 			continue // a turn taken, or a visit in flight (its retry's turn)
 		}
+		if now.Before(pg.last.Add(p.opt.MinInterval)) || p.Worth(pg.info.ID, now) <= floor {
+			continue // not again within MinInterval, nor for less than the turn is worth otherwise
+		}
+		// The turn is the recrawls'; it goes to the page it adds most
+		// freshness to (bestEarly), if the turn leaves it a gap.
+		if best := p.bestEarly(s, now); best != nil && free {
+			pg = best
+		}
 		iv := pg.interval
 		if iv == 0 {
 			iv = p.opt.InitialInterval
-		}
-		if now.Before(pg.last.Add(p.opt.MinInterval)) || p.Worth(pg.info.ID, now) <= floor {
-			continue // not again within MinInterval, nor for less than the turn is worth otherwise
 		}
 		p.unreserve(pg)
 		ts = p.turns[s]
@@ -846,6 +851,52 @@ func (p *Planner) Early(site string, now time.Time, floor float64) (uint64, bool
 	}
 	return 0, false
 }
+
+// bestEarly returns the page of site s whose visit now adds most expected
+// freshness until its own turn, nil if none may go (all in flight, or
+// visited within MinInterval) or the site has more than maxEarlyScan
+// pages. A page of rate λ whose copy is a old and whose turn is R away
+// gains w·(1−e^(−λa))·(1−e^(−λR))/λ: stale with chance 1−e^(−λa), fresh
+// again until its next change or its turn.
+//
+// The plan fills only SiteLoad of a full site's turns, and its free turns
+// went to the page holding the next: in proportion to the plan's
+// frequencies, so the pages visited most got most of the extra visits,
+// where Wolf's allocation of the visits the site really made gives them
+// to the pages visited least (a full site of 300 pages, weights 300/i^0.9,
+// robots to spare: its heaviest quarter took 1,172 of 1,440 turns where
+// the optimum of the same requests gives it 941, its lightest 1 of 63,
+// 0.97 of the optimal freshness; TestSchedulerFreeTurnsByGain).
+func (p *Planner) bestEarly(s int, now time.Time) *plannedPage {
+	if len(p.bySite[s]) > maxEarlyScan {
+		return nil
+	}
+	var best *plannedPage
+	bestG := 0.0
+	for _, pg := range p.bySite[s] {
+		if !pg.scheduled || !pg.due.IsZero() || pg.rate <= 0 || now.Before(pg.last.Add(p.opt.MinInterval)) {
+			continue
+		}
+		at := pg.turn
+		if at.IsZero() {
+			at = pg.at
+		}
+		r := at.Sub(now).Seconds()
+		if r <= 0 {
+			continue // its turn is now
+		}
+		lam := float64(pg.rate)
+		g := pg.worth() * -math.Expm1(-lam*now.Sub(pg.last).Seconds()) * -math.Expm1(-lam*r) / lam
+		if g > bestG || g == bestG && best != nil && pg.info.ID < best.info.ID {
+			best, bestG = pg, g
+		}
+	}
+	return best
+}
+
+// maxEarlyScan bounds the pages of a site bestEarly weighs at each free
+// turn; a larger site's free turn goes to the page holding its next turn.
+const maxEarlyScan = 4096
 
 // replan plans the pages whose interval changed again, those whose visit
 // is not in flight: all give up their turns first, then take new ones in

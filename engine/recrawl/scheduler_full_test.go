@@ -1,7 +1,9 @@
 package recrawl
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -124,5 +126,98 @@ func TestPlannerWorth(t *testing.T) {
 	}
 	if w1, w2, w3 := p.Worth(1, later), p.Worth(2, later), p.Worth(3, later); !(w1 > 0 && w2 > w1 && w3 < w2/4) {
 		t.Errorf("worths %g, %g and %g: want the heavier page worth more than the lighter, and the one never seen to change far less", w1, w2, w3)
+	}
+}
+
+// A full site's free turns go to the pages they add most freshness to
+// (Planner.bestEarly), so the site's requests come near Wolf's allocation
+// of as many: a site of 300 pages (weights 300/i^0.9, Poisson changes
+// once every 2 to 10 hours) taking a request a minute, robots to spare.
+// Given to the page holding the next turn, in proportion to the plan's
+// frequencies, the heaviest quarter took 1,164 to 1,188 of the 1,440
+// turns of a day where the optimum of the same requests gives it 918 to
+// 955, the lightest 1 to 3 of 40 to 63: 0.970 to 0.972 of the optimal
+// freshness (with the counts evenly spaced).
+func TestSchedulerFreeTurnsByGain(t *testing.T) {
+	for _, seed := range []uint64{1, 2, 3} {
+		rng := rand.New(rand.NewPCG(seed, 9))
+		const (
+			gap = time.Minute
+			n   = 300
+		)
+		s := NewScheduler(SchedulerOptions{Ahead: 1, Planner: PlannerOptions{InitialInterval: time.Hour, MinVisits: 2,
+			MinInterval: time.Minute, Resolve: 5 * time.Minute}})
+		t0 := plannerEpoch
+		s.Due(t0, t0)
+		s.SetRobots(8)
+		s.SetSiteGap("a", gap)
+		s.Cost(time.Second)
+		w := make([]float64, n)
+		rate := make([]float64, n)
+		next := make([]time.Time, n)
+		for i := range n {
+			w[i] = math.Max(1, math.Floor(300/math.Pow(float64(i+1), 0.9)))
+			rate[i] = (0.1 + 0.4*rng.Float64()) / 3600
+			s.Copied(uint64(i), ChannelID(fmt.Sprint("c", i%4)), "a", t0)
+			next[i] = t0.Add(time.Duration(rng.ExpFloat64() / rate[i] * float64(time.Second)))
+		}
+		// Page i's in-links: from linkers 0 to w[i]−2 (its weight w[i]).
+		links := map[uint64][]uint64{}
+		for i := range n {
+			for j := range int(w[i]) - 1 {
+				links[uint64(10000+j)] = append(links[uint64(10000+j)], uint64(i))
+			}
+		}
+		for from, to := range links {
+			s.Links(from, to)
+		}
+		var queue []uint64
+		var served time.Time
+		visits := make([]int, n)
+		const from, to = 20 * time.Hour, 44 * time.Hour
+		for d := time.Duration(0); d < to; d += 5 * time.Second {
+			now := t0.Add(d)
+			queue = append(queue, s.Due(now, now)...)
+			if now.Sub(served) < gap || len(queue) == 0 {
+				continue
+			}
+			served = now
+			id := queue[0]
+			queue = queue[1:]
+			changed := false
+			for !next[id].After(now) {
+				changed = true
+				next[id] = next[id].Add(time.Duration(rng.ExpFloat64() / rate[id] * float64(time.Second)))
+			}
+			s.Fetched(id, now, changed, "", 0)
+			s.Back(id)
+			if d >= from {
+				visits[id]++
+			}
+		}
+		total := 0
+		for _, v := range visits {
+			total += v
+		}
+		win := (to - from).Seconds()
+		dem := make([]Demand, n)
+		for i := range n {
+			dem[i] = Demand{Rate: Rate(rate[i]), Weight: w[i]}
+		}
+		f := AllocateFrequencies(dem, []float64{math.Inf(1)}, float64(total)/win)
+		fresh := func(l, f float64) float64 {
+			if f <= 0 {
+				return 0
+			}
+			return -math.Expm1(-l/f) / (l / f)
+		}
+		var got, opt float64
+		for i := range n {
+			got += w[i] * fresh(rate[i], float64(visits[i])/win)
+			opt += w[i] * fresh(rate[i], f[i])
+		}
+		if total < 1400 || got/opt < 0.976 {
+			t.Errorf("seed %d: %d requests in a day of 1,440 turns, %.3f of the optimal freshness of as many; want 1,400 or more and 0.976 or more", seed, total, got/opt)
+		}
 	}
 }
