@@ -832,9 +832,12 @@ func (p *Planner) Early(site string, now time.Time, floor float64) (uint64, bool
 			continue // not again within MinInterval, nor for less than the turn is worth otherwise
 		}
 		// The turn is the recrawls'; if it leaves the next a gap, it goes
-		// to the page most overdue (bestEarly).
-		if best := p.bestEarly(s, now); best != nil && free {
-			pg = best
+		// to the page most overdue (bestEarly; a scan of the site's pages,
+		// so only then).
+		if free {
+			if best := p.bestEarly(s, now); best != nil {
+				pg = best
+			}
 		}
 		iv := pg.interval
 		if iv == 0 {
