@@ -174,13 +174,16 @@ func (h *pendingBytes) most() int64 {
 }
 
 // resultBytes estimates the memory a robot's result holds: its page's
-// record (body and heads) and links.
+// record (body and heads) and links. The links count by their capacity:
+// a robot gives a page's links room for every link it has, followed or
+// not, so a page of thousands of links it does not follow (nofollow, out
+// of scope) holds room for them all.
 func resultBytes(r visit.Result) int64 {
 	p := r.Page
 	if p == nil {
 		return 0
 	}
-	n := p.Record.Bytes() + int64(len(p.URL)) + int64(len(p.Links))*linkSize
+	n := p.Record.Bytes() + int64(len(p.URL)) + int64(cap(p.Links))*linkSize
 	for i := range p.Links {
 		n += int64(len(p.Links[i].URL) + len(p.Links[i].Key) + len(p.Links[i].Host))
 	}

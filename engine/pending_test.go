@@ -12,6 +12,7 @@ import (
 	"lidi/engine/record"
 	"lidi/engine/simweb"
 	"lidi/engine/simweb/simwebtest"
+	"lidi/engine/visit"
 	"lidi/internal/testkit"
 	"lidi/storage"
 )
@@ -370,5 +371,34 @@ func TestTrySendLeavesTheQueueToFullBatches(t *testing.T) {
 	<-done
 	if _, _, pages := st.state(); pages != 22+taken {
 		t.Errorf("%d pages written, want %d (the first, %d of %d small batches, twenty sent, the full one)", pages, 22+taken, taken, tried)
+	}
+}
+
+// A page's links are counted by the room they hold: a robot gives them
+// room for every link the page has, followed or not, and a page of
+// thousands of nofollow links with three followed held 3,072 links' room
+// counted as 3 (found in review).
+func TestResultBytesCountsTheLinksRoom(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		len, cap int
+	}{
+		{"no links", 0, 0},
+		{"all followed", 3, 3},
+		{"three of 3,000 followed", 3, 3000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			links := make([]visit.FoundLink, tc.len, tc.cap)
+			for i := range links {
+				links[i].URL = "http://127.0.0.1/a"
+			}
+			page := func(l []visit.FoundLink) visit.Result {
+				return visit.Result{Page: &visit.PageResult{URL: "http://127.0.0.1/", Links: l}}
+			}
+			got := resultBytes(page(links)) - resultBytes(page(nil))
+			if want := int64(tc.cap)*linkSize + int64(tc.len*len("http://127.0.0.1/a")); got != want {
+				t.Errorf("the links count %d bytes, want %d: room for %d links and %d URLs", got, want, tc.cap, tc.len)
+			}
+		})
 	}
 }
