@@ -3,6 +3,7 @@ package extract
 import (
 	"bytes"
 	"strings"
+	"unsafe"
 )
 
 // The tokenizer's TagAttr copies every attribute's key and value (two
@@ -134,7 +135,8 @@ func plainValue(v []byte) bool {
 
 // decodeValue returns an attribute's decoded value when that takes no
 // more than TagAttr's decoding of "&amp;" (the reference of nearly every
-// '&' in a URL's query); ok is false when it needs the tokenizer.
+// '&' in a URL's query); ok is false when it needs the tokenizer. A value
+// without a reference is v itself, not copied (see tagAttrs).
 func decodeValue(v []byte) (s string, ok bool) {
 	amps := 0
 	for i, c := range v {
@@ -149,15 +151,19 @@ func decodeValue(v []byte) (s string, ok bool) {
 		}
 	}
 	if amps == 0 {
-		return string(v), true
+		return unsafe.String(unsafe.SliceData(v), len(v)), true
 	}
 	return strings.ReplaceAll(string(v), "&amp;", "&"), true
 }
 
 // tagAttrs returns the values of the attributes named a and b (b may be
 // "") of the scanner's current start tag; ok reports whether a is present.
-// As in browsers, the first of repeated attributes wins. The values are
-// copies.
+// As in browsers, the first of repeated attributes wins.
+//
+// The values share the page's bytes (a copy each was a third of
+// Extract's allocations): they are valid only while those bytes are, that
+// is within Extract, which never modifies them and resolves every value
+// it keeps into a new string (urlnorm builds one) before it returns.
 func tagAttrs(s *scanner, a, b string) (va, vb string, ok bool) {
 	var rawA, rawB []byte
 	hasA, hasB := false, false

@@ -25,6 +25,12 @@ func decode(body []byte, contentType string) ([]byte, string) {
 		return transcode(body[2:], "utf-16le")
 	}
 	label := headerCharset(contentType)
+	if strings.EqualFold(label, "utf-8") {
+		// What transcode returns for it, without charset.Lookup's two
+		// allocations (its label lower-cased), twice: nearly every page
+		// is labelled so.
+		return body, "utf-8"
+	}
 	if label == "" || !known(label) {
 		label = metaCharset(body)
 		// A meta cannot truthfully declare UTF-16: the bytes that declare
@@ -146,7 +152,7 @@ func metaCharset(body []byte) string {
 			return ""
 		case html.StartTagToken, html.SelfClosingTagToken:
 			var buf [8]byte
-			if tagName(z.Raw(), &buf) != "meta" {
+			if string(tagName(z.Raw(), &buf)) != "meta" {
 				continue
 			}
 			var cs, content string

@@ -230,12 +230,12 @@ func (e *Extractor) Extract(body []byte, contentType string, page *url.URL, dst 
 		var nameBuf [8]byte
 		raw := z.raw()
 		name := tagName(raw, &nameBuf)
-		switch name {
+		switch string(name) { // no copy: only compared
 		case "a", "area":
 			href, rel, ok := tagAttrs(z, "href", "rel")
 			if ok {
 				kind := KindA
-				if name == "area" {
+				if string(name) == "area" {
 					kind = KindArea
 				}
 				addLink(href, kind, hasToken(rel, "nofollow"))
@@ -243,7 +243,7 @@ func (e *Extractor) Extract(body []byte, contentType string, page *url.URL, dst 
 		case "frame", "iframe":
 			if src, _, ok := tagAttrs(z, "src", ""); ok {
 				kind := KindFrame
-				if name == "iframe" {
+				if string(name) == "iframe" {
 					kind = KindIFrame
 				}
 				addLink(src, kind, false)
@@ -329,8 +329,10 @@ func (e *Extractor) Extract(body []byte, contentType string, page *url.URL, dst 
 }
 
 // tagName returns the lower-cased name of the tag whose raw bytes start
-// with '<', or "" if it is longer than 8 bytes (no tag of interest is).
-func tagName(raw []byte, buf *[8]byte) string {
+// with '<', in buf, or nil if it is longer than 8 bytes (no tag of interest
+// is). It returns bytes, not a string: a string returned escapes, and was
+// an allocation for every tag name of two bytes or more.
+func tagName(raw []byte, buf *[8]byte) []byte {
 	n := 0
 	for i := 1; i < len(raw); i++ {
 		c := raw[i]
@@ -338,7 +340,7 @@ func tagName(raw []byte, buf *[8]byte) string {
 			break
 		}
 		if n == len(buf) {
-			return ""
+			return nil
 		}
 		if 'A' <= c && c <= 'Z' {
 			c += 'a' - 'A'
@@ -346,7 +348,7 @@ func tagName(raw []byte, buf *[8]byte) string {
 		buf[n] = c
 		n++
 	}
-	return string(buf[:n]) // does not escape: compared in a switch
+	return buf[:n]
 }
 
 // attrs2 returns the values of the attributes named a and b of the current

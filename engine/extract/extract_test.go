@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -440,6 +441,7 @@ func TestDecodeFastPath(t *testing.T) {
 	}{
 		{"<p>h\xc3\xa9</p>", "text/html; charset=utf-8", "utf-8", false},
 		{"<p>h\xc3\xa9</p>", "text/html", "utf-8", false},                          // valid UTF-8, undeclared
+		{"<p>h\xe9</p>", "text/html; charset=UTF-8", "utf-8", false},               // declared: read as UTF-8 even when not
 		{"<p>plain</p>", "text/html; charset=windows-1252", "windows-1252", false}, // ASCII: nothing to decode
 		{"<p>plain</p>", "text/html; charset=shift_jis", "shift_jis", false},
 		{"<p>h\xe9</p>", "text/html; charset=windows-1252", "windows-1252", true},
@@ -456,5 +458,51 @@ func TestDecodeFastPath(t *testing.T) {
 		if copied := &out[0] != &in[0]; copied != c.copied {
 			t.Errorf("decode(%q, %q): copied = %v, want %v", c.body, c.contentType, copied, c.copied)
 		}
+	}
+}
+
+// TestResultOwnsItsStrings checks that nothing Extract returns shares the
+// page's bytes, which the values it reads while extracting do (tagAttrs):
+// a body overwritten afterwards leaves the result as it was.
+func TestResultOwnsItsStrings(t *testing.T) {
+	page := mustURL(t, "https://www.example.com/a/b.html")
+	for _, name := range []string{"bench.html", "base.html", "canonical.html", "frames.html", "refresh.html", "nofollow.html", "realweb-stanford.html", "latin1.html"} {
+		body := readFixture(t, name)
+		var r Result
+		if err := Links(body, "text/html", page, &r); err != nil {
+			t.Fatal(err)
+		}
+		want := r
+		want.Links = slices.Clone(r.Links)
+		for i := range want.Links {
+			want.Links[i].URL = strings.Clone(want.Links[i].URL)
+		}
+		for _, f := range []*string{&want.Canonical, &want.OGURL, &want.MirroredFrom, &want.MetaRobots, &want.Refresh, &want.Base, &want.Title, &want.Charset} {
+			*f = strings.Clone(*f)
+		}
+		for i := range body {
+			body[i] = 'x'
+		}
+		if !reflect.DeepEqual(r, want) {
+			t.Errorf("%s: the result changed with the body:\n%+v\nwant\n%+v", name, r, want)
+		}
+	}
+}
+
+// TestExtractAllocs bounds Extract's allocations on the benchmark page
+// (51 links): one string for each link resolved, and a few for the page.
+// Copying every attribute value read, every tag name and the charset
+// label took 186.
+func TestExtractAllocs(t *testing.T) {
+	body := readFixture(t, "bench.html")
+	page := mustURL(t, "https://www.example.com/news/2024/05/a-day-on-the-web.html")
+	var r Result
+	allocs := testing.AllocsPerRun(20, func() {
+		if err := Links(body, "text/html; charset=utf-8", page, &r); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if limit := float64(len(r.Links)) + 40; allocs > limit {
+		t.Errorf("%.0f allocations for %d links, want at most %.0f", allocs, len(r.Links), limit)
 	}
 }

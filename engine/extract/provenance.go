@@ -19,20 +19,22 @@ import (
 // ogURL returns the content of a <meta property="og:url"> tag, or "".
 // It reads the raw tag (metaAttrs reads name, not property).
 func ogURL(raw []byte) string {
-	prop, content, hasProp, hasContent := "", "", false, false
+	var prop, content []byte
+	hasProp, hasContent := false, false
 	forEachRawAttr(raw, func(key, val []byte) bool {
 		switch {
 		case !hasProp && equalLower(key, "property"):
-			prop, hasProp = string(val), true
+			prop, hasProp = val, true
 		case !hasContent && equalLower(key, "content"):
-			content, hasContent = string(val), true
+			content, hasContent = val, true
 		}
 		return !(hasProp && hasContent)
 	})
-	if !hasContent || !strings.EqualFold(strings.TrimSpace(prop), "og:url") {
+	// Copied only for og:url: every meta tag passes here.
+	if !hasContent || !bytes.EqualFold(bytes.TrimSpace(prop), []byte("og:url")) {
 		return ""
 	}
-	return strings.TrimSpace(content)
+	return string(bytes.TrimSpace(content))
 }
 
 // mirrorNotes are the notes mirroring tools leave in a page's comments,

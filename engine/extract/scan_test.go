@@ -58,7 +58,7 @@ func notRaw(tt html.TokenType, raw string) bool {
 		return false
 	}
 	var buf [8]byte
-	n := tagName([]byte(raw), &buf)
+	n := string(tagName([]byte(raw), &buf))
 	return n == "noscript" || n == "noframes"
 }
 
