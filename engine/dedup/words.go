@@ -71,13 +71,16 @@ func wordAt(b []byte, i int) (uint64, int) {
 word:
 	for {
 		var v uint16
-		for ; i < len(b); i++ {
-			if v = fold[b[i]]; int16(v) <= 0 {
+		rest := b[i:] // one bounds test a byte, not two
+		k := 0
+		for ; k < len(rest); k++ {
+			if v = fold[rest[k]]; int16(v) <= 0 {
 				break
 			}
 			all |= v
 			h = (h ^ uint64(v&0xff)) * fnvPrime64
 		}
+		i += k
 		if v != foldChar { // a separator, or the end (v is then the last letter's)
 			break
 		}
