@@ -413,6 +413,7 @@ func (db *DB) commit() error {
 	if err := db.checkFile(bg); err != nil {
 		return err
 	}
+	db.ckpt.finish(db.w)
 	db.ckpt.notify()
 	d := time.Since(start)
 	db.batches.Add(1)

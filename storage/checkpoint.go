@@ -3,29 +3,72 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
 // checkpointer copies the WAL back into the database file on a connection
-// of its own, so the writer's commits never include a checkpoint and its
-// fsyncs. SQLite lets a PASSIVE checkpoint run while the writer appends.
-// The writer keeps a large automatic checkpoint as a safety net: when
-// commits follow each other so closely that this goroutine never catches
-// up, the WAL cannot restart, and the writer's own checkpoint bounds it.
+// of its own, so that the writer's commits include little of the copy and
+// its fsyncs. SQLite lets a PASSIVE checkpoint run while the writer
+// appends.
+//
+// SQLite starts the WAL again from its first frame only when a write
+// transaction begins with every frame copied back, and the committer keeps
+// a transaction open nearly all the time (it begins at the first Write
+// after a commit): the checkpointer's runs never left nothing behind at
+// such a moment, so the WAL only grew, and the writer's automatic
+// checkpoint (the safety net, at walAutocheckpoint frames) started it
+// again from inside a commit, copying what the checkpointer had not (up to
+// 2 s of commits) and syncing the file with every page copied since the
+// last checkpoint that copied all: in the default `lidi bench crawl`
+// 12-21 commits of 0.25-0.9 s. So once the WAL holds restartFrames, the
+// checkpointer copies until at most tailFrames are left, syncs the file
+// and the WAL, copies and syncs what came meanwhile, and asks the writer
+// (due) to copy the rest after its next commit (finish), before it begins
+// again. The writer's automatic checkpoint stays as the safety net.
 type checkpointer struct {
-	conn *sql.DB
-	kick chan struct{}
-	stop chan struct{}
-	wg   sync.WaitGroup
+	conn  *sql.DB
+	every time.Duration // the least time between two runs: checkpointEvery
+	// restart is the WAL's frames from which the writer is asked to
+	// start it again: restartFrames.
+	restart int64
+	kick    chan struct{}
+	stop    chan struct{}
+	wg      sync.WaitGroup
+	// files are the database file and its WAL, opened for sync alone;
+	// closeFiles closes them once no connection has the database open
+	// (closing a descriptor of the file drops every POSIX lock the
+	// process holds on it, SQLite's included).
+	files []*os.File
 
 	runs   atomic.Int64          // checkpoints run
 	frames atomic.Int64          // frames in the WAL at the latest checkpoint
 	nanos  atomic.Int64          // time spent checkpointing
 	err    atomic.Pointer[error] // latest checkpoint's error, nil after a success
+
+	// due is set when the WAL holds at most tailFrames not copied back:
+	// the writer's next commit copies them (finish) and the transaction
+	// after it starts the WAL again.
+	due atomic.Bool
+	// The writer's checkpoints (finish) and the time they took (Stats).
+	tails, tailNanos atomic.Int64
 }
+
+// tailFrames is what a checkpoint may leave for the writer to copy after
+// its next commit (16 MiB), and tailRuns how many checkpoints the
+// checkpointer runs in a row to bring the WAL to it: each copies what the
+// writer committed during the one before. The WAL starts again once it
+// holds restartFrames (64 MiB): each start costs the writer a checkpoint
+// with its syncs, the automatic one starts it at walAutocheckpoint.
+const (
+	tailFrames    = 4096
+	tailRuns      = 4
+	restartFrames = 16384
+)
 
 // checkpointEvery is the least time between two background checkpoints.
 // A checkpoint copies each page the WAL holds once, however many commits
@@ -38,7 +81,7 @@ type checkpointer struct {
 // the bodies, written once whatever the cadence.
 const checkpointEvery = 2 * time.Second
 
-func startCheckpointer(path string) (*checkpointer, error) {
+func startCheckpointer(path string, every time.Duration, restart int64) (*checkpointer, error) {
 	conn, err := sql.Open("sqlite", dsn(path, "rw", "_pragma=busy_timeout(5000)"))
 	if err != nil {
 		return nil, err
@@ -49,7 +92,18 @@ func startCheckpointer(path string) (*checkpointer, error) {
 		conn.Close()
 		return nil, err
 	}
-	c := &checkpointer{conn: conn, kick: make(chan struct{}, 1), stop: make(chan struct{})}
+	c := &checkpointer{conn: conn, every: every, restart: restart, kick: make(chan struct{}, 1), stop: make(chan struct{})}
+	// The WAL first: closing it again, if the database file fails to
+	// open, drops no lock.
+	for _, p := range []string{path + "-wal", path} {
+		f, err := os.OpenFile(p, os.O_RDWR, 0)
+		if err != nil {
+			conn.Close()
+			c.closeFiles()
+			return nil, err
+		}
+		c.files = append(c.files, f)
+	}
 	c.wg.Add(1)
 	go c.loop()
 	return c, nil
@@ -73,8 +127,24 @@ func (c *checkpointer) loop() {
 		case <-c.kick:
 		}
 		start := time.Now()
-		var busy, log, done int64
-		err := c.conn.QueryRowContext(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &log, &done)
+		var log, done int64
+		var err error
+		for range tailRuns {
+			if log, done, err = checkpoint(c.conn); err != nil || log-done <= tailFrames {
+				break
+			}
+		}
+		if err == nil && log >= c.restart && log-done <= tailFrames {
+			// Synced, then what the writer committed meanwhile copied
+			// and synced: the writer's checkpoint syncs little more
+			// than its last commit.
+			if err = c.sync(); err == nil {
+				if log, done, err = checkpoint(c.conn); err == nil {
+					err = c.sync()
+				}
+			}
+			c.due.Store(err == nil)
+		}
 		if log >= 0 { // -1 when another checkpoint was running
 			c.frames.Store(log)
 		}
@@ -95,9 +165,58 @@ func (c *checkpointer) loop() {
 		select {
 		case <-c.stop:
 			return
-		case <-time.After(max(checkpointEvery-took, took)):
+		case <-time.After(max(c.every-took, took)):
 		}
 	}
+}
+
+// checkpoint runs a PASSIVE checkpoint on conn and returns the frames in
+// the WAL and how many of them are in the database file.
+func checkpoint(conn *sql.DB) (log, done int64, err error) {
+	var busy int64
+	err = conn.QueryRowContext(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &log, &done)
+	return log, done, err
+}
+
+// finish copies back, on the writer's connection w between two of its
+// transactions, what the checkpointer left when it asked for it (due), so
+// that the writer's next transaction starts the WAL again. An error is kept
+// for Stats: the writer's automatic checkpoint still bounds the WAL.
+func (c *checkpointer) finish(w *sql.DB) {
+	if !c.due.Swap(false) {
+		return
+	}
+	start := time.Now()
+	_, _, err := checkpoint(w)
+	if err != nil {
+		err = fmt.Errorf("storage: checkpoint: %w", err)
+		c.err.Store(&err)
+	}
+	c.tails.Add(1)
+	c.tailNanos.Add(int64(time.Since(start)))
+}
+
+// sync writes the database file and the WAL to disk.
+func (c *checkpointer) sync() error {
+	for _, f := range c.files {
+		if err := f.Sync(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// closeFiles closes the files sync writes.
+func (c *checkpointer) closeFiles() error {
+	if c == nil {
+		return nil
+	}
+	var errs []error
+	for _, f := range c.files {
+		errs = append(errs, f.Close())
+	}
+	c.files = nil
+	return errors.Join(errs...)
 }
 
 func (c *checkpointer) close() error {

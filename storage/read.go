@@ -434,6 +434,10 @@ type Stats struct {
 	CheckpointTime time.Duration // total time spent checkpointing
 	WALFrames      int64         // frames in the WAL at the latest checkpoint
 	CheckpointErr  error         // the latest checkpoint error, nil if none
+	// The writer's own checkpoints, each after a commit, of what the
+	// checkpointer left, so that the WAL starts again (in ApplyTime).
+	WriterCheckpoints    int64
+	WriterCheckpointTime time.Duration
 }
 
 // Stats returns a snapshot of the database's counts, read through the
@@ -456,6 +460,9 @@ func (db *DB) Stats(ctx context.Context) (Stats, error) {
 		Checkpoints:    db.ckpt.runs.Load(),
 		CheckpointTime: time.Duration(db.ckpt.nanos.Load()),
 		WALFrames:      db.ckpt.frames.Load(),
+
+		WriterCheckpoints:    db.ckpt.tails.Load(),
+		WriterCheckpointTime: time.Duration(db.ckpt.tailNanos.Load()),
 	}
 	if e := db.ckpt.err.Load(); e != nil {
 		s.CheckpointErr = *e

@@ -129,6 +129,10 @@ type Options struct {
 	diskFree func(path string) (int64, bool)
 	// copyBytes replaces copyBytes in tests (an estimate that falls short).
 	copyBytes func(int64) int64
+	// checkpointEvery and restartFrames replace the constants of the
+	// same names in tests when not 0.
+	checkpointEvery time.Duration
+	restartFrames   int64
 }
 
 // DB is an open crawl database. Create one with Open; the zero value is not
@@ -252,7 +256,14 @@ func (db *DB) open(opt Options) error {
 		return fmt.Errorf("storage: prepare: %w", err)
 	}
 
-	if db.ckpt, err = startCheckpointer(db.path); err != nil {
+	every, restart := checkpointEvery, int64(restartFrames)
+	if opt.checkpointEvery > 0 {
+		every = opt.checkpointEvery
+	}
+	if opt.restartFrames > 0 {
+		restart = opt.restartFrames
+	}
+	if db.ckpt, err = startCheckpointer(db.path, every, restart); err != nil {
 		return fmt.Errorf("storage: open checkpointer: %w", err)
 	}
 
@@ -351,6 +362,7 @@ func (db *DB) closeAll() error {
 	if db.w != nil {
 		errs = append(errs, db.w.Close())
 	}
+	errs = append(errs, db.ckpt.closeFiles()) // after every connection
 	errs = append(errs, db.forgetRemovedFile())
 	if db.lock != nil {
 		errs = append(errs, db.lock.unlock())
