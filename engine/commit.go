@@ -101,7 +101,8 @@ const commitQueue = 64
 
 // commitRecords bounds a transaction: once the batches written since the
 // last commit hold this many records (a crawled page makes about 16), the
-// committer commits, before its flush interval. A transaction whose dirty
+// committer commits, before its flush interval. One batch larger than
+// this (a chunk of PageRank's ranks, storage.flush_records) goes whole. A transaction whose dirty
 // pages outgrow the writer's page cache (16 MiB) spills them to the
 // write-ahead log before its commit, and a spilled page written again
 // makes the commit read the log back from it and checksum it anew

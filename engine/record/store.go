@@ -52,13 +52,21 @@ type Store interface {
 // BatchWriter is an optional interface that may be implemented by a Store
 // that can write batches into one transaction and commit them together,
 // reading its queue heads (Head) through it. storage.DB is one.
+//
+// A Head that fails inside the open transaction (a full disk, when the
+// read makes the store write the transaction's pages out) may end it: the
+// batches written since the last Commit are then lost, and the next Write
+// or Commit reports it with an error, so that a caller telling its
+// batches' senders they are stored learns they are not.
 type BatchWriter interface {
 	// Write writes b as Apply does, but into the transaction it leaves
 	// open (beginning one if none is): nothing of it is durable, nor seen
 	// by other readers, until Commit. An error rolls back the whole
 	// transaction, the batches written before b included.
 	Write(ctx context.Context, b *Batch) error
-	// Commit commits the open transaction, if any.
+	// Commit commits the open transaction, if any. It returns an error,
+	// committing nothing, if the transaction was lost since the last
+	// Commit (see above).
 	Commit(ctx context.Context) error
 }
 
