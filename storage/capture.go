@@ -3,8 +3,8 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -22,6 +22,7 @@ type Captures struct {
 	path    string
 	hasWire bool // schema version 6 or later
 	perPage bool // links in page_links: schema version 9 or later
+	held    *heldFile
 }
 
 // Capture is one fetch of the fetch history.
@@ -85,39 +86,41 @@ func OpenCaptures(ctx context.Context, path string) (*Captures, error) {
 	if err != nil {
 		return nil, fmt.Errorf("storage: %w", err)
 	}
-	if _, err := os.Stat(abs); err != nil {
-		return nil, fmt.Errorf("storage: %w", err)
+	h, err := holdFile(abs)
+	if err != nil {
+		return nil, err
 	}
 	db, err := sql.Open("sqlite", dsn(abs, "ro", "_pragma=busy_timeout(5000)"))
 	if err != nil {
+		h.release()
 		return nil, fmt.Errorf("storage: %w", err)
 	}
 	db.SetMaxOpenConns(1)
-	c := &Captures{db: db, path: abs}
+	c := &Captures{db: db, path: abs, held: h}
 	var appID, version int
 	if err := db.QueryRowContext(ctx, "PRAGMA application_id").Scan(&appID); err != nil {
-		db.Close()
+		c.close()
 		return nil, fmt.Errorf("storage: open %s: %w", abs, err)
 	}
 	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
-		db.Close()
+		c.close()
 		return nil, fmt.Errorf("storage: open %s: %w", abs, err)
 	}
 	switch {
 	case appID != ApplicationID:
-		db.Close()
+		c.close()
 		return nil, fmt.Errorf("%w: %s", ErrNotCrawl, abs)
 	case version > SchemaVersion:
-		db.Close()
+		c.close()
 		return nil, &VersionError{Path: abs, Version: version, Supported: SchemaVersion}
 	case version < 3:
-		db.Close()
+		c.close()
 		return nil, fmt.Errorf("storage: %s has schema version %d, before the fetch history: open it with lidi once to upgrade it", abs, version)
 	}
 	c.hasWire = version >= 6
 	c.perPage = version >= 9
 	if c.tx, err = db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true}); err != nil {
-		db.Close()
+		c.close()
 		return nil, fmt.Errorf("storage: open %s: %w", abs, err)
 	}
 	return c, nil
@@ -126,7 +129,12 @@ func OpenCaptures(ctx context.Context, path string) (*Captures, error) {
 // Close ends the read transaction.
 func (c *Captures) Close() error {
 	c.tx.Rollback()
-	return c.db.Close()
+	return c.close()
+}
+
+// close closes the connection, then its handle on the file.
+func (c *Captures) close() error {
+	return errors.Join(c.db.Close(), c.held.release())
 }
 
 // Size reports the fetches recorded and the pages' compressed body bytes,

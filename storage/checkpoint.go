@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -40,9 +39,9 @@ type checkpointer struct {
 	stop    chan struct{}
 	wg      sync.WaitGroup
 	// files are the database file and its WAL, opened for sync alone;
-	// closeFiles closes them once no connection has the database open
-	// (closing a descriptor of the file drops every POSIX lock the
-	// process holds on it, SQLite's included).
+	// the file's heldFile closes them once no connection of the process
+	// has the database open (closing a descriptor of the file drops
+	// every POSIX lock the process holds on it, SQLite's included).
 	files []*os.File
 
 	runs   atomic.Int64          // checkpoints run
@@ -81,7 +80,7 @@ const (
 // the bodies, written once whatever the cadence.
 const checkpointEvery = 2 * time.Second
 
-func startCheckpointer(path string, every time.Duration, restart int64) (*checkpointer, error) {
+func startCheckpointer(path string, h *heldFile, every time.Duration, restart int64) (*checkpointer, error) {
 	conn, err := sql.Open("sqlite", dsn(path, "rw", "_pragma=busy_timeout(5000)"))
 	if err != nil {
 		return nil, err
@@ -93,15 +92,13 @@ func startCheckpointer(path string, every time.Duration, restart int64) (*checkp
 		return nil, err
 	}
 	c := &checkpointer{conn: conn, every: every, restart: restart, kick: make(chan struct{}, 1), stop: make(chan struct{})}
-	// The WAL first: closing it again, if the database file fails to
-	// open, drops no lock.
 	for _, p := range []string{path + "-wal", path} {
 		f, err := os.OpenFile(p, os.O_RDWR, 0)
 		if err != nil {
 			conn.Close()
-			c.closeFiles()
 			return nil, err
 		}
+		h.keep(f)
 		c.files = append(c.files, f)
 	}
 	c.wg.Add(1)
@@ -204,19 +201,6 @@ func (c *checkpointer) sync() error {
 		}
 	}
 	return nil
-}
-
-// closeFiles closes the files sync writes.
-func (c *checkpointer) closeFiles() error {
-	if c == nil {
-		return nil
-	}
-	var errs []error
-	for _, f := range c.files {
-		errs = append(errs, f.Close())
-	}
-	c.files = nil
-	return errors.Join(errs...)
 }
 
 func (c *checkpointer) close() error {

@@ -69,6 +69,11 @@ func vacuumInto(ctx context.Context, src, out string) (err error) {
 
 	// A normal read-write connection: VACUUM INTO is refused on a
 	// query_only one. mode=rw never creates src. No lock file is taken.
+	h, err := holdFile(src)
+	if err != nil {
+		return err
+	}
+	defer h.release() // after conn closes
 	conn, err := sql.Open("sqlite", dsn(src, "rw", "_pragma=busy_timeout(5000)"))
 	if err != nil {
 		return fmt.Errorf("storage: snapshot: %w", err)

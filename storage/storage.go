@@ -145,6 +145,7 @@ type DB struct {
 	w    *sql.DB // one connection: every write, and Head
 	r    *sql.DB // read-only pool
 	ckpt *checkpointer
+	held *heldFile // this DB's handle on the file, released after its connections close
 
 	mu     sync.Mutex // serialises Write, Commit, Head and SetMeta (they share buffers, statements and pend)
 	st     statements
@@ -205,6 +206,10 @@ func (db *DB) open(opt Options) error {
 	if err := createFile(db.path, pageSize); err != nil {
 		return err
 	}
+	var err error
+	if db.held, err = holdFile(db.path); err != nil {
+		return err
+	}
 	params := []string{
 		"_txlock=immediate",
 		"_pragma=busy_timeout(5000)",
@@ -263,7 +268,7 @@ func (db *DB) open(opt Options) error {
 	if opt.restartFrames > 0 {
 		restart = opt.restartFrames
 	}
-	if db.ckpt, err = startCheckpointer(db.path, every, restart); err != nil {
+	if db.ckpt, err = startCheckpointer(db.path, db.held, every, restart); err != nil {
 		return fmt.Errorf("storage: open checkpointer: %w", err)
 	}
 
@@ -362,7 +367,7 @@ func (db *DB) closeAll() error {
 	if db.w != nil {
 		errs = append(errs, db.w.Close())
 	}
-	errs = append(errs, db.ckpt.closeFiles()) // after every connection
+	errs = append(errs, db.held.release()) // after every connection
 	errs = append(errs, db.forgetRemovedFile())
 	if db.lock != nil {
 		errs = append(errs, db.lock.unlock())
