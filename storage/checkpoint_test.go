@@ -3,13 +3,14 @@ package storage
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
 	"lidi/engine/record"
+	"lidi/internal/testkit"
 )
 
 // The WAL starts again from its first frame while the writer keeps a
@@ -43,7 +44,6 @@ func TestWALRestartsBetweenTransactions(t *testing.T) {
 		return binary.BigEndian.Uint32(h[12:]) - first
 	}
 	w := newWorkload(9, 20, 8<<10)
-	deadline := time.Now().Add(time.Minute)
 	// Each transaction stays open until the checkpointer ran once since
 	// the last commit (whose notify starts a run), and the next begins
 	// right after the commit: the checkpointer copies everything
@@ -69,11 +69,13 @@ func TestWALRestartsBetweenTransactions(t *testing.T) {
 		if err := db.Write(ctx, &b); err != nil {
 			t.Fatal(err)
 		}
-		for db.ckpt.runs.Load() == runs {
-			if time.Now().After(deadline) {
-				t.Fatalf("no checkpoint in a minute")
-			}
-			runtime.Gosched()
-		}
+		// A minute for each checkpoint, not one for them all: each syncs
+		// the file, which on a disk busy with other tests (CI runs
+		// packages at once) took seconds, and 60 s ran out in CI.
+		// Polled, not spun: a spinning waiter takes a core from the
+		// checkpointer it waits for.
+		testkit.WaitFor(t, time.Minute, fmt.Sprintf("a checkpoint after transaction %d", rounds), func() bool {
+			return db.ckpt.runs.Load() != runs
+		})
 	}
 }
