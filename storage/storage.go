@@ -182,10 +182,7 @@ func Open(path string, opt Options) (*DB, error) {
 		db.closeAll()
 		return nil, db.fault(err)
 	}
-	if db.file, err = os.Stat(abs); err != nil {
-		db.closeAll()
-		return nil, db.fault(err)
-	}
+	db.file = db.held.fi // the file opened, as holdFile found it
 	return db, nil
 }
 

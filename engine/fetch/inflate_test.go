@@ -282,10 +282,16 @@ func simwebPages(b *testing.B) [][]byte {
 // simwebDeflated returns simwebPages deflated as simweb serves them
 // (level 1).
 func simwebDeflated(b *testing.B) [][]byte {
+	return simwebCoded(b, func(w io.Writer) io.WriteCloser { zw, _ := flate.NewWriter(w, 1); return zw })
+}
+
+// simwebCoded returns simwebPages, each written through a writer from
+// coder.
+func simwebCoded(b *testing.B, coder func(io.Writer) io.WriteCloser) [][]byte {
 	var pages [][]byte
 	for _, page := range simwebPages(b) {
 		var z bytes.Buffer
-		zw, _ := flate.NewWriter(&z, 1)
+		zw := coder(&z)
 		zw.Write(page)
 		zw.Close()
 		pages = append(pages, z.Bytes())

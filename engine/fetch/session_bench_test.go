@@ -2,9 +2,9 @@ package fetch
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -22,13 +22,9 @@ import (
 func BenchmarkSessionGet(b *testing.B) {
 	const pagesPerSession = 4
 	var responses [][]byte
-	for _, page := range simwebPages(b) {
-		var z bytes.Buffer
-		zw, _ := gzip.NewWriterLevel(&z, 1)
-		zw.Write(page)
-		zw.Close()
-		head := "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Encoding: gzip\r\nContent-Length: " + strconv.Itoa(z.Len()) + "\r\n\r\n"
-		responses = append(responses, append([]byte(head), z.Bytes()...))
+	for _, z := range simwebCoded(b, func(w io.Writer) io.WriteCloser { zw, _ := gzip.NewWriterLevel(w, 1); return zw }) {
+		head := "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Encoding: gzip\r\nContent-Length: " + strconv.Itoa(len(z)) + "\r\n\r\n"
+		responses = append(responses, append([]byte(head), z...))
 	}
 	ap := loopbackServer(b, func(c net.Conn) {
 		br := bufio.NewReader(c)
