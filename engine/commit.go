@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"lidi/engine/cputime"
 	"lidi/engine/record"
 	"lidi/engine/visit"
 )
@@ -47,31 +48,37 @@ type committer struct {
 	mu  sync.Mutex
 	err error // the first Apply error; the crawl stops on it
 	// The longest one write (an Apply, a Write, or a Commit with the
-	// records of its transaction) and one Head took, and how many
-	// records that write wrote: the store's share of the loop's waits.
+	// records of its transaction) and one Head took, how many records
+	// that write wrote, and what the committer's thread used meanwhile:
+	// the store's share of the loop's waits.
 	maxApply, maxHead time.Duration
 	applyRecords      int
+	applyUse, headUse cputime.Usage
 }
 
-// slowest returns the longest Apply, the records it wrote and the longest
-// Head so far.
-func (c *committer) slowest() (apply time.Duration, records int, head time.Duration) {
+// slowest copies the longest write, the records it wrote and the longest
+// Head so far, with what the committer's thread used during each, to st.
+func (c *committer) slowest(st *Stats) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.maxApply, c.applyRecords, c.maxHead
+	st.StoreApply, st.StoreApplyRecords, st.StoreApplyUsage = c.maxApply, c.applyRecords, c.applyUse
+	st.StoreHead, st.StoreHeadUsage = c.maxHead, c.headUse
 }
 
-// took records how long an Apply of a batch of records took, or a Head
-// (head).
-func (c *committer) took(start time.Time, records int, head bool) {
+// took records how long a write of records took, or a Head (head), and
+// what the committer's thread used meanwhile (u, from m).
+func (c *committer) took(start time.Time, m cputime.Meter, records int, head bool) {
+	u, _ := m.Stop()
 	d := c.now().Sub(start)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
 	case head:
-		c.maxHead = max(c.maxHead, d)
+		if d > c.maxHead {
+			c.maxHead, c.headUse = d, u
+		}
 	case d > c.maxApply:
-		c.maxApply, c.applyRecords = d, records
+		c.maxApply, c.applyRecords, c.applyUse = d, records, u
 	}
 }
 
@@ -172,7 +179,7 @@ func (c *committer) run(ctx context.Context) {
 			acc.reset() // its results wait for the commit of what came before
 			return nil
 		}
-		start, n := c.now(), acc.Len()
+		start, m, n := c.now(), cputime.StartMeter(), acc.Len()
 		c.txRecords += n
 		if c.txRecords >= c.txMax {
 			commit = true
@@ -196,7 +203,7 @@ func (c *committer) run(ctx context.Context) {
 		if commit || err != nil {
 			c.txRecords = 0 // committed, or rolled back
 		}
-		c.took(start, n, false)
+		c.took(start, m, n, false)
 		if err != nil {
 			c.mu.Lock()
 			if c.err == nil {
@@ -234,9 +241,9 @@ func (c *committer) run(ctx context.Context) {
 			case headReq:
 				r := headReply{site: m.site}
 				if r.err = write(false); r.err == nil {
-					start := c.now()
+					start, meter := c.now(), cputime.StartMeter()
 					r.urls, r.next, r.more, r.err = c.store.Head(context.WithoutCancel(ctx), m.site, m.n) // a stopping crawl still answers
-					c.took(start, 0, true)
+					c.took(start, meter, 0, true)
 				}
 				m.reply <- r
 			case flushReq:

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"lidi/engine/cputime"
 	"lidi/engine/record"
 )
 
@@ -198,7 +199,9 @@ func TestLongestWriteCountsItsTransaction(t *testing.T) {
 			}
 			close(c.in)
 			<-done
-			took, records, _ := c.slowest()
+			var s Stats
+			c.slowest(&s)
+			took, records := s.StoreApply, s.StoreApplyRecords
 			if took != max(tc.writeTook, tc.commTook) || records != tc.want {
 				t.Errorf("longest write %s of %d records, want %s of %d", took, records, max(tc.writeTook, tc.commTook), tc.want)
 			}
@@ -262,6 +265,67 @@ func TestCommitBoundsItsTransaction(t *testing.T) {
 			<-done
 			if n := st.commits(); n != 3 || told != 7 {
 				t.Errorf("%d commits and %d results told, want 3 and 7", n, told)
+			}
+		})
+	}
+}
+
+// spinningStore is a groupStore whose Commit keeps its thread busy for
+// spin of CPU time.
+type spinningStore struct {
+	groupStore
+	spin time.Duration
+}
+
+func (s *spinningStore) Commit(ctx context.Context) error {
+	start, _ := cputime.Thread() // the committer's meter holds the goroutine on its thread
+	for {
+		if now, _ := cputime.Thread(); now-start >= s.spin {
+			break
+		}
+	}
+	return s.groupStore.Commit(ctx)
+}
+
+// The store's longest write comes with what the writer's thread used
+// meanwhile, to tell a write that worked from one that waited for the
+// machine's CPUs: the CPU time a commit spent is counted, and never more
+// than the write's wall time.
+func TestLongestWriteMeasuresItsThread(t *testing.T) {
+	if _, ok := cputime.StartMeter().Stop(); !ok {
+		t.Skip("no thread usage on this system")
+	}
+	const spin = 30 * time.Millisecond
+	for _, tc := range []struct {
+		name string
+		spin time.Duration
+	}{{"a commit that works", spin}, {"one that does not", 0}} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &spinningStore{spin: tc.spin}
+			c := newCommitter(st, time.Hour, 1, 0)
+			done := make(chan struct{})
+			go func() { c.run(context.Background()); close(done) }()
+			b := c.batch()
+			b.URLs = append(b.URLs, record.URLRecord{ID: 1, Site: 1, URL: "http://a.test/", State: record.URLQueued})
+			if !c.send(context.Background(), b, b.Bytes()) {
+				t.Fatal("send refused")
+			}
+			if err := c.flush(); err != nil {
+				t.Fatal(err)
+			}
+			close(c.in)
+			<-done
+			var s Stats
+			c.slowest(&s)
+			u := s.StoreApplyUsage
+			if u.CPU > s.StoreApply {
+				t.Errorf("thread CPU %s over the write's %s", u.CPU, s.StoreApply)
+			}
+			if tc.spin > 0 && u.CPU < tc.spin {
+				t.Errorf("thread CPU %s, want at least the commit's %s", u.CPU, tc.spin)
+			}
+			if tc.spin == 0 && u.CPU >= spin {
+				t.Errorf("thread CPU %s for a commit that did nothing", u.CPU)
 			}
 		})
 	}

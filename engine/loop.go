@@ -383,7 +383,7 @@ func (c *crawl) publish(now time.Time, force bool) {
 	st.LoopPause, st.StoreWait, st.LoopWork, st.Seen = c.steps.worst, c.tally.storeWait, c.steps.own, c.web.seen.Stats()
 	st.LoopWakeups = c.steps.wakeups
 	st.LoopSteps, st.LoopWorkSteps = c.steps.steps(), c.steps.ownSteps()
-	st.StoreApply, st.StoreApplyRecords, st.StoreHead = e.commit.slowest()
+	e.commit.slowest(st)
 	st.StorePendingMax = c.pendingMost
 	st.Memory.Seen, st.Memory.Graph = c.web.bytes()
 	st.Memory.Rank = c.rank.bytes()

@@ -3,6 +3,7 @@ package engine
 import (
 	"time"
 
+	"lidi/engine/cputime"
 	"lidi/engine/dedup"
 	"lidi/engine/fetch"
 	"lidi/engine/record"
@@ -60,6 +61,11 @@ type Stats struct {
 	// are made of.
 	StoreApply, StoreHead time.Duration
 	StoreApplyRecords     int
+	// StoreApplyUsage and StoreHeadUsage are what the writer's thread
+	// used during that write and that read, where the system says
+	// (Linux): a write far longer than its CPU time waited for the
+	// machine's CPUs (Switches) or slept (Sleeps), not for its own work.
+	StoreApplyUsage, StoreHeadUsage cputime.Usage
 	// StorePendingMax is the most bytes the results waiting to be written
 	// held at once, in the loop's batch and the committer's (bounded by
 	// storage.max_pending_mb but for one result).

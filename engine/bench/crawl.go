@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
@@ -23,6 +24,7 @@ import (
 	"time"
 
 	"lidi/engine"
+	"lidi/engine/cputime"
 	"lidi/engine/dns"
 	"lidi/engine/record"
 	"lidi/engine/simweb"
@@ -209,6 +211,7 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 	var tr trace
 	tr.sample(eng.Stats().Pages)
 	gc0 := tr.gcCPU
+	waits0 := readSchedWaits()
 	var memErr error
 	lastProfile := time.Now()
 	var mem engine.MemoryStats // the structures at the last poll, while the crawl still held them
@@ -236,6 +239,7 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 	})
 	cpu := cpuTime() - cpu0
 	tr.sample(eng.Stats().Pages)
+	waitP99, waitMost := schedWaits(waits0, readSchedWaits())
 	if err := prof.stop(); err != nil {
 		return err
 	}
@@ -293,8 +297,10 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 	perURLOf := func(b int64) float64 { return float64(b) / float64(max(s.Discovered, 1)) }
 	fmt.Fprintf(out, "bytes per URL        detection %.0f, link graph %.0f, seen set %.1f, PageRank %.0f (%.0f at most, a run in flight) (as the structures estimate themselves)\n",
 		perURLOf(mem.Detection), perURLOf(mem.Graph), perURLOf(mem.Seen), perURLOf(mem.Rank), perURLOf(rankMost))
-	fmt.Fprintf(out, "longest loop pause   %s (the longest wait for the store: %s; the store's longest write %s, of %d records; its longest queue-head read %s)\n",
-		s.LoopPause.Round(time.Microsecond), s.StoreWait.Round(time.Microsecond), s.StoreApply.Round(time.Microsecond), s.StoreApplyRecords, s.StoreHead.Round(time.Microsecond))
+	fmt.Fprintf(out, "longest loop pause   %s (the longest wait for the store: %s; the store's longest write %s, of %d records%s; its longest queue-head read %s%s)\n",
+		s.LoopPause.Round(time.Microsecond), s.StoreWait.Round(time.Microsecond), s.StoreApply.Round(time.Microsecond), s.StoreApplyRecords, usageNote(s.StoreApplyUsage), s.StoreHead.Round(time.Microsecond), usageNote(s.StoreHeadUsage))
+	fmt.Fprintf(out, "waits to run         99%% of the goroutines made runnable ran within %s, the longest waited %s or more (runtime/metrics /sched/latencies: the loop and the writer, each alone on every page's path, wait their turn among the robots when both CPUs are busy)\n",
+		waitP99.Round(time.Microsecond), waitMost.Round(time.Microsecond))
 	fmt.Fprintf(out, "  without the store  %s (the longest wake-up less its waits for the writer: the loop's own work)\n", s.LoopWork.Round(time.Microsecond))
 	fmt.Fprintf(out, "  its steps          %s\n", stepList(s.LoopSteps))
 	fmt.Fprintf(out, "  without the store, its steps %s\n", stepList(s.LoopWorkSteps))
@@ -310,8 +316,8 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 	fmt.Fprintf(out, "errors               %d %v\n", errs, s.ErrorKind)
 	filePerPage := float64(fileBytes) / float64(max(s.Pages, 1))
 	fmt.Fprintf(out, "crawl file           %.1f MB, %.0f bytes per page (bodies kept %v, headers kept %v)\n", float64(fileBytes)/1e6, filePerPage, o.KeepBodies, o.KeepHeaders)
-	fmt.Fprintf(out, "pages=%d pages_per_s=%.0f peak_rss_mb=%.0f%s dns_queries_per_host=%.3f discovered=%d cpu_s_per_1000_first=%.3f cpu_s_per_1000_last=%.3f file_bytes_per_page=%.0f store_wait_ms=%.1f seen_pause_ms=%.1f detection_bytes_per_url=%.0f graph_bytes_per_url=%.0f seen_bytes_per_url=%.1f bytes_per_url=%.0f pages_per_s_first=%.0f pages_per_s_last=%.0f gc_cpu_share=%.3f cpu_s_per_1000=%.3f loop_pause_ms=%.1f loop_work_ms=%.1f rank_bytes_per_url=%.1f pending_mb_max=%.1f seen_merge_pause_ms=%.1f\n",
-		s.Pages, pps, rss, millionKeys(millions), perHost, s.Discovered, first.cpuPer1000(), last.cpuPer1000(), filePerPage, ms(s.StoreWait), ms(s.Seen.MaxPause),
+	fmt.Fprintf(out, "pages=%d pages_per_s=%.0f peak_rss_mb=%.0f%s dns_queries_per_host=%.3f discovered=%d cpu_s_per_1000_first=%.3f cpu_s_per_1000_last=%.3f file_bytes_per_page=%.0f store_wait_ms=%.1f store_write_cpu_ms=%.1f sched_wait_p99_ms=%.2f sched_wait_max_ms=%.0f seen_pause_ms=%.1f detection_bytes_per_url=%.0f graph_bytes_per_url=%.0f seen_bytes_per_url=%.1f bytes_per_url=%.0f pages_per_s_first=%.0f pages_per_s_last=%.0f gc_cpu_share=%.3f cpu_s_per_1000=%.3f loop_pause_ms=%.1f loop_work_ms=%.1f rank_bytes_per_url=%.1f pending_mb_max=%.1f seen_merge_pause_ms=%.1f\n",
+		s.Pages, pps, rss, millionKeys(millions), perHost, s.Discovered, first.cpuPer1000(), last.cpuPer1000(), filePerPage, ms(s.StoreWait), ms(s.StoreApplyUsage.CPU), ms(waitP99), ms(waitMost), ms(s.Seen.MaxPause),
 		perURLOf(mem.Detection), perURLOf(mem.Graph), perURLOf(mem.Seen),
 		perURL, first.pagesPerSec(), last.pagesPerSec(), gcShare, cpuPer1000, ms(s.LoopPause), ms(s.LoopWork), perURLOf(rankMost), float64(s.StorePendingMax)/(1<<20), ms(sn.MaxHandOff))
 	return nil
@@ -669,4 +675,61 @@ func (p *cpuProfiles) stop() error {
 	err := p.f.Close()
 	p.f = nil
 	return err
+}
+
+// usageNote says what a thread used during one call to the store, for the
+// longest-pause line; empty where the system does not say.
+func usageNote(u cputime.Usage) string {
+	if u == (cputime.Usage{}) {
+		return ""
+	}
+	return fmt.Sprintf(" (its thread's CPU %s, %d times preempted, %d asleep)", u.CPU.Round(time.Microsecond), u.Switches, u.Sleeps)
+}
+
+// readSchedWaits reads the runtime's histogram of the time goroutines
+// spent runnable before they ran; nil where the runtime has none.
+func readSchedWaits() *metrics.Float64Histogram {
+	s := []metrics.Sample{{Name: "/sched/latencies:seconds"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindFloat64Histogram {
+		return nil
+	}
+	return s[0].Value.Float64Histogram()
+}
+
+// schedWaits returns, of the waits to run counted between two readings of
+// the runtime's histogram, the 99th percentile and the longest, each as
+// the lower bound of its bucket (the histogram's resolution).
+func schedWaits(before, after *metrics.Float64Histogram) (p99, most time.Duration) {
+	if before == nil || after == nil || len(before.Counts) != len(after.Counts) {
+		return 0, 0
+	}
+	counts := make([]uint64, len(after.Counts))
+	var total uint64
+	for i := range counts {
+		counts[i] = after.Counts[i] - before.Counts[i]
+		total += counts[i]
+	}
+	if total == 0 {
+		return 0, 0
+	}
+	at := func(i int) time.Duration { // bucket i holds [Buckets[i], Buckets[i+1])
+		b := after.Buckets[i]
+		if math.IsInf(b, -1) || b < 0 {
+			return 0
+		}
+		return time.Duration(b * float64(time.Second))
+	}
+	var seen uint64
+	p99Done := false
+	for i, c := range counts {
+		seen += c
+		if !p99Done && seen*100 >= total*99 {
+			p99, p99Done = at(i), true
+		}
+		if c > 0 {
+			most = at(i)
+		}
+	}
+	return p99, most
 }

@@ -28,6 +28,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"lidi/engine/cputime"
 )
 
 // ErrClosed is returned by a Set used after Close.
@@ -160,19 +162,14 @@ type Stats struct {
 
 // Hold is how one kind of hand-over between a Set's caller and its
 // worker held the caller: how many there were, the longest's wall time,
-// and what the caller's thread did during the longest, where the system
-// says (Linux; zero elsewhere): its CPU time, page faults, the times the
-// kernel gave its CPU to another thread (Switches) and the times it slept
-// (Sleeps). A hold far longer than its CPU time, with switches, is the
-// machine's load; one as long as its CPU time is the set's work. The zero
-// Hold is no hand-over yet.
+// and what the caller's thread used during the longest, where the system
+// says (Linux; zero elsewhere). A hold far longer than its CPU time, with
+// switches, is the machine's load; one as long as its CPU time is the
+// set's work. The zero Hold is no hand-over yet.
 type Hold struct {
-	Count    int64
-	Longest  time.Duration
-	CPU      time.Duration
-	Faults   int64
-	Switches int64
-	Sleeps   int64
+	Count   int64
+	Longest time.Duration
+	cputime.Usage
 }
 
 // holdKind says which Hold of Stats a pause counts in.
@@ -401,7 +398,7 @@ const usageEvery = 16
 // its thread's usage then, when measured.
 type pauseStart struct {
 	wall     time.Time
-	usage    threadUsage
+	meter    cputime.Meter
 	measured bool
 }
 
@@ -411,7 +408,7 @@ func (s *Set) startPause(measure bool) pauseStart {
 	if !measure {
 		return pauseStart{wall: time.Now()}
 	}
-	return pauseStart{usage: usageStart(), wall: time.Now(), measured: true}
+	return pauseStart{meter: cputime.StartMeter(), wall: time.Now(), measured: true}
 }
 
 // pause records how long a call that did more than touch memory took
@@ -420,12 +417,12 @@ func (s *Set) startPause(measure bool) pauseStart {
 // meanwhile.
 func (s *Set) pause(start pauseStart, kind holdKind) {
 	d := time.Since(start.wall)
-	var u threadUsage
+	var u cputime.Usage
 	if start.measured {
-		u = usageEnd(start.usage)
+		u, _ = start.meter.Stop()
 		if d > s.stats.MaxMeasured {
 			s.stats.MaxMeasured = d
-			s.stats.MaxPauseCPU, s.stats.MaxPauseFaults, s.stats.MaxPauseSwitches, s.stats.MaxPauseSleeps = u.cpu, u.faults, u.switches, u.sleeps
+			s.stats.MaxPauseCPU, s.stats.MaxPauseFaults, s.stats.MaxPauseSwitches, s.stats.MaxPauseSleeps = u.CPU, u.Faults, u.Switches, u.Sleeps
 		}
 	}
 	s.stats.MaxPause = max(s.stats.MaxPause, d)
@@ -440,7 +437,7 @@ func (s *Set) pause(start pauseStart, kind holdKind) {
 		s.stats.MaxHandOff = max(s.stats.MaxHandOff, d)
 		h.Count++
 		if d > h.Longest || h.Count == 1 {
-			*h = Hold{Count: h.Count, Longest: d, CPU: u.cpu, Faults: u.faults, Switches: u.switches, Sleeps: u.sleeps}
+			*h = Hold{Count: h.Count, Longest: d, Usage: u}
 		}
 	}
 	if d > time.Millisecond {
