@@ -698,37 +698,39 @@ func readSchedWaits() *metrics.Float64Histogram {
 }
 
 // schedWaits returns, of the waits to run counted between two readings of
-// the runtime's histogram, the 99th percentile and the longest, each as
-// the lower bound of its bucket (the histogram's resolution).
+// the runtime's histogram (its buckets 12.5-25% wide), a bound 99% of them
+// were within, the end of the 99th percentile's bucket, and a bound the
+// longest was at least, the start of its bucket.
 func schedWaits(before, after *metrics.Float64Histogram) (p99, most time.Duration) {
 	if before == nil || after == nil || len(before.Counts) != len(after.Counts) {
 		return 0, 0
 	}
-	counts := make([]uint64, len(after.Counts))
 	var total uint64
-	for i := range counts {
-		counts[i] = after.Counts[i] - before.Counts[i]
-		total += counts[i]
+	for i := range after.Counts {
+		total += after.Counts[i] - before.Counts[i]
 	}
 	if total == 0 {
 		return 0, 0
 	}
-	at := func(i int) time.Duration { // bucket i holds [Buckets[i], Buckets[i+1])
+	// Bucket i holds [Buckets[i], Buckets[i+1]); the first may start at
+	// -Inf and the last end at +Inf.
+	edge := func(i int) time.Duration {
 		b := after.Buckets[i]
-		if math.IsInf(b, -1) || b < 0 {
-			return 0
+		if math.IsInf(b, 1) {
+			b = after.Buckets[i-1] // no end: its start is the best bound there is
 		}
-		return time.Duration(b * float64(time.Second))
+		return time.Duration(max(b, 0) * float64(time.Second))
 	}
 	var seen uint64
 	p99Done := false
-	for i, c := range counts {
+	for i := range after.Counts {
+		c := after.Counts[i] - before.Counts[i]
 		seen += c
 		if !p99Done && seen*100 >= total*99 {
-			p99, p99Done = at(i), true
+			p99, p99Done = edge(i+1), true
 		}
 		if c > 0 {
-			most = at(i)
+			most = edge(i)
 		}
 	}
 	return p99, most
