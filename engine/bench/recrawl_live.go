@@ -118,6 +118,12 @@ type RecrawlLiveResult struct {
 	// page (NaN on a web without news sites), of NewArticles.
 	NewFound    float64
 	NewArticles int
+	// Found is how many of the web's pages the crawl had a copy of by its
+	// end, and FoundWeight their share of all the pages' true importance:
+	// the references count no discovery, so a crawl that stops
+	// discovering would score higher on them, and these say whether it did.
+	Found       int
+	FoundWeight float64
 	// PlannerCrawlWeights is the planner simulated as Planner, but given
 	// the importance the crawl's Scheduler had at the warm-up's end (in-links
 	// from the pages fetched by then) instead of the true in-links;
@@ -198,9 +204,9 @@ func RecrawlLive(ctx context.Context, o RecrawlLiveOptions, w io.Writer) ([]*Rec
 	}
 	for _, res := range out {
 		sc := res.Scores
-		fmt.Fprintf(w, "changes=%s policy=%s freshness=%.3f uniform=%.3f optimal=%.3f vs_uniform=%+.3f of_optimal=%.3f requests_per_page_hour=%.3f new_found=%s pages=%d violations=%d channel_freshness=%.3f sim_freshness=%s curve_mean_diff=%s recrawls=%d virtual_h=%.1f%s\n",
+		fmt.Fprintf(w, "changes=%s policy=%s freshness=%.3f uniform=%.3f optimal=%.3f vs_uniform=%+.3f of_optimal=%.3f requests_per_page_hour=%.3f new_found=%s found=%d found_weight=%.3f pages=%d violations=%d channel_freshness=%.3f sim_freshness=%s curve_mean_diff=%s recrawls=%d virtual_h=%.1f%s\n",
 			res.Shape, res.Policy, sc.Freshness, sc.Uniform, sc.Optimal, sc.Freshness-sc.Uniform, sc.Freshness/sc.Optimal,
-			sc.RequestsPerPageHour, fmtShare(res.NewFound, res.NewArticles), sc.Pages, res.Violations, res.Freshness,
+			sc.RequestsPerPageHour, fmtShare(res.NewFound, res.NewArticles), res.Found, res.FoundWeight, sc.Pages, res.Violations, res.Freshness,
 			fmtNaN(res.SimFreshness), fmtNaN(res.CurveMeanDiff), res.Recrawls, res.Virtual.Hours(), res.lossKeys())
 	}
 	return out, nil
@@ -333,6 +339,15 @@ func recrawlLive(ctx context.Context, o RecrawlLiveOptions, shape simweb.ChangeS
 	} else {
 		res.PlannerShared, res.PlannerSharedScores = ps.Freshness, ps
 	}
+	var all, got float64
+	for p := range inl {
+		all += trueW(p)
+		if len(copies[p]) > 0 {
+			res.Found++
+			got += trueW(p)
+		}
+	}
+	res.FoundWeight = got / all
 	res.siteOf = web.Changes().ChannelOf
 	res.web = web
 	res.weight = trueW
