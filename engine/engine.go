@@ -96,7 +96,12 @@ func New(cfg Config, store record.Store, resolver Resolver, clock clock.Clock) (
 	if err != nil {
 		return nil, &ConfigError{Key: "strategy", Err: err}
 	}
-	robot, err := visit.NewRobot(cfg.Robot(), clock)
+	rc := cfg.Robot()
+	// The file's stored fingerprints decide how new ones are made.
+	if rc.WordHash, err = crawlWordHash(context.Background(), store); err != nil {
+		return nil, err
+	}
+	robot, err := visit.NewRobot(rc, clock)
 	if err != nil {
 		return nil, err
 	}

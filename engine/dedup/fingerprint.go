@@ -70,13 +70,23 @@ const (
 // the same in the whole text and in the main text, so it is counted once
 // in a shared accumulator; only the shingles that straddle a block
 // boundary or lie outside the main text are counted apart.
+//
+// It hashes words with NewestWordHash; a crawl file begun with another
+// calls that one's Fingerprint.
 func Fingerprint(body []byte, url string) Fingerprints {
+	return NewestWordHash.Fingerprint(body, url)
+}
+
+// Fingerprint is the package's Fingerprint with words hashed by w: Text
+// is w.Simhash(body).
+func (w WordHash) Fingerprint(body []byte, url string) Fingerprints {
 	// The fingerprinter's buffers (20 KiB) come from a pool: on the
 	// stack they would grow every new goroutine's stack.
 	f := fingerprinters.Get().(*fingerprinter)
 	defer fingerprinters.Put(f)
 	f.reset()
-	f.urlWords(url)
+	mix := w.mix()
+	f.urlWords(url, mix)
 	n := len(body)
 	var dates dateRun
 	for i := 0; i < n; {
@@ -84,7 +94,11 @@ func Fingerprint(body []byte, url string) Fingerprints {
 		switch {
 		case isASCIIWord(c):
 			var h uint64
-			h, i = wordAt(body, i)
+			if mix {
+				h, i = wordAtMix(body, i)
+			} else {
+				h, i = wordAt(body, i)
+			}
 			if !dates.continues(h) {
 				f.word(h)
 			}
@@ -93,7 +107,7 @@ func Fingerprint(body []byte, url string) Fingerprints {
 		case fold[c] != foldChar:
 			i++
 		default:
-			h, next, ok := charWord(body, i)
+			h, next, ok := charWord(body, i, mix)
 			if ok && !dates.continues(h) {
 				f.word(h)
 			}
@@ -532,8 +546,8 @@ func furnitureAttr(attrs []byte) bool {
 }
 
 // urlWords hashes the words of a URL's path as Fingerprint hashes the
-// words of the text.
-func (f *fingerprinter) urlWords(url string) {
+// words of the text (by WordHashMix if mix).
+func (f *fingerprinter) urlWords(url string, mix bool) {
 	if k := strings.Index(url, "://"); k >= 0 {
 		url = url[k+3:]
 		if k = strings.IndexAny(url, "/?"); k >= 0 {
@@ -552,7 +566,7 @@ func (f *fingerprinter) urlWords(url string) {
 			i++ // no reference in a URL: '&' separates parameters
 			continue
 		}
-		h, next, ok := charWord(b, i)
+		h, next, ok := charWord(b, i, mix)
 		if ok && !dates.continues(h) {
 			f.url[f.nurl] = h
 			f.nurl++

@@ -13,9 +13,11 @@ import (
 )
 
 func TestFingerprintTextIsSimhash(t *testing.T) {
-	for i, b := range testBodies(t) {
-		if got, want := Fingerprint(b, "http://x.test/a/b.html").Text, Simhash(b); got != want {
-			t.Errorf("body %d (%d bytes): Fingerprint().Text = %016x, Simhash = %016x", i, len(b), got, want)
+	for _, w := range []WordHash{WordHashFNV, WordHashMix, 0} { // 0: the newest
+		for i, b := range testBodies(t) {
+			if got, want := w.Fingerprint(b, "http://x.test/a/b.html").Text, w.Simhash(b); got != want {
+				t.Errorf("%v: body %d (%d bytes): Fingerprint().Text = %016x, Simhash = %016x", w, i, len(b), got, want)
+			}
 		}
 	}
 }
@@ -225,33 +227,31 @@ func TestFingerprintGolden(t *testing.T) {
 	} {
 		inputs = append(inputs, input{fmt.Sprintf("long-block-%d", i), "http://www.site1.test/long", []byte(body)})
 	}
-	var buf bytes.Buffer
-	for _, in := range inputs {
-		fp := Fingerprint(in.body, in.url)
-		fmt.Fprintf(&buf, "%s %016x %016x %016x %016x\n", in.name, fp.Text, fp.Main, fp.NoURL, fp.Title)
-	}
-	const golden = "testdata/fingerprint.golden"
-	if *update {
-		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+	for _, wh := range wordHashes {
+		var buf bytes.Buffer
+		for _, in := range inputs {
+			fp := wh.hash.Fingerprint(in.body, in.url)
+			fmt.Fprintf(&buf, "%s %016x %016x %016x %016x\n", in.name, fp.Text, fp.Main, fp.NoURL, fp.Title)
+		}
+		golden := goldenFile("fingerprint", wh.hash)
+		if *update {
+			if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := os.ReadFile(golden)
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := strings.Split(buf.String(), "\n")
-	for i, w := range strings.Split(string(want), "\n") {
-		if i >= len(got) || got[i] != w {
-			g := ""
-			if i < len(got) {
-				g = got[i]
+		if got := buf.String(); got != string(want) {
+			g, w := strings.Split(got, "\n"), strings.Split(string(want), "\n")
+			for i := range max(len(g), len(w)) {
+				if i >= len(g) || i >= len(w) || g[i] != w[i] {
+					t.Errorf("%s: line %d: got %q, golden %q", golden, i+1, g[min(i, len(g)-1)], w[min(i, len(w)-1)])
+					break
+				}
 			}
-			t.Errorf("line %d: got %q, golden %q", i+1, g, w)
 		}
-	}
-	if len(got) != len(strings.Split(string(want), "\n")) {
-		t.Errorf("%d lines, golden has %d", len(got), len(strings.Split(string(want), "\n")))
 	}
 }
 

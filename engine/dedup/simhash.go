@@ -71,23 +71,31 @@ var spread = func() (t [256]uint64) {
 // than one shingle is hashed as one shingle.
 //
 // Simhash is a pure function, safe for concurrent use, and allocates
-// nothing.
-func Simhash(body []byte) uint64 {
+// nothing. It hashes words with NewestWordHash.
+func Simhash(body []byte) uint64 { return NewestWordHash.Simhash(body) }
+
+// Simhash is the package's Simhash with words hashed by w.
+func (w WordHash) Simhash(body []byte) uint64 {
 	var s shingler
+	mix := w.mix()
 	n := len(body)
 	for i := 0; i < n; {
 		c := body[i]
 		switch {
 		case isASCIIWord(c):
 			var h uint64
-			h, i = wordAt(body, i)
+			if mix {
+				h, i = wordAtMix(body, i)
+			} else {
+				h, i = wordAt(body, i)
+			}
 			s.word(h)
 		case c == '<':
 			i = skipMarkup(body, i)
 		case fold[c] != foldChar:
 			i++
 		default:
-			h, next, ok := charWord(body, i)
+			h, next, ok := charWord(body, i, mix)
 			if ok {
 				s.word(h)
 			}
@@ -134,38 +142,39 @@ var dateWords = strings.Fields(`january february march april may june july augus
 	jan feb mar apr jun jul aug sep sept oct nov dec
 	monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thurs fri sat sun`)
 
-// dateTable holds the FNV-1a hashes of dateWords, open-addressed by their
-// top 8 bits: small enough (2.5 KiB) to stay in the L1 cache, so a word
-// that is not a date costs one load, usually of an empty slot.
-var dateTable = func() (t [1<<8 + 64]uint64) {
+// dateSet holds the hashes of dateWords under one word hash: bit h>>52
+// of bits set for each, so that one load and a well-predicted branch
+// clear nearly every other word (about 1 in 80 passes on), and table
+// open-addressed by their top 8 bits. Both are small enough (2.5 KiB) to
+// stay in the L1 cache.
+type dateSet struct {
+	bits  [1 << 12 / 64]uint64
+	table [1<<8 + 64]uint64
+}
+
+func newDateSet(hash func(string) uint64) *dateSet {
+	d := new(dateSet)
 	for _, w := range dateWords {
-		h := fnvWord(w)
+		h := hash(w)
+		d.bits[h>>52/64] |= 1 << (h >> 52 % 64)
 		i := h >> 56
-		for t[i] != 0 {
+		for d.table[i] != 0 {
 			i++
 		}
-		t[i] = h
+		d.table[i] = h
 	}
-	return t
-}()
+	return d
+}
 
-// dateBits has bit h>>52 set for the hash h of every date word: one load
-// and a well-predicted branch clear nearly every other word (about 1 in
-// 80 passes on to dateTable).
-var dateBits = func() (t [1 << 12 / 64]uint64) {
-	for _, w := range dateWords {
-		k := fnvWord(w) >> 52
-		t[k/64] |= 1 << (k % 64)
-	}
-	return t
-}()
+// The date words under each word hash.
+var fnvDates, mixDates = newDateSet(fnvWord), newDateSet(mixWord)
 
-func isDateWord(h uint64) bool {
-	if k := h >> 52; dateBits[k/64]>>(k%64)&1 == 0 {
+func (d *dateSet) has(h uint64) bool {
+	if k := h >> 52; d.bits[k/64]>>(k%64)&1 == 0 {
 		return false
 	}
-	for i := h >> 56; dateTable[i] != 0; i++ {
-		if dateTable[i] == h {
+	for i := h >> 56; d.table[i] != 0; i++ {
+		if d.table[i] == h {
 			return true
 		}
 	}

@@ -1,12 +1,12 @@
 package dedup
 
 import (
-	"bufio"
 	"bytes"
 	"flag"
 	"fmt"
 	"hash/fnv"
 	"html"
+	"maps"
 	"math/bits"
 	"os"
 	"path/filepath"
@@ -21,11 +21,25 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/simhash.golden and testdata/fingerprint.golden")
 
+// wordHashes are the word hashes a crawl file may hold, with the
+// statement of each that refSimhash uses: hash/fnv's for FNV-1a, and
+// mixWord, the chunk-by-chunk definition of WordHashMix.
+var wordHashes = []struct {
+	hash WordHash
+	word func(string) uint64
+}{
+	{WordHashFNV, func(w string) uint64 { h := fnv.New64a(); h.Write([]byte(w)); return h.Sum64() }},
+	{WordHashMix, mixWord},
+}
+
 // refSimhash is a slow, independent statement of the fingerprint: regular
 // expressions strip the markup and find character references, html
 // decodes them, the text is read as UTF-8 with Windows-1252 for bytes that
-// are not, hash/fnv hashes the words, and bits are counted one by one.
-func refSimhash(body []byte) uint64 {
+// are not, the newest word hash hashes the words (refSimhashWith names
+// another), and bits are counted one by one.
+func refSimhash(body []byte) uint64 { return refSimhashWith(body, mixWord) }
+
+func refSimhashWith(body []byte, hashWord func(string) uint64) uint64 {
 	s := string(body)
 	for _, re := range []*regexp.Regexp{
 		regexp.MustCompile(`(?is)<script\b.*?</script\s*>`),
@@ -79,9 +93,11 @@ func refSimhash(body []byte) uint64 {
 			}
 		}
 		prev = w
-		h := fnv.New64a()
-		h.Write([]byte(w))
-		hashes = append(hashes, h.Sum64())
+		h := hashWord(w)
+		if w == "#" {
+			h = dateToken
+		}
+		hashes = append(hashes, h)
 	}
 	var feats []uint64
 	switch {
@@ -137,76 +153,102 @@ func testBodies(t *testing.T) [][]byte {
 }
 
 func TestSimhashMatchesReference(t *testing.T) {
-	for i, b := range testBodies(t) {
-		if got, want := Simhash(b), refSimhash(b); got != want {
-			t.Errorf("body %d (%d bytes): Simhash = %016x, reference = %016x", i, len(b), got, want)
+	bodies := append(testBodies(t), wordEdges()...)
+	for _, wh := range wordHashes {
+		for i, b := range bodies {
+			if got, want := wh.hash.Simhash(b), refSimhashWith(b, wh.word); got != want {
+				t.Errorf("%v: body %d (%q...): Simhash = %016x, reference = %016x", wh.hash, i, b[:min(len(b), 40)], got, want)
+			}
 		}
 	}
 }
 
-// TestSimhashGolden pins the fingerprints of fixed inputs: they are stored
-// on disk by the crawler, so any change of tokenisation, hash function or
-// shingling must fail here (go test -update rewrites the file after a
-// deliberate change, which invalidates stored fingerprints).
+// wordEdges are bodies whose words end at every place an 8-byte chunk
+// or a read of eight bytes can: words of 1 to 20 letters, at the end of
+// the body or not, with characters of two, three and four bytes and
+// references at every offset, and digits anywhere.
+func wordEdges() [][]byte {
+	var out [][]byte
+	for n := 1; n <= 20; n++ {
+		w := strings.Repeat("Ab", n)[:n]
+		for _, c := range []string{"é", "Д", "日", "𝐀", "&eacute;", "&#x2019;", "7", "Ω", "\xe9" /* Windows-1252 é */, "\u00a0"} {
+			for k := 0; k <= n; k++ {
+				word := w[:k] + c + w[k:]
+				out = append(out, []byte("one two "+word+" three "+word), []byte(word+" "+word+" x"+word))
+			}
+		}
+		out = append(out, []byte(w), []byte("x "+w+" y"), []byte(w+"."+w+"-"+w+"\x00"+w))
+	}
+	return out
+}
+
+// TestSimhashGolden pins the fingerprints of fixed inputs under each word
+// hash: they are stored on disk by the crawler, so any change of
+// tokenisation, hash function or shingling must fail here (go test
+// -update rewrites the files after a deliberate change, which invalidates
+// stored fingerprints). WordHashFNV's file is the one every crawl file
+// before the word hash had a name was made with, unchanged.
 func TestSimhashGolden(t *testing.T) {
 	files, err := filepath.Glob("testdata/golden/*.html")
 	if err != nil || len(files) < 4 {
 		t.Fatalf("golden inputs: %v, %v", files, err)
 	}
-	got := map[string]uint64{}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got[filepath.Base(f)] = Simhash(b)
-	}
-	const golden = "testdata/simhash.golden"
-	if *update {
-		var buf bytes.Buffer
-		names := slices.Sorted(func(yield func(string) bool) {
-			for k := range got {
-				if !yield(k) {
-					return
-				}
+	for _, wh := range wordHashes {
+		got := map[string]uint64{}
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
 			}
-		})
-		for _, n := range names {
-			fmt.Fprintf(&buf, "%s %016x\n", n, got[n])
+			got[filepath.Base(f)] = wh.hash.Simhash(b)
 		}
-		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
+		golden := goldenFile("simhash", wh.hash)
+		if *update {
+			var buf bytes.Buffer
+			for _, n := range slices.Sorted(maps.Keys(got)) {
+				fmt.Fprintf(&buf, "%s %016x\n", n, got[n])
+			}
+			if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	f, err := os.Open(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	n := 0
-	for sc.Scan() {
-		name, hex, ok := strings.Cut(sc.Text(), " ")
-		if !ok {
-			t.Fatalf("bad golden line %q", sc.Text())
-		}
-		want, err := strconv.ParseUint(hex, 16, 64)
+		b, err := os.ReadFile(golden)
 		if err != nil {
 			t.Fatal(err)
 		}
-		g, ok := got[name]
-		if !ok {
-			t.Errorf("%s: golden input missing", name)
-			continue
+		n := 0
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			name, hex, ok := strings.Cut(line, " ")
+			if !ok {
+				t.Fatalf("%s: bad golden line %q", golden, line)
+			}
+			want, err := strconv.ParseUint(hex, 16, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, ok := got[name]
+			if !ok {
+				t.Errorf("%s: golden input missing", name)
+				continue
+			}
+			if g != want {
+				t.Errorf("%v: %s: Simhash = %016x, golden %016x", wh.hash, name, g, want)
+			}
+			n++
 		}
-		if g != want {
-			t.Errorf("%s: Simhash = %016x, golden %016x", name, g, want)
+		if n != len(got) {
+			t.Errorf("%s: %d golden values for %d inputs", golden, n, len(got))
 		}
-		n++
 	}
-	if n != len(got) {
-		t.Errorf("%d golden values for %d inputs", n, len(got))
+}
+
+// goldenFile is the golden file of name under word hash w: WordHashFNV's
+// keeps the name it had before there was another.
+func goldenFile(name string, w WordHash) string {
+	if w == WordHashFNV {
+		return "testdata/" + name + ".golden"
 	}
+	return "testdata/" + name + "-" + w.String() + ".golden"
 }
 
 func TestSimhashIgnoresMarkup(t *testing.T) {
@@ -380,5 +422,17 @@ func TestSimhashNumberRuns(t *testing.T) {
 func TestDateToken(t *testing.T) {
 	if dateToken != fnvWord("#") {
 		t.Errorf("dateToken %x, FNV-1a of \"#\" %x", uint64(dateToken), fnvWord("#"))
+	}
+	// No date word hashes to another's value, nor to dateToken, under
+	// either word hash (a collision would make it a date, or a date not).
+	for _, wh := range wordHashes {
+		seen := map[uint64]string{dateToken: "#"}
+		for _, w := range dateWords {
+			h := wh.word(w)
+			if o, ok := seen[h]; ok {
+				t.Errorf("%v: %q and %q hash alike", wh.hash, w, o)
+			}
+			seen[h] = w
+		}
 	}
 }

@@ -61,7 +61,7 @@ const (
 func isASCIIWord(c byte) bool { return int16(fold[c]) > 0 }
 
 // wordAt returns the hash of the word starting at b[i] and the index past
-// it: FNV-1a 64 over its lower-cased UTF-8 bytes, or dateToken for a word
+// it under WordHashFNV: FNV-1a 64 over its lower-cased UTF-8 bytes, or dateToken for a word
 // with a digit or a month or weekday name. When b[i] starts no word (a
 // character that separates words), it returns i.
 func wordAt(b []byte, i int) (uint64, int) {
@@ -148,7 +148,7 @@ word:
 		h = hashRune(h, rune(e&classRune))
 		i += n
 	}
-	if all&foldDigit != 0 || isDateWord(h) {
+	if all&foldDigit != 0 || fnvDates.has(h) {
 		h = dateToken
 	}
 	return h, i
@@ -171,9 +171,15 @@ func hashRune(h uint64, r rune) uint64 {
 }
 
 // charWord reads the character at b[i], a byte from 0x80 or '&': the word
-// it starts, or only past it when it separates words (ok false).
-func charWord(b []byte, i int) (h uint64, next int, ok bool) {
-	if h, next = wordAt(b, i); next > i {
+// it starts (hashed by WordHashMix if mix, else WordHashFNV), or only past
+// it when it separates words (ok false).
+func charWord(b []byte, i int, mix bool) (h uint64, next int, ok bool) {
+	if mix {
+		h, next = wordAtMix(b, i)
+	} else {
+		h, next = wordAt(b, i)
+	}
+	if next > i {
 		return h, next, true
 	}
 	_, n := charAt(b, i)

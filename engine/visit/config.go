@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"lidi/engine/dedup"
 	"lidi/engine/fetch"
 	"lidi/engine/scope"
 	"lidi/engine/urlnorm"
@@ -25,8 +26,10 @@ type Config struct {
 	// detection on): see fetch.Config.CheckType.
 	CheckType bool
 	// Fingerprint computes each HTML page's near-duplicate fingerprints
-	// (duplicate detection or recrawl on).
+	// (duplicate detection or recrawl on), their words hashed by
+	// WordHash: the crawl file's (0, dedup's newest, for a new one).
 	Fingerprint bool
+	WordHash    dedup.WordHash
 	// RecrawlThreshold is the number of simhash bits (of 64) a recrawled
 	// page may differ by and still count as unchanged (recrawl.threshold).
 	RecrawlThreshold int

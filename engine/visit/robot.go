@@ -16,7 +16,6 @@ import (
 
 	"lidi/engine/clock"
 	"lidi/engine/cputime"
-	"lidi/engine/dedup"
 	"lidi/engine/extract"
 	"lidi/engine/fetch"
 	"lidi/engine/record"
@@ -372,7 +371,7 @@ func (r *Robot) fetchPage(ctx context.Context, sess *fetch.Session, q record.Que
 				rec.Links = len(res.Links)
 				if r.cfg.Fingerprint {
 					t := cputime.Start()
-					fp := dedup.Fingerprint(resp.Body, q.URL)
+					fp := r.cfg.WordHash.Fingerprint(resp.Body, q.URL)
 					rec.Simhash, rec.MainSimhash, rec.NoURLSimhash, rec.TitleHash = fp.Text, fp.Main, fp.NoURL, fp.Title
 					pr.Claims = claimsOf(res, resp.Header, base)
 					pr.Detect = t.Elapsed()

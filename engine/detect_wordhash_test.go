@@ -1,0 +1,117 @@
+package engine_test
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"testing"
+
+	"lidi/engine/dedup"
+	"lidi/engine/simweb"
+	"lidi/engine/simweb/simwebtest"
+	"lidi/storage"
+)
+
+// A crawl file keeps the word hash its fingerprints were begun with, since
+// they are compared with every page fetched after: a new file records the
+// newest and makes every fingerprint with it; a file written before the
+// word hash had a name (pages fetched, no name in its meta table) is
+// continued with FNV-1a and records that. Each case crawls part of a web,
+// then continues the file, and checks the name recorded and every stored
+// fingerprint against its body.
+func TestCrawlFileKeepsItsWordHash(t *testing.T) {
+	t.Parallel()
+	srv := simwebtest.Start(t, simweb.Options{Seed: 5, Sites: 4, Pages: 120, PageSizeMedian: smallPages})
+	for _, tt := range []struct {
+		name string
+		old  bool // a file of before: its first run's fingerprints FNV-1a's, and no name recorded
+		want dedup.WordHash
+	}{
+		{"new file", false, dedup.NewestWordHash},
+		{"file of before", true, dedup.WordHashFNV},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "crawl.db")
+			if tt.old {
+				// The first run makes FNV-1a's fingerprints, as lidi did
+				// before; the name is then taken out of the file.
+				setMeta(t, path, "dedup.word_hash", dedup.WordHashFNV.String())
+			}
+			cfg := crawlConfig(srv.SeedURLs(2))
+			cfg.Delay, cfg.MaxDelay = 0, 0
+			cfg.MaxPages = 30
+			runCrawl(t, cfg, srv.DNSAddr(), path)
+			if tt.old {
+				execSQL(t, path, `DELETE FROM meta WHERE key = 'dedup.word_hash'`)
+			}
+			cfg.MaxPages = 90
+			runCrawl(t, cfg, srv.DNSAddr(), path)
+
+			db, err := storage.Open(path, storage.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			ctx := context.Background()
+			if v, ok, err := db.Meta(ctx, "dedup.word_hash"); err != nil || !ok || v != tt.want.String() {
+				t.Fatalf("word hash recorded %q (%v, %v), want %q", v, ok, err, tt.want)
+			}
+			other := dedup.WordHashFNV
+			if tt.want == other {
+				other = dedup.WordHashMix
+			}
+			checked, differ := 0, 0
+			eachRow(t, path, `SELECT id, url, simhash, main_simhash, nourl_simhash, title_hash FROM urls WHERE simhash IS NOT NULL`, func(rows *sql.Rows) error {
+				var id int64
+				var url string
+				var text, main, noURL, title sql.NullInt64
+				if err := rows.Scan(&id, &url, &text, &main, &noURL, &title); err != nil {
+					return err
+				}
+				body, err := db.Page(ctx, uint64(id))
+				if err != nil {
+					return err
+				}
+				stored := dedup.Fingerprints{Text: uint64(text.Int64), Main: uint64(main.Int64), NoURL: uint64(noURL.Int64), Title: uint64(title.Int64)}
+				if fp := tt.want.Fingerprint(body, url); fp != stored {
+					t.Errorf("%s: stored %+v, %v gives %+v", url, stored, tt.want, fp)
+				}
+				if other.Fingerprint(body, url).Text != stored.Text {
+					differ++
+				}
+				checked++
+				return nil
+			})
+			if checked < 60 || differ < checked/2 {
+				t.Errorf("%d pages checked, %d of them with another fingerprint under %v: want 60 and most", checked, differ, other)
+			}
+		})
+	}
+}
+
+// setMeta records a meta value in the crawl file at path (created if
+// need be).
+func setMeta(t *testing.T, path, key, value string) {
+	t.Helper()
+	db, err := storage.Open(path, storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.SetMeta(context.Background(), key, value); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// execSQL runs a statement on the crawl file at path, closed.
+func execSQL(t *testing.T, path, stmt string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(stmt); err != nil {
+		t.Fatal(err)
+	}
+}
