@@ -13,8 +13,9 @@ import (
 )
 
 func TestFingerprintTextIsSimhash(t *testing.T) {
+	bodies := append(testBodies(t), wordEdges()...)
 	for _, w := range []WordHash{WordHashFNV, WordHashMix, 0} { // 0: the newest
-		for i, b := range testBodies(t) {
+		for i, b := range bodies {
 			if got, want := w.Fingerprint(b, "http://x.test/a/b.html").Text, w.Simhash(b); got != want {
 				t.Errorf("%v: body %d (%d bytes): Fingerprint().Text = %016x, Simhash = %016x", w, i, len(b), got, want)
 			}
@@ -87,7 +88,8 @@ func TestFingerprintFurniture(t *testing.T) {
 
 // BenchmarkFingerprintScripts fingerprints 20 KiB pages of text in other
 // alphabets, whose letters take the character path (two and three UTF-8
-// bytes a letter).
+// bytes a letter), under each word hash, and reports the thread's CPU
+// time a page.
 func BenchmarkFingerprintScripts(b *testing.B) {
 	for _, tt := range []struct{ name, words string }{
 		{"cyrillic", "Москва столица России крупнейший город страны политический экономический культурный научный центр находится на реке"},
@@ -105,9 +107,15 @@ func BenchmarkFingerprintScripts(b *testing.B) {
 				sb.WriteString(words[(i*7)%len(words)] + " ")
 			}
 			body := []byte(sb.String() + "</p></body></html>")
-			b.SetBytes(int64(len(body)))
-			for b.Loop() {
-				Fingerprint(body, "http://x.test/a/b.html")
+			for _, w := range []WordHash{WordHashMix, WordHashFNV} {
+				b.Run(w.String(), func(b *testing.B) {
+					b.SetBytes(int64(len(body)))
+					t := cputime.Start()
+					for b.Loop() {
+						w.Fingerprint(body, "http://x.test/a/b.html")
+					}
+					b.ReportMetric(float64(t.Elapsed().Nanoseconds())/float64(b.N), "cpu_ns_per_page")
+				})
 			}
 		})
 	}
@@ -259,7 +267,7 @@ func TestFingerprintGolden(t *testing.T) {
 // www.catb.org serves them (ISO-8859-1) and as the HTTrack mirror of them
 // on milosophical.me does (UTF-8, HTTrack's comments, rewritten links).
 // Every pair must be a near-duplicate on both the whole text and the main
-// text; entries of one site must stay apart.
+// text; entries of one site must stay apart; under either word hash.
 func TestFingerprintRealMirror(t *testing.T) {
 	const dir = "testdata/realweb/jargon"
 	var paths []string
@@ -273,30 +281,32 @@ func TestFingerprintRealMirror(t *testing.T) {
 	if err != nil || len(paths) < 20 {
 		t.Fatalf("%d pages: %v", len(paths), err)
 	}
-	var originals []Fingerprints
-	for _, p := range paths {
-		a, errA := os.ReadFile(filepath.Join(dir, "catb", p))
-		b, errB := os.ReadFile(filepath.Join(dir, "milosophical", p))
-		if errA != nil || errB != nil {
-			t.Fatal(errA, errB)
+	for _, w := range []WordHash{WordHashFNV, WordHashMix} {
+		var originals []Fingerprints
+		for _, p := range paths {
+			a, errA := os.ReadFile(filepath.Join(dir, "catb", p))
+			b, errB := os.ReadFile(filepath.Join(dir, "milosophical", p))
+			if errA != nil || errB != nil {
+				t.Fatal(errA, errB)
+			}
+			if bytes.Equal(a, b) {
+				t.Fatalf("%s: the copies are byte-equal", p)
+			}
+			fa := w.Fingerprint(a, "http://www.catb.org/jargon/html/"+p)
+			fb := w.Fingerprint(b, "http://milosophical.me/jargon/html/"+p)
+			if d := Hamming(fa.Text, fb.Text); d > DefaultMaxHamming {
+				t.Errorf("%v: %s: whole texts %d bits apart", w, p, d)
+			}
+			if d := Hamming(fa.Main, fb.Main); d > DefaultMaxHamming {
+				t.Errorf("%v: %s: main texts %d bits apart", w, p, d)
+			}
+			originals = append(originals, fa)
 		}
-		if bytes.Equal(a, b) {
-			t.Fatalf("%s: the copies are byte-equal", p)
-		}
-		fa := Fingerprint(a, "http://www.catb.org/jargon/html/"+p)
-		fb := Fingerprint(b, "http://milosophical.me/jargon/html/"+p)
-		if d := Hamming(fa.Text, fb.Text); d > DefaultMaxHamming {
-			t.Errorf("%s: whole texts %d bits apart", p, d)
-		}
-		if d := Hamming(fa.Main, fb.Main); d > DefaultMaxHamming {
-			t.Errorf("%s: main texts %d bits apart", p, d)
-		}
-		originals = append(originals, fa)
-	}
-	for i := range originals {
-		for j := range i {
-			if d := Hamming(originals[i].Text, originals[j].Text); d <= 2*DefaultMaxHamming {
-				t.Errorf("%s and %s: different entries %d bits apart", paths[i], paths[j], d)
+		for i := range originals {
+			for j := range i {
+				if d := Hamming(originals[i].Text, originals[j].Text); d <= 2*DefaultMaxHamming {
+					t.Errorf("%v: %s and %s: different entries %d bits apart", w, paths[i], paths[j], d)
+				}
 			}
 		}
 	}

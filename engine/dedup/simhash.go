@@ -19,11 +19,13 @@ import (
 // texts share almost no 3-word sequences, only their template (navigation,
 // footer), which is a small part of a real page.
 //
-// The fingerprint is a fixed function of the bytes: words are hashed with
-// FNV-1a 64 (hash/fnv's New64a, over the lower-cased word), three
-// consecutive word hashes a, b, c are combined as rotl(a,42) ^ rotl(b,21) ^ c
-// and finished with the MurmurHash3 64-bit finaliser, and bit i of the
-// fingerprint is 1 when more than half the shingles have bit i set.
+// The fingerprint is a fixed function of the bytes: words are hashed by
+// the crawl file's WordHash (FNV-1a 64, hash/fnv's New64a over the
+// lower-cased word, for files begun before WordHashMix; WordHashMix for
+// new ones), three consecutive word hashes a, b, c are combined as
+// rotl(a,42) ^ rotl(b,21) ^ c and finished with the MurmurHash3 64-bit
+// finaliser, and bit i of the fingerprint is 1 when more than half the
+// shingles have bit i set.
 //
 // Why dates are masked: a word holding a digit, and a month or weekday name,
 // counts as one and the same word. Calendars and archives answer endless
@@ -33,7 +35,8 @@ import (
 // pages differ in their words, not only in their dates, so they stay apart.
 //
 // Fingerprints stored on disk stay comparable across runs, machines and
-// versions; the golden tests in testdata fail if any of this changes.
+// versions; the golden tests in testdata (one file per word hash) fail if
+// any of this changes.
 
 const (
 	fnvOffset64 = 14695981039346656037

@@ -6,7 +6,8 @@ import (
 )
 
 // FuzzSimhash checks the fingerprint on arbitrary bodies: it never panics,
-// is a pure function of the bytes, is 0 for a body with no byte that can
+// is a pure function of the bytes, is Fingerprint's Text under either word
+// hash, is 0 for a body with no byte that can
 // belong to a word, and no markup or reference can make two copies of a text differ.
 // The seeds are in testdata/fuzz/FuzzSimhash; `go test -fuzz FuzzSimhash`
 // explores further.
@@ -16,6 +17,11 @@ func FuzzSimhash(f *testing.F) {
 		h := Simhash(body)
 		if again := Simhash(bytes.Clone(body)); again != h {
 			t.Fatalf("Simhash(%q) = %016x, then %016x", body, h, again)
+		}
+		for _, w := range []WordHash{WordHashFNV, WordHashMix} {
+			if fp, s := w.Fingerprint(body, "http://x.test/a/b"), w.Simhash(body); fp.Text != s {
+				t.Fatalf("%v: Fingerprint(%q).Text = %016x, Simhash %016x", w, body, fp.Text, s)
+			}
 		}
 		// Only an ASCII letter or digit, a non-ASCII byte or a character
 		// reference can be part of a word.
@@ -48,8 +54,10 @@ func FuzzSimhashMatchesReference(f *testing.F) {
 		if bytes.IndexByte(body, '<') >= 0 || len(body) > 30 {
 			return
 		}
-		if got, want := Simhash(body), refSimhash(body); got != want {
-			t.Fatalf("Simhash(%q) = %016x, reference %016x", body, got, want)
+		for _, wh := range wordHashes {
+			if got, want := wh.hash.Simhash(body), refSimhashWith(body, wh.word); got != want {
+				t.Fatalf("%v: Simhash(%q) = %016x, reference %016x", wh.hash, body, got, want)
+			}
 		}
 	})
 }

@@ -178,6 +178,14 @@ func wordEdges() [][]byte {
 			}
 		}
 		out = append(out, []byte(w), []byte("x "+w+" y"), []byte(w+"."+w+"-"+w+"\x00"+w))
+		// Separators of every length after a word of every length, plain
+		// or ending at markup or a character.
+		for _, sep := range []string{" ", ".", "<b>", "&amp;", "&", "é", "\xa0", "< ", "<!-- c -->"} {
+			for k := 0; k <= 17; k++ {
+				gap := strings.Repeat(" ", k)
+				out = append(out, []byte(w+gap+sep+gap+w+" "+w+gap), []byte(w+sep+gap))
+			}
+		}
 	}
 	return out
 }
@@ -433,6 +441,24 @@ func TestDateToken(t *testing.T) {
 				t.Errorf("%v: %q and %q hash alike", wh.hash, w, o)
 			}
 			seen[h] = w
+		}
+	}
+}
+
+// A word hash's name, as a crawl file records it, reads back as itself;
+// a name this lidi does not know is refused, not read as another.
+func TestWordHashNames(t *testing.T) {
+	for _, w := range []WordHash{WordHashFNV, WordHashMix} {
+		if got, err := ParseWordHash(w.String()); err != nil || got != w {
+			t.Errorf("ParseWordHash(%q) = %v, %v", w.String(), got, err)
+		}
+	}
+	if WordHash(0).String() != NewestWordHash.String() {
+		t.Errorf("the zero value is %v, want %v", WordHash(0), NewestWordHash)
+	}
+	for _, s := range []string{"", "fnv", "mix128", "WordHash(3)"} {
+		if w, err := ParseWordHash(s); err == nil {
+			t.Errorf("ParseWordHash(%q) = %v, want an error", s, w)
 		}
 	}
 }
