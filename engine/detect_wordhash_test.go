@@ -4,8 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"lidi/engine"
 	"lidi/engine/dedup"
 	"lidi/engine/simweb"
 	"lidi/engine/simweb/simwebtest"
@@ -113,5 +115,21 @@ func execSQL(t *testing.T, path, stmt string) {
 	defer db.Close()
 	if _, err := db.Exec(stmt); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A crawl file whose word hash this lidi does not know (one a later lidi
+// wrote) is not crawled on: its fingerprints could not be made alike.
+func TestCrawlFileOfALaterWordHash(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "crawl.db")
+	setMeta(t, path, "dedup.word_hash", "mix128")
+	db, err := storage.Open(path, storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	_, err = engine.New(crawlConfig([]string{"http://a.test/"}), db, nil, nil)
+	if err == nil || !strings.Contains(err.Error(), `"mix128"`) {
+		t.Fatalf("engine.New: %v, want an error naming the word hash", err)
 	}
 }

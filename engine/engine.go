@@ -87,7 +87,8 @@ type Engine struct {
 }
 
 // New prepares a crawl; Run starts it. resolver may be nil to use a dns.Cache
-// with the system's servers.
+// with the system's servers. It reads (and for a new file records) the
+// word hash of the store's fingerprints (crawlWordHash).
 func New(cfg Config, store record.Store, resolver Resolver, clock clock.Clock) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
