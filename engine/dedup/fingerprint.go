@@ -92,11 +92,13 @@ func (w WordHash) Fingerprint(body []byte, url string) Fingerprints {
 	for i := 0; i < n; {
 		c := body[i]
 		switch {
-		case isASCIIWord(c) && mix:
-			i = f.asciiRun(body, i, &dates)
 		case isASCIIWord(c):
 			var h uint64
-			h, i = wordAt(body, i)
+			if mix {
+				h, i = wordAtMix(body, i)
+			} else {
+				h, i = wordAt(body, i)
+			}
 			if !dates.continues(h) {
 				f.word(h)
 			}

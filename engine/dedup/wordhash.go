@@ -111,7 +111,6 @@ const (
 	lanes7f = 0x7f7f7f7f7f7f7f7f
 	lanes80 = 0x8080808080808080
 	lanes20 = 0x2020202020202020
-	lanes01 = 0x0101010101010101
 )
 
 // load8 returns the eight bytes at b[i] little-endian, zero bytes past
@@ -146,41 +145,32 @@ func asciiWord(x uint64) (stop, lower, digits uint64) {
 
 // wordAtMix is wordAt under WordHashMix: the hash of the word starting at
 // b[i] (or dateToken) and the index past it; i itself when b[i] starts no
-// word.
+// word. An ASCII word is read eight bytes at a time, each read finding
+// where the word ends among its bytes and hashing them with one
+// multiplication; a word with a character to decode (or a reference)
+// takes wordAtMixLong.
 func wordAtMix(b []byte, i int) (uint64, int) {
-	h, j, _, _, long := mixASCII(b, i)
-	if long {
-		return wordAtMixLong(b, i)
-	}
-	return h, j
-}
-
-// mixASCII reads the word at b[i] eight bytes at a time, each read
-// finding where the word ends among its bytes, and hashing them with one
-// multiplication: the hash of an ASCII word (or dateToken), the index j
-// past it (i when b[i] starts no word), and the last eight bytes read, x,
-// with their stop lanes (asciiWord): x was read at j minus the lanes
-// below the first stop. long reports a word that goes on with a
-// character to decode (a byte from 0x80, or '&'), which wordAtMixLong
-// reads; nothing else is then set.
-func mixASCII(b []byte, i int) (h uint64, j int, x, stop uint64, long bool) {
-	h = mixSeed
+	h := uint64(mixSeed)
 	var digits uint64
 	for k := i; ; k += 8 {
-		x = load8(b, k)
-		var lower, d uint64
-		stop, lower, d = asciiWord(x)
+		x := load8(b, k)
+		stop, lower, d := asciiWord(x)
 		digits |= d
 		if stop == 0 {
 			h = mum(lower^mixChunk, h^mixState)
 			continue
 		}
-		if stop&-stop&special(x) != 0 {
-			return 0, 0, 0, 0, true
+		// Whether the byte that ends the word starts a character to
+		// decode (a byte from 0x80, or '&'): the lanes of x that do,
+		// '&' found as a zero lane of x^'&' (exact at the first stop,
+		// whose lower lanes are letters).
+		amp := x ^ 0x2626262626262626
+		if stop&-stop&(x|(amp-0x0101010101010101)&^amp) != 0 {
+			return wordAtMixLong(b, i)
 		}
-		j = k + bits.TrailingZeros64(stop)>>3
+		j := k + bits.TrailingZeros64(stop)>>3
 		if j == i {
-			return 0, i, x, stop, false
+			return 0, i
 		}
 		if j > k {
 			h = mum(lower^mixChunk, h^mixState)
@@ -188,120 +178,112 @@ func mixASCII(b []byte, i int) (h uint64, j int, x, stop uint64, long bool) {
 		if digits != 0 || mixDates.has(h) {
 			h = dateToken
 		}
-		return h, j, x, stop, false
+		return h, j
 	}
 }
 
-// special returns the high bit of each byte lane of x that starts a
-// character to decode: a byte from 0x80, or '&' (a zero lane of x^'&';
-// the test is exact up to the first such lane, past which it may also
-// mark others).
-func special(x uint64) uint64 {
-	amp := x ^ 0x2626262626262626
-	return (x | (amp-lanes01)&^amp) & lanes80
+// mixer gathers a word's bytes into 8-byte chunks (pend, np of them) and
+// hashes each chunk filled into h. It is a value, passed and returned,
+// so that its fields stay in registers (a closure over them, or a
+// pointer to it, kept them in memory, each byte's update waiting for the
+// store of the one before).
+type mixer struct {
+	h, pend uint64
+	np      uint
 }
 
-// markupOrSpecial is special with '<' too: the bytes a run of plain
-// separators ends at.
-func markupOrSpecial(x uint64) uint64 {
-	lt := x ^ 0x3c3c3c3c3c3c3c3c
-	return special(x) | (lt-lanes01)&^lt&lanes80
-}
-
-// asciiRun reads the ASCII words from b[i] (an ASCII letter or digit) and
-// the plain separators between them (ASCII bytes other than '<' and
-// '&'), words hashed by WordHashMix, and returns the index of the first
-// byte it leaves: '<', a byte that starts a character to decode, or the
-// end. It saves Fingerprint's loop a turn a separator: the bytes that
-// ended a word tell where the next one starts.
-func (f *fingerprinter) asciiRun(b []byte, i int, dates *dateRun) int {
-	for {
-		h, j, x, stop, long := mixASCII(b, i)
-		if long {
-			h, j = wordAtMixLong(b, i)
-			if !dates.continues(h) {
-				f.word(h)
-			}
-			return j
-		}
-		if !dates.continues(h) {
-			f.word(h)
-		}
-		// The lanes of x after the word's end, then further reads: the
-		// next word starts at the first lane that is not a plain
-		// separator, if it is a word's.
-		first := stop & -stop
-		k := j - bits.TrailingZeros64(stop)>>3
-		end := (^stop | markupOrSpecial(x)) & lanes80 &^ (first - 1)
-		for end == 0 {
-			if k += 8; k >= len(b) {
-				return len(b)
-			}
-			x = load8(b, k)
-			stop, _, _ = asciiWord(x)
-			end = (^stop | markupOrSpecial(x)) & lanes80
-		}
-		// (The zero bytes load8 reads past the end are plain separators.)
-		p := k + bits.TrailingZeros64(end)>>3
-		if end&-end&stop != 0 { // not a word's: '<' or a character
-			return p
-		}
-		i = p
+// add appends the n (1 to 8) bytes of x, the first in the low byte.
+func (m mixer) add(x uint64, n uint) mixer {
+	m.pend |= x << (8 * m.np & 63)
+	if m.np += n; m.np >= 8 {
+		m.h = mum(m.pend^mixChunk, m.h^mixState)
+		m.np -= 8
+		m.pend = x >> (8*(n-m.np) - 1) >> 1 // the bytes past the chunk (n-np is 1 to 8)
 	}
+	return m
 }
 
-// wordAtMixLong is wordAtMix for any word: the word's bytes are gathered
-// into pend (np of them) and hashed a full chunk at a time.
+// sum returns the hash of the bytes added.
+func (m mixer) sum() uint64 {
+	if m.np > 0 {
+		return mum(m.pend^mixChunk, m.h^mixState)
+	}
+	return m.h
+}
+
+// wordAtMixLong is wordAtMix for any word, as wordAt reads it: ASCII
+// bytes eight at a time, a run of two-byte characters (Latin with
+// accents, Greek, Cyrillic, Hebrew, Arabic…) and a three-byte one (CJK,
+// kana, Hangul, Indic…) looked up at once, any other decoded by charAt.
 func wordAtMixLong(b []byte, i int) (uint64, int) {
-	h, pend, np := uint64(mixSeed), uint64(0), uint(0)
+	m := mixer{h: mixSeed}
 	var digits uint64
 	var cls *[0x10000]uint32 // bmpClasses, once needed
-	// add appends the n (1 to 8) bytes of x, hashing each chunk filled.
-	add := func(x uint64, n uint) {
-		pend |= x << (8 * np & 63)
-		if np += n; np >= 8 {
-			h = mum(pend^mixChunk, h^mixState)
-			np -= 8
-			pend = x >> (8*(n-np) - 1) >> 1 // the bytes past the chunk (n-np is 1 to 8)
-		}
-	}
+word:
 	for {
 		stop, lower, d := asciiWord(load8(b, i))
 		digits |= d
-		n := uint(bits.TrailingZeros64(stop)) >> 3
-		if n > 0 {
-			add(lower, n)
-			i += int(n)
-		}
-		if n == 8 {
-			continue
+		if n := uint(bits.TrailingZeros64(stop)) >> 3; n > 0 {
+			m = m.add(lower, n)
+			if i += int(n); n == 8 {
+				continue
+			}
 		}
 		if i >= len(b) || fold[b[i]] != foldChar {
 			break
 		}
-		if cls == nil {
-			cls = bmpClasses()
+		start := i
+		for i+1 < len(b) {
+			c := b[i]
+			if c < 0xc2 || c >= 0xe0 || b[i+1]&0xc0 != 0x80 {
+				break
+			}
+			if cls == nil {
+				cls = bmpClasses()
+			}
+			e := cls[rune(c&0x1f)<<6|rune(b[i+1]&0x3f)]
+			if e&classWord == 0 {
+				break word
+			}
+			digits |= uint64(e & classDigit)
+			if lr := e & classRune; lr >= utf8.RuneSelf && lr < 0x800 {
+				m = m.add(uint64(0xc0|lr>>6)|uint64(0x80|lr&0x3f)<<8, 2)
+			} else {
+				m = m.add(utf8Bytes(rune(lr)))
+			}
+			i += 2
 		}
-		e, size := uint32(0), 2
-		if r, ok := twoByte(b, i); ok {
-			e = cls[r]
-		} else {
-			e, size = wordChar(b, i, cls)
+		if i != start {
+			continue
 		}
+		if c := b[i]; (0xe1 <= c && c <= 0xec || c == 0xee || c == 0xef) && i+2 < len(b) && b[i+1]&0xc0 == 0x80 && b[i+2]&0xc0 == 0x80 {
+			r := rune(c&0x0f)<<12 | rune(b[i+1]&0x3f)<<6 | rune(b[i+2]&0x3f)
+			if cls == nil {
+				cls = bmpClasses()
+			}
+			e := cls[r]
+			if e&classWord == 0 {
+				break
+			}
+			digits |= uint64(e & classDigit)
+			if lr := rune(e & classRune); lr == r { // no case: its own bytes
+				m = m.add(uint64(c)|uint64(b[i+1])<<8|uint64(b[i+2])<<16, 3)
+			} else {
+				m = m.add(utf8Bytes(lr))
+			}
+			i += 3
+			continue
+		}
+		r, size := charAt(b, i)
+		e := classOf(r)
 		if e&classWord == 0 {
 			break
 		}
 		digits |= uint64(e & classDigit)
-		if lr := e & classRune; lr >= utf8.RuneSelf && lr < 0x800 {
-			add(uint64(0xc0|lr>>6)|uint64(0x80|lr&0x3f)<<8, 2)
-		} else {
-			add(utf8Bytes(rune(lr)))
-		}
+		m = m.add(utf8Bytes(rune(e & classRune)))
 		i += size
 	}
-	if np > 0 {
-		h = mum(pend^mixChunk, h^mixState)
-	}
+	h := m.sum()
 	if digits != 0 || mixDates.has(h) {
 		h = dateToken
 	}

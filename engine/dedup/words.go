@@ -68,6 +68,7 @@ func wordAt(b []byte, i int) (uint64, int) {
 	h := uint64(fnvOffset64)
 	var all uint16
 	var cls *[0x10000]uint32 // bmpClasses, once needed
+word:
 	for {
 		var v uint16
 		rest := b[i:] // one bounds test a byte, not two
@@ -83,27 +84,68 @@ func wordAt(b []byte, i int) (uint64, int) {
 		if v != foldChar { // a separator, or the end (v is then the last letter's)
 			break
 		}
-		if cls == nil {
-			cls = bmpClasses() // only once a page has such a character
+		// A run of two-byte characters (Latin with accents, Greek,
+		// Cyrillic, Hebrew, Arabic…), decoded here.
+		start := i
+		for i+1 < len(b) {
+			c := b[i]
+			if c < 0xc2 || c >= 0xe0 || b[i+1]&0xc0 != 0x80 {
+				break
+			}
+			if cls == nil {
+				cls = bmpClasses() // only once a page has such a character
+			}
+			e := cls[rune(c&0x1f)<<6|rune(b[i+1]&0x3f)]
+			if e&classWord == 0 {
+				break word
+			}
+			if e&classDigit != 0 {
+				all |= foldDigit
+			}
+			if lr := rune(e & classRune); lr >= utf8.RuneSelf && lr < 0x800 {
+				h = (h ^ uint64(0xc0|lr>>6)) * fnvPrime64
+				h = (h ^ uint64(0x80|lr&0x3f)) * fnvPrime64
+			} else {
+				h = hashRune(h, lr)
+			}
+			i += 2
 		}
-		e, n := uint32(0), 2
-		if r, ok := twoByte(b, i); ok {
-			e = cls[r]
-		} else {
-			e, n = wordChar(b, i, cls)
+		if i != start {
+			continue
 		}
+		// A three-byte character (CJK, kana, Hangul, Indic…), decoded
+		// here unless it could be a surrogate or an overlong form.
+		if c := b[i]; (0xe1 <= c && c <= 0xec || c == 0xee || c == 0xef) && i+2 < len(b) && b[i+1]&0xc0 == 0x80 && b[i+2]&0xc0 == 0x80 {
+			r := rune(c&0x0f)<<12 | rune(b[i+1]&0x3f)<<6 | rune(b[i+2]&0x3f)
+			if cls == nil {
+				cls = bmpClasses()
+			}
+			e := cls[r]
+			if e&classWord == 0 {
+				break
+			}
+			if e&classDigit != 0 {
+				all |= foldDigit
+			}
+			if lr := rune(e & classRune); lr == r {
+				h = (h ^ uint64(c)) * fnvPrime64 // no case: its own bytes
+				h = (h ^ uint64(b[i+1])) * fnvPrime64
+				h = (h ^ uint64(b[i+2])) * fnvPrime64
+			} else {
+				h = hashRune(h, lr)
+			}
+			i += 3
+			continue
+		}
+		r, n := charAt(b, i)
+		e := classOf(r)
 		if e&classWord == 0 {
 			break
 		}
 		if e&classDigit != 0 {
 			all |= foldDigit
 		}
-		if lr := rune(e & classRune); lr >= utf8.RuneSelf && lr < 0x800 {
-			h = (h ^ uint64(0xc0|lr>>6)) * fnvPrime64
-			h = (h ^ uint64(0x80|lr&0x3f)) * fnvPrime64
-		} else {
-			h = hashRune(h, lr)
-		}
+		h = hashRune(h, rune(e&classRune))
 		i += n
 	}
 	if all&foldDigit != 0 || fnvDates.has(h) {
@@ -128,38 +170,12 @@ func hashRune(h uint64, r rune) uint64 {
 	return h
 }
 
-// twoByte returns the rune of the two-byte UTF-8 character at b[i]
-// (Latin with accents, Greek, Cyrillic, Hebrew, Arabic…), if one is
-// there: most of the characters a word of those scripts reads, looked up
-// in bmpClasses at once. Others take wordChar.
-func twoByte(b []byte, i int) (rune, bool) {
-	if i+1 < len(b) {
-		if c, d := b[i], b[i+1]; c-0xc2 < 0xe0-0xc2 && d&0xc0 == 0x80 {
-			return rune(c&0x1f)<<6 | rune(d&0x3f), true
-		}
-	}
-	return 0, false
-}
-
-// wordChar returns the class (classOf) of the character at b[i], a byte
-// from 0x80 or '&' that starts no two-byte character, and its length in
-// bytes, cls being bmpClasses(): a three-byte character (CJK, kana,
-// Hangul, Indic…) is looked up at once unless it could be a surrogate or
-// an overlong form, any other decoded by charAt.
-func wordChar(b []byte, i int, cls *[0x10000]uint32) (uint32, int) {
-	if c := b[i]; (0xe1 <= c && c <= 0xec || c == 0xee || c == 0xef) && i+2 < len(b) && b[i+1]&0xc0 == 0x80 && b[i+2]&0xc0 == 0x80 {
-		return cls[rune(c&0x0f)<<12|rune(b[i+1]&0x3f)<<6|rune(b[i+2]&0x3f)], 3
-	}
-	r, n := charAt(b, i)
-	return classOf(r), n
-}
-
 // charWord reads the character at b[i], a byte from 0x80 or '&': the word
 // it starts (hashed by WordHashMix if mix, else WordHashFNV), or only past
 // it when it separates words (ok false).
 func charWord(b []byte, i int, mix bool) (h uint64, next int, ok bool) {
 	if mix {
-		h, next = wordAtMix(b, i)
+		h, next = wordAtMixLong(b, i)
 	} else {
 		h, next = wordAt(b, i)
 	}
