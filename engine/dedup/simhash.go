@@ -155,8 +155,7 @@ type dateSet struct {
 	table [1<<8 + 64]uint64
 }
 
-func newDateSet(hash func(string) uint64) *dateSet {
-	d := new(dateSet)
+func newDateSet(hash func(string) uint64) (d dateSet) {
 	for _, w := range dateWords {
 		h := hash(w)
 		d.bits[h>>52/64] |= 1 << (h >> 52 % 64)
