@@ -353,7 +353,7 @@ func TestSoft404Probe(t *testing.T) {
 				if path == "/about/reach-us.html" {
 					path = "/contact.html"
 				}
-				return 200, htmlPage("Page "+path, prose(salt<<16+uint64(len(path))*31+uint64(path[1%len(path)]), 120), links...)
+				return 200, htmlPage("Page "+path, prose(salt<<16+uint64(len(path))*31+uint64(path[1%len(path)]), 300), links...)
 			}
 			if !soft {
 				return 404, htmlPage("404", "no such page")
