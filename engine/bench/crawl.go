@@ -299,7 +299,7 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 		perURLOf(mem.Detection), perURLOf(mem.Graph), perURLOf(mem.Seen), perURLOf(mem.Rank), perURLOf(rankMost))
 	fmt.Fprintf(out, "longest loop pause   %s (the longest wait for the store: %s; the store's longest write %s, of %d records%s; its longest queue-head read %s%s)\n",
 		s.LoopPause.Round(time.Microsecond), s.StoreWait.Round(time.Microsecond), s.StoreApply.Round(time.Microsecond), s.StoreApplyRecords, usageNote(s.StoreApplyUsage), s.StoreHead.Round(time.Microsecond), usageNote(s.StoreHeadUsage))
-	fmt.Fprintf(out, "waits to run         99%% of the goroutines made runnable ran within %s, the longest waited %s or more (runtime/metrics /sched/latencies: the loop and the writer, each alone on every page's path, wait their turn among the robots when both CPUs are busy)\n",
+	fmt.Fprintf(out, "waits to run         99%% of the goroutines' sampled waits to run were within %s, the longest %s or more (runtime/metrics /sched/latencies, every goroutine's, one wait in 8 sampled: the loop and the writer, each alone on every page's path, wait their turn among the robots when both CPUs are busy)\n",
 		waitP99.Round(time.Microsecond), waitMost.Round(time.Microsecond))
 	fmt.Fprintf(out, "  without the store  %s (the longest wake-up less its waits for the writer: the loop's own work)\n", s.LoopWork.Round(time.Microsecond))
 	fmt.Fprintf(out, "  its steps          %s\n", stepList(s.LoopSteps))
@@ -316,7 +316,7 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 	fmt.Fprintf(out, "errors               %d %v\n", errs, s.ErrorKind)
 	filePerPage := float64(fileBytes) / float64(max(s.Pages, 1))
 	fmt.Fprintf(out, "crawl file           %.1f MB, %.0f bytes per page (bodies kept %v, headers kept %v)\n", float64(fileBytes)/1e6, filePerPage, o.KeepBodies, o.KeepHeaders)
-	fmt.Fprintf(out, "pages=%d pages_per_s=%.0f peak_rss_mb=%.0f%s dns_queries_per_host=%.3f discovered=%d cpu_s_per_1000_first=%.3f cpu_s_per_1000_last=%.3f file_bytes_per_page=%.0f store_wait_ms=%.1f store_write_cpu_ms=%.1f sched_wait_p99_ms=%.2f sched_wait_max_ms=%.0f seen_pause_ms=%.1f detection_bytes_per_url=%.0f graph_bytes_per_url=%.0f seen_bytes_per_url=%.1f bytes_per_url=%.0f pages_per_s_first=%.0f pages_per_s_last=%.0f gc_cpu_share=%.3f cpu_s_per_1000=%.3f loop_pause_ms=%.1f loop_work_ms=%.1f rank_bytes_per_url=%.1f pending_mb_max=%.1f seen_merge_pause_ms=%.1f\n",
+	fmt.Fprintf(out, "pages=%d pages_per_s=%.0f peak_rss_mb=%.0f%s dns_queries_per_host=%.3f discovered=%d cpu_s_per_1000_first=%.3f cpu_s_per_1000_last=%.3f file_bytes_per_page=%.0f store_wait_ms=%.1f store_longest_write_cpu_ms=%.1f sched_wait_p99_ms=%.2f sched_wait_max_ms=%.0f seen_pause_ms=%.1f detection_bytes_per_url=%.0f graph_bytes_per_url=%.0f seen_bytes_per_url=%.1f bytes_per_url=%.0f pages_per_s_first=%.0f pages_per_s_last=%.0f gc_cpu_share=%.3f cpu_s_per_1000=%.3f loop_pause_ms=%.1f loop_work_ms=%.1f rank_bytes_per_url=%.1f pending_mb_max=%.1f seen_merge_pause_ms=%.1f\n",
 		s.Pages, pps, rss, millionKeys(millions), perHost, s.Discovered, first.cpuPer1000(), last.cpuPer1000(), filePerPage, ms(s.StoreWait), ms(s.StoreApplyUsage.CPU), ms(waitP99), ms(waitMost), ms(s.Seen.MaxPause),
 		perURLOf(mem.Detection), perURLOf(mem.Graph), perURLOf(mem.Seen),
 		perURL, first.pagesPerSec(), last.pagesPerSec(), gcShare, cpuPer1000, ms(s.LoopPause), ms(s.LoopWork), perURLOf(rankMost), float64(s.StorePendingMax)/(1<<20), ms(sn.MaxHandOff))
