@@ -49,7 +49,7 @@ type Fingerprints struct {
 	Text  uint64 // Simhash of all the visible text
 	Main  uint64 // simhash of the main text; Text when there is too little
 	NoURL uint64 // simhash of the text without its own URL path; Text for long pages
-	Title uint64 // hash of the title's words (FNV-1a per word, combined); 0 for none
+	Title uint64 // hash of the title's words (their word hashes combined FNV-1a's way); 0 for none
 }
 
 // NoURLMaxWords bounds the pages whose NoURL simhash is computed.

@@ -125,11 +125,11 @@ func (r *dateRun) continues(h uint64) bool {
 }
 
 // dateToken stands for every word with a digit and every month or weekday
-// name: the FNV-1a hash of "#".
+// name, under either word hash: the FNV-1a hash of "#".
 const dateToken = 0xaf639e4c86018332 // fnvWord("#"), checked by TestDateToken
 
-// fnvWord is the FNV-1a hash of an already lower-case word, as Simhash
-// hashes words.
+// fnvWord is the FNV-1a hash of an already lower-case word, as
+// WordHashFNV hashes words.
 func fnvWord(w string) uint64 {
 	h := uint64(fnvOffset64)
 	for k := range len(w) {

@@ -60,10 +60,10 @@ const (
 // isASCIIWord reports whether byte c is an ASCII letter or digit.
 func isASCIIWord(c byte) bool { return int16(fold[c]) > 0 }
 
-// wordAt returns the hash of the word starting at b[i] and the index past
-// it under WordHashFNV: FNV-1a 64 over its lower-cased UTF-8 bytes, or dateToken for a word
-// with a digit or a month or weekday name. When b[i] starts no word (a
-// character that separates words), it returns i.
+// wordAt returns the hash of the word starting at b[i] under WordHashFNV
+// and the index past it: FNV-1a 64 over its lower-cased UTF-8 bytes, or
+// dateToken for a word with a digit or a month or weekday name. When b[i]
+// starts no word (a character that separates words), it returns i.
 func wordAt(b []byte, i int) (uint64, int) {
 	h := uint64(fnvOffset64)
 	var all uint16
