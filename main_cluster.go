@@ -107,7 +107,11 @@ func startMaster(ctx context.Context, cfg *config.File, eng *engine.Engine, stdo
 		srv.Close()
 		return nil, stop, err
 	}
-	settings, err := cfg.Marshal()
+	// The slaves make fingerprints as the crawl file's were made, whatever
+	// dedup.word_hash says of a new file.
+	pub := *cfg
+	pub.WordHash = eng.WordHash()
+	settings, err := pub.Marshal()
 	if err == nil {
 		err = m.PublishSettings(ctx, settings)
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"lidi/engine/cluster"
+	"lidi/engine/dedup"
 	"lidi/engine/record"
 	"lidi/engine/simweb"
 	"lidi/engine/simweb/simwebtest"
@@ -25,17 +26,42 @@ import (
 // fetchedURLs returns the URLs a crawl database holds as fetched, sorted.
 func fetchedURLs(t *testing.T, path string) []string {
 	t.Helper()
+	var urls []string
+	for u := range fetchedTexts(t, path) {
+		urls = append(urls, u)
+	}
+	slices.Sort(urls)
+	return urls
+}
+
+// fetchedTexts returns the text fingerprint (simhash) of each page fetched
+// in the crawl file at path, by URL.
+func fetchedTexts(t *testing.T, path string) map[string]uint64 {
+	t.Helper()
 	db, err := storage.Open(path, storage.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	var urls []string
-	if err := db.Fingerprints(context.Background(), func(p record.FetchedPage) { urls = append(urls, p.Addr) }); err != nil {
+	texts := make(map[string]uint64)
+	if err := db.Fingerprints(context.Background(), func(p record.FetchedPage) { texts[p.Addr] = p.Simhash }); err != nil {
 		t.Fatal(err)
 	}
-	slices.Sort(urls)
-	return urls
+	return texts
+}
+
+// beginWith makes a crawl file at path whose fingerprints are to be made
+// with wh, as a file begun under it is.
+func beginWith(t *testing.T, path string, wh dedup.WordHash) {
+	t.Helper()
+	db, err := storage.Open(path, storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.SetMeta(context.Background(), "dedup.word_hash", wh.String()); err != nil {
+		t.Fatal(err)
+	}
 }
 
 var (
@@ -44,11 +70,15 @@ var (
 )
 
 // The same tiny web crawled by local robots and by a master with two light
-// slaves stores the same pages, and the slaves ask the DNS server nothing:
-// every query simweb answered came from the master's resolver.
+// slaves stores the same pages with the same fingerprints, and the slaves
+// ask the DNS server nothing: every query simweb answered came from the
+// master's resolver. Both files were begun with the older word hash: the
+// slaves make the file's fingerprints, not the newest hash's (they did).
 func TestTwoSlavesStoreWhatLocalRobotsStore(t *testing.T) {
 	srv := startWeb(t)
 	localDir, clusterDir := t.TempDir(), t.TempDir()
+	beginWith(t, filepath.Join(localDir, "crawl.db"), dedup.WordHashFNV)
+	beginWith(t, filepath.Join(clusterDir, "crawl.db"), dedup.WordHashFNV)
 	var out strings.Builder
 	if code := run([]string{"crawl", "--config", writeConfig(t, localDir, srv, ""), "--headless"}, &out, io.Discard); code != 0 {
 		t.Fatalf("local crawl: exit %d\n%s", code, out.String())
@@ -107,6 +137,16 @@ func TestTwoSlavesStoreWhatLocalRobotsStore(t *testing.T) {
 	got := fetchedURLs(t, filepath.Join(clusterDir, "crawl.db"))
 	if !slices.Equal(got, local) {
 		t.Errorf("the cluster stored %d pages, the local robots %d; they differ", len(got), len(local))
+	}
+	localTexts, clusterTexts := fetchedTexts(t, filepath.Join(localDir, "crawl.db")), fetchedTexts(t, filepath.Join(clusterDir, "crawl.db"))
+	differ := 0
+	for u, text := range clusterTexts {
+		if lt, ok := localTexts[u]; ok && lt != text {
+			differ++
+		}
+	}
+	if differ > 0 {
+		t.Errorf("%d of the %d pages have another text fingerprint from the slaves than from the local robots", differ, len(clusterTexts))
 	}
 	var bySlaves int64
 	for _, s := range slaves {

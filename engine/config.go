@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"lidi/engine/dedup"
 	"lidi/engine/fetch"
 	"lidi/engine/frontier"
 	"lidi/engine/keys"
@@ -60,6 +61,10 @@ type Config struct {
 	Detect         bool `yaml:"dedup.enabled"`
 	MaxHamming     int  `yaml:"dedup.max_hamming" check:"0..32"`   // simhash bits two near-duplicates may differ by (3 of 64: over 95% similar)
 	MirrorEvidence int  `yaml:"dedup.mirror_evidence" check:">=1"` // duplicate pairs that make a URL rewrite rule
+	// WordHash is the word hash a new crawl file's fingerprints are made
+	// with; a file keeps the one it was begun with (crawlWordHash), and a
+	// cluster's master gives its slaves the file's.
+	WordHash dedup.WordHash `yaml:"dedup.word_hash"`
 
 	KeepBodies    bool `yaml:"storage.keep_bodies"`                 // store page bodies (zlib)
 	KeepHeaders   bool `yaml:"storage.keep_headers"`                // store each fetch's request and response heads (PageRecord.Wire)
@@ -119,6 +124,7 @@ func (c Config) Robot() visit.Config {
 		BackoffMax:       c.BackoffMax,
 		SlowDownTries:    c.SlowDownTries,
 		Sitemaps:         c.Sitemaps,
+		WordHash:         c.WordHash,
 	}
 }
 
@@ -150,6 +156,7 @@ func Defaults() Config {
 		Detect:           true,
 		MaxHamming:       3,
 		MirrorEvidence:   3,
+		WordHash:         dedup.NewestWordHash,
 		CompressLevel:    1,
 		Rank:             true,
 		RankEveryPages:   10000,

@@ -27,11 +27,12 @@ const keyWordHash = "dedup.word_hash"
 // compared with every page fetched after (near-duplicates, a recrawled
 // page's change). A file that names none and has pages fetched was
 // written before the word hash had a name: dedup.WordHashFNV. A new file
-// gets dedup.NewestWordHash. The choice is recorded in the file at once.
-func crawlWordHash(ctx context.Context, store record.Store) (dedup.WordHash, error) {
+// gets newFile (dedup.word_hash). The choice is recorded in the file at
+// once.
+func crawlWordHash(ctx context.Context, store record.Store, newFile dedup.WordHash) (dedup.WordHash, error) {
 	ms, ok := store.(metaStore)
 	if !ok {
-		return dedup.NewestWordHash, nil
+		return newFile.Or(), nil
 	}
 	v, ok, err := ms.Meta(ctx, keyWordHash)
 	if err != nil {
@@ -44,7 +45,7 @@ func crawlWordHash(ctx context.Context, store record.Store) (dedup.WordHash, err
 	if err != nil {
 		return 0, err
 	}
-	wh := dedup.NewestWordHash
+	wh := newFile.Or()
 	if c.Pages > 0 {
 		wh = dedup.WordHashFNV
 	}

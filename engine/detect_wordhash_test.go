@@ -26,11 +26,14 @@ func TestCrawlFileKeepsItsWordHash(t *testing.T) {
 	srv := simwebtest.Start(t, simweb.Options{Seed: 5, Sites: 4, Pages: 120, PageSizeMedian: smallPages})
 	for _, tt := range []struct {
 		name string
-		old  bool // a file of before: its first run's fingerprints FNV-1a's, and no name recorded
+		old  bool           // a file of before: its first run's fingerprints FNV-1a's, and no name recorded
+		set  dedup.WordHash // dedup.word_hash (0: the default)
 		want dedup.WordHash
 	}{
-		{"new file", false, dedup.NewestWordHash},
-		{"file of before", true, dedup.WordHashFNV},
+		{"new file", false, 0, dedup.NewestWordHash},
+		{"new file, dedup.word_hash fnv1a64", false, dedup.WordHashFNV, dedup.WordHashFNV},
+		{"file of before", true, 0, dedup.WordHashFNV},
+		{"file of before, dedup.word_hash mix64", true, dedup.WordHashMix, dedup.WordHashFNV},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "crawl.db")
@@ -42,6 +45,7 @@ func TestCrawlFileKeepsItsWordHash(t *testing.T) {
 			cfg := crawlConfig(srv.SeedURLs(2))
 			cfg.Delay, cfg.MaxDelay = 0, 0
 			cfg.MaxPages = 30
+			cfg.WordHash = tt.set
 			runCrawl(t, cfg, srv.DNSAddr(), path)
 			if tt.old {
 				execSQL(t, path, `DELETE FROM meta WHERE key = 'dedup.word_hash'`)

@@ -57,6 +57,7 @@ type Engine struct {
 	clock    clock.Clock
 	strategy frontier.Strategy
 	robot    *visit.Robot     // the local robots'
+	wordHash dedup.WordHash   // the crawl file's (crawlWordHash)
 	dispatch visit.Dispatcher // runs leases; the local robots unless SetDispatcher
 
 	// det is duplicate detection (nil when off); only the loop uses it.
@@ -99,7 +100,7 @@ func New(cfg Config, store record.Store, resolver Resolver, clock clock.Clock) (
 	}
 	rc := cfg.Robot()
 	// The file's stored fingerprints decide how new ones are made.
-	if rc.WordHash, err = crawlWordHash(context.Background(), store); err != nil {
+	if rc.WordHash, err = crawlWordHash(context.Background(), store, cfg.WordHash); err != nil {
 		return nil, err
 	}
 	robot, err := visit.NewRobot(rc, clock)
@@ -122,6 +123,7 @@ func New(cfg Config, store record.Store, resolver Resolver, clock clock.Clock) (
 		clock:    clock,
 		strategy: strategy,
 		robot:    robot,
+		wordHash: rc.WordHash,
 		commit:   newCommitter(store, cfg.FlushEvery, cfg.FlushRecords, pending.committer),
 		pending:  pending,
 		results:  newPendingBytes(pending.results),
@@ -146,6 +148,11 @@ func (e *Engine) SetDispatcher(d visit.Dispatcher) { e.dispatch = d }
 // Robot returns the Robot of the crawl's local robots; its Halt is the
 // crawl's pause and stop.
 func (e *Engine) Robot() *visit.Robot { return e.robot }
+
+// WordHash returns the word hash of the crawl file's fingerprints, which
+// every robot of the crawl, a cluster's slaves included, must make them
+// with.
+func (e *Engine) WordHash() dedup.WordHash { return e.wordHash }
 
 // Pause stops new fetches: visits in flight end after their current page and
 // everything is written to the store.

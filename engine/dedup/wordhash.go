@@ -33,7 +33,7 @@ const (
 
 // String returns the name a crawl file records.
 func (w WordHash) String() string {
-	switch w.or() {
+	switch w.Or() {
 	case WordHashFNV:
 		return "fnv1a64"
 	case WordHashMix:
@@ -53,7 +53,21 @@ func ParseWordHash(s string) (WordHash, error) {
 	return 0, fmt.Errorf("dedup: unknown word hash %q (a crawl file of a later lidi?)", s)
 }
 
-func (w WordHash) or() WordHash {
+// MarshalText writes the name String returns, for a configuration key.
+func (w WordHash) MarshalText() ([]byte, error) { return []byte(w.Or().String()), nil }
+
+// UnmarshalText reads a name String returns.
+func (w *WordHash) UnmarshalText(b []byte) error {
+	v, err := ParseWordHash(string(b))
+	if err != nil {
+		return err
+	}
+	*w = v
+	return nil
+}
+
+// Or returns w, or NewestWordHash for the zero value.
+func (w WordHash) Or() WordHash {
 	if w == 0 {
 		return NewestWordHash
 	}
@@ -61,7 +75,7 @@ func (w WordHash) or() WordHash {
 }
 
 // mix reports whether w is WordHashMix (the zero value included).
-func (w WordHash) mix() bool { return w.or() == WordHashMix }
+func (w WordHash) mix() bool { return w.Or() == WordHashMix }
 
 // Why another word hash: FNV-1a multiplies once a byte, each
 // multiplication waiting for the one before, so a word of six letters is
