@@ -362,6 +362,13 @@ func (db *DB) begin(ctx context.Context) (*applier, error) {
 		if err != nil {
 			return nil, err
 		}
+		if !db.unindexed {
+			// Until Close: see sqlDropFetchesIndex.
+			if _, err := tx.ExecContext(bg, sqlDropFetchesIndex); err != nil {
+				tx.Rollback()
+				return nil, err
+			}
+		}
 		db.pend = &openTx{applier: applier{tx: tx, txs: make(map[*sql.Stmt]*sql.Stmt, 8), buf: &db.buf}}
 	}
 	a := &db.pend.applier
@@ -408,6 +415,7 @@ func (db *DB) commit() error {
 	if err := o.tx.Commit(); err != nil {
 		return db.fault(fmt.Errorf("storage: apply: commit: %w", err))
 	}
+	db.unindexed = true
 	// The batch is in the file the connection has open; if that file is
 	// no longer at db.path, it is copied out before the crawl stops.
 	if err := db.checkFile(bg); err != nil {

@@ -39,6 +39,20 @@ const fetchesTable = `CREATE TABLE fetches (
 
 const fetchesIndex = `CREATE INDEX fetches_url ON fetches (url_id, time)`
 
+// The fetch history's index is kept only while no crawl writes: a crawl
+// appends a fetch a page, and the index, keyed by the URLs' random IDs,
+// took a leaf of 4 KiB dirtied per page or so (0.57 WAL frames a page of
+// 6.3, BenchmarkWALFrames), written to the WAL and again by the
+// checkpoint, for lookups nothing makes during a crawl. The first write
+// transaction of a DB drops it; Close builds it again in one sorted pass,
+// and so does a snapshot in its copy, so a file at rest has it. A file
+// read while a crawl writes it (lidi export --warc of a live crawl, or of
+// one killed) lacks it: queries by url_id scan the history and give the
+// same rows.
+const sqlDropFetchesIndex = `DROP INDEX IF EXISTS fetches_url`
+
+var sqlBuildFetchesIndex = strings.Replace(fetchesIndex, "CREATE INDEX", "CREATE INDEX IF NOT EXISTS", 1)
+
 const channelsTable = `CREATE TABLE channels (
 		id          TEXT PRIMARY KEY,
 		grp         INTEGER NOT NULL,

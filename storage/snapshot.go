@@ -119,6 +119,18 @@ func finishCopy(ctx context.Context, path string) error {
 	if !strings.EqualFold(mode, "delete") {
 		return fmt.Errorf("copy left in journal mode %q", mode)
 	}
+	// A copy of a file a crawl writes lacks the fetch history's index
+	// (see sqlDropFetchesIndex); a file older than the history lacks
+	// the table.
+	var history int
+	if err := c.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'fetches'").Scan(&history); err != nil {
+		return err
+	}
+	if history > 0 {
+		if _, err := c.ExecContext(ctx, sqlBuildFetchesIndex); err != nil {
+			return fmt.Errorf("indexing the fetch history: %w", err)
+		}
+	}
 	if err := c.Close(); err != nil {
 		return err
 	}

@@ -157,6 +157,10 @@ type DB struct {
 	closing atomic.Bool
 	// removed is set once the crawl file was found removed (checkFile).
 	removed atomic.Bool
+	// unindexed is set once a transaction of Write has committed
+	// without the fetch history's index (sqlDropFetchesIndex), which
+	// Close builds again. Guarded by mu.
+	unindexed bool
 
 	batches   atomic.Int64
 	applyNano atomic.Int64
@@ -351,6 +355,13 @@ func (db *DB) Close() error {
 	// written, as after Apply.
 	cerr := db.commit()
 	db.closed.Store(true)
+	// A file at rest has the fetch history's index, whether this DB
+	// dropped it or a killed crawl left the file without it.
+	if !db.removed.Load() {
+		if _, err := db.w.ExecContext(bg, sqlBuildFetchesIndex); err != nil {
+			cerr = errors.Join(cerr, fmt.Errorf("storage: close: indexing the fetch history: %w", err))
+		}
+	}
 	return errors.Join(cerr, db.closeAll())
 }
 
