@@ -29,18 +29,27 @@ const urlCols = 12
 
 const sqlURLInsert = `INSERT OR IGNORE INTO urls (id, site, url, depth, priority, seq, parent, discovered, state, skip_reason, skip_rule, lastmod) VALUES `
 
-// sqlLinks inserts a page's links (see pageLinksTable); a page whose
-// links are there already (a refetch) has them merged by sqlLinksMerge,
-// after sqlLinksCount counted them.
-const sqlLinks = `INSERT INTO page_links (from_id, to_ids) VALUES (?, ?) ON CONFLICT (from_id) DO NOTHING`
+// sqlLinks inserts a page's links (see pageLinksTable), which its URL's
+// row then names (urls.links_id); a page whose links are there already
+// (a refetch) has them merged by sqlLinksMerge, after sqlLinksCount
+// counted them.
+const sqlLinks = `INSERT INTO page_links (from_id, to_ids) VALUES (?, ?)`
 
 // A refetch whose links are those stored (most recrawls) stops at
 // sqlLinksCount: its to_ids read the same text, and need no merge.
-const sqlLinksCount = `SELECT json_array_length(to_ids), to_ids = ? FROM page_links WHERE from_id = ?`
+const sqlLinksCount = `SELECT json_array_length(to_ids), to_ids = ? FROM page_links WHERE id = ?`
 
 const sqlLinksMerge = `UPDATE page_links SET to_ids = (SELECT json_group_array(value) FROM
 	(SELECT value FROM json_each(page_links.to_ids) UNION SELECT value FROM json_each(?) ORDER BY 1))
-WHERE from_id = ? RETURNING json_array_length(to_ids)`
+WHERE id = ? RETURNING json_array_length(to_ids)`
+
+// sqlLinksRef names a URL's links on its row, for links that come
+// without a fetch of their page (a held page's, released).
+const sqlLinksRef = `UPDATE urls SET links_id = ? WHERE rowid = ?`
+
+// sqlPageRow finds a URL's row by its ID: the rowid the updates of a
+// fetch use, its state, and the rows of its body and links.
+const sqlPageRow = `SELECT rowid, state, body_id, links_id FROM urls WHERE id = ?`
 
 const sqlSiteUpsert = `INSERT INTO sites (id, key, host, addr, robots_status, robots_body, robots_fetched, next_visit, failures, parked, fetched,
 	robots_wire, robots_ip, robots_url, robots_redirects, robots_end)
@@ -52,18 +61,28 @@ ON CONFLICT (id) DO UPDATE SET key = excluded.key, host = excluded.host, addr = 
 	robots_wire = excluded.robots_wire, robots_ip = excluded.robots_ip, robots_url = excluded.robots_url,
 	robots_redirects = excluded.robots_redirects, robots_end = excluded.robots_end`
 
-// sqlPageUpdate records a fetch on its URL, moving it to the first state
-// given (1, or 3 for a probe), but only when the URL is in the second:
-// Apply tries state 0 first (the usual case), so one statement both
-// updates the row and tells which counters move.
-const sqlPageUpdate = `UPDATE urls SET state = ?, fetched = ?, status = ?, content_type = ?, length = ?,
+// sqlPageSet records a fetch on its URL's row, moving it to the state
+// given (1, or 3 for a probe), with the rows of its body and links:
+// sqlPageUpdate on the row sqlPageRow found, sqlPageFirst on a queued
+// URL that names no body nor links yet (its first fetch, the usual case,
+// with no look-up before).
+const sqlPageSet = `UPDATE urls SET state = ?, fetched = ?, status = ?, content_type = ?, length = ?,
 	truncated = ?, digest = ?, error = ?, redirect = ?, noindex = ?, duration_ms = ?, outlinks = ?,
-	simhash = ?, type_check = ?, etag = ?, last_modified = ?, main_simhash = ?, nourl_simhash = ?, title_hash = ?
-WHERE id = ? AND state = ?`
+	simhash = ?, type_check = ?, etag = ?, last_modified = ?, main_simhash = ?, nourl_simhash = ?, title_hash = ?,
+	body_id = ?, links_id = ?`
+
+const (
+	sqlPageUpdate = sqlPageSet + ` WHERE rowid = ?`
+	sqlPageFirst  = sqlPageSet + ` WHERE id = ? AND state = 0 AND body_id IS NULL AND links_id IS NULL`
+)
 
 const sqlBodyInsert = `INSERT INTO pages (url_id, body) VALUES (?, ?)`
 
-const sqlBodyDelete = `DELETE FROM pages WHERE url_id = ? RETURNING length(body)`
+const sqlBodyDelete = `DELETE FROM pages WHERE id = ? RETURNING length(body)`
+
+// sqlLinksDelete takes back the links firstFetch wrote for a URL that
+// was not as it expected.
+const sqlLinksDelete = `DELETE FROM page_links WHERE id = ?`
 
 // sqlSkip drops a queued URL, saying why (and under which rule).
 const sqlSkip = `UPDATE urls SET state = 2, skip_reason = ?, skip_rule = ? WHERE id = ? AND state = 0`
@@ -124,7 +143,8 @@ const sqlSetMeta = `INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key
 type statements struct {
 	urls, ranks                                        multiStmt
 	site, page, body, bodyDelete, skip, event, counter *sql.Stmt
-	links, linksCount, linksMerge                      *sql.Stmt
+	links, linksCount, linksMerge, linksRef, pageRow   *sql.Stmt
+	pageFirst, linksDelete                             *sql.Stmt
 	dup, rule, soft404, priority, rankRun, unskip      *sql.Stmt
 	unskipURL, slowDown, tally                         *sql.Stmt
 	head, setMeta, hold, release                       *sql.Stmt
@@ -158,7 +178,11 @@ func (s *statements) prepare(ctx context.Context, db *sql.DB) error {
 		{&s.links, sqlLinks},
 		{&s.linksCount, sqlLinksCount},
 		{&s.linksMerge, sqlLinksMerge},
+		{&s.linksRef, sqlLinksRef},
+		{&s.pageRow, sqlPageRow},
 		{&s.page, sqlPageUpdate},
+		{&s.pageFirst, sqlPageFirst},
+		{&s.linksDelete, sqlLinksDelete},
 		{&s.body, sqlBodyInsert},
 		{&s.bodyDelete, sqlBodyDelete},
 		{&s.skip, sqlSkip},
@@ -207,8 +231,16 @@ func rowsPlaceholders(rows, cols int) string {
 type applyBuffers struct {
 	args    []any
 	byState [3][]int      // indices into Batch.URLs by URLState
-	links   []record.Link // Batch.Links sorted
+	links   []record.Link // Batch.Links sorted, each once
+	groups  []linkGroup   // links by page, in the order of links
 	json    []byte        // a page's to_ids
+}
+
+// linkGroup is a page's links in a batch: applyBuffers.links[lo:hi].
+type linkGroup struct {
+	from    uint64
+	lo, hi  int
+	written bool // with the page's fetch
 }
 
 // applier is the state of one Apply.
@@ -249,15 +281,30 @@ func (a *applier) unskip(stmt *sql.Stmt, ids []uint64, what string) error {
 	return nil
 }
 
-func (a *applier) exec(s *sql.Stmt, args ...any) (int64, error) {
+// run runs s with args, unless the caller's context is done.
+func (a *applier) run(s *sql.Stmt, args ...any) (sql.Result, error) {
 	if err := a.ctx.Err(); err != nil {
-		return 0, err
+		return nil, err
 	}
-	res, err := a.stmt(s).ExecContext(bg, args...)
+	return a.stmt(s).ExecContext(bg, args...)
+}
+
+// exec runs s and returns the rows it changed.
+func (a *applier) exec(s *sql.Stmt, args ...any) (int64, error) {
+	res, err := a.run(s, args...)
 	if err != nil {
 		return 0, err
 	}
 	return res.RowsAffected()
+}
+
+// insert runs s, an INSERT of one row, and returns the row's id.
+func (a *applier) insert(s *sql.Stmt, args ...any) (int64, error) {
+	res, err := a.run(s, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
 }
 
 // multi writes n rows through m; fill appends the values of row i to args.
@@ -289,8 +336,9 @@ func (a *applier) multi(m *multiStmt, n int, fill func(args []any, i int) []any)
 // pages recorded on their URLs (which move to URLFetched) with their bodies
 // stored as given (already zlib-compressed), links inserted unless present,
 // skipped URLs moved from URLQueued to URLSkipped, and events appended. The
-// crawl's counters in meta are updated in the same transaction. A page for a
-// URL the store has never seen fails the batch with ErrUnknownURL.
+// crawl's counters in meta are updated in the same transaction. A page, or
+// links, of a URL the store has never seen fail the batch with
+// ErrUnknownURL.
 //
 // A transaction left open by Write is the one Apply writes in and commits.
 // Cancelling ctx abandons the batch. Apply is safe for concurrent use, but
@@ -443,6 +491,7 @@ func (a *applier) apply(st *statements, b *record.Batch) error {
 	if err := a.urls(st, b.URLs); err != nil {
 		return err
 	}
+	a.groupLinks(b.Links)
 	for i := range b.Pages {
 		if err := a.page(st, &b.Pages[i]); err != nil {
 			return err
@@ -461,7 +510,7 @@ func (a *applier) apply(st *statements, b *record.Batch) error {
 			return fmt.Errorf("slow-down tries of %016x: %w", sd.URL, err)
 		}
 	}
-	if err := a.links(st, b.Links); err != nil {
+	if err := a.links(st); err != nil {
 		return err
 	}
 	for _, sk := range b.Skips {
@@ -568,59 +617,107 @@ func (a *applier) counters(st *statements) error {
 	return nil
 }
 
-// links writes the links one row a page (pageLinksTable): the targets'
-// IDs as a JSON array, in ascending order (as signed integers, SQL's
-// order), each once. A page with a row already (a refetch) keeps the
-// union of its old and new links, as version 8's INSERT OR IGNORE did.
-func (a *applier) links(st *statements, links []record.Link) error {
-	if len(links) == 0 {
-		return nil
-	}
+// groupLinks sorts a batch's links by page (as signed integers, SQL's
+// order), each once, into buf.links and buf.groups.
+func (a *applier) groupLinks(links []record.Link) {
 	sorted := append(a.buf.links[:0], links...)
 	slices.SortFunc(sorted, func(x, y record.Link) int {
 		return cmp.Or(cmp.Compare(int64(x.From), int64(y.From)), cmp.Compare(int64(x.To), int64(y.To)))
 	})
 	sorted = slices.Compact(sorted)
 	a.buf.links = sorted
-	for len(sorted) > 0 {
-		from := sorted[0].From
-		n := 1
-		for n < len(sorted) && sorted[n].From == from {
-			n++
+	groups := a.buf.groups[:0]
+	for lo := 0; lo < len(sorted); {
+		hi := lo + 1
+		for hi < len(sorted) && sorted[hi].From == sorted[lo].From {
+			hi++
 		}
-		js := append(a.buf.json[:0], '[')
-		for i, l := range sorted[:n] {
-			if i > 0 {
-				js = append(js, ',')
+		groups = append(groups, linkGroup{from: sorted[lo].From, lo: lo, hi: hi})
+		lo = hi
+	}
+	a.buf.groups = groups
+}
+
+// linksOf returns the group of page's links in the batch, nil when it
+// has none.
+func (a *applier) linksOf(page uint64) *linkGroup {
+	i, ok := slices.BinarySearchFunc(a.buf.groups, int64(page), func(g linkGroup, t int64) int { return cmp.Compare(int64(g.from), t) })
+	if !ok {
+		return nil
+	}
+	return &a.buf.groups[i]
+}
+
+// links writes the links of pages whose fetch was not in the batch (a
+// held page's, released) and names them on their URLs' rows.
+func (a *applier) links(st *statements) error {
+	for i := range a.buf.groups {
+		g := &a.buf.groups[i]
+		if g.written {
+			continue
+		}
+		var row, state int64
+		var bodyID, linksID sql.NullInt64
+		if err := a.stmt(st.pageRow).QueryRowContext(bg, int64(g.from)).Scan(&row, &state, &bodyID, &linksID); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("links of %016x: %w", g.from, ErrUnknownURL)
 			}
-			js = strconv.AppendInt(js, int64(l.To), 10)
+			return fmt.Errorf("links of %016x: %w", g.from, err)
 		}
-		js = append(js, ']')
-		a.buf.json = js
-		sorted = sorted[n:]
-		// Bound as TEXT: a BLOB would be read as JSONB.
-		ins, err := a.exec(st.links, int64(from), string(js))
+		ref, err := a.pageLinks(st, g, linksID)
 		if err != nil {
-			return fmt.Errorf("links of %016x: %w", from, err)
+			return err
 		}
-		if ins > 0 {
-			a.count[cLinks] += int64(n)
-			continue
+		if ref != linksID {
+			if _, err := a.exec(st.linksRef, ref, row); err != nil {
+				return fmt.Errorf("links of %016x: %w", g.from, err)
+			}
 		}
-		var before, after int64
-		var same bool
-		if err := a.stmt(st.linksCount).QueryRowContext(bg, string(js), int64(from)).Scan(&before, &same); err != nil {
-			return fmt.Errorf("links of %016x: %w", from, err)
-		}
-		if same {
-			continue
-		}
-		if err := a.stmt(st.linksMerge).QueryRowContext(bg, string(js), int64(from)).Scan(&after); err != nil {
-			return fmt.Errorf("links of %016x: %w", from, err)
-		}
-		a.count[cLinks] += after - before
 	}
 	return nil
+}
+
+// pageLinks writes a page's links one row a page (pageLinksTable): the
+// targets' IDs as a JSON array, in ascending order (as signed integers,
+// SQL's order), each once. A page with a row already (old, a refetch)
+// keeps the union of its old and new links, as version 8's INSERT OR
+// IGNORE did. It returns the row the page's URL names: old, or the one
+// inserted.
+func (a *applier) pageLinks(st *statements, g *linkGroup, old sql.NullInt64) (sql.NullInt64, error) {
+	g.written = true
+	links := a.buf.links[g.lo:g.hi]
+	js := append(a.buf.json[:0], '[')
+	for i, l := range links {
+		if i > 0 {
+			js = append(js, ',')
+		}
+		js = strconv.AppendInt(js, int64(l.To), 10)
+	}
+	js = append(js, ']')
+	a.buf.json = js
+	// Bound as TEXT: a BLOB would be read as JSONB.
+	text := string(js)
+	if !old.Valid {
+		id, err := a.insert(st.links, int64(g.from), text)
+		if err != nil {
+			return old, fmt.Errorf("links of %016x: %w", g.from, err)
+		}
+		a.count[cLinks] += int64(len(links))
+		return sql.NullInt64{Int64: id, Valid: true}, nil
+	}
+	var before, after int64
+	var same bool
+	if err := a.stmt(st.linksCount).QueryRowContext(bg, text, old.Int64).Scan(&before, &same); err != nil {
+		return old, fmt.Errorf("links of %016x: %w", g.from, err)
+	}
+	if same {
+		return old, nil
+	}
+	if err := a.stmt(st.linksMerge).QueryRowContext(bg, text, old.Int64).Scan(&after); err != nil {
+		return old, fmt.Errorf("links of %016x: %w", g.from, err)
+	}
+	a.count[cLinks] += after - before
+	return old, nil
 }
 
 // urls inserts new URLs grouped by state, so the rows each statement
@@ -655,49 +752,146 @@ func (a *applier) urls(st *statements, urls []record.URLRecord) error {
 	return nil
 }
 
-// page records one fetch in the history and on its URL. The URL is
-// normally queued; a URL that was skipped, or fetched before (the latest
-// fetch wins, its old body goes), is handled too, keeping the counters
-// exact. A 304 keeps the copy: the URL only records when it was confirmed;
-// so does a recrawl that got no answer or a 5xx or 429 (the history has the
-// failure, the copy stays to be recrawled). A probe's answer (p.Probe)
-// moves its URL to URLProbed and is left out of the history and the
-// counters of pages, bytes and errors.
+// page records one fetch in the history and on its URL, with its links
+// in the batch. The URL is normally queued; a URL that was skipped, or
+// fetched before (the latest fetch wins, its old body goes), is handled
+// too, keeping the counters exact. A 304 keeps the copy: the URL only
+// records when it was confirmed; so does a recrawl that got no answer or
+// a 5xx or 429 (the history has the failure, the copy stays to be
+// recrawled). A probe's answer (p.Probe) moves its URL to URLProbed and
+// is left out of the history and the counters of pages, bytes and
+// errors.
 func (a *applier) page(st *statements, p *record.PageRecord) error {
+	notModified := p.Verdict == fetch.VerdictNotModified ||
+		p.Recrawl && (p.Err != "" || p.Status >= 500 || p.Status == 429)
+	if !notModified && !p.Recrawl {
+		ok, err := a.firstFetch(st, p)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return a.fetched(st, p, record.URLQueued)
+		}
+	}
 	id := int64(p.URL)
-	update := st.page
+	var row, state int64
+	var bodyID, linksID sql.NullInt64
+	if err := a.stmt(st.pageRow).QueryRowContext(bg, id).Scan(&row, &state, &bodyID, &linksID); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("%w: %016x", ErrUnknownURL, p.URL)
+		}
+		return fmt.Errorf("page %016x: %w", p.URL, err)
+	}
+	if !notModified && bodyID.Valid {
+		if err := a.dropBody(st, p.URL, bodyID.Int64); err != nil {
+			return err
+		}
+		bodyID = sql.NullInt64{}
+	}
+	if p.Body != nil && !notModified && !p.Probe {
+		var err error
+		if bodyID, err = a.body(st, p); err != nil {
+			return err
+		}
+	}
+	if g := a.linksOf(p.URL); g != nil && !g.written {
+		var err error
+		if linksID, err = a.pageLinks(st, g, linksID); err != nil {
+			return err
+		}
+	}
+	var err error
+	if notModified {
+		_, err = a.exec(st.recrawl.notModified, millis(p.Fetched), float64(p.Duration)/float64(time.Millisecond),
+			nullString(p.ETag), nullString(p.LastModified), linksID, row)
+	} else {
+		_, err = a.exec(st.page, pageArgs(p, bodyID, linksID, row)...)
+	}
+	if err != nil {
+		return fmt.Errorf("page %016x: %w", p.URL, err)
+	}
+	return a.fetched(st, p, record.URLState(state))
+}
+
+// firstFetch records p as the first fetch of a queued URL, the usual
+// case, without looking the URL's row up first: it inserts the body and
+// the links and has the row name them, if the row is queued and names
+// none yet. When it is not (a URL skipped, fetched before, unknown),
+// firstFetch takes its rows back and reports false.
+func (a *applier) firstFetch(st *statements, p *record.PageRecord) (bool, error) {
+	var bodyID, linksID sql.NullInt64
+	var err error
+	if p.Body != nil && !p.Probe { // a probe's fingerprints are its evidence
+		if bodyID, err = a.body(st, p); err != nil {
+			return false, err
+		}
+	}
+	g := a.linksOf(p.URL)
+	if g != nil && !g.written {
+		if linksID, err = a.pageLinks(st, g, linksID); err != nil {
+			return false, err
+		}
+	}
+	n, err := a.exec(st.pageFirst, pageArgs(p, bodyID, linksID, int64(p.URL))...)
+	if err != nil {
+		return false, fmt.Errorf("page %016x: %w", p.URL, err)
+	}
+	if n > 0 {
+		return true, nil
+	}
+	if bodyID.Valid {
+		if err := a.dropBody(st, p.URL, bodyID.Int64); err != nil {
+			return false, err
+		}
+	}
+	if linksID.Valid {
+		if _, err := a.exec(st.linksDelete, linksID.Int64); err != nil {
+			return false, fmt.Errorf("links of %016x: %w", p.URL, err)
+		}
+		a.count[cLinks] -= int64(g.hi - g.lo)
+		g.written = false
+	}
+	return false, nil
+}
+
+// pageArgs are sqlPageSet's arguments for p, then key's.
+func pageArgs(p *record.PageRecord, bodyID, linksID sql.NullInt64, key int64) []any {
 	to := int64(record.URLFetched)
 	if p.Probe {
 		to = int64(record.URLProbed)
 	}
-	args := []any{to, millis(p.Fetched), int64(p.Status), nullString(p.ContentType), p.Length,
+	return []any{to, millis(p.Fetched), int64(p.Status), nullString(p.ContentType), p.Length,
 		boolInt(p.Truncated), nullID(p.Digest), nullString(p.Err), nullString(p.Redirect),
 		boolInt(p.NoIndex), float64(p.Duration) / float64(time.Millisecond), int64(p.Links),
 		nullID(p.Simhash), nullString(string(p.TypeCheck)), nullString(p.ETag), nullString(p.LastModified),
-		nullID(p.MainSimhash), nullID(p.NoURLSimhash), nullID(p.TitleHash), id, nil}
-	notModified := p.Verdict == fetch.VerdictNotModified ||
-		p.Recrawl && (p.Err != "" || p.Status >= 500 || p.Status == 429)
-	if notModified {
-		update = st.recrawl.notModified
-		args = []any{millis(p.Fetched), float64(p.Duration) / float64(time.Millisecond),
-			nullString(p.ETag), nullString(p.LastModified), id, nil}
+		nullID(p.MainSimhash), nullID(p.NoURLSimhash), nullID(p.TitleHash), bodyID, linksID, key}
+}
+
+// body stores p's body and returns its row.
+func (a *applier) body(st *statements, p *record.PageRecord) (sql.NullInt64, error) {
+	b, err := a.insert(st.body, int64(p.URL), p.Body)
+	if err != nil {
+		return sql.NullInt64{}, fmt.Errorf("page %016x body: %w", p.URL, err)
 	}
-	var from record.URLState
-	found := false
-	for _, state := range [...]record.URLState{record.URLQueued, record.URLSkipped, record.URLFetched, record.URLProbed} {
-		args[len(args)-1] = int64(state)
-		n, err := a.exec(update, args...)
-		if err != nil {
-			return fmt.Errorf("page %016x: %w", p.URL, err)
-		}
-		if n > 0 {
-			from, found = state, true
-			break
-		}
+	a.count[cBodies]++
+	a.count[cBodyBytes] += int64(len(p.Body))
+	return sql.NullInt64{Int64: b, Valid: true}, nil
+}
+
+// dropBody deletes the body in row id, of url.
+func (a *applier) dropBody(st *statements, url uint64, id int64) error {
+	var n int64
+	if err := a.stmt(st.bodyDelete).QueryRowContext(bg, id).Scan(&n); err != nil {
+		return fmt.Errorf("page %016x: %w", url, err)
 	}
-	if !found {
-		return fmt.Errorf("%w: %016x", ErrUnknownURL, p.URL)
-	}
+	a.count[cBodies]--
+	a.count[cBodyBytes] -= n
+	return nil
+}
+
+// fetched records p in the fetch history and moves the counters, its URL
+// having been in state from.
+func (a *applier) fetched(st *statements, p *record.PageRecord, from record.URLState) error {
 	if !p.Probe {
 		if err := a.fetchRow(&st.recrawl, p); err != nil {
 			return err
@@ -714,24 +908,6 @@ func (a *applier) page(st *statements, p *record.PageRecord) error {
 	case from == record.URLSkipped:
 		a.count[cSkipped]--
 		a.count[cFetched] += fetched
-	}
-	if !notModified && (from == record.URLFetched || p.Recrawl) {
-		var n int64
-		err := a.stmt(st.bodyDelete).QueryRowContext(bg, id).Scan(&n)
-		switch {
-		case err == nil:
-			a.count[cBodies]--
-			a.count[cBodyBytes] -= n
-		case !errors.Is(err, sql.ErrNoRows):
-			return fmt.Errorf("page %016x: %w", p.URL, err)
-		}
-	}
-	if p.Body != nil && !notModified && !p.Probe { // a probe's fingerprints are its evidence
-		if _, err := a.exec(st.body, id, p.Body); err != nil {
-			return fmt.Errorf("page %016x body: %w", p.URL, err)
-		}
-		a.count[cBodies]++
-		a.count[cBodyBytes] += int64(len(p.Body))
 	}
 	if p.Probe {
 		return nil

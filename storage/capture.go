@@ -22,6 +22,7 @@ type Captures struct {
 	path    string
 	hasWire bool // schema version 6 or later
 	perPage bool // links in page_links: schema version 9 or later
+	refs    bool // urls.body_id and urls.links_id: schema version 11 or later
 	held    *heldFile
 }
 
@@ -119,6 +120,7 @@ func OpenCaptures(ctx context.Context, path string) (*Captures, error) {
 	}
 	c.hasWire = version >= 6
 	c.perPage = version >= 9
+	c.refs = version >= 11
 	if c.tx, err = db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true}); err != nil {
 		c.close()
 		return nil, fmt.Errorf("storage: open %s: %w", abs, err)
@@ -183,18 +185,28 @@ func (c *Captures) URLs(ctx context.Context, fn func(*CapturedURL) error) error 
 		return fmt.Errorf("storage: captures: %w", err)
 	}
 	defer fetches.Close()
-	bodies, err := newCursor(ctx, c.tx, `SELECT url_id, body FROM pages ORDER BY url_id`)
+	// Bodies and links in the order of their URLs' IDs: through the
+	// references of the URLs' rows, read in the order of their index,
+	// or (before version 11) the unique indexes of pages.url_id and
+	// page_links.from_id.
+	bodiesQuery := `SELECT u.id, p.body FROM urls AS u JOIN pages AS p ON p.id = u.body_id ORDER BY u.id`
+	// A page's links come in their array's order, ascending IDs: ordering
+	// by j.key too would sort every link of the crawl again.
+	linksQuery := `SELECT u.id, t.url FROM urls AS u JOIN page_links AS p ON p.id = u.links_id, json_each(p.to_ids) AS j
+	JOIN urls AS t ON t.id = j.value ORDER BY u.id`
+	if !c.refs {
+		bodiesQuery = `SELECT url_id, body FROM pages ORDER BY url_id`
+		linksQuery = `SELECT p.from_id, u.url FROM page_links AS p, json_each(p.to_ids) AS j
+	JOIN urls AS u ON u.id = j.value ORDER BY p.from_id`
+	}
+	if !c.perPage {
+		linksQuery = `SELECT l.from_id, u.url FROM links AS l JOIN urls AS u ON u.id = l.to_id ORDER BY l.from_id, l.to_id`
+	}
+	bodies, err := newCursor(ctx, c.tx, bodiesQuery)
 	if err != nil {
 		return err
 	}
 	defer bodies.close()
-	// A page's links come in their array's order, ascending IDs: ordering
-	// by j.key too would sort every link of the crawl again.
-	linksQuery := `SELECT p.from_id, u.url FROM page_links AS p, json_each(p.to_ids) AS j
-	JOIN urls AS u ON u.id = j.value ORDER BY p.from_id`
-	if !c.perPage {
-		linksQuery = `SELECT l.from_id, u.url FROM links AS l JOIN urls AS u ON u.id = l.to_id ORDER BY l.from_id, l.to_id`
-	}
 	links, err := newCursor(ctx, c.tx, linksQuery)
 	if err != nil {
 		return err

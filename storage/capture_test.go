@@ -13,14 +13,14 @@ import (
 // Captures reads a file written before the heads were kept (version 5,
 // not upgraded: an export opens it read-only) with no heads, one of
 // version 8 (links one row a link), one of version 9 (urls keyed by their
-// IDs), and a current one; bodies, links and
+// IDs), one of version 10 (no references in urls), and a current one; bodies, links and
 // fetches come back per URL in order.
 func TestCapturesOfOldAndNewFiles(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		old  bool
 		drop []string
-	}{{"version 10", false, nil}, {"version 9", false, append(slices.Clip(dropVersion10), "PRAGMA user_version = 9")}, {"version 8", false, append(slices.Clip(dropVersion9), "PRAGMA user_version = 8")},
+	}{{"version 11", false, nil}, {"version 10", false, append(slices.Clip(dropVersion11), "PRAGMA user_version = 10")}, {"version 9", false, append(slices.Clip(dropVersion10), "PRAGMA user_version = 9")}, {"version 8", false, append(slices.Clip(dropVersion9), "PRAGMA user_version = 8")},
 		{"version 5", true, slices.Concat(dropVersion7, dropVersion6, []string{"PRAGMA user_version = 5"})}} {
 		t.Run(tc.name, func(t *testing.T) {
 			db := openTest(t)

@@ -33,39 +33,56 @@ func orderBatches() []record.Batch {
 		}
 	}
 	// Each batch fetches one of its URLs, whose links come in no order.
-	b1.Pages = []record.PageRecord{{URL: ids[0], Site: 1, Fetched: t0, Status: 200, Digest: 11, Simhash: 12, ETag: `"e"`, Links: 2}}
+	b1.Pages = []record.PageRecord{{URL: ids[0], Site: 1, Fetched: t0, Status: 200, Digest: 11, Simhash: 12, ETag: `"e"`, Links: 2,
+		Body: crashCompress([]byte("zero"))}}
 	b1.Links = []record.Link{{From: ids[0], To: ids[2]}, {From: ids[0], To: ids[1]}}
-	b2.Pages = []record.PageRecord{{URL: ids[3], Site: 1, Fetched: t0, Status: 404, Err: ""}, {URL: ids[2], Site: 1, Fetched: t0, Status: 200, Links: 1}}
+	b2.Pages = []record.PageRecord{{URL: ids[3], Site: 1, Fetched: t0, Status: 404, Err: "", Body: crashCompress([]byte("three"))},
+		{URL: ids[2], Site: 1, Fetched: t0, Status: 200, Links: 1, Body: crashCompress([]byte("two"))}}
 	b2.Links = []record.Link{{From: ids[3], To: ids[0]}, {From: ids[2], To: ids[5]}}
 	return []record.Batch{b1, b2}
 }
 
-// Rows of urls and page_links are stored in the order they come (rowid),
-// not by their random IDs: a crawl appends them (version 10).
+// Rows of urls, page_links and pages are stored in the order they come
+// (rowid), not by their random IDs: a crawl appends them (version 10).
+// A URL is looked up by its ID through the ID's index; a page's body
+// and links through the references on its URL's row, with no index of
+// their own to keep (version 11).
 func TestRowsAppendedInArrivalOrder(t *testing.T) {
 	db := openTest(t)
-	// Apply writes a batch's links page by page in the order of their
-	// IDs (as signed integers).
-	var arrived struct{ urls, links []int64 }
+	// Apply writes a page's links with its fetch, in the order of the
+	// batch's pages; links without their page's fetch come after, in the
+	// order of their pages' IDs (as signed integers).
+	var arrived struct{ urls, links, bodies []int64 }
 	for _, b := range orderBatches() {
 		apply(t, db, b)
 		for _, u := range b.URLs {
 			arrived.urls = append(arrived.urls, int64(u.ID))
 		}
-		var from []int64
+		var rest []int64
 		for _, l := range b.Links {
-			from = append(from, int64(l.From))
+			if !slices.ContainsFunc(b.Pages, func(p record.PageRecord) bool { return p.URL == l.From }) {
+				rest = append(rest, int64(l.From))
+			}
 		}
-		slices.Sort(from)
-		arrived.links = append(arrived.links, slices.Compact(from)...)
+		for _, p := range b.Pages {
+			if slices.ContainsFunc(b.Links, func(l record.Link) bool { return l.From == p.URL }) {
+				arrived.links = append(arrived.links, int64(p.URL))
+			}
+			if p.Body != nil {
+				arrived.bodies = append(arrived.bodies, int64(p.URL))
+			}
+		}
+		slices.Sort(rest)
+		arrived.links = append(arrived.links, slices.Compact(rest)...)
 	}
 	r := rawOpen(t, db.Path())
 	for _, tc := range []struct {
-		table, key string
-		want       []int64
+		table, key, ref string
+		want            []int64
 	}{
-		{"urls", "id", arrived.urls},
-		{"page_links", "from_id", arrived.links},
+		{"urls", "id", "", arrived.urls},
+		{"page_links", "from_id", "links_id", arrived.links},
+		{"pages", "url_id", "body_id", arrived.bodies},
 	} {
 		t.Run(tc.table, func(t *testing.T) {
 			if got := int64Column(t, r, fmt.Sprintf("SELECT %s FROM %s ORDER BY rowid", tc.key, tc.table)); !slices.Equal(got, tc.want) {
@@ -74,9 +91,15 @@ func TestRowsAppendedInArrivalOrder(t *testing.T) {
 			if pk := queryInt(t, r, "SELECT pk FROM pragma_table_info(?) WHERE name = ?", tc.table, tc.key); pk != 0 {
 				t.Errorf("%s.%s is the primary key", tc.table, tc.key)
 			}
-			// Looking a row up by its ID goes through the ID's index.
-			plan := fmt.Sprint(dumpRows(t, r, fmt.Sprintf("EXPLAIN QUERY PLAN SELECT * FROM %s WHERE %s = 5", tc.table, tc.key)))
-			if !strings.Contains(plan, "USING INDEX") {
+			q := fmt.Sprintf("SELECT * FROM %s WHERE %s = 5", tc.table, tc.key)
+			if tc.ref != "" {
+				q = fmt.Sprintf("SELECT x.* FROM urls AS u JOIN %s AS x ON x.id = u.%s WHERE u.id = 5", tc.table, tc.ref)
+				if n := queryInt(t, r, "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND tbl_name = ?", tc.table); n != 0 {
+					t.Errorf("%s has %d indexes, want none", tc.table, n)
+				}
+			}
+			plan := fmt.Sprint(dumpRows(t, r, "EXPLAIN QUERY PLAN "+q))
+			if !strings.Contains(plan, "USING INDEX sqlite_autoindex_urls_1") || strings.Contains(plan, "SCAN") {
 				t.Errorf("lookup by %s: plan %q", tc.key, plan)
 			}
 		})
@@ -150,7 +173,7 @@ func TestUpgradeFromVersion9RowOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	dumps := []string{"SELECT " + urlsColumns + " FROM urls ORDER BY id", "SELECT * FROM page_links ORDER BY from_id",
+	dumps := []string{"SELECT " + urlsColumns + " FROM urls ORDER BY id", "SELECT from_id, to_ids FROM page_links ORDER BY from_id",
 		"SELECT * FROM links ORDER BY from_id, to_id", "SELECT * FROM meta ORDER BY key"}
 	dump := func() [][]string {
 		r := rawOpen(t, path)
@@ -179,7 +202,15 @@ func TestUpgradeFromVersion9RowOrder(t *testing.T) {
 			t.Errorf("%s after the upgrade:\n%v\nwant\n%v", dumps[i], d, before[i])
 		}
 	}
-	if got := schemaOf(path); !slices.Equal(got, fresh) {
+	// An upgraded file keeps the unique index of pages.url_id, which a
+	// new one has not (version 11).
+	got := schemaOf(path)
+	if i := slices.Index(got, "[{index true} {sqlite_autoindex_pages_1 true} {pages true}]"); i < 0 {
+		t.Errorf("upgraded file without pages.url_id's unique index: %v", got)
+	} else {
+		got = slices.Delete(got, i, i+1)
+	}
+	if !slices.Equal(got, fresh) {
 		t.Errorf("upgraded schema\n%v\nnew file's\n%v", got, fresh)
 	}
 	for _, tc := range []struct{ table, key string }{{"urls", "id"}, {"page_links", "from_id"}} {

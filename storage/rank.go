@@ -46,7 +46,7 @@ func (db *DB) FetchedLinks(ctx context.Context, fn func(page uint64, url string,
 }
 
 const sqlFetchedLinks = `SELECT u.id, u.url, p.to_ids FROM urls AS u
-	LEFT JOIN page_links AS p ON p.from_id = u.id
+	LEFT JOIN page_links AS p ON p.id = u.links_id
 	WHERE u.state = 1 AND u.id NOT IN (SELECT url_id FROM held_links)`
 
 // appendLinkIDs appends the IDs of page_links.to_ids, a JSON array of

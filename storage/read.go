@@ -480,7 +480,7 @@ func (db *DB) Page(ctx context.Context, urlID uint64) ([]byte, error) {
 		return nil, ErrClosed
 	}
 	var z []byte
-	err := db.r.QueryRowContext(ctx, `SELECT body FROM pages WHERE url_id = ?`, int64(urlID)).Scan(&z)
+	err := db.r.QueryRowContext(ctx, `SELECT p.body FROM urls AS u JOIN pages AS p ON p.id = u.body_id WHERE u.id = ?`, int64(urlID)).Scan(&z)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%w for %016x", ErrNoPage, urlID)
 	}

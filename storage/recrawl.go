@@ -86,11 +86,12 @@ const reassignmentsTable = `CREATE TABLE reassignments (
 const sqlFetchInsert = `INSERT INTO fetches (url_id, time, status, recrawl, changed, verdict, digest, simhash, length,
 	etag, last_modified, duration_ms, error, wire, ip) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
-// sqlNotModified records a 304 on its URL: the copy (body, digest,
-// fingerprints) stays, the validators are those the 304 sent, if any.
+// sqlNotModified records a 304 on its URL's row (found by sqlPageRow):
+// the copy (body, digest, fingerprints) stays, the validators are those
+// the 304 sent, if any.
 const sqlNotModified = `UPDATE urls SET state = 1, fetched = ?, duration_ms = ?,
-	etag = coalesce(?, etag), last_modified = coalesce(?, last_modified)
-WHERE id = ? AND state = ?`
+	etag = coalesce(?, etag), last_modified = coalesce(?, last_modified), links_id = ?
+WHERE rowid = ?`
 
 const sqlRequeue = `UPDATE urls SET state = 0, priority = ?, seq = ?, slow_downs = 0 WHERE id = ? AND state = 1`
 

@@ -17,17 +17,29 @@ import (
 var dropVersion6 = []string{"ALTER TABLE fetches DROP COLUMN wire", "ALTER TABLE fetches DROP COLUMN ip",
 	"ALTER TABLE sites DROP COLUMN robots_wire", "ALTER TABLE sites DROP COLUMN robots_ip"}
 
+// dropVersion11 turns a current file back into a version 10 one: no
+// references in urls, pages.url_id and page_links.from_id unique.
+var dropVersion11 = []string{
+	"ALTER TABLE urls DROP COLUMN body_id", "ALTER TABLE urls DROP COLUMN links_id",
+	"CREATE TABLE pages_v10 (id INTEGER PRIMARY KEY, url_id INTEGER NOT NULL UNIQUE, body BLOB NOT NULL)",
+	"INSERT INTO pages_v10 SELECT id, url_id, body FROM pages", "DROP TABLE pages", "ALTER TABLE pages_v10 RENAME TO pages",
+	"DROP VIEW links",
+	strings.Replace(pageLinksTable10, "CREATE TABLE page_links (", "CREATE TABLE page_links_v10 (", 1),
+	"INSERT INTO page_links_v10 SELECT from_id, to_ids FROM page_links ORDER BY id", "DROP TABLE page_links",
+	"ALTER TABLE page_links_v10 RENAME TO page_links", linksView,
+}
+
 // dropVersion10 turns a current file back into a version 9 one: urls and
 // page_links keyed by their IDs.
-var dropVersion10 = []string{
+var dropVersion10 = append(slices.Clip(dropVersion11),
 	strings.Replace(strings.Replace(urlsTable, "CREATE TABLE urls (", "CREATE TABLE urls_v9 (", 1),
 		"id            INTEGER NOT NULL UNIQUE,", "id            INTEGER PRIMARY KEY,", 1),
-	"INSERT INTO urls_v9 SELECT " + urlsColumns + " FROM urls", "DROP TABLE urls", "ALTER TABLE urls_v9 RENAME TO urls",
+	"INSERT INTO urls_v9 SELECT "+urlsColumns+" FROM urls", "DROP TABLE urls", "ALTER TABLE urls_v9 RENAME TO urls",
 	urlsQueue, urlsRuleSkips, "DROP VIEW links",
 	strings.Replace(pageLinksTable9, "CREATE TABLE page_links (", "CREATE TABLE page_links_v9 (", 1),
 	"INSERT INTO page_links_v9 SELECT from_id, to_ids FROM page_links", "DROP TABLE page_links",
 	"ALTER TABLE page_links_v9 RENAME TO page_links", linksView,
-}
+)
 
 // dropVersion9 turns a current file back into a version 8 one: its links
 // one row a link, in a table.

@@ -16,7 +16,7 @@ import (
 // SchemaVersion is the schema version this package writes and reads, kept in
 // PRAGMA user_version. A file with a higher version was written by a newer
 // lidi and is refused.
-const SchemaVersion = 10
+const SchemaVersion = 11
 
 // ApplicationID marks a lidi crawl file in the SQLite header (PRAGMA
 // application_id); it is "lidi" in ASCII.
@@ -52,12 +52,14 @@ var schema = []string{
 	// Bodies are appended in fetch order (id), not keyed by the random
 	// url_id: inserting a body of several KiB at a random place in a
 	// B-tree splits and rebalances pages full of other bodies, which
-	// wrote five times as many pages as appending does.
+	// wrote five times as many pages as appending does. urls.body_id
+	// finds a URL's body (version 11).
 	`CREATE TABLE pages (
 		id     INTEGER PRIMARY KEY,
-		url_id INTEGER NOT NULL UNIQUE,
+		url_id INTEGER NOT NULL,
 		body   BLOB NOT NULL
 	)`,
+	refColumns[0], refColumns[1],
 	// Duplicate detection's decisions, kept so a researcher can audit them.
 	`CREATE TABLE duplicates (
 		url_id     INTEGER PRIMARY KEY,
@@ -165,6 +167,40 @@ var upgrades = [][]string{
 	append(v8Columns[:], probesApart[:]...),
 	linksPerPage[:],
 	rowOrder[:],
+	references[:],
+}
+
+// Version 11: a URL's row names its body and its links by their rows'
+// IDs (urls.body_id, urls.links_id), and pages.url_id and
+// page_links.from_id lose their unique indexes. Keyed by the URLs'
+// random IDs, those two indexes took a leaf of 4 KiB each for about
+// every second page fetched (0.47 WAL frames a page each, of 6.3,
+// BenchmarkWALFrames), written to the WAL and again by the checkpoint;
+// the URL's row, which a fetch rewrites anyway, carries the references
+// at no cost. page_links gains an id of its own, which VACUUM INTO keeps
+// (rowids it may renumber). An upgraded file keeps the unique index of
+// pages.url_id: dropping it would copy every body.
+var refColumns = [...]string{`ALTER TABLE urls ADD COLUMN body_id INTEGER`, `ALTER TABLE urls ADD COLUMN links_id INTEGER`}
+
+const pageLinksTable = `CREATE TABLE page_links (
+		id      INTEGER PRIMARY KEY,
+		from_id INTEGER NOT NULL,
+		to_ids  TEXT NOT NULL
+	)`
+
+// references brings version 10's tables to version 11: the columns, the
+// references filled in, and page_links copied with ids (its rowids, so
+// in the order it has) and without the unique index.
+var references = [...]string{
+	refColumns[0], refColumns[1],
+	`UPDATE urls SET body_id = p.id FROM pages AS p WHERE p.url_id = urls.id`,
+	strings.Replace(pageLinksTable, "CREATE TABLE page_links (", "CREATE TABLE page_links_v11 (", 1),
+	`INSERT INTO page_links_v11 (id, from_id, to_ids) SELECT rowid, from_id, to_ids FROM page_links ORDER BY rowid`,
+	`UPDATE urls SET links_id = p.id FROM page_links_v11 AS p WHERE p.from_id = urls.id`,
+	`DROP VIEW links`,
+	`DROP TABLE page_links`,
+	`ALTER TABLE page_links_v11 RENAME TO page_links`,
+	linksView,
 }
 
 // Version 10: urls and page_links are stored in the order their rows
@@ -215,7 +251,7 @@ const urlsColumns = `id, site, url, depth, priority, seq, parent, discovered, st
 	content_type, length, truncated, digest, error, redirect, noindex, duration_ms, outlinks, simhash, type_check,
 	etag, last_modified, main_simhash, nourl_simhash, title_hash, skip_rule, lastmod, slow_downs`
 
-const pageLinksTable = `CREATE TABLE page_links (
+const pageLinksTable10 = `CREATE TABLE page_links (
 		from_id INTEGER NOT NULL UNIQUE,
 		to_ids  TEXT NOT NULL
 	)`
@@ -231,7 +267,7 @@ var rowOrder = [...]string{
 	urlsQueue,
 	urlsRuleSkips,
 	`DROP VIEW links`,
-	strings.Replace(pageLinksTable, "CREATE TABLE page_links (", "CREATE TABLE page_links_v10 (", 1),
+	strings.Replace(pageLinksTable10, "CREATE TABLE page_links (", "CREATE TABLE page_links_v10 (", 1),
 	`INSERT INTO page_links_v10 (from_id, to_ids) SELECT from_id, to_ids FROM page_links`,
 	`DROP TABLE page_links`,
 	`ALTER TABLE page_links_v10 RENAME TO page_links`,
@@ -410,8 +446,8 @@ func (db *DB) initSchema(ctx context.Context, now time.Time, opt *Options) error
 }
 
 // copiedTables names, by the version an upgrade step brings a file to, the
-// tables that step copies whole, with their indexes.
-var copiedTables = map[int][]string{9: {"links"}, 10: {"urls", "page_links"}}
+// tables that step copies or rewrites whole, with their indexes.
+var copiedTables = map[int][]string{9: {"links"}, 10: {"urls", "page_links"}, 11: {"urls", "page_links"}}
 
 // upgradeRoom is how many times the size of the tables it copies an
 // upgrade needs free: the copy grows the file by their size (the old
@@ -473,8 +509,13 @@ func (e *RoomError) Unwrap() []error {
 // for the copy).
 func tablesBytes(ctx context.Context, conn *sql.Conn, from int) (int64, error) {
 	var total int64
+	seen := map[string]bool{} // a table two steps copy is copied in one transaction: its pages once in the log
 	for v := from + 1; v <= SchemaVersion; v++ {
 		for _, table := range copiedTables[v] {
+			if seen[table] {
+				continue
+			}
+			seen[table] = true
 			rows, err := conn.QueryContext(ctx, "SELECT name FROM sqlite_schema WHERE tbl_name = ? AND type IN ('table', 'index')", table)
 			if err != nil {
 				return 0, err

@@ -99,6 +99,17 @@ func checkConsistent(t testing.TB, r *sql.DB) {
 	if n := queryInt(t, r, "SELECT count(*) FROM pages p LEFT JOIN urls u ON u.id = p.url_id WHERE u.state IS NOT 1"); n != 0 {
 		t.Errorf("%d bodies of URLs not fetched", n)
 	}
+	// Each body and each page's links are named by their URL's row,
+	// and by no other (version 11's references).
+	for _, c := range []struct{ table, ref, key string }{{"pages", "body_id", "url_id"}, {"page_links", "links_id", "from_id"}} {
+		rows := queryInt(t, r, "SELECT count(*) FROM "+c.table)
+		named := queryInt(t, r, "SELECT count(*) FROM urls u JOIN "+c.table+" x ON x.id = u."+c.ref+" WHERE x."+c.key+" = u.id")
+		refs := queryInt(t, r, "SELECT count(*) FROM urls WHERE "+c.ref+" IS NOT NULL")
+		distinct := queryInt(t, r, "SELECT count(DISTINCT "+c.key+") FROM "+c.table)
+		if named != rows || refs != rows || distinct != rows {
+			t.Errorf("%s: %d rows, %d named by their URLs' %s, %d URLs naming one, %d distinct %s", c.table, rows, named, c.ref, refs, distinct, c.key)
+		}
+	}
 }
 
 func compress(t testing.TB, b []byte) []byte {

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -70,7 +71,7 @@ func TestUpgradeChecksItsRoom(t *testing.T) {
 				if v := queryInt(t, rawOpen(t, path), "PRAGMA user_version"); v != SchemaVersion {
 					t.Errorf("user_version %d after the upgrade, want %d", v, SchemaVersion)
 				}
-				if len(logged) != 2 || !strings.Contains(logged[0], "from schema version 9 to 10") || !strings.Contains(logged[1], "upgraded") {
+				if len(logged) != 2 || !strings.Contains(logged[0], fmt.Sprintf("from schema version 9 to %d", SchemaVersion)) || !strings.Contains(logged[1], "upgraded") {
 					t.Errorf("logged %q, want the upgrade's start and end", logged)
 				}
 				return
