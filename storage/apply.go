@@ -29,11 +29,11 @@ const urlCols = 12
 
 const sqlURLInsert = `INSERT OR IGNORE INTO urls (id, site, url, depth, priority, seq, parent, discovered, state, skip_reason, skip_rule, lastmod) VALUES `
 
-// sqlLinks inserts a page's links (see pageLinksTable), which its URL's
-// row then names (urls.links_id); a page whose links are there already
-// (a refetch) has them merged by sqlLinksMerge, after sqlLinksCount
-// counted them.
-const sqlLinks = `INSERT INTO page_links (from_id, to_ids) VALUES (?, ?)`
+// sqlLinks inserts pages' links (see pageLinksTable), which their URLs'
+// rows then name (urls.links_id), many pages a statement (firstRows); a
+// page whose links are there already (a refetch) has them merged by
+// sqlLinksMerge, after sqlLinksCount counted them.
+const sqlLinks = `INSERT INTO page_links (from_id, to_ids) VALUES `
 
 // A refetch whose links are those stored (most recrawls) stops at
 // sqlLinksCount: its to_ids read the same text, and need no merge.
@@ -76,7 +76,8 @@ const (
 	sqlPageFirst  = sqlPageSet + ` WHERE id = ? AND state = 0 AND body_id IS NULL AND links_id IS NULL`
 )
 
-const sqlBodyInsert = `INSERT INTO pages (url_id, body) VALUES (?, ?)`
+// sqlBodyInsert stores bodies, many a statement (firstRows).
+const sqlBodyInsert = `INSERT INTO pages (url_id, body) VALUES `
 
 const sqlBodyDelete = `DELETE FROM pages WHERE id = ? RETURNING length(body)`
 
@@ -141,15 +142,15 @@ const sqlSetMeta = `INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key
 // statement prepared on the pool's only connection inside a transaction
 // (Tx.StmtContext finds it), so nothing is parsed again per batch.
 type statements struct {
-	urls, ranks                                        multiStmt
-	site, page, body, bodyDelete, skip, event, counter *sql.Stmt
-	links, linksCount, linksMerge, linksRef, pageRow   *sql.Stmt
-	pageFirst, linksDelete                             *sql.Stmt
-	dup, rule, soft404, priority, rankRun, unskip      *sql.Stmt
-	unskipURL, slowDown, tally                         *sql.Stmt
-	head, setMeta, hold, release                       *sql.Stmt
-	recrawl                                            recrawlStatements
-	all                                                []*sql.Stmt
+	urls, ranks, bodies, links                    multiStmt
+	site, page, bodyDelete, skip, event, counter  *sql.Stmt
+	linksCount, linksMerge, linksRef, pageRow     *sql.Stmt
+	pageFirst, linksDelete                        *sql.Stmt
+	dup, rule, soft404, priority, rankRun, unskip *sql.Stmt
+	unskipURL, slowDown, tally                    *sql.Stmt
+	head, setMeta, hold, release                  *sql.Stmt
+	recrawl                                       recrawlStatements
+	all                                           []*sql.Stmt
 }
 
 func (s *statements) prepare(ctx context.Context, db *sql.DB) error {
@@ -169,13 +170,21 @@ func (s *statements) prepare(ctx context.Context, db *sql.DB) error {
 		if err := prep(&s.ranks[i], sqlRankInsert+rowsPlaceholders(n, 3)); err != nil {
 			return err
 		}
+		if err := prep(&s.recrawl.fetches[i], sqlFetchInsert+rowsPlaceholders(n, fetchCols)); err != nil {
+			return err
+		}
+		if err := prep(&s.bodies[i], sqlBodyInsert+rowsPlaceholders(n, 2)); err != nil {
+			return err
+		}
+		if err := prep(&s.links[i], sqlLinks+rowsPlaceholders(n, 2)); err != nil {
+			return err
+		}
 	}
 	for _, p := range []struct {
 		dst **sql.Stmt
 		q   string
 	}{
 		{&s.site, sqlSiteUpsert},
-		{&s.links, sqlLinks},
 		{&s.linksCount, sqlLinksCount},
 		{&s.linksMerge, sqlLinksMerge},
 		{&s.linksRef, sqlLinksRef},
@@ -183,7 +192,6 @@ func (s *statements) prepare(ctx context.Context, db *sql.DB) error {
 		{&s.page, sqlPageUpdate},
 		{&s.pageFirst, sqlPageFirst},
 		{&s.linksDelete, sqlLinksDelete},
-		{&s.body, sqlBodyInsert},
 		{&s.bodyDelete, sqlBodyDelete},
 		{&s.skip, sqlSkip},
 		{&s.unskip, sqlUnskip},
@@ -230,10 +238,22 @@ func rowsPlaceholders(rows, cols int) string {
 // applyBuffers are reused by every Apply to keep allocations down.
 type applyBuffers struct {
 	args    []any
-	byState [3][]int      // indices into Batch.URLs by URLState
-	links   []record.Link // Batch.Links sorted, each once
-	groups  []linkGroup   // links by page, in the order of links
-	json    []byte        // a page's to_ids
+	byState [3][]int             // indices into Batch.URLs by URLState
+	links   []record.Link        // Batch.Links sorted, each once
+	groups  []linkGroup          // links by page, in the order of links
+	history []*record.PageRecord // the batch's fetches, for the history
+	first   []firstRow           // by page of the batch, the rows firstRows wrote for it
+	rowIdx  []int                // pages of a statement of many rows
+	rowIDs  []int64              // their rows' ids
+	texts   []string             // their links' to_ids
+	json    []byte               // a page's to_ids
+}
+
+// firstRow is what firstRows wrote for a page: its body's row and its
+// links' (g), NULL for none.
+type firstRow struct {
+	body, links sql.NullInt64
+	g           *linkGroup
 }
 
 // linkGroup is a page's links in a batch: applyBuffers.links[lo:hi].
@@ -311,6 +331,32 @@ func (a *applier) insert(s *sql.Stmt, args ...any) (int64, error) {
 // It returns the number of rows inserted.
 func (a *applier) multi(m *multiStmt, n int, fill func(args []any, i int) []any) (int64, error) {
 	var total int64
+	err := a.chunks(m, n, fill, func(res sql.Result, pos, size int) error {
+		c, err := res.RowsAffected()
+		total += c
+		return err
+	})
+	return total, err
+}
+
+// multiIDs inserts n rows through m, as multi, into a table whose rows
+// SQLite numbers (INTEGER PRIMARY KEY), and sets ids[i] to row i's id:
+// a statement's rows are numbered one after the other, up to the last,
+// which it reports.
+func (a *applier) multiIDs(m *multiStmt, n int, fill func(args []any, i int) []any, ids []int64) error {
+	return a.chunks(m, n, fill, func(res sql.Result, pos, size int) error {
+		last, err := res.LastInsertId()
+		for j := range size {
+			ids[pos+j] = last - int64(size-1-j)
+		}
+		return err
+	})
+}
+
+// chunks runs m on n rows, as many of the largest statement as fit and
+// the rest in binary pieces; fill appends the values of row i to args,
+// and done is told each statement's result and rows.
+func (a *applier) chunks(m *multiStmt, n int, fill func(args []any, i int) []any, done func(res sql.Result, pos, size int) error) error {
 	pos := 0
 	for k, size := range chunkSizes {
 		for n-pos >= size {
@@ -319,16 +365,18 @@ func (a *applier) multi(m *multiStmt, n int, fill func(args []any, i int) []any)
 				args = fill(args, i)
 			}
 			a.buf.args = args
-			c, err := a.exec(m[k], args...)
+			res, err := a.run(m[k], args...)
 			clear(args) // let the GC have the boxed values
-			if err != nil {
-				return total, err
+			if err == nil {
+				err = done(res, pos, size)
 			}
-			total += c
+			if err != nil {
+				return err
+			}
 			pos += size
 		}
 	}
-	return total, nil
+	return nil
 }
 
 // Apply writes b in one transaction: all of it or, on error, none of it.
@@ -492,10 +540,17 @@ func (a *applier) apply(st *statements, b *record.Batch) error {
 		return err
 	}
 	a.groupLinks(b.Links)
+	a.buf.history = a.buf.history[:0]
+	if err := a.firstRows(st, b.Pages); err != nil {
+		return err
+	}
 	for i := range b.Pages {
-		if err := a.page(st, &b.Pages[i]); err != nil {
+		if err := a.page(st, &b.Pages[i], a.buf.first[i]); err != nil {
 			return err
 		}
+	}
+	if err := a.history(&st.recrawl); err != nil {
+		return err
 	}
 	if err := a.recrawl(&st.recrawl, b); err != nil {
 		return err
@@ -638,6 +693,84 @@ func (a *applier) groupLinks(links []record.Link) {
 	a.buf.groups = groups
 }
 
+// linksText returns g's to_ids: the targets' IDs as a JSON array, in
+// ascending order (as signed integers, SQL's order), each once.
+func (a *applier) linksText(g *linkGroup) string {
+	js := append(a.buf.json[:0], '[')
+	for i, l := range a.buf.links[g.lo:g.hi] {
+		if i > 0 {
+			js = append(js, ',')
+		}
+		js = strconv.AppendInt(js, int64(l.To), 10)
+	}
+	js = append(js, ']')
+	a.buf.json = js
+	// Bound as TEXT: a BLOB would be read as JSONB.
+	return string(js)
+}
+
+// firstRows writes the bodies, then the links, of the batch's pages that
+// look like the first fetch of a queued URL (neither a recrawl nor a
+// 304), many rows a statement, and notes each page's rows in buf.first
+// for firstFetch, which checks.
+func (a *applier) firstRows(st *statements, pages []record.PageRecord) error {
+	first := slices.Grow(a.buf.first[:0], len(pages))[:len(pages)]
+	clear(first)
+	a.buf.first = first
+	idx := a.buf.rowIdx[:0]
+	for i := range pages {
+		if p := &pages[i]; isFirst(p) && p.Body != nil && !p.Probe { // a probe's fingerprints are its evidence
+			idx = append(idx, i)
+		}
+	}
+	ids := slices.Grow(a.buf.rowIDs[:0], len(idx))[:len(idx)]
+	if err := a.multiIDs(&st.bodies, len(idx), func(args []any, k int) []any {
+		p := &pages[idx[k]]
+		return append(args, int64(p.URL), p.Body)
+	}, ids); err != nil {
+		return fmt.Errorf("bodies: %w", err)
+	}
+	for k, i := range idx {
+		first[i].body = sql.NullInt64{Int64: ids[k], Valid: true}
+		a.count[cBodies]++
+		a.count[cBodyBytes] += int64(len(pages[i].Body))
+	}
+	idx, texts := idx[:0], a.buf.texts[:0]
+	for i := range pages {
+		p := &pages[i]
+		g := a.linksOf(p.URL)
+		if !isFirst(p) || g == nil || g.written {
+			continue
+		}
+		g.written = true
+		first[i].g = g
+		idx, texts = append(idx, i), append(texts, a.linksText(g))
+		a.count[cLinks] += int64(g.hi - g.lo)
+	}
+	ids = slices.Grow(ids[:0], len(idx))[:len(idx)]
+	err := a.multiIDs(&st.links, len(idx), func(args []any, k int) []any {
+		return append(args, int64(pages[idx[k]].URL), texts[k])
+	}, ids)
+	clear(texts)
+	a.buf.rowIdx, a.buf.rowIDs, a.buf.texts = idx, ids, texts[:0]
+	if err != nil {
+		return fmt.Errorf("links: %w", err)
+	}
+	for k, i := range idx {
+		first[i].links = sql.NullInt64{Int64: ids[k], Valid: true}
+	}
+	return nil
+}
+
+// isFirst reports whether p looks like the first fetch of a queued URL.
+func isFirst(p *record.PageRecord) bool { return !notModified(p) && !p.Recrawl }
+
+// notModified reports whether p keeps its URL's copy: a 304, or a
+// recrawl that got no answer or a 5xx or 429.
+func notModified(p *record.PageRecord) bool {
+	return p.Verdict == fetch.VerdictNotModified || p.Recrawl && (p.Err != "" || p.Status >= 500 || p.Status == 429)
+}
+
 // linksOf returns the group of page's links in the batch, nil when it
 // has none.
 func (a *applier) linksOf(page uint64) *linkGroup {
@@ -685,24 +818,13 @@ func (a *applier) links(st *statements) error {
 // inserted.
 func (a *applier) pageLinks(st *statements, g *linkGroup, old sql.NullInt64) (sql.NullInt64, error) {
 	g.written = true
-	links := a.buf.links[g.lo:g.hi]
-	js := append(a.buf.json[:0], '[')
-	for i, l := range links {
-		if i > 0 {
-			js = append(js, ',')
-		}
-		js = strconv.AppendInt(js, int64(l.To), 10)
-	}
-	js = append(js, ']')
-	a.buf.json = js
-	// Bound as TEXT: a BLOB would be read as JSONB.
-	text := string(js)
+	text := a.linksText(g)
 	if !old.Valid {
-		id, err := a.insert(st.links, int64(g.from), text)
+		id, err := a.insert(st.links[len(chunkSizes)-1], int64(g.from), text)
 		if err != nil {
 			return old, fmt.Errorf("links of %016x: %w", g.from, err)
 		}
-		a.count[cLinks] += int64(len(links))
+		a.count[cLinks] += int64(g.hi - g.lo)
 		return sql.NullInt64{Int64: id, Valid: true}, nil
 	}
 	var before, after int64
@@ -761,16 +883,15 @@ func (a *applier) urls(st *statements, urls []record.URLRecord) error {
 // recrawled). A probe's answer (p.Probe) moves its URL to URLProbed and
 // is left out of the history and the counters of pages, bytes and
 // errors.
-func (a *applier) page(st *statements, p *record.PageRecord) error {
-	notModified := p.Verdict == fetch.VerdictNotModified ||
-		p.Recrawl && (p.Err != "" || p.Status >= 500 || p.Status == 429)
-	if !notModified && !p.Recrawl {
-		ok, err := a.firstFetch(st, p)
+func (a *applier) page(st *statements, p *record.PageRecord, r firstRow) error {
+	if isFirst(p) {
+		ok, err := a.firstFetch(st, p, r)
 		if err != nil {
 			return err
 		}
 		if ok {
-			return a.fetched(st, p, record.URLQueued)
+			a.fetched(p, record.URLQueued)
+			return nil
 		}
 	}
 	id := int64(p.URL)
@@ -782,17 +903,21 @@ func (a *applier) page(st *statements, p *record.PageRecord) error {
 		}
 		return fmt.Errorf("page %016x: %w", p.URL, err)
 	}
-	if !notModified && bodyID.Valid {
+	keep := notModified(p)
+	if !keep && bodyID.Valid {
 		if err := a.dropBody(st, p.URL, bodyID.Int64); err != nil {
 			return err
 		}
 		bodyID = sql.NullInt64{}
 	}
-	if p.Body != nil && !notModified && !p.Probe {
-		var err error
-		if bodyID, err = a.body(st, p); err != nil {
-			return err
+	if p.Body != nil && !keep && !p.Probe {
+		b, err := a.insert(st.bodies[len(chunkSizes)-1], id, p.Body)
+		if err != nil {
+			return fmt.Errorf("page %016x body: %w", p.URL, err)
 		}
+		bodyID = sql.NullInt64{Int64: b, Valid: true}
+		a.count[cBodies]++
+		a.count[cBodyBytes] += int64(len(p.Body))
 	}
 	if g := a.linksOf(p.URL); g != nil && !g.written {
 		var err error
@@ -801,7 +926,7 @@ func (a *applier) page(st *statements, p *record.PageRecord) error {
 		}
 	}
 	var err error
-	if notModified {
+	if keep {
 		_, err = a.exec(st.recrawl.notModified, millis(p.Fetched), float64(p.Duration)/float64(time.Millisecond),
 			nullString(p.ETag), nullString(p.LastModified), linksID, row)
 	} else {
@@ -810,46 +935,34 @@ func (a *applier) page(st *statements, p *record.PageRecord) error {
 	if err != nil {
 		return fmt.Errorf("page %016x: %w", p.URL, err)
 	}
-	return a.fetched(st, p, record.URLState(state))
+	a.fetched(p, record.URLState(state))
+	return nil
 }
 
 // firstFetch records p as the first fetch of a queued URL, the usual
-// case, without looking the URL's row up first: it inserts the body and
-// the links and has the row name them, if the row is queued and names
-// none yet. When it is not (a URL skipped, fetched before, unknown),
-// firstFetch takes its rows back and reports false.
-func (a *applier) firstFetch(st *statements, p *record.PageRecord) (bool, error) {
-	var bodyID, linksID sql.NullInt64
-	var err error
-	if p.Body != nil && !p.Probe { // a probe's fingerprints are its evidence
-		if bodyID, err = a.body(st, p); err != nil {
-			return false, err
-		}
-	}
-	g := a.linksOf(p.URL)
-	if g != nil && !g.written {
-		if linksID, err = a.pageLinks(st, g, linksID); err != nil {
-			return false, err
-		}
-	}
-	n, err := a.exec(st.pageFirst, pageArgs(p, bodyID, linksID, int64(p.URL))...)
+// case, without looking the URL's row up first: the row names the body
+// and links firstRows wrote (r), if it is queued and names none yet.
+// When it is not (a URL skipped, fetched before, unknown), firstFetch
+// takes those rows back and reports false.
+func (a *applier) firstFetch(st *statements, p *record.PageRecord, r firstRow) (bool, error) {
+	n, err := a.exec(st.pageFirst, pageArgs(p, r.body, r.links, int64(p.URL))...)
 	if err != nil {
 		return false, fmt.Errorf("page %016x: %w", p.URL, err)
 	}
 	if n > 0 {
 		return true, nil
 	}
-	if bodyID.Valid {
-		if err := a.dropBody(st, p.URL, bodyID.Int64); err != nil {
+	if r.body.Valid {
+		if err := a.dropBody(st, p.URL, r.body.Int64); err != nil {
 			return false, err
 		}
 	}
-	if linksID.Valid {
-		if _, err := a.exec(st.linksDelete, linksID.Int64); err != nil {
+	if r.links.Valid {
+		if _, err := a.exec(st.linksDelete, r.links.Int64); err != nil {
 			return false, fmt.Errorf("links of %016x: %w", p.URL, err)
 		}
-		a.count[cLinks] -= int64(g.hi - g.lo)
-		g.written = false
+		a.count[cLinks] -= int64(r.g.hi - r.g.lo)
+		r.g.written = false
 	}
 	return false, nil
 }
@@ -867,17 +980,6 @@ func pageArgs(p *record.PageRecord, bodyID, linksID sql.NullInt64, key int64) []
 		nullID(p.MainSimhash), nullID(p.NoURLSimhash), nullID(p.TitleHash), bodyID, linksID, key}
 }
 
-// body stores p's body and returns its row.
-func (a *applier) body(st *statements, p *record.PageRecord) (sql.NullInt64, error) {
-	b, err := a.insert(st.body, int64(p.URL), p.Body)
-	if err != nil {
-		return sql.NullInt64{}, fmt.Errorf("page %016x body: %w", p.URL, err)
-	}
-	a.count[cBodies]++
-	a.count[cBodyBytes] += int64(len(p.Body))
-	return sql.NullInt64{Int64: b, Valid: true}, nil
-}
-
 // dropBody deletes the body in row id, of url.
 func (a *applier) dropBody(st *statements, url uint64, id int64) error {
 	var n int64
@@ -889,13 +991,11 @@ func (a *applier) dropBody(st *statements, url uint64, id int64) error {
 	return nil
 }
 
-// fetched records p in the fetch history and moves the counters, its URL
-// having been in state from.
-func (a *applier) fetched(st *statements, p *record.PageRecord, from record.URLState) error {
+// fetched queues p for the fetch history (see history) and moves the
+// counters, its URL having been in state from.
+func (a *applier) fetched(p *record.PageRecord, from record.URLState) {
 	if !p.Probe {
-		if err := a.fetchRow(&st.recrawl, p); err != nil {
-			return err
-		}
+		a.buf.history = append(a.buf.history, p)
 	}
 	fetched := int64(1)
 	if p.Probe {
@@ -910,7 +1010,7 @@ func (a *applier) fetched(st *statements, p *record.PageRecord, from record.URLS
 		a.count[cFetched] += fetched
 	}
 	if p.Probe {
-		return nil
+		return
 	}
 	a.count[cPages]++
 	if p.Recrawl {
@@ -920,7 +1020,6 @@ func (a *applier) fetched(st *statements, p *record.PageRecord, from record.URLS
 	if p.Err != "" || p.Status >= 400 {
 		a.count[cErrors]++
 	}
-	return nil
 }
 
 // SetMeta records a value in the meta table (for example a digest of the

@@ -173,12 +173,14 @@ func BenchmarkFetchHistory(b *testing.B) {
 		}
 		b.Cleanup(func() { db.Close() })
 		if !history {
-			nop, err := db.w.Prepare(`SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?`)
-			if err != nil {
-				b.Fatal(err)
+			for i, n := range chunkSizes {
+				nop, err := db.w.Prepare("SELECT " + strings.TrimSuffix(strings.Repeat("?, ", n*fetchCols), ", "))
+				if err != nil {
+					b.Fatal(err)
+				}
+				db.st.recrawl.fetches[i].Close()
+				db.st.recrawl.fetches[i] = nop
 			}
-			db.st.recrawl.fetch.Close()
-			db.st.recrawl.fetch = nop
 		}
 		return db
 	}

@@ -83,8 +83,13 @@ const reassignmentsTable = `CREATE TABLE reassignments (
 		budget        REAL
 	)`
 
+// sqlFetchInsert appends a batch's fetches to the history, fetchCols
+// values a row, many rows a statement (multiStmt): a statement costs
+// more than the row it inserts.
 const sqlFetchInsert = `INSERT INTO fetches (url_id, time, status, recrawl, changed, verdict, digest, simhash, length,
-	etag, last_modified, duration_ms, error, wire, ip) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	etag, last_modified, duration_ms, error, wire, ip) VALUES `
+
+const fetchCols = 15
 
 // sqlNotModified records a 304 on its URL's row (found by sqlPageRow):
 // the copy (body, digest, fingerprints) stays, the validators are those
@@ -105,7 +110,8 @@ VALUES (?, ?, ?, ?, ?, ?, ?)`
 
 // recrawlStatements are the prepared statements of version 3's tables.
 type recrawlStatements struct {
-	fetch, notModified, requeue, channel, group, reassignment *sql.Stmt
+	fetches                                            multiStmt
+	notModified, requeue, channel, group, reassignment *sql.Stmt
 }
 
 func (s *recrawlStatements) queries() []struct {
@@ -116,7 +122,6 @@ func (s *recrawlStatements) queries() []struct {
 		dst **sql.Stmt
 		q   string
 	}{
-		{&s.fetch, sqlFetchInsert},
 		{&s.notModified, sqlNotModified},
 		{&s.requeue, sqlRequeue},
 		{&s.channel, sqlChannelUpsert},
@@ -125,16 +130,22 @@ func (s *recrawlStatements) queries() []struct {
 	}
 }
 
-// fetchRow appends p to the fetch history.
-func (a *applier) fetchRow(st *recrawlStatements, p *record.PageRecord) error {
-	var changed any
-	if p.Verdict.Known() {
-		changed = boolInt(p.Verdict.Changed())
-	}
-	if _, err := a.exec(st.fetch, int64(p.URL), millis(p.Fetched), int64(p.Status), boolInt(p.Recrawl), changed,
-		p.Verdict.String(), nullID(p.Digest), nullID(p.Simhash), p.Length, nullString(p.ETag), nullString(p.LastModified),
-		float64(p.Duration)/float64(time.Millisecond), nullString(p.Err), p.Wire, nullString(p.IP)); err != nil {
-		return fmt.Errorf("fetch history of %016x: %w", p.URL, err)
+// history appends the batch's fetches (buf.history) to the fetch
+// history, in their order.
+func (a *applier) history(st *recrawlStatements) error {
+	h := a.buf.history
+	defer func() { clear(h); a.buf.history = h[:0] }()
+	if _, err := a.multi(&st.fetches, len(h), func(args []any, i int) []any {
+		p := h[i]
+		var changed any
+		if p.Verdict.Known() {
+			changed = boolInt(p.Verdict.Changed())
+		}
+		return append(args, int64(p.URL), millis(p.Fetched), int64(p.Status), boolInt(p.Recrawl), changed,
+			p.Verdict.String(), nullID(p.Digest), nullID(p.Simhash), p.Length, nullString(p.ETag), nullString(p.LastModified),
+			float64(p.Duration)/float64(time.Millisecond), nullString(p.Err), p.Wire, nullString(p.IP))
+	}); err != nil {
+		return fmt.Errorf("fetch history: %w", err)
 	}
 	return nil
 }
