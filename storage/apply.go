@@ -151,6 +151,10 @@ type statements struct {
 	head, setMeta, hold, release                  *sql.Stmt
 	recrawl                                       recrawlStatements
 	all                                           []*sql.Stmt
+	// uniqueBodies is set for a file upgraded from version 10 or
+	// before, whose pages.url_id keeps its unique index: a URL's new
+	// body can go in only after its old one went.
+	uniqueBodies bool
 }
 
 func (s *statements) prepare(ctx context.Context, db *sql.DB) error {
@@ -219,6 +223,11 @@ func (s *statements) prepare(ctx context.Context, db *sql.DB) error {
 			return err
 		}
 	}
+	var indexes int
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'pages'").Scan(&indexes); err != nil {
+		return err
+	}
+	s.uniqueBodies = indexes > 0
 	return nil
 }
 
@@ -719,7 +728,7 @@ func (a *applier) firstRows(st *statements, pages []record.PageRecord) error {
 	a.buf.first = first
 	idx := a.buf.rowIdx[:0]
 	for i := range pages {
-		if p := &pages[i]; isFirst(p) && p.Body != nil && !p.Probe { // a probe's fingerprints are its evidence
+		if p := &pages[i]; st.first(p) && p.Body != nil && !p.Probe { // a probe's fingerprints are its evidence
 			idx = append(idx, i)
 		}
 	}
@@ -739,7 +748,7 @@ func (a *applier) firstRows(st *statements, pages []record.PageRecord) error {
 	for i := range pages {
 		p := &pages[i]
 		g := a.linksOf(p.URL)
-		if !isFirst(p) || g == nil || g.written {
+		if !st.first(p) || g == nil || g.written {
 			continue
 		}
 		g.written = true
@@ -762,8 +771,13 @@ func (a *applier) firstRows(st *statements, pages []record.PageRecord) error {
 	return nil
 }
 
-// isFirst reports whether p looks like the first fetch of a queued URL.
-func isFirst(p *record.PageRecord) bool { return !notModified(p) && !p.Recrawl }
+// first reports whether p looks like the first fetch of a queued URL,
+// which firstRows and firstFetch write: not a recrawl nor a 304, nor,
+// in a file whose bodies are unique by URL, a page with a body (its URL
+// might have one already: one fetched again, or twice in a batch).
+func (s *statements) first(p *record.PageRecord) bool {
+	return !notModified(p) && !p.Recrawl && !(s.uniqueBodies && p.Body != nil && !p.Probe)
+}
 
 // notModified reports whether p keeps its URL's copy: a 304, or a
 // recrawl that got no answer or a 5xx or 429.
@@ -884,7 +898,7 @@ func (a *applier) urls(st *statements, urls []record.URLRecord) error {
 // is left out of the history and the counters of pages, bytes and
 // errors.
 func (a *applier) page(st *statements, p *record.PageRecord, r firstRow) error {
-	if isFirst(p) {
+	if st.first(p) {
 		ok, err := a.firstFetch(st, p, r)
 		if err != nil {
 			return err

@@ -107,3 +107,33 @@ func TestUpgradeFromVersion10References(t *testing.T) {
 	}
 	checkConsistent(t, r)
 }
+
+// A page fetched again without being a recrawl, and a URL fetched twice
+// in one batch, keep one body, the latest: on a new file, and on one
+// upgraded from version 10, whose pages.url_id keeps its unique index.
+func TestRefetchKeepsOneBody(t *testing.T) {
+	for _, upgraded := range []bool{false, true} {
+		t.Run(fmt.Sprintf("upgraded=%v", upgraded), func(t *testing.T) {
+			db := openTest(t)
+			apply(t, db, record.Batch{Sites: []record.SiteRecord{site(1)}, URLs: []record.URLRecord{queued(1, 1, 0, 1), queued(2, 1, 0, 2)},
+				Pages: []record.PageRecord{{URL: 1, Site: 1, Fetched: t0, Status: 200, Body: crashCompress([]byte("one"))}}})
+			if upgraded {
+				path := db.Path()
+				db.Close()
+				execRaw(t, path, append(slices.Clip(dropVersion11), "PRAGMA user_version = 10")...)
+				db, _ = openUpgraded(t, path)
+			}
+			apply(t, db, record.Batch{Pages: []record.PageRecord{
+				{URL: 1, Site: 1, Fetched: t0.Add(time.Hour), Status: 200, Body: crashCompress([]byte("one again"))},
+				{URL: 2, Site: 1, Fetched: t0.Add(time.Hour), Status: 200, Body: crashCompress([]byte("two")), Links: 1},
+				{URL: 2, Site: 1, Fetched: t0.Add(time.Hour), Status: 200, Body: crashCompress([]byte("two again")), Links: 1}},
+				Links: []record.Link{{From: 2, To: 1}}})
+			for id, want := range map[uint64]string{1: "one again", 2: "two again"} {
+				if body, err := db.Page(context.Background(), id); err != nil || string(body) != want {
+					t.Errorf("page %d: %q, %v; want %q", id, body, err, want)
+				}
+			}
+			checkConsistent(t, rawOpen(t, db.Path()))
+		})
+	}
+}
