@@ -185,22 +185,7 @@ func TestLongestWriteCountsItsTransaction(t *testing.T) {
 			st := &clockedStore{clock: time.Unix(0, 0), writeTook: tc.writeTook, commTook: tc.commTook}
 			c := newCommitter(st, time.Hour, 1, 0) // every batch written as it comes
 			c.now = func() time.Time { return st.clock }
-			done := make(chan struct{})
-			go func() { c.run(context.Background()); close(done) }()
-			for i := range 3 {
-				b := c.batch()
-				b.URLs = append(b.URLs, record.URLRecord{ID: uint64(i + 1), Site: 1, URL: fmt.Sprintf("http://a.test/%d", i), State: record.URLQueued})
-				if !c.send(context.Background(), b, b.Bytes()) {
-					t.Fatal("send refused")
-				}
-			}
-			if err := c.flush(); err != nil {
-				t.Fatal(err)
-			}
-			close(c.in)
-			<-done
-			var s Stats
-			c.slowest(&s)
+			s := commitURLs(t, c, 3)
 			took, records := s.StoreApply, s.StoreApplyRecords
 			if took != max(tc.writeTook, tc.commTook) || records != tc.want {
 				t.Errorf("longest write %s of %d records, want %s of %d", took, records, max(tc.writeTook, tc.commTook), tc.want)
@@ -270,6 +255,29 @@ func TestCommitBoundsItsTransaction(t *testing.T) {
 	}
 }
 
+// commitURLs runs c over n batches of one queued URL each, flushes and
+// stops it, and returns its timing of the store.
+func commitURLs(t *testing.T, c *committer, n int) Stats {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { c.run(context.Background()); close(done) }()
+	for i := range n {
+		b := c.batch()
+		b.URLs = append(b.URLs, record.URLRecord{ID: uint64(i + 1), Site: 1, URL: fmt.Sprintf("http://a.test/%d", i), State: record.URLQueued})
+		if !c.send(context.Background(), b, b.Bytes()) {
+			t.Fatal("send refused")
+		}
+	}
+	if err := c.flush(); err != nil {
+		t.Fatal(err)
+	}
+	close(c.in)
+	<-done
+	var s Stats
+	c.slowest(&s)
+	return s
+}
+
 // spinningStore is a groupStore whose Commit keeps its thread busy for
 // spin of CPU time.
 type spinningStore struct {
@@ -303,20 +311,7 @@ func TestLongestWriteMeasuresItsThread(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			st := &spinningStore{spin: tc.spin}
 			c := newCommitter(st, time.Hour, 1, 0)
-			done := make(chan struct{})
-			go func() { c.run(context.Background()); close(done) }()
-			b := c.batch()
-			b.URLs = append(b.URLs, record.URLRecord{ID: 1, Site: 1, URL: "http://a.test/", State: record.URLQueued})
-			if !c.send(context.Background(), b, b.Bytes()) {
-				t.Fatal("send refused")
-			}
-			if err := c.flush(); err != nil {
-				t.Fatal(err)
-			}
-			close(c.in)
-			<-done
-			var s Stats
-			c.slowest(&s)
+			s := commitURLs(t, c, 1)
 			u := s.StoreApplyUsage
 			if u.CPU > s.StoreApply {
 				t.Errorf("thread CPU %s over the write's %s", u.CPU, s.StoreApply)
