@@ -51,7 +51,7 @@ type CrawlOptions struct {
 	// many pages fetched, CPUProfile-000, -001, ...: the first and the
 	// last show what a page costs early and late in a big crawl.
 	CPUProfileEvery int64
-	MemProfile      string // write a heap profile of the running crawl here (the last of one a progress interval)
+	MemProfile      string // write a heap profile of the running crawl here (the last of one a progress interval), and to MemProfile.1m, .2m, ... as discovery passes each million
 	// Window is how many pages the first and the last rates are taken
 	// over (pages_per_s_first, pages_per_s_last); at most half the pages
 	// fetched, so that the two never overlap.
@@ -75,7 +75,7 @@ func (o *CrawlOptions) RegisterFlags(fs *flag.FlagSet) {
 	progressFlag(fs, &o.ProgressInterval)
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the crawl to this file")
 	fs.Int64Var(&o.CPUProfileEvery, "cpuprofile-every", 0, "with --cpuprofile: a new profile every this many pages, FILE-000, FILE-001, ... (0: one profile of the whole crawl)")
-	fs.StringVar(&o.MemProfile, "memprofile", "", "write a heap profile of the crawl to this file (rewritten at every progress line, so it shows the crawl near its end)")
+	fs.StringVar(&o.MemProfile, "memprofile", "", "write a heap profile of the crawl to this file (rewritten at every progress line, so it shows the crawl near its end), and one to FILE.1m, FILE.2m, ... as the URLs discovered pass each million")
 	fs.Int64Var(&o.Window, "window", 100000, "pages the first and last rates are measured over (at most half the pages fetched)")
 }
 
@@ -224,6 +224,11 @@ func Crawl(ctx context.Context, o CrawlOptions, out io.Writer) error {
 		rankMost = max(rankMost, s.Memory.Rank)
 		for s.Discovered >= int64(len(millions)+1)*perMillion {
 			millions = append(millions, millionMark{peak: peakRSS(), split: tr.atPeak})
+			if o.MemProfile != "" && memErr == nil {
+				// Kept per million, so two can be compared (go tool
+				// pprof -diff_base): what grew between the marks.
+				memErr = writeHeapProfile(fmt.Sprintf("%s.%dm", o.MemProfile, len(millions)))
+			}
 		}
 		enough := o.UntilDiscovered > 0 && s.Discovered >= o.UntilDiscovered
 		if o.MemProfile != "" && memErr == nil && (enough || time.Since(lastProfile) >= o.ProgressInterval) {
