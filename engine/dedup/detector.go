@@ -218,7 +218,7 @@ type Detector struct {
 	recs     pageRecs
 	arena    stringArena
 	dirIndex keyTable // dirs by head (dirOf)
-	dirs     []dirRec
+	dirs     dirRecs
 
 	digests, sitePaths, tails, shapes, titles keyTable
 	bands                                     [simBands]keyTable // pages of a site by 16 bits of Main
@@ -324,11 +324,11 @@ func New(cfg Config) *Detector {
 	if d.perKey <= 0 {
 		d.perKey = DefaultPerKey
 	}
-	d.dirIndex = newKeyTable(func(k uint32) uint64 { return dirKeyOf(d.dirs[k].key) })
+	d.dirIndex = newKeyTable(func(k uint32) uint64 { return dirKeyOf(d.dirs.at(int32(k)).key) })
 	d.digests = newKeyTable(func(i uint32) uint64 { return digestKey(d.recs.at(i).digest) })
 	d.sitePaths = newKeyTable(func(i uint32) uint64 {
 		r := d.recs.at(i)
-		return d.dirs[r.dir&^dupFlag].path.str(fileOf(d.arena.get(r.rest))).sum()
+		return d.dirs.at(int32(r.dir &^ dupFlag)).path.str(fileOf(d.arena.get(r.rest))).sum()
 	})
 	d.tails = newKeyTable(func(i uint32) uint64 {
 		r := d.recs.at(i)
@@ -341,15 +341,18 @@ func New(cfg Config) *Detector {
 	})
 	d.shapes = newKeyTable(func(i uint32) uint64 {
 		r := d.recs.at(i)
-		return d.dirs[r.dir&^dupFlag].shape.shape(d.arena.get(r.rest)).sum()
+		return d.dirs.at(int32(r.dir &^ dupFlag)).shape.shape(d.arena.get(r.rest)).sum()
 	})
 	for k := range d.bands {
-		d.bands[k] = newKeyTable(func(i uint32) uint64 { r := d.recs.at(i); return bandKey(d.dirs[r.dir&^dupFlag].site, k, r.main) })
+		d.bands[k] = newKeyTable(func(i uint32) uint64 {
+			r := d.recs.at(i)
+			return bandKey(d.dirs.at(int32(r.dir&^dupFlag)).site, k, r.main)
+		})
 	}
 	d.ids = newKeyTable(func(i uint32) uint64 { return idKey(d.recs.at(i).id) })
 	d.titles = newKeyTable(func(i uint32) uint64 {
 		r := d.recs.at(i)
-		return titleKey(d.dirs[r.dir&^dupFlag].origin, uint64(r.title))
+		return titleKey(d.dirs.at(int32(r.dir&^dupFlag)).origin, uint64(r.title))
 	})
 	// What the tables' keys are made of: a page's record, and for some
 	// its file name and query in the arena (see keyTable.move).
@@ -367,7 +370,7 @@ func New(cfg Config) *Detector {
 // parts returns the URL of stored page i, split.
 func (d *Detector) parts(i uint32) urlParts {
 	r := d.recs.at(i)
-	dr := &d.dirs[r.dir&^dupFlag]
+	dr := d.dirs.at(int32(r.dir &^ dupFlag))
 	return urlParts{head: d.arena.get(dr.head), rest: d.arena.get(r.rest), originEnd: int(dr.originEnd), hostStart: int(dr.hostStart)}
 }
 
@@ -650,7 +653,6 @@ func (d *Detector) tables() []*keyTable {
 
 func (d *Detector) bytes() int64 {
 	const (
-		dirRecBytes    = 48
 		candidateBytes = 320
 		repBytes       = 24
 		// an origin's record of a vouched rewrite: its map entry
@@ -658,7 +660,7 @@ func (d *Detector) bytes() int64 {
 		vouchOriginBytes = 48
 	)
 	n := int64(d.recs.bytes()) + int64(d.arena.bytes()) + int64(d.items.bytes())
-	n += int64(cap(d.dirs))*dirRecBytes + int64(d.dirIndex.bytes())
+	n += int64(d.dirs.bytes()) + int64(d.dirIndex.bytes())
 	for k := range d.bands {
 		n += int64(d.bands[k].bytes())
 	}

@@ -50,7 +50,7 @@ func (d *Detector) add(p *Page, u *urlParts, dup, newDigest bool) (uint32, bool)
 	if hasDigit(u) {
 		d.shapes.insert(shapeKey(u), idx, d.perKey)
 	}
-	dr := &d.dirs[dir]
+	dr := d.dirs.at(dir)
 	if p.Main != 0 {
 		for k := range d.bands {
 			d.bands[k].insert(bandKey(dr.site, k, p.Main), idx, d.perKey)
@@ -59,11 +59,11 @@ func (d *Detector) add(p *Page, u *urlParts, dup, newDigest bool) (uint32, bool)
 	if p.Title != 0 {
 		d.titles.insert(titleKey(dr.origin, uint64(title32(p.Title))), idx, d.perKey)
 	}
-	for k := dir; k >= 0; k = d.dirs[k].parent {
+	for k := dir; k >= 0; k = d.dirs.at(k).parent {
 		if dup {
-			d.dirs[k].dup++
+			d.dirs.at(k).dup++
 		} else {
-			d.dirs[k].unique++
+			d.dirs.at(k).unique++
 		}
 	}
 	return idx, true
@@ -87,9 +87,8 @@ func (d *Detector) internDir(head string, originEnd, hostStart int) (int32, bool
 	if !ok || originEnd > math.MaxUint16 {
 		return 0, false
 	}
-	k := int32(len(d.dirs))
 	key := dirHash(head)
-	d.dirs = append(d.dirs, dirRec{head: ref, parent: parent, originEnd: uint16(originEnd), hostStart: uint16(hostStart),
+	k := d.dirs.add(dirRec{head: ref, parent: parent, originEnd: uint16(originEnd), hostStart: uint16(hostStart),
 		site: siteHash(head[hostStart:originEnd]), origin: originHash(head[:originEnd]), key: key,
 		path: sitePathDir(head[hostStart:originEnd], head[originEnd:]), shape: shapeDir(head[:originEnd], head[originEnd:])})
 	d.dirIndex.insert(dirKeyOf(key), uint32(k), 0)
@@ -105,7 +104,7 @@ func (d *Detector) dirOf(head string) (int32, bool) {
 }
 
 // dirHead returns the head of directory k: origin and path.
-func (d *Detector) dirHead(k int32) string { return d.arena.get(d.dirs[k].head) }
+func (d *Detector) dirHead(k int32) string { return d.arena.get(d.dirs.at(k).head) }
 
 // dirHash is the hash of a directory's head that its key is made of
 // (dirKeyOf), kept in its dirRec.
@@ -117,7 +116,7 @@ func dirKeyOf(h uint32) uint64 { return fmix64(uint64(keyDir)<<56 | uint64(h)) }
 // directory prefix.
 func (d *Detector) dirCounts(prefix string) (unique, dup uint32) {
 	if k, ok := d.dirOf(prefix); ok {
-		return d.dirs[k].unique, d.dirs[k].dup
+		return d.dirs.at(k).unique, d.dirs.at(k).dup
 	}
 	return 0, 0
 }

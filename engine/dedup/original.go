@@ -327,9 +327,9 @@ func (d *Detector) demote(i uint32) {
 		return
 	}
 	r.dir |= dupFlag
-	for k := int32(r.dir &^ dupFlag); k >= 0; k = d.dirs[k].parent {
-		d.dirs[k].unique--
-		d.dirs[k].dup++
+	for k := int32(r.dir &^ dupFlag); k >= 0; k = d.dirs.at(k).parent {
+		d.dirs.at(k).unique--
+		d.dirs.at(k).dup++
 	}
 	d.stats.Unique--
 	d.stats.Near++

@@ -70,6 +70,43 @@ func (s *pageRecs) bytes() int {
 	return len(s.chunks)<<recsChunkBits*pageRecBytes + s.nourls.bytes() + cap(s.chunks)*24
 }
 
+// dirRecs holds the directories in fixed chunks, as pageRecs holds the
+// pages: a slice grown by append copied the whole array each time it grew
+// by a quarter, both copies live at once (31 and 38 MB at 2,860,000 URLs
+// discovered, which took the crawl's RSS up by 120 MB in ten seconds), and
+// held up to a quarter unused. The zero value is empty.
+type dirRecs struct {
+	chunks [][]dirRec
+	n      int
+}
+
+const (
+	dirsChunkBits = 12
+	dirRecBytes   = 48 // unsafe.Sizeof(dirRec{})
+)
+
+// add stores r and returns its index.
+func (s *dirRecs) add(r dirRec) int32 {
+	if s.n>>dirsChunkBits == len(s.chunks) {
+		s.chunks = append(s.chunks, make([]dirRec, 0, 1<<dirsChunkBits))
+	}
+	last := len(s.chunks) - 1
+	s.chunks[last] = append(s.chunks[last], r)
+	s.n++
+	return int32(s.n - 1)
+}
+
+// at returns directory k.
+func (s *dirRecs) at(k int32) *dirRec {
+	return &s.chunks[k>>dirsChunkBits][k&(1<<dirsChunkBits-1)]
+}
+
+func (s *dirRecs) len() int { return s.n }
+
+func (s *dirRecs) bytes() int {
+	return len(s.chunks)<<dirsChunkBits*dirRecBytes + cap(s.chunks)*24
+}
+
 // The pages by URL id are a keyTable (about 6 bytes a page; a Go map
 // took about 24), keyed by a mix of the id, which is the key of no other
 // id. A URL observed again with other content is stored again: the table
