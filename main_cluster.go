@@ -107,10 +107,10 @@ func startMaster(ctx context.Context, cfg *config.File, eng *engine.Engine, stdo
 		srv.Close()
 		return nil, stop, err
 	}
-	// The slaves make fingerprints as the crawl file's were made, whatever
-	// dedup.word_hash says of a new file.
+	// The slaves make fingerprints and digests as the crawl file's were
+	// made, whatever dedup.word_hash and storage.digest say of a new file.
 	pub := *cfg
-	pub.WordHash = eng.WordHash()
+	pub.WordHash, pub.Digest = eng.WordHash(), eng.Digest()
 	settings, err := pub.Marshal()
 	if err == nil {
 		err = m.PublishSettings(ctx, settings)

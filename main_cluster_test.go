@@ -36,23 +36,26 @@ func fetchedURLs(t *testing.T, path string) []string {
 
 // fetchedTexts returns the text fingerprint (simhash) of each page fetched
 // in the crawl file at path, by URL.
-func fetchedTexts(t *testing.T, path string) map[string]uint64 {
+func fetchedTexts(t *testing.T, path string) map[string]fetchedPrint {
 	t.Helper()
 	db, err := storage.Open(path, storage.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	texts := make(map[string]uint64)
-	if err := db.Fingerprints(context.Background(), func(p record.FetchedPage) { texts[p.Addr] = p.Simhash }); err != nil {
+	texts := make(map[string]fetchedPrint)
+	if err := db.Fingerprints(context.Background(), func(p record.FetchedPage) { texts[p.Addr] = fetchedPrint{p.Simhash, p.Digest} }); err != nil {
 		t.Fatal(err)
 	}
 	return texts
 }
 
+// fetchedPrint is a stored page's text fingerprint and content digest.
+type fetchedPrint struct{ text, digest uint64 }
+
 // beginWith makes a crawl file at path whose fingerprints are to be made
-// with wh, as a file begun under it is.
-func beginWith(t *testing.T, path string, wh dedup.WordHash) {
+// with wh and digests with dk, as a file begun under them is.
+func beginWith(t *testing.T, path string, wh dedup.WordHash, dk record.DigestKind) {
 	t.Helper()
 	db, err := storage.Open(path, storage.Options{})
 	if err != nil {
@@ -60,6 +63,9 @@ func beginWith(t *testing.T, path string, wh dedup.WordHash) {
 	}
 	defer db.Close()
 	if err := db.SetMeta(context.Background(), "dedup.word_hash", wh.String()); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SetMeta(context.Background(), record.MetaDigest, dk.String()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -72,13 +78,14 @@ var (
 // The same tiny web crawled by local robots and by a master with two light
 // slaves stores the same pages with the same fingerprints, and the slaves
 // ask the DNS server nothing: every query simweb answered came from the
-// master's resolver. Both files were begun with the older word hash: the
-// slaves make the file's fingerprints, not the newest hash's (they did).
+// master's resolver. Both files were begun with the older word hash and
+// content digest: the slaves make the file's fingerprints and digests, not
+// the newest functions' (they did).
 func TestTwoSlavesStoreWhatLocalRobotsStore(t *testing.T) {
 	srv := startWeb(t)
 	localDir, clusterDir := t.TempDir(), t.TempDir()
-	beginWith(t, filepath.Join(localDir, "crawl.db"), dedup.WordHashFNV)
-	beginWith(t, filepath.Join(clusterDir, "crawl.db"), dedup.WordHashFNV)
+	beginWith(t, filepath.Join(localDir, "crawl.db"), dedup.WordHashFNV, record.DigestCRC64)
+	beginWith(t, filepath.Join(clusterDir, "crawl.db"), dedup.WordHashFNV, record.DigestCRC64)
 	var out strings.Builder
 	if code := run([]string{"crawl", "--config", writeConfig(t, localDir, srv, ""), "--headless"}, &out, io.Discard); code != 0 {
 		t.Fatalf("local crawl: exit %d\n%s", code, out.String())
@@ -139,14 +146,17 @@ func TestTwoSlavesStoreWhatLocalRobotsStore(t *testing.T) {
 		t.Errorf("the cluster stored %d pages, the local robots %d; they differ", len(got), len(local))
 	}
 	localTexts, clusterTexts := fetchedTexts(t, filepath.Join(localDir, "crawl.db")), fetchedTexts(t, filepath.Join(clusterDir, "crawl.db"))
-	differ := 0
-	for u, text := range clusterTexts {
-		if lt, ok := localTexts[u]; ok && lt != text {
+	differ, digests := 0, 0
+	for u, p := range clusterTexts {
+		if lp, ok := localTexts[u]; ok && lp.text != p.text {
 			differ++
 		}
+		if lp, ok := localTexts[u]; ok && lp.digest != p.digest {
+			digests++
+		}
 	}
-	if differ > 0 {
-		t.Errorf("%d of the %d pages have another text fingerprint from the slaves than from the local robots", differ, len(clusterTexts))
+	if differ > 0 || digests > 0 {
+		t.Errorf("of the %d pages, %d have another text fingerprint and %d another digest from the slaves than from the local robots", len(clusterTexts), differ, digests)
 	}
 	var bySlaves int64
 	for _, s := range slaves {

@@ -10,6 +10,7 @@ import (
 	"lidi/engine/fetch"
 	"lidi/engine/frontier"
 	"lidi/engine/keys"
+	"lidi/engine/record"
 	"lidi/engine/scope"
 	"lidi/engine/urlnorm"
 	"lidi/engine/visit"
@@ -66,9 +67,13 @@ type Config struct {
 	// cluster's master gives its slaves the file's.
 	WordHash dedup.WordHash `yaml:"dedup.word_hash"`
 
-	KeepBodies    bool `yaml:"storage.keep_bodies"`                 // store page bodies (zlib)
-	KeepHeaders   bool `yaml:"storage.keep_headers"`                // store each fetch's request and response heads (PageRecord.Wire)
-	CompressLevel int  `yaml:"storage.compress_level" check:"1..9"` // zlib level
+	KeepBodies bool `yaml:"storage.keep_bodies"` // store page bodies (zlib)
+	// Digest is the function a new crawl file's content digests are made
+	// with; a file keeps the one it was begun with (crawlDigest), and a
+	// cluster's master gives its slaves the file's.
+	Digest        record.DigestKind `yaml:"storage.digest"`
+	KeepHeaders   bool              `yaml:"storage.keep_headers"`                // store each fetch's request and response heads (PageRecord.Wire)
+	CompressLevel int               `yaml:"storage.compress_level" check:"1..9"` // zlib level
 
 	// PageRank of the discovered graph during the crawl.
 	Rank           bool          `yaml:"pagerank.enabled"`
@@ -125,6 +130,7 @@ func (c Config) Robot() visit.Config {
 		SlowDownTries:    c.SlowDownTries,
 		Sitemaps:         c.Sitemaps,
 		WordHash:         c.WordHash,
+		Digest:           c.Digest,
 	}
 }
 
@@ -157,6 +163,7 @@ func Defaults() Config {
 		MaxHamming:       3,
 		MirrorEvidence:   3,
 		WordHash:         dedup.NewestWordHash,
+		Digest:           record.NewestDigest,
 		CompressLevel:    1,
 		Rank:             true,
 		RankEveryPages:   10000,

@@ -56,9 +56,10 @@ type Engine struct {
 	resolver Resolver
 	clock    clock.Clock
 	strategy frontier.Strategy
-	robot    *visit.Robot     // the local robots'
-	wordHash dedup.WordHash   // the crawl file's (crawlWordHash)
-	dispatch visit.Dispatcher // runs leases; the local robots unless SetDispatcher
+	robot    *visit.Robot      // the local robots'
+	wordHash dedup.WordHash    // the crawl file's (crawlWordHash)
+	digest   record.DigestKind // the crawl file's (crawlDigest)
+	dispatch visit.Dispatcher  // runs leases; the local robots unless SetDispatcher
 
 	// det is duplicate detection (nil when off); only the loop uses it.
 	det    *dedup.Detector
@@ -89,7 +90,8 @@ type Engine struct {
 
 // New prepares a crawl; Run starts it. resolver may be nil to use a dns.Cache
 // with the system's servers. It reads (and for a new file records) the
-// word hash of the store's fingerprints (crawlWordHash).
+// word hash of the store's fingerprints (crawlWordHash) and the function
+// of its content digests (crawlDigest).
 func New(cfg Config, store record.Store, resolver Resolver, clock clock.Clock) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -101,6 +103,9 @@ func New(cfg Config, store record.Store, resolver Resolver, clock clock.Clock) (
 	rc := cfg.Robot()
 	// The file's stored fingerprints decide how new ones are made.
 	if rc.WordHash, err = crawlWordHash(context.Background(), store, cfg.WordHash); err != nil {
+		return nil, err
+	}
+	if rc.Digest, err = crawlDigest(context.Background(), store, cfg.Digest); err != nil {
 		return nil, err
 	}
 	robot, err := visit.NewRobot(rc, clock)
@@ -124,6 +129,7 @@ func New(cfg Config, store record.Store, resolver Resolver, clock clock.Clock) (
 		strategy: strategy,
 		robot:    robot,
 		wordHash: rc.WordHash,
+		digest:   rc.Digest,
 		commit:   newCommitter(store, cfg.FlushEvery, cfg.FlushRecords, pending.committer),
 		pending:  pending,
 		results:  newPendingBytes(pending.results),
@@ -153,6 +159,10 @@ func (e *Engine) Robot() *visit.Robot { return e.robot }
 // every robot of the crawl, a cluster's slaves included, must make them
 // with.
 func (e *Engine) WordHash() dedup.WordHash { return e.wordHash }
+
+// Digest returns the function of the crawl file's content digests, which
+// a cluster's slaves must use too.
+func (e *Engine) Digest() record.DigestKind { return e.digest }
 
 // Pause stops new fetches: visits in flight end after their current page and
 // everything is written to the store.

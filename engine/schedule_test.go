@@ -140,7 +140,7 @@ func (w *tableWeb) run(l *visit.Lease, report func(visit.Result)) {
 		}
 		pr := &visit.PageResult{URL: q.URL, Depth: q.Depth, Record: record.PageRecord{
 			URL: q.ID, Site: l.Site, Fetched: w.now(), Status: p.status, Links: len(p.links),
-			Digest: record.Digest([]byte(q.URL))}}
+			Digest: record.NewestDigest.Sum([]byte(q.URL))}}
 		for _, u := range p.links {
 			if f, ok := w.scope(u, q.Depth+1); ok {
 				pr.Links = append(pr.Links, f)

@@ -1,7 +1,6 @@
 package record
 
 import (
-	"hash/crc64"
 	"time"
 
 	"lidi/engine/dedup"
@@ -81,7 +80,7 @@ type PageRecord struct {
 	Length       int64  // body bytes received (after content decoding)
 	Truncated    bool   // the body passed the size limit and was cut
 	Duration     time.Duration
-	Digest       uint64          // content digest of the body (engine.Digest, CRC-64 ECMA); 0 for no body
+	Digest       uint64          // content digest of the body under the crawl file's DigestKind; 0 for no body
 	Body         []byte          // body compressed with zlib; nil when not kept
 	Err          string          // fetch error, "" on success
 	Redirect     string          // Location of a 3xx, normalised
@@ -336,10 +335,3 @@ type CoveragePoint struct {
 	Coverage float64 // share of PageRank held by fetched pages (estimated)
 	Oracle   float64 // the same against the true PageRank, when known; -1 if not
 }
-
-var crcTable = crc64.MakeTable(crc64.ECMA)
-
-// Digest is the content digest of a page body kept in the store: CRC-64
-// (ECMA), fixed so that digests compare across runs and machines, and
-// several times faster than FNV on page-sized inputs.
-func Digest(body []byte) uint64 { return crc64.Checksum(body, crcTable) }

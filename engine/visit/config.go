@@ -7,6 +7,7 @@ import (
 
 	"lidi/engine/dedup"
 	"lidi/engine/fetch"
+	"lidi/engine/record"
 	"lidi/engine/scope"
 	"lidi/engine/urlnorm"
 )
@@ -30,6 +31,9 @@ type Config struct {
 	// WordHash: the crawl file's (0, dedup's newest, for a new one).
 	Fingerprint bool
 	WordHash    dedup.WordHash
+	// Digest makes each body's content digest: the crawl file's (0,
+	// record's newest, for a new one).
+	Digest record.DigestKind
 	// RecrawlThreshold is the number of simhash bits (of 64) a recrawled
 	// page may differ by and still count as unchanged (recrawl.threshold).
 	RecrawlThreshold int

@@ -344,7 +344,7 @@ func (r *Robot) fetchPage(ctx context.Context, sess *fetch.Session, q record.Que
 		}
 	}
 	if len(resp.Body) > 0 {
-		rec.Digest = record.Digest(resp.Body)
+		rec.Digest = r.cfg.Digest.Sum(resp.Body)
 	}
 	follow := true
 	if r.cfg.HonourMetaRobots {

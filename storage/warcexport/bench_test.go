@@ -38,7 +38,7 @@ func BenchmarkExport(b *testing.B) {
 		head := "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 8192\r\nServer: bench\r\n\r\n"
 		batch.URLs = append(batch.URLs, record.URLRecord{ID: uint64(i + 1), Site: 1, URL: u, Discovered: t0, State: record.URLQueued})
 		batch.Pages = append(batch.Pages, record.PageRecord{URL: uint64(i + 1), Site: 1, Fetched: t0, Status: 200, Length: int64(len(body)),
-			Digest: record.Digest(body), Body: zlibBytes(b, body), Wire: zlibBytes(b, []byte(req+head)), IP: "127.0.0.1"})
+			Digest: record.DigestCRC64.Sum(body), Body: zlibBytes(b, body), Wire: zlibBytes(b, []byte(req+head)), IP: "127.0.0.1"})
 		if i%3 == 0 {
 			recrawl.Pages = append(recrawl.Pages, record.PageRecord{URL: uint64(i + 1), Site: 1, Fetched: t0.Add(time.Hour), Status: 304, Recrawl: true,
 				Wire: zlibBytes(b, []byte(req+"HTTP/1.1 304 Not Modified\r\n\r\n")), IP: "127.0.0.1"})

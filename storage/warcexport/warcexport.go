@@ -114,7 +114,11 @@ func Export(ctx context.Context, src *storage.Captures, opt Options) (*Summary, 
 	if err != nil {
 		return nil, err
 	}
-	x := &exporter{opt: opt, sum: &Summary{Records: map[string]int64{}}, total: total}
+	digest, err := fileDigest(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	x := &exporter{opt: opt, sum: &Summary{Records: map[string]int64{}}, total: total, digest: digest}
 	x.open()
 	werr := x.run(ctx, src)
 	if err := x.close(); werr == nil {
@@ -147,6 +151,26 @@ type exporter struct {
 	prevEntry  *cdxEntry
 	written    int64 // bytes of the files closed
 	zlib       inflater
+	digest     record.DigestKind // the crawl file's: its fetches' digests compare with the bodies'
+}
+
+// fileDigest returns the function of the crawl file's content digests,
+// named in its meta table; a file that names none was written with
+// record.DigestCRC64.
+func fileDigest(ctx context.Context, src *storage.Captures) (record.DigestKind, error) {
+	meta, err := src.Meta(ctx)
+	if err != nil {
+		return 0, err
+	}
+	name, ok := meta[record.MetaDigest]
+	if !ok {
+		return record.DigestCRC64, nil
+	}
+	k, err := record.ParseDigestKind(name)
+	if err != nil {
+		return 0, fmt.Errorf("warcexport: %w", err)
+	}
+	return k, nil
 }
 
 // recordOptions make records WARC/1.1 with SHA-1 digests in base32, and
@@ -406,7 +430,7 @@ func (x *exporter) url(u *storage.CapturedURL) error {
 	}
 	var bodyDigest uint64
 	if len(body) > 0 {
-		bodyDigest = record.Digest(body)
+		bodyDigest = x.digest.Sum(body)
 	}
 	var (
 		last     *capture                // the latest response written

@@ -9,6 +9,7 @@ import (
 
 	"lidi/engine"
 	"lidi/engine/dedup"
+	"lidi/engine/record"
 	"lidi/engine/simweb"
 	"lidi/engine/simweb/simwebtest"
 	"lidi/storage"
@@ -122,18 +123,96 @@ func execSQL(t *testing.T, path, stmt string) {
 	}
 }
 
-// A crawl file whose word hash this lidi does not know (one a later lidi
-// wrote) is not crawled on: its fingerprints could not be made alike.
-func TestCrawlFileOfALaterWordHash(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "crawl.db")
-	setMeta(t, path, "dedup.word_hash", "mix128")
-	db, err := storage.Open(path, storage.Options{})
-	if err != nil {
-		t.Fatal(err)
+// A crawl file naming a word hash or a content digest this lidi does not
+// know (one a later lidi wrote) is not crawled on: its fingerprints or
+// digests could not be made alike.
+func TestCrawlFileOfALaterFunction(t *testing.T) {
+	for _, tt := range []struct{ key, name string }{
+		{"dedup.word_hash", "mix128"},
+		{record.MetaDigest, "sha3-64"},
+	} {
+		t.Run(tt.key, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "crawl.db")
+			setMeta(t, path, tt.key, tt.name)
+			db, err := storage.Open(path, storage.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			_, err = engine.New(crawlConfig([]string{"http://a.test/"}), db, nil, nil)
+			if err == nil || !strings.Contains(err.Error(), `"`+tt.name+`"`) {
+				t.Fatalf("engine.New: %v, want an error naming %q", err, tt.name)
+			}
+		})
 	}
-	defer db.Close()
-	_, err = engine.New(crawlConfig([]string{"http://a.test/"}), db, nil, nil)
-	if err == nil || !strings.Contains(err.Error(), `"mix128"`) {
-		t.Fatalf("engine.New: %v, want an error naming the word hash", err)
+}
+
+// A crawl file keeps the content digest its pages' digests were begun
+// with, since they are compared with later ones (exact duplicates, a
+// recrawled page's change, a WARC export's revisits): a new file records
+// storage.digest (the newest by default); a file written before the
+// digest had a name is continued with CRC-64. Each case crawls part of a
+// web, then continues the file, and checks the name recorded and every
+// stored digest against its body.
+func TestCrawlFileKeepsItsDigest(t *testing.T) {
+	t.Parallel()
+	srv := simwebtest.Start(t, simweb.Options{Seed: 5, Sites: 4, Pages: 120, PageSizeMedian: smallPages})
+	for _, tt := range []struct {
+		name string
+		old  bool              // a file of before: its first run's digests CRC-64's, and no name recorded
+		set  record.DigestKind // storage.digest (0: the default)
+		want record.DigestKind
+	}{
+		{"new file", false, 0, record.NewestDigest},
+		{"new file, storage.digest crc64-ecma", false, record.DigestCRC64, record.DigestCRC64},
+		{"file of before", true, 0, record.DigestCRC64},
+		{"file of before, storage.digest crc32c-crc32", true, record.DigestCRC32Pair, record.DigestCRC64},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "crawl.db")
+			if tt.old {
+				setMeta(t, path, record.MetaDigest, record.DigestCRC64.String())
+			}
+			cfg := crawlConfig(srv.SeedURLs(2))
+			cfg.Delay, cfg.MaxDelay = 0, 0
+			cfg.MaxPages = 30
+			cfg.Digest = tt.set
+			runCrawl(t, cfg, srv.DNSAddr(), path)
+			if tt.old {
+				execSQL(t, path, `DELETE FROM meta WHERE key = '`+record.MetaDigest+`'`)
+			}
+			cfg.MaxPages = 90
+			runCrawl(t, cfg, srv.DNSAddr(), path)
+
+			db, err := storage.Open(path, storage.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			ctx := context.Background()
+			if v, ok, err := db.Meta(ctx, record.MetaDigest); err != nil || !ok || v != tt.want.String() {
+				t.Fatalf("digest recorded %q (%v, %v), want %q", v, ok, err, tt.want)
+			}
+			checked := 0
+			eachRow(t, path, `SELECT id, url, digest FROM urls WHERE digest IS NOT NULL`, func(rows *sql.Rows) error {
+				var id, digest int64
+				var url string
+				if err := rows.Scan(&id, &url, &digest); err != nil {
+					return err
+				}
+				body, err := db.Page(ctx, uint64(id))
+				if err != nil {
+					return err
+				}
+				if got := tt.want.Sum(body); got != uint64(digest) {
+					t.Errorf("%s: stored digest %x, %v gives %x", url, uint64(digest), tt.want, got)
+				}
+				checked++
+				return nil
+			})
+			if checked < 60 {
+				t.Errorf("%d pages checked, want 60", checked)
+			}
+		})
 	}
 }
