@@ -37,32 +37,10 @@ func TestCrawlFileKeepsItsWordHash(t *testing.T) {
 		{"file of before, dedup.word_hash mix64", true, dedup.WordHashMix, dedup.WordHashFNV},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "crawl.db")
-			if tt.old {
-				// The first run makes FNV-1a's fingerprints, as lidi did
-				// before; the name is then taken out of the file.
-				setMeta(t, path, "dedup.word_hash", dedup.WordHashFNV.String())
-			}
-			cfg := crawlConfig(srv.SeedURLs(2))
-			cfg.Delay, cfg.MaxDelay = 0, 0
-			cfg.MaxPages = 30
-			cfg.WordHash = tt.set
-			runCrawl(t, cfg, srv.DNSAddr(), path)
-			if tt.old {
-				execSQL(t, path, `DELETE FROM meta WHERE key = 'dedup.word_hash'`)
-			}
-			cfg.MaxPages = 90
-			runCrawl(t, cfg, srv.DNSAddr(), path)
-
-			db, err := storage.Open(path, storage.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
+			// A file of before: FNV-1a's fingerprints, as lidi made them.
+			path, db := crawlTwice(t, srv, "dedup.word_hash", dedup.WordHashFNV.String(), tt.old, tt.want.String(),
+				func(cfg *engine.Config) { cfg.WordHash = tt.set })
 			ctx := context.Background()
-			if v, ok, err := db.Meta(ctx, "dedup.word_hash"); err != nil || !ok || v != tt.want.String() {
-				t.Fatalf("word hash recorded %q (%v, %v), want %q", v, ok, err, tt.want)
-			}
 			other := dedup.WordHashFNV
 			if tt.want == other {
 				other = dedup.WordHashMix
@@ -94,6 +72,39 @@ func TestCrawlFileKeepsItsWordHash(t *testing.T) {
 			}
 		})
 	}
+}
+
+// crawlTwice crawls part of srv's web into a new file, then continues the
+// file, with set applied to the configuration, and checks that the file
+// names want under key; it returns the file's path and the file, open
+// (closed at the test's end). With old, the first run is a file of
+// before: made under the function named legacy, whose name is then taken
+// out of the file.
+func crawlTwice(t *testing.T, srv *simweb.Server, key, legacy string, old bool, want string, set func(*engine.Config)) (string, *storage.DB) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "crawl.db")
+	if old {
+		setMeta(t, path, key, legacy)
+	}
+	cfg := crawlConfig(srv.SeedURLs(2))
+	cfg.Delay, cfg.MaxDelay = 0, 0
+	cfg.MaxPages = 30
+	set(&cfg)
+	runCrawl(t, cfg, srv.DNSAddr(), path)
+	if old {
+		execSQL(t, path, `DELETE FROM meta WHERE key = '`+key+`'`)
+	}
+	cfg.MaxPages = 90
+	runCrawl(t, cfg, srv.DNSAddr(), path)
+	db, err := storage.Open(path, storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if v, ok, err := db.Meta(context.Background(), key); err != nil || !ok || v != want {
+		t.Fatalf("%s recorded %q (%v, %v), want %q", key, v, ok, err, want)
+	}
+	return path, db
 }
 
 // setMeta records a meta value in the crawl file at path (created if
@@ -169,30 +180,9 @@ func TestCrawlFileKeepsItsDigest(t *testing.T) {
 		{"file of before, storage.digest crc32c-crc32", true, record.DigestCRC32Pair, record.DigestCRC64},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "crawl.db")
-			if tt.old {
-				setMeta(t, path, record.MetaDigest, record.DigestCRC64.String())
-			}
-			cfg := crawlConfig(srv.SeedURLs(2))
-			cfg.Delay, cfg.MaxDelay = 0, 0
-			cfg.MaxPages = 30
-			cfg.Digest = tt.set
-			runCrawl(t, cfg, srv.DNSAddr(), path)
-			if tt.old {
-				execSQL(t, path, `DELETE FROM meta WHERE key = '`+record.MetaDigest+`'`)
-			}
-			cfg.MaxPages = 90
-			runCrawl(t, cfg, srv.DNSAddr(), path)
-
-			db, err := storage.Open(path, storage.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
+			path, db := crawlTwice(t, srv, record.MetaDigest, record.DigestCRC64.String(), tt.old, tt.want.String(),
+				func(cfg *engine.Config) { cfg.Digest = tt.set })
 			ctx := context.Background()
-			if v, ok, err := db.Meta(ctx, record.MetaDigest); err != nil || !ok || v != tt.want.String() {
-				t.Fatalf("digest recorded %q (%v, %v), want %q", v, ok, err, tt.want)
-			}
 			checked := 0
 			eachRow(t, path, `SELECT id, url, digest FROM urls WHERE digest IS NOT NULL`, func(rows *sql.Rows) error {
 				var id, digest int64
