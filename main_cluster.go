@@ -365,7 +365,7 @@ func readTokenFile(path string, stdin io.Reader) (string, error) {
 // configuration, so that the slave fetches and extracts exactly as a local
 // robot of the master would. It never resolves a name.
 func slaveWork(settings []byte, halt func() bool) (cluster.Work, error) {
-	cfg, err := config.Parse(settings)
+	cfg, err := config.ParseSettings(settings)
 	if err != nil {
 		return nil, err
 	}

@@ -198,6 +198,15 @@ func (c *Config) Validate() error {
 	if err := keys.Check(c); err != nil {
 		return err
 	}
+	// The functions of a new file's values, which the file will name:
+	// one without a name (set from Go, out of range) would be recorded as
+	// a name no lidi reads, and the file refused at its next run.
+	if _, err := dedup.ParseWordHash(c.WordHash.String()); err != nil {
+		return &ConfigError{Key: "dedup.word_hash", Err: err}
+	}
+	if _, err := record.ParseDigestKind(c.Digest.String()); err != nil {
+		return &ConfigError{Key: "storage.digest", Err: err}
+	}
 	if c.MaxDelay < c.Delay {
 		return bad("politeness.max_delay", "must be at least politeness.delay (%s), got %s", c.Delay, c.MaxDelay)
 	}

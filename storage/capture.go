@@ -32,7 +32,7 @@ type Capture struct {
 	Status  int    // 0 when no response came
 	Recrawl bool   // the URL had been fetched before
 	Verdict string // fetch.Verdict's name ("not-modified", "same-digest", ...)
-	Digest  uint64 // record.Digest of the body; 0 for none
+	Digest  uint64 // the body's content digest, under the file's record.DigestKind; 0 for none
 	Length  int64  // body bytes received
 	Err     string // fetch error, "" on success
 	Wire    []byte // engine.PageRecord.Wire (zlib); nil when not kept

@@ -174,7 +174,9 @@ func TestUpgradeFromVersion9RowOrder(t *testing.T) {
 	}
 	db.Close()
 	dumps := []string{"SELECT " + urlsColumns + " FROM urls ORDER BY id", "SELECT from_id, to_ids FROM page_links ORDER BY from_id",
-		"SELECT * FROM links ORDER BY from_id, to_id", "SELECT * FROM meta ORDER BY key"}
+		"SELECT * FROM links ORDER BY from_id, to_id",
+		// less the functions' names, which version 12 adds to a file of before with pages (TestUpgradeNamesTheFunctions)
+		"SELECT * FROM meta WHERE key NOT IN ('dedup.word_hash', 'record.digest') ORDER BY key"}
 	dump := func() [][]string {
 		r := rawOpen(t, path)
 		defer r.Close()

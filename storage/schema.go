@@ -16,7 +16,7 @@ import (
 // SchemaVersion is the schema version this package writes and reads, kept in
 // PRAGMA user_version. A file with a higher version was written by a newer
 // lidi and is refused.
-const SchemaVersion = 11
+const SchemaVersion = 12
 
 // ApplicationID marks a lidi crawl file in the SQLite header (PRAGMA
 // application_id); it is "lidi" in ASCII.
@@ -168,6 +168,20 @@ var upgrades = [][]string{
 	linksPerPage[:],
 	rowOrder[:],
 	references[:],
+	functionNames[:],
+}
+
+// Version 12: the file names in its meta table the functions its stored
+// fingerprints and content digests were made with (dedup.word_hash,
+// record.digest), which the engine records when it first opens a file
+// and keeps from then on. A file of before with pages fetched gets the
+// names of the functions every lidi used before: FNV-1a and CRC-64 (a
+// session-37 file names its word hash already, which stays). The version
+// itself is the point: a lidi of before, which would read neither name,
+// refuses the file rather than add digests of another function to it.
+var functionNames = [...]string{
+	`INSERT OR IGNORE INTO meta (key, value) SELECT 'dedup.word_hash', 'fnv1a64' WHERE (SELECT value FROM meta WHERE key = 'count.pages') > 0`,
+	`INSERT OR IGNORE INTO meta (key, value) SELECT 'record.digest', 'crc64-ecma' WHERE (SELECT value FROM meta WHERE key = 'count.pages') > 0`,
 }
 
 // Version 11: a URL's row names its body and its links by their rows'

@@ -221,6 +221,33 @@ func (t *tap) Commit(ctx context.Context) error {
 	return nil
 }
 
+// metaStore is what the engine reads and records a crawl file's named
+// values with (storage.DB's meta table).
+type metaStore interface {
+	Meta(ctx context.Context, key string) (string, bool, error)
+	SetMeta(ctx context.Context, key, value string) error
+}
+
+// Meta and SetMeta give the engine Store's named values: hidden, as Write
+// and Commit were, they let the engine record neither the word hash nor
+// the digest its file's values were made with, and the file, kept with
+// --dir, was read later as one of before (found in review). Over a store
+// without them (a MemStore, new for each run) nothing is named and
+// nothing recorded.
+func (t *tap) Meta(ctx context.Context, key string) (string, bool, error) {
+	if m, ok := t.Store.(metaStore); ok {
+		return m.Meta(ctx, key)
+	}
+	return "", false, nil
+}
+
+func (t *tap) SetMeta(ctx context.Context, key, value string) error {
+	if m, ok := t.Store.(metaStore); ok {
+		return m.SetMeta(ctx, key, value)
+	}
+	return nil
+}
+
 // note records what b holds.
 func (r *recorder) note(b *record.Batch) {
 	r.mu.Lock()

@@ -22,8 +22,10 @@ import (
 
 	"lidi/engine"
 	"lidi/engine/cluster"
+	"lidi/engine/dedup"
 	"lidi/engine/dns"
 	"lidi/engine/keys"
+	"lidi/engine/record"
 )
 
 // File is config.yaml as read: the engine's keys (engine.Config), and the
@@ -150,6 +152,29 @@ func Parse(data []byte) (*File, error) {
 	}
 	if err != nil {
 		return nil, locate(err, "", lines)
+	}
+	return f, nil
+}
+
+// ParseSettings reads the settings a cluster's master published (its
+// configuration, Marshal's) as Parse does, but for the functions the
+// crawl file's stored values are made with: a master of before that
+// published no dedup.word_hash or storage.digest crawled a file of the
+// functions every lidi used before their names were recorded (FNV-1a,
+// CRC-64), not of the newest, which a slave would otherwise take.
+func ParseSettings(data []byte) (*File, error) {
+	f, lines, err := read(data, "")
+	if err == nil {
+		err = f.Check()
+	}
+	if err != nil {
+		return nil, locate(err, "", lines)
+	}
+	if _, ok := lines["dedup.word_hash"]; !ok {
+		f.WordHash = dedup.WordHashFNV
+	}
+	if _, ok := lines["storage.digest"]; !ok {
+		f.Digest = record.DigestCRC64
 	}
 	return f, nil
 }

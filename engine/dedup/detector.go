@@ -93,7 +93,7 @@ type Config struct {
 type Page struct {
 	ID      uint64 // the page's id (urlnorm.Fingerprint of its URL)
 	URL     string // the normalised URL
-	Digest  uint64 // content digest of the body (engine.Digest); 0 for no body
+	Digest  uint64 // content digest of the body (record.DigestKind.Sum, the crawl file's); 0 for no body
 	Simhash uint64 // Fingerprints.Text; 0 for none
 	Main    uint64 // Fingerprints.Main; 0 for the same as Simhash
 	NoURL   uint64 // Fingerprints.NoURL; 0 for the same as Simhash

@@ -15,7 +15,7 @@ import (
 
 var crcTable = crc64.MakeTable(crc64.ECMA)
 
-// digest is engine.Digest: CRC-64 ECMA of the body.
+// digest is a content digest as a crawl file's are (CRC-64 ECMA, record.DigestCRC64's): the detector compares them only for equality.
 func digest(body []byte) uint64 { return crc64.Checksum(body, crcTable) }
 
 // testVocab is 6,000 distinct pronounceable words; the first are the
