@@ -3,10 +3,13 @@ package fetch
 import (
 	"bytes"
 	stdflate "compress/flate"
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"runtime"
 	"testing"
 
@@ -40,7 +43,7 @@ func inflateInputs(t testing.TB) map[string][]byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return map[string][]byte{
+	inputs := map[string][]byte{
 		"empty":    {},
 		"one":      {'x'},
 		"short":    []byte("hello, hello, hello"),
@@ -53,6 +56,35 @@ func inflateInputs(t testing.TB) map[string][]byte {
 		"simweb":   w.Render(7),
 		"simweb2":  w.Render(150),
 	}
+	for i, page := range realPages(t) {
+		inputs[fmt.Sprintf("realweb-%d", i)] = page
+	}
+	return inputs
+}
+
+// realPages returns the real pages of testdata/realweb.
+func realPages(t testing.TB) [][]byte {
+	names, err := filepath.Glob("testdata/realweb/*.html.gz")
+	if err != nil || len(names) == 0 {
+		t.Fatal("no real pages", err)
+	}
+	var pages [][]byte
+	for _, name := range names {
+		z, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(z))
+		if err != nil {
+			t.Fatal(name, err)
+		}
+		page, err := io.ReadAll(zr)
+		if err != nil {
+			t.Fatal(name, err)
+		}
+		pages = append(pages, page)
+	}
+	return pages
 }
 
 // deflated compresses b the ways servers do: klauspost's levels (its
@@ -199,11 +231,72 @@ func FuzzInflate(f *testing.F) {
 	})
 }
 
+// FuzzInflateAnyBuffer decodes any stream with any output limit into a
+// buffer of any capacity holding bytes that are no output (fastCodes
+// writes past the output into the capacity, and reads and writes it
+// without bounds checks): what it decodes is what the streaming reader
+// decodes, to the limit.
+func FuzzInflateAnyBuffer(f *testing.F) {
+	for _, body := range inflateInputs(f) {
+		if len(body) > 20_000 {
+			continue
+		}
+		for _, z := range deflated(f, body) {
+			f.Add(z, uint32(len(body)), uint16(len(body)+fastRoom))
+			f.Add(z, uint32(len(body)/2), uint16(len(body)/3))
+		}
+	}
+	var inf inflater
+	f.Fuzz(func(t *testing.T, z []byte, limit uint32, capacity uint16) {
+		lim := int(limit % (1 << 20))
+		dst := bytes.Repeat([]byte{0xa5}, int(capacity))[:0]
+		out, n, err := inf.inflate(dst, z, lim)
+		want, wantN, werr := reference(z)
+		// The streaming reader's output before a failure is what it
+		// had flushed: then either may be a prefix of the other.
+		agree := bytes.HasPrefix(want, out) || werr != nil && bytes.HasPrefix(out, want)
+		switch {
+		case err == nil && (werr != nil || !bytes.Equal(out, want) || n != wantN || len(out) > lim):
+			t.Fatalf("inflate took it (%d bytes, %d in, limit %d), the reader: %v (%d bytes, %d in)", len(out), n, lim, werr, len(want), wantN)
+		case errors.Is(err, errLimit) && (len(out) != lim || !agree):
+			t.Fatalf("limited to %d: %d bytes, a prefix of the reader's %d (%v): %v", lim, len(out), len(want), werr, agree)
+		case (errors.Is(err, errShort) || errors.Is(err, errInflate)) && (len(out) > lim || !agree):
+			t.Fatalf("%v with %d bytes (limit %d); the reader: %v, %d bytes, neither a prefix of the other", err, len(out), lim, werr, len(want))
+		case err == nil, errors.Is(err, errShort), errors.Is(err, errInflate), errors.Is(err, errLimit):
+		default:
+			t.Fatalf("unexpected error %v", err)
+		}
+	})
+}
+
 // BenchmarkInflate decodes simweb's pages, deflated as simweb serves
 // them (level 1), with inflate and with the streaming reader, and ends
 // with a key=value line: CPU per page of each.
 func BenchmarkInflate(b *testing.B) {
-	pages := simwebDeflated(b)
+	benchInflate(b, "inflate", simwebDeflated(b))
+}
+
+// BenchmarkInflateRealweb decodes real pages (testdata/realweb: data.gov.uk,
+// a magazine, a blog, a university, the Jargon File; 8 pages, 7 to 95 KB)
+// deflated as simweb serves its own (klauspost's level 1) and as zlib's
+// default level does (compress/flate's 6), as BenchmarkInflate does.
+func BenchmarkInflateRealweb(b *testing.B) {
+	pages := realPages(b)
+	for _, c := range []struct {
+		name  string
+		coder func(io.Writer) io.WriteCloser
+	}{
+		{"klauspost-1", func(w io.Writer) io.WriteCloser { zw, _ := flate.NewWriter(w, 1); return zw }},
+		{"std-6", func(w io.Writer) io.WriteCloser { zw, _ := stdflate.NewWriter(w, 6); return zw }},
+	} {
+		b.Run(c.name, func(b *testing.B) { benchInflate(b, "inflate-realweb-"+c.name, coded(pages, c.coder)) })
+	}
+}
+
+// benchInflate decodes the deflate streams pages with inflate and with
+// the streaming reader, and ends with a key=value line that starts with
+// name: CPU per page of each.
+func benchInflate(b *testing.B, name string, pages [][]byte) {
 	decoded := 0
 	for _, z := range pages {
 		out, _, _ := new(inflater).inflate(nil, z, 1<<20)
@@ -236,8 +329,8 @@ func BenchmarkInflate(b *testing.B) {
 	n := float64(b.N * len(pages))
 	b.ReportMetric(ours/n/1000, "inflate_us_per_page")
 	b.ReportMetric(theirs/n/1000, "reader_us_per_page")
-	fmt.Printf("inflate pages=%d bytes_per_page=%d inflate_us_per_page=%.1f reader_us_per_page=%.1f\n",
-		len(pages), decoded/len(pages), ours/n/1000, theirs/n/1000)
+	fmt.Printf("%s pages=%d bytes_per_page=%d inflate_us_per_page=%.1f reader_us_per_page=%.1f\n",
+		name, len(pages), decoded/len(pages), ours/n/1000, theirs/n/1000)
 }
 
 // BenchmarkInflateTables reads the code lengths of the first block of
@@ -267,7 +360,7 @@ func BenchmarkInflateTables(b *testing.B) {
 }
 
 // simwebPages returns 200 of simweb's pages (seed 1), for benchmarks.
-func simwebPages(b *testing.B) [][]byte {
+func simwebPages(b testing.TB) [][]byte {
 	w, err := simweb.Generate(simweb.Options{Seed: 1, Sites: 100, Pages: 2000})
 	if err != nil {
 		b.Fatal(err)
@@ -281,22 +374,27 @@ func simwebPages(b *testing.B) [][]byte {
 
 // simwebDeflated returns simwebPages deflated as simweb serves them
 // (level 1).
-func simwebDeflated(b *testing.B) [][]byte {
+func simwebDeflated(b testing.TB) [][]byte {
 	return simwebCoded(b, func(w io.Writer) io.WriteCloser { zw, _ := flate.NewWriter(w, 1); return zw })
 }
 
 // simwebCoded returns simwebPages, each written through a writer from
 // coder.
-func simwebCoded(b *testing.B, coder func(io.Writer) io.WriteCloser) [][]byte {
-	var pages [][]byte
-	for _, page := range simwebPages(b) {
+func simwebCoded(b testing.TB, coder func(io.Writer) io.WriteCloser) [][]byte {
+	return coded(simwebPages(b), coder)
+}
+
+// coded returns pages, each written through a writer from coder.
+func coded(pages [][]byte, coder func(io.Writer) io.WriteCloser) [][]byte {
+	var out [][]byte
+	for _, page := range pages {
 		var z bytes.Buffer
 		zw := coder(&z)
 		zw.Write(page)
 		zw.Close()
-		pages = append(pages, z.Bytes())
+		out = append(out, z.Bytes())
 	}
-	return pages
+	return out
 }
 
 // randomCorpora returns n bodies of shapes drawn at random that take
