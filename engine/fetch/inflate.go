@@ -220,18 +220,19 @@ func buildTable(t []uint32, lens []uint8, root uint, kind tableKind) ([]uint32, 
 // whose literal's code leaves room in the index for a second literal's
 // whole code an entry of both. From the last entry down, so
 // that the entry the second code is read from (a lower index) is still
-// a single one.
+// a single one. Without a branch: which entries pair depends on the
+// codes, and the branches on it were half the table build's time in the
+// crawl's profile (s37.prof: 0.81 of 1.60 s).
 func pairLiterals(t []uint32, root uint) {
 	for i := len(t) - 1; i >= 0; i-- {
 		e := t[i]
-		if e&entLiteral == 0 {
-			continue
-		}
-		l1 := uint(e & entBits)
-		e2 := t[i>>l1]
-		if l2 := uint(e2 & entBits); e2&entLiteral != 0 && l1+l2 <= root {
-			t[i] = e&^(entBits|entCount) | 2<<entCountSh | uint32(l1+l2) | (e2>>entValSh&0xff)<<(entValSh+8)
-		}
+		l1 := e & entBits
+		e2 := t[uint(i)>>l1]
+		l2 := e2 & entBits
+		paired := e&^(entBits|entCount) | 2<<entCountSh | (l1 + l2) | (e2>>entValSh&0xff)<<(entValSh+8)
+		// All ones when both are literals and both codes fit the index.
+		mask := -(e & e2 & entLiteral >> 12) & uint32(int32(l1+l2-uint32(root)-1)>>31)
+		t[i] = e ^ (e^paired)&mask
 	}
 }
 
