@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math/bits"
 	"sync"
-	"unsafe"
 )
 
 // Why an inflater of our own: a page the server sent gzip-coded is
@@ -24,11 +23,7 @@ import (
 // holds two literals when both codes fit in its index; a length's or
 // distance's code and extra bits taken in one shift; the next code's
 // entry looked up before the refill and while a match is copied: 39 µs
-// (66 before, measured alongside on a loaded machine). Then the fast
-// loop's loads and stores without bounds checks (fastCodes says why each
-// is in bounds) and a match's first two words copied before its loop:
-// 36.7 µs (38.9), and 37.9 µs on real pages (45.5,
-// BenchmarkInflateRealweb).
+// (66 before, measured alongside on a loaded machine).
 //
 // It only decodes streams it can vouch for: an invalid stream, or one of
 // a form it leaves alone (an incomplete code other than a single
@@ -479,56 +474,36 @@ const fastRoom = 264
 // the match's end into room that the next codes overwrite. It returns
 // done with the block's end or an invalid code; otherwise codes goes on
 // from where it stopped.
-//
-// It reads and writes through unsafe pointers, without bounds checks
-// (each a compare and a branch, and the slices' lengths held in
-// registers the loop is short of; a loop over pointers that advance
-// instead of indexes was slower). Each access
-// is in bounds by the loop's invariants, said where they are kept: a turn
-// starts with pos <= last (16 bytes of input left; a turn loads 15 at
-// most) and o <= oEnd (fastRoom bytes of buffer past o); a table index is
-// masked to the primary table's size, or is a subtable's offset plus
-// bits masked to the subtable's size, both from entries buildTable wrote;
-// a match's distance is at least 1 and at most o.
 func (f *inflater) fastCodes(out []byte, limit int, lit, dist []uint32) (_ []byte, done bool, _ error) {
 	src, pos, bits, nbits := f.src, f.pos, f.bits, f.nbits
-	last := len(src) - 16 // pos's last value for a turn
-	if pos > last || len(lit) < 1<<litRoot || len(dist) < 1<<distRoot {
-		return out, false, nil
-	}
+	src = src[:len(src):len(src)] // load64's bounds check is against cap
+	litT := (*[1 << litRoot]uint32)(lit)
+	distT := (*[1 << distRoot]uint32)(dist)
 	buf := out[:cap(out)]
 	o := len(out)
-	oEnd := min(limit-258, len(buf)-fastRoom) // o's last value for a turn
-	if o > oEnd {
-		if o > limit-258 {
-			return out, false, nil
-		}
-		buf = growOutput(buf, o, limit)
-		oEnd = min(limit-258, len(buf)-fastRoom)
-	}
-	in := unsafe.Pointer(unsafe.SliceData(src))
-	ob := unsafe.Pointer(unsafe.SliceData(buf))
-	litT := unsafe.Pointer(unsafe.SliceData(lit))
-	distT := unsafe.Pointer(unsafe.SliceData(dist))
 	// Each turn of the loop starts with the entry of the next code looked
 	// up (e), from at least litRoot bits held: a refill leaves the bits
-	// held as they are, so the lookup need not wait for it.
-	bits |= load64(in, pos) << (nbits & 63)
-	pos += int(63-nbits) >> 3
-	nbits |= 56
-	e := entry(litT, bits&(1<<litRoot-1))
-	for pos <= last {
+	// held as they are, so the lookup need not wait for it. A turn loads
+	// the input twice at most, 15 bytes.
+	var e uint32
+	if pos+16 <= len(src) {
+		bits |= load64(src, pos) << (nbits & 63)
+		pos += int(63-nbits) >> 3
+		nbits |= 56
+		e = litT[bits&(1<<litRoot-1)]
+	}
+	oEnd := min(limit-258, len(buf)-fastRoom) // o's last value for a turn
+	for pos+16 <= len(src) {
 		if o > oEnd {
 			if o > limit-258 {
 				break
 			}
 			buf = growOutput(buf, o, limit)
-			ob = unsafe.Pointer(unsafe.SliceData(buf))
 			oEnd = min(limit-258, len(buf)-fastRoom)
 		}
 		// 56 bits hold a literal/length code (15) with its extra bits
 		// (5) and a distance code (15) with its own (13).
-		bits |= load64(in, pos) << (nbits & 63)
+		bits |= load64(src, pos) << (nbits & 63)
 		pos += int(63-nbits) >> 3
 		nbits |= 56
 		if e&entLiteral != 0 {
@@ -540,16 +515,16 @@ func (f *inflater) fastCodes(out []byte, limit int, lit, dist []uint32) (_ []byt
 			n := uint(e & entBits)
 			bits >>= n
 			nbits -= n
-			store16(ob, o, uint16(e>>entValSh))
+			store16(buf, o, uint16(e>>entValSh))
 			o += int(e >> entCountSh & 3)
-			e = entry(litT, bits&(1<<litRoot-1))
+			e = litT[bits&(1<<litRoot-1)]
 			continue
 		}
 		if e&entBase == 0 {
 			if e&entLink != 0 {
 				bits >>= litRoot
 				nbits -= litRoot
-				e = entry(litT, uint64(e>>entValSh)+bits&(1<<(e>>entCodeSh&0xf)-1))
+				e = lit[int(e>>entValSh)+int(bits&(1<<(e>>entCodeSh&0xf)-1))]
 			}
 			if e&entBase == 0 {
 				n := uint(e & entBits)
@@ -557,9 +532,9 @@ func (f *inflater) fastCodes(out []byte, limit int, lit, dist []uint32) (_ []byt
 				case e&entLiteral != 0:
 					bits >>= n
 					nbits -= n
-					*(*byte)(unsafe.Add(ob, o)) = byte(e >> entValSh)
+					buf[o] = byte(e >> entValSh)
 					o++
-					e = entry(litT, bits&(1<<litRoot-1))
+					e = litT[bits&(1<<litRoot-1)]
 					continue
 				case e&entEnd != 0:
 					bits >>= n
@@ -577,11 +552,11 @@ func (f *inflater) fastCodes(out []byte, limit int, lit, dist []uint32) (_ []byt
 		bits >>= n
 		nbits -= n
 		length := int(e>>entValSh) + int(saved&(1<<n-1)>>(e>>entCodeSh&0xf))
-		e = entry(distT, bits&(1<<distRoot-1))
+		e = distT[bits&(1<<distRoot-1)]
 		if e&entLink != 0 {
 			bits >>= distRoot
 			nbits -= distRoot
-			e = entry(distT, uint64(e>>entValSh)+bits&(1<<(e>>entCodeSh&0xf)-1))
+			e = dist[int(e>>entValSh)+int(bits&(1<<(e>>entCodeSh&0xf)-1))]
 		}
 		saved = bits
 		n = uint(e & entBits)
@@ -594,29 +569,26 @@ func (f *inflater) fastCodes(out []byte, limit int, lit, dist []uint32) (_ []byt
 			return out, true, err
 		}
 		// The next code's entry, looked up while the match is copied.
-		bits |= load64(in, pos) << (nbits & 63)
+		bits |= load64(src, pos) << (nbits & 63)
 		pos += int(63-nbits) >> 3
 		nbits |= 56
-		e = entry(litT, bits&(1<<litRoot-1))
+		e = litT[bits&(1<<litRoot-1)]
 		start := o - d
 		switch {
 		case d >= 8:
-			// Two words before the loop, whatever the length: most
-			// matches are 16 bytes or shorter, and their lengths vary
-			// too much for a loop's exit to be predicted.
-			store64(ob, o, load64(ob, start))
-			store64(ob, o+8, load64(ob, start+8))
-			for i := 16; i < length; i += 8 {
-				store64(ob, o+i, load64(ob, start+i))
+			// The first word before the loop: most matches are short.
+			store64(buf, o, load64(buf, start))
+			for i := 8; i < length; i += 8 {
+				store64(buf, o+i, load64(buf, start+i))
 			}
 		case d == 1:
-			v := uint64(*(*byte)(unsafe.Add(ob, start))) * 0x0101010101010101
+			v := uint64(buf[start]) * 0x0101010101010101
 			for i := 0; i < length; i += 8 {
-				store64(ob, o+i, v)
+				store64(buf, o+i, v)
 			}
 		default:
 			for i := range length {
-				*(*byte)(unsafe.Add(ob, o+i)) = *(*byte)(unsafe.Add(ob, start+i))
+				buf[o+i] = buf[start+i]
 			}
 		}
 		o += length
@@ -625,23 +597,20 @@ func (f *inflater) fastCodes(out []byte, limit int, lit, dist []uint32) (_ []byt
 	return buf[:o], false, nil
 }
 
-// load64, store64 and store16 read and write p+i, little-endian, and
-// entry returns entry i of the table at t: without bounds checks, for
-// fastCodes, whose invariants keep each in bounds.
-func load64(p unsafe.Pointer, i int) uint64 {
-	return binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(p, i))[:])
+// load64, store64 and store16 read and write b at i, little-endian,
+// checking i against b's capacity once (slicing to an array pointer)
+// rather than its length and then the bytes left, as
+// binary.LittleEndian's functions on b[i:] do.
+func load64(b []byte, i int) uint64 {
+	return binary.LittleEndian.Uint64((*[8]byte)(b[i : i+8])[:])
 }
 
-func store64(p unsafe.Pointer, i int, v uint64) {
-	binary.LittleEndian.PutUint64((*[8]byte)(unsafe.Add(p, i))[:], v)
+func store64(b []byte, i int, v uint64) {
+	binary.LittleEndian.PutUint64((*[8]byte)(b[i : i+8])[:], v)
 }
 
-func store16(p unsafe.Pointer, i int, v uint16) {
-	binary.LittleEndian.PutUint16((*[2]byte)(unsafe.Add(p, i))[:], v)
-}
-
-func entry(t unsafe.Pointer, i uint64) uint32 {
-	return *(*uint32)(unsafe.Add(t, i*4))
+func store16(b []byte, i int, v uint16) {
+	binary.LittleEndian.PutUint16((*[2]byte)(b[i : i+2])[:], v)
 }
 
 // codes decodes a block's codes with tables lit and dist, to its end:
