@@ -237,17 +237,19 @@ func wordAtMixLong(b []byte, i int) (uint64, int) {
 	var digits uint64
 	var cls *[0x10000]uint32 // bmpClasses, once needed
 word:
-	for {
-		stop, lower, d := asciiWord(load8(b, i))
-		digits |= d
-		if n := uint(bits.TrailingZeros64(stop)) >> 3; n > 0 {
+	for i < len(b) {
+		// One load tells an ASCII letter or digit (then up to eight of
+		// them are read at once), a character to decode, or the end.
+		switch v := fold[b[i]]; {
+		case int16(v) > 0:
+			stop, lower, d := asciiWord(load8(b, i))
+			digits |= d
+			n := uint(bits.TrailingZeros64(stop)) >> 3 // 1 to 8
 			m = m.add(lower, n)
-			if i += int(n); n == 8 {
-				continue
-			}
-		}
-		if i >= len(b) || fold[b[i]] != foldChar {
-			break
+			i += int(n)
+			continue
+		case v != foldChar:
+			break word
 		}
 		start := i
 		for i+1 < len(b) {
