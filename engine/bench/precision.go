@@ -45,6 +45,9 @@ type PrecisionOptions struct {
 	// CPUProfile, when not "", is where a CPU profile of the runs goes
 	// (the synthetic web's server included: it runs in this process).
 	CPUProfile string
+	// WordHash is the word hash of the runs' crawl files (0: dedup's
+	// newest), to compare detection under each.
+	WordHash dedup.WordHash
 }
 
 // The runs of the benchmark.
@@ -75,6 +78,7 @@ func (o *PrecisionOptions) RegisterFlags(fs *flag.FlagSet) {
 	progressFlag(fs, &o.ProgressInterval)
 	fs.IntVar(&o.Waste, "waste", 0, "list up to this many wasted URLs per trap")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the runs (the synthetic web's server included) to this file")
+	fs.TextVar(&o.WordHash, "word-hash", dedup.NewestWordHash, "the word hash of the runs' fingerprints (fnv1a64, mix64), as config.yaml's dedup.word_hash")
 }
 
 // Fetch is one page retrieved: its URL and the status it answered (0 when
@@ -332,8 +336,8 @@ func Precision(ctx context.Context, o PrecisionOptions, out io.Writer) ([]Precis
 	ws := web.Stats()
 	seedPages := web.Seeds(o.Seeds)
 	reach := web.ReachableUnique(seedPages)
-	fmt.Fprintf(out, "bench precision: simweb of %d sites, %d pages, %d trap sites per kind (%d sites with traps), seed %d; r=%d c=%d w=0; storage in %s\n",
-		ws.Sites, ws.Pages, o.Traps, ws.TrapSites, o.Seed, o.Robots, o.PagesPerVisit, dir)
+	fmt.Fprintf(out, "bench precision: simweb of %d sites, %d pages, %d trap sites per kind (%d sites with traps), seed %d; r=%d c=%d w=0; word hash %s; storage in %s\n",
+		ws.Sites, ws.Pages, o.Traps, ws.TrapSites, o.Seed, o.Robots, o.PagesPerVisit, o.WordHash.Or(), dir)
 	fmt.Fprintf(out, "ground truth: %d unique genuine contents reachable from %d seeds, %d of them more than 10 links away (at most %d)\n",
 		reach.Unique, len(seedPages), reach.BeyondDepth10, reach.MaxDistance)
 	srv, err := simweb.Start(ctx, web, simweb.ServerConfig{})
@@ -357,6 +361,7 @@ func Precision(ctx context.Context, o PrecisionOptions, out io.Writer) ([]Precis
 	var runs []PrecisionRun
 	for _, mode := range o.Modes {
 		cfg := benchConfig(seeds, o.Robots, o.PagesPerVisit)
+		cfg.WordHash = o.WordHash
 		switch mode {
 		case ModeLidi:
 			cfg.Detect = true
