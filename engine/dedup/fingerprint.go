@@ -291,6 +291,9 @@ func (f *fingerprinter) word(h uint64) {
 // endBlock ends the current text block: kept as main text when long
 // enough (and not furniture), else it counts for the whole text only.
 func (f *fingerprinter) endBlock() {
+	if f.nseg+f.segRun == 0 {
+		return // an empty block (tags in a row): count would change nothing
+	}
 	f.count(true)
 }
 
