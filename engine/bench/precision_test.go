@@ -3,7 +3,9 @@ package bench_test
 import (
 	"bytes"
 	"context"
+	"flag"
 	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -132,5 +134,41 @@ func TestPrecisionSmallWeb(t *testing.T) {
 		if l := lines[len(lines)-2+i]; !strings.HasPrefix(l, "mode="+mode+" pages=") || !strings.Contains(l, " detect_us_per_page=") {
 			t.Errorf("key=value line %q", l)
 		}
+	}
+}
+
+// -word-hash reaches the runs: the crawl file of a run names the word hash
+// its fingerprints were made with, the flag's, whichever it is.
+func TestPrecisionWordHash(t *testing.T) {
+	for _, name := range []string{"fnv1a64", "mix64"} {
+		t.Run(name, func(t *testing.T) {
+			var o bench.PrecisionOptions
+			fs := flag.NewFlagSet("precision", flag.ContinueOnError)
+			o.RegisterFlags(fs)
+			dir := t.TempDir()
+			if err := fs.Parse([]string{"-sites", "6", "-pages", "120", "-traps", "0", "-seeds", "2",
+				"-modes", bench.ModeLidi, "-progress", "1m", "-limit", "2m", "-dir", dir, "-word-hash", name}); err != nil {
+				t.Fatal(err)
+			}
+			o.OpenStore = func(path string) (record.Store, io.Closer, error) {
+				db, err := storage.Open(path, storage.Options{})
+				return db, db, err
+			}
+			var out bytes.Buffer
+			if _, err := bench.Precision(context.Background(), o, &out); err != nil {
+				t.Fatalf("%v\n%s", err, out.String())
+			}
+			db, err := storage.Open(filepath.Join(dir, "precision-"+bench.ModeLidi+".db"), storage.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if v, ok, err := db.Meta(context.Background(), "dedup.word_hash"); err != nil || v != name {
+				t.Errorf("the run's crawl file names word hash %q (%v, %v), want %q", v, ok, err, name)
+			}
+			if !strings.Contains(out.String(), "word hash "+name+";") {
+				t.Errorf("the report's first line does not name %s:\n%s", name, out.String())
+			}
+		})
 	}
 }
