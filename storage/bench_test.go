@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -42,6 +43,10 @@ func writeCalls() int64 {
 	return -1
 }
 
+// benchPageSize is the page size of BenchmarkApply's files (go test
+// -bench Apply -args -page-size 4096); 0 means pageSize's.
+var benchPageSize = flag.Int("page-size", 0, "page size of BenchmarkApply's database files; 0: lidi's")
+
 // BenchmarkApply applies batches as a crawl at full speed makes them: 200
 // pages, each with 30 links of which 5 lead to new URLs, a compressed body
 // per page, and the sites touched; and batches shaped as the default
@@ -74,7 +79,7 @@ func BenchmarkApply(b *testing.B) {
 	} {
 		name := fmt.Sprintf("pages=%d/links=%d/new=%d/body=%d/group=%d", bc.pages, bc.links, bc.news, bc.body, bc.group)
 		b.Run(name, func(b *testing.B) {
-			db, err := Open(filepath.Join(b.TempDir(), "crawl.db"), Options{})
+			db, err := Open(filepath.Join(b.TempDir(), "crawl.db"), Options{pageSize: *benchPageSize})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -219,20 +224,27 @@ func BenchmarkFetchHistory(b *testing.B) {
 
 // BenchmarkWALFrames counts what a crawled page writes to the WAL, by
 // table and index: the pages each commit dirtied, each written whole
-// (4 KiB) to the WAL and again by a checkpoint, whose cost follows the
+// to the WAL and again by a checkpoint, whose cost follows the
 // bytes copied. Batches are shaped as the default `lidi bench crawl`'s (80
 // pages, 13 links and one new URL a page, 8 KiB of body) and committed at
 // commitRecords-like transactions of 5,000 records (four batches); the WAL
 // does not start again during the run, so it holds every frame written,
 // and dbstat names the table or index of each frame's page. The counts,
-// unlike times, do not move with the machine's load: frames/page and
-// TABLE-frames/page (the five largest) compare two schemas.
+// unlike times, do not move with the machine's load: frames/page,
+// WAL-KiB/page and TABLE-frames/page (the five largest) compare two
+// schemas, or page sizes (a sub-benchmark each).
 func BenchmarkWALFrames(b *testing.B) {
+	for _, size := range []int{4096, 8192, 16384, 32768} {
+		b.Run(fmt.Sprintf("page=%d", size), func(b *testing.B) { walFramesBench(b, size) })
+	}
+}
+
+func walFramesBench(b *testing.B, pageSize int) {
 	const pages, perTx = 80, 4
 	for b.Loop() {
 		b.StopTimer()
 		path := filepath.Join(b.TempDir(), "crawl.db")
-		db, err := Open(path, Options{restartFrames: 1 << 40})
+		db, err := Open(path, Options{restartFrames: 1 << 40, pageSize: pageSize})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -292,6 +304,7 @@ func BenchmarkWALFrames(b *testing.B) {
 		b.StartTimer()
 		n := float64(counted * pages)
 		b.ReportMetric(float64(total)/n, "frames/page")
+		b.ReportMetric(float64(total*(pageSize+24))/n/1024, "WAL-KiB/page")
 		type kv struct {
 			name string
 			n    int

@@ -20,12 +20,12 @@ import (
 // a transaction open nearly all the time (it begins at the first Write
 // after a commit): the checkpointer's runs never left nothing behind at
 // such a moment, so the WAL only grew, and the writer's automatic
-// checkpoint (the safety net, at walAutocheckpoint frames) started it
+// checkpoint (the safety net, at walAutocheckpoint) started it
 // again from inside a commit, copying what the checkpointer had not (up to
 // 2 s of commits) and syncing the file with every page copied since the
 // last checkpoint that copied all: in the default `lidi bench crawl`
-// 12-21 commits of 0.25-0.9 s. So once the WAL holds restartFrames, the
-// checkpointer copies until at most tailFrames are left, syncs the file
+// 12-21 commits of 0.25-0.9 s. So once the WAL holds restartBytes, the
+// checkpointer copies until at most tailBytes are left, syncs the file
 // and the WAL, copies and syncs what came meanwhile, and asks the writer
 // (due) to copy the rest after its next commit (finish), before it begins
 // again. The writer's automatic checkpoint stays as the safety net.
@@ -33,11 +33,13 @@ type checkpointer struct {
 	conn  *sql.DB
 	every time.Duration // the least time between two runs: checkpointEvery
 	// restart is the WAL's frames from which the writer is asked to
-	// start it again: restartFrames.
+	// start it again: restartBytes.
 	restart int64
-	kick    chan struct{}
-	stop    chan struct{}
-	wg      sync.WaitGroup
+	// tail is the frames a run may leave for the writer: tailBytes.
+	tail int64
+	kick chan struct{}
+	stop chan struct{}
+	wg   sync.WaitGroup
 	// files are the database file and its WAL, opened for sync alone;
 	// the file's heldFile closes them once no connection of the process
 	// has the database open (closing a descriptor of the file drops
@@ -49,7 +51,7 @@ type checkpointer struct {
 	nanos  atomic.Int64          // time spent checkpointing
 	err    atomic.Pointer[error] // latest checkpoint's error, nil after a success
 
-	// due is set when the WAL holds at most tailFrames not copied back:
+	// due is set when the WAL holds at most tail frames not copied back:
 	// the writer's next commit copies them (finish) and the transaction
 	// after it starts the WAL again.
 	due atomic.Bool
@@ -57,16 +59,17 @@ type checkpointer struct {
 	tails, tailNanos atomic.Int64
 }
 
-// tailFrames is what a checkpoint may leave for the writer to copy after
-// its next commit (16 MiB), and tailRuns how many checkpoints the
-// checkpointer runs in a row to bring the WAL to it: each copies what the
-// writer committed during the one before. The WAL starts again once it
-// holds restartFrames (64 MiB): each start costs the writer a checkpoint
-// with its syncs, the automatic one starts it at walAutocheckpoint.
+// tailBytes is what a checkpoint may leave for the writer to copy after
+// its next commit, and tailRuns how many checkpoints the checkpointer runs
+// in a row to bring the WAL to it: each copies what the writer committed
+// during the one before. The WAL starts again once it holds restartBytes:
+// each start costs the writer a checkpoint with its syncs, the automatic
+// one starts it at walAutocheckpoint. Open turns them into frames of the
+// file's page size.
 const (
-	tailFrames    = 4096
-	tailRuns      = 4
-	restartFrames = 16384
+	tailBytes    = 16 << 20
+	tailRuns     = 4
+	restartBytes = 64 << 20
 )
 
 // checkpointEvery is the least time between two background checkpoints.
@@ -80,7 +83,7 @@ const (
 // the bodies, written once whatever the cadence.
 const checkpointEvery = 2 * time.Second
 
-func startCheckpointer(path string, h *heldFile, every time.Duration, restart int64) (*checkpointer, error) {
+func startCheckpointer(path string, h *heldFile, every time.Duration, restart, tail int64) (*checkpointer, error) {
 	conn, err := sql.Open("sqlite", dsn(path, "rw", "_pragma=busy_timeout(5000)"))
 	if err != nil {
 		return nil, err
@@ -91,7 +94,7 @@ func startCheckpointer(path string, h *heldFile, every time.Duration, restart in
 		conn.Close()
 		return nil, err
 	}
-	c := &checkpointer{conn: conn, every: every, restart: restart, kick: make(chan struct{}, 1), stop: make(chan struct{})}
+	c := &checkpointer{conn: conn, every: every, restart: restart, tail: tail, kick: make(chan struct{}, 1), stop: make(chan struct{})}
 	for _, p := range []string{path + "-wal", path} {
 		f, err := os.OpenFile(p, os.O_RDWR, 0)
 		if err != nil {
@@ -127,11 +130,11 @@ func (c *checkpointer) loop() {
 		var log, done int64
 		var err error
 		for range tailRuns {
-			if log, done, err = checkpoint(c.conn); err != nil || log-done <= tailFrames {
+			if log, done, err = checkpoint(c.conn); err != nil || log-done <= c.tail {
 				break
 			}
 		}
-		if err == nil && log >= c.restart && log-done <= tailFrames {
+		if err == nil && log >= c.restart && log-done <= c.tail {
 			// Synced, then what the writer committed meanwhile copied
 			// and synced: the writer's checkpoint syncs little more
 			// than its last commit.

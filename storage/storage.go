@@ -103,8 +103,8 @@ func (e *VersionError) Unwrap() error { return ErrNewerSchema }
 type Options struct {
 	// CacheSize is the writer connection's page cache in bytes; 0 means
 	// 16 MiB. Each byte of it costs about two of resident memory: the
-	// SQLite allocator rounds each cached page (4 KiB and its header) up
-	// to an 8 KiB slot. A larger cache keeps more of the URL table and
+	// SQLite allocator rounds each cached page (a page and its header) up
+	// to a slot of twice the page size. A larger cache keeps more of the URL table and
 	// the link index in memory, which matters once a crawl holds many
 	// millions of URLs; at 1,000,000 URLs 64 MiB was no faster than 32
 	// MiB in `lidi bench crawl` and cost 50 MB more RSS, and 16 MiB took
@@ -129,10 +129,12 @@ type Options struct {
 	diskFree func(path string) (int64, bool)
 	// copyBytes replaces copyBytes in tests (an estimate that falls short).
 	copyBytes func(int64) int64
-	// checkpointEvery and restartFrames replace the constants of the
-	// same names in tests when not 0.
+	// checkpointEvery replaces the constant of the same name in tests,
+	// and restartFrames restartBytes (in frames), when not 0.
 	checkpointEvery time.Duration
 	restartFrames   int64
+	// pageSize replaces pageSize for a new file in tests when not 0.
+	pageSize int
 }
 
 // DB is an open crawl database. Create one with Open; the zero value is not
@@ -204,10 +206,19 @@ func (db *DB) open(opt Options) error {
 		now = time.Now
 	}
 
-	if err := createFile(db.path, pageSize); err != nil {
+	newPage := pageSize
+	if opt.pageSize > 0 {
+		newPage = opt.pageSize
+	}
+	if err := createFile(db.path, newPage); err != nil {
 		return err
 	}
-	var err error
+	// The file's own page size: an older file keeps the one it was
+	// created with.
+	size, err := filePageSize(db.path, newPage)
+	if err != nil {
+		return err
+	}
 	if db.held, err = holdFile(db.path); err != nil {
 		return err
 	}
@@ -221,12 +232,12 @@ func (db *DB) open(opt Options) error {
 		// The checkpointer goroutine does the checkpoints; the
 		// writer's automatic one is the safety net (see checkpointer).
 		// After a checkpoint the WAL file is truncated to 256 MiB.
-		fmt.Sprintf("_pragma=wal_autocheckpoint(%d)", walAutocheckpoint),
+		fmt.Sprintf("_pragma=wal_autocheckpoint(%d)", walAutocheckpoint/size),
 		"_pragma=journal_size_limit(268435456)",
 		"_pragma=temp_store(MEMORY)",
 	}
 	if opt.MaxSize > 0 {
-		params = append(params, fmt.Sprintf("_pragma=max_page_count(%d)", max(opt.MaxSize/pageSize, 1)))
+		params = append(params, fmt.Sprintf("_pragma=max_page_count(%d)", max(opt.MaxSize/int64(size), 1)))
 	}
 	w, err := sql.Open("sqlite", dsn(db.path, "rwc", params...))
 	if err != nil {
@@ -262,14 +273,14 @@ func (db *DB) open(opt Options) error {
 		return fmt.Errorf("storage: prepare: %w", err)
 	}
 
-	every, restart := checkpointEvery, int64(restartFrames)
+	every, restart := checkpointEvery, int64(restartBytes/size)
 	if opt.checkpointEvery > 0 {
 		every = opt.checkpointEvery
 	}
 	if opt.restartFrames > 0 {
 		restart = opt.restartFrames
 	}
-	if db.ckpt, err = startCheckpointer(db.path, db.held, every, restart); err != nil {
+	if db.ckpt, err = startCheckpointer(db.path, db.held, every, restart, int64(tailBytes/size)); err != nil {
 		return fmt.Errorf("storage: open checkpointer: %w", err)
 	}
 
@@ -286,17 +297,35 @@ func (db *DB) open(opt Options) error {
 	return nil
 }
 
-// pageSize is the page size of new files. Larger pages made Apply slower:
-// a crawl dirties pages at random places of the URL and link B-trees, and
-// every dirty page is written whole to the WAL (with 16 KiB pages Apply
-// took about 40% longer).
-const pageSize = 4096
+// pageSize is the page size of new files; a file keeps the page size it
+// was created with (SQLite cannot change it in WAL mode), so a file made
+// by an older lidi stays at 4 KiB, and Open sizes what it counts in pages
+// (the size cap, the checkpoints' thresholds) by the file's own.
+//
+// 16 KiB rather than SQLite's 4: a crawl's largest writes are its bodies
+// (about 10 KiB compressed in the default `lidi bench crawl`), which at 4
+// KiB spill into overflow chains of 2-3 pages, each written to the WAL as
+// a frame of its own (two system calls, a checksum) and copied again by
+// the checkpoint; at 16 KiB a body is one cell of one page. A page at a
+// random place of the URL table or its ID index, which a fetch dirties,
+// costs four times the bytes but no more calls. In the default `lidi bench
+// crawl` (load 3.1-4.5, one profile each, 4 KiB then 16 KiB), storage's
+// CPU was 18.9 s against 15.7 (Write 7.87/7.09, Commit 5.65/4.75, the
+// checkpointer 4.37/2.94, Head 0.97/0.91); the whole crawl's CPU per 1,000
+// pages was within its noise (4 KiB 0.393 0.360 0.382, 16 KiB 0.371 0.377
+// 0.362 in three pairs at load 3-7). The file is 10% larger (12,410 bytes
+// a page against 11,240): a body shorter than a page, and longer than
+// what its last page has left, starts a page of its own. 8 KiB was no
+// better than 4 (0.392 against 0.393, one run), 32 KiB as 16 (0.365). In
+// BenchmarkApply, whose bodies are all 8 KiB (one a page at 16 KiB, the
+// file 57% larger), 16 KiB took 8% more CPU.
+const pageSize = 16 << 10
 
-// walAutocheckpoint is the WAL size, in pages, at which the writer
-// checkpoints by itself (256 MiB): well above what the checkpointer lets
-// the WAL reach between two of its runs (checkpointEvery), which at
-// 2,500 pages a second and 7 WAL pages a page is about 140 MiB.
-const walAutocheckpoint = 65536
+// walAutocheckpoint is the WAL size, in bytes, at which the writer
+// checkpoints by itself: well above what the checkpointer lets the WAL
+// reach between two of its runs (checkpointEvery), which at 3,000 pages a
+// second and 20 KiB of WAL a page is about 120 MiB.
+const walAutocheckpoint = 256 << 20
 
 // createFile creates an empty database file in WAL mode with the given page
 // size. SQLite fixes the page size when the first page is written, and
@@ -326,6 +355,26 @@ func createFile(path string, pageSize int) error {
 		return fmt.Errorf("storage: create %s: %w", path, err)
 	}
 	return nil
+}
+
+// filePageSize reads the page size of the database file at path from its
+// header (bytes 16-17, big-endian; 1 means 65536), or returns def for a
+// file that is not an SQLite database, which SQLite then refuses.
+func filePageSize(path string, def int) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("storage: %w", err)
+	}
+	defer f.Close()
+	var h [18]byte
+	if _, err := f.ReadAt(h[:], 0); err != nil || string(h[:16]) != "SQLite format 3\x00" {
+		return def, nil
+	}
+	n := int(h[16])<<8 | int(h[17])
+	if n == 1 {
+		n = 65536
+	}
+	return n, nil
 }
 
 // dsn builds a file: URI for path. mode is SQLite's mode parameter ("ro",

@@ -214,6 +214,52 @@ func TestReopenKeepsData(t *testing.T) {
 	}
 }
 
+// A new file has pages of pageSize; a file an older lidi made with pages
+// of 4 KiB keeps them, and what Open counts in pages (the size cap,
+// SQLite's max_page_count, and the checkpointer's thresholds) it counts
+// in the file's own, so the cap is the same number of bytes either way.
+func TestPageSizeOfTheFile(t *testing.T) {
+	const maxSize = 64 << 20
+	for _, tc := range []struct {
+		name    string
+		created int // page size the file is created with; 0: lidi's
+		want    int
+	}{
+		{"new", 0, pageSize},
+		{"older", olderPageSize, olderPageSize},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "crawl.db")
+			db, err := Open(path, Options{pageSize: tc.created})
+			if err != nil {
+				t.Fatal(err)
+			}
+			apply(t, db, record.Batch{Sites: []record.SiteRecord{site(1)}, URLs: []record.URLRecord{queued(7, 1, 0, 1)}})
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+			db, err = Open(path, Options{MaxSize: maxSize})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			size := queryInt(t, db.w, "PRAGMA page_size")
+			capPages := queryInt(t, db.w, "PRAGMA max_page_count")
+			if size != int64(tc.want) || capPages*size != maxSize {
+				t.Errorf("pages of %d bytes, at most %d of them (%d bytes); want pages of %d, %d bytes", size, capPages, capPages*size, tc.want, maxSize)
+			}
+			if db.ckpt.restart*size != restartBytes || db.ckpt.tail*size != tailBytes {
+				t.Errorf("the checkpointer restarts the WAL at %d frames and leaves %d, want %d and %d bytes of them",
+					db.ckpt.restart, db.ckpt.tail, restartBytes, tailBytes)
+			}
+			urls, _, _, err := db.Head(context.Background(), 1, 10)
+			if err != nil || len(urls) != 1 || urls[0].ID != 7 {
+				t.Errorf("Head after reopen = %+v, %v", urls, err)
+			}
+		})
+	}
+}
+
 func TestLocked(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "crawl.db")
 	db, err := Open(path, Options{})

@@ -5,19 +5,36 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"lidi/engine/record"
 )
 
+// olderPageSize is the page size of the files lidi wrote before it made
+// new ones with pages of pageSize.
+const olderPageSize = 4096
+
+// openOlder opens a new file with the page size of an older lidi's.
+func openOlder(t *testing.T) *DB {
+	t.Helper()
+	db, err := Open(filepath.Join(t.TempDir(), "crawl.db"), Options{Now: func() time.Time { return t0 }, pageSize: olderPageSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
 // version9File returns the path of a closed version 9 file that holds
 // orderBatches, and the bytes its urls and page_links take with their
-// indexes.
+// indexes, in pages of 4 KiB, as lidi wrote version 9.
 func version9File(t *testing.T) (string, int64) {
 	t.Helper()
-	db := openTest(t)
+	db := openOlder(t)
 	for _, b := range orderBatches() {
 		apply(t, db, b)
 	}
@@ -125,7 +142,7 @@ func TestUpgradeChecksItsCap(t *testing.T) {
 		refuse   bool
 		midCopy  bool // refused by SQLite during the copy, not up front
 	}{
-		{"a page short of the copy", version9File, nil, func(n int64) int64 { return copyBytes(n) - pageSize }, true, false},
+		{"a page short of the copy", version9File, nil, func(n int64) int64 { return copyBytes(n) - olderPageSize }, true, false},
 		{"the copy", version9File, nil, func(n int64) int64 { return copyBytes(n) }, false, false},
 		{"packed, the tables", packedVersion9File, nil, func(n int64) int64 { return n }, true, false},
 		{"packed, the copy", packedVersion9File, nil, func(n int64) int64 { return copyBytes(n) }, false, false},
@@ -134,7 +151,7 @@ func TestUpgradeChecksItsCap(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			path, tables := tc.file(t)
 			r := rawOpen(t, path)
-			used := (queryInt(t, r, "PRAGMA page_count") - queryInt(t, r, "PRAGMA freelist_count")) * pageSize
+			used := (queryInt(t, r, "PRAGMA page_count") - queryInt(t, r, "PRAGMA freelist_count")) * queryInt(t, r, "PRAGMA page_size")
 			r.Close()
 			capBytes := used + tc.room(tables)
 			db, err := Open(path, Options{MaxSize: capBytes, diskFree: roomy, copyBytes: tc.estimate})
@@ -172,7 +189,7 @@ func TestUpgradeChecksItsCap(t *testing.T) {
 // page_links take with their indexes.
 func packedVersion9File(t *testing.T) (string, int64) {
 	t.Helper()
-	db := openTest(t)
+	db := openOlder(t)
 	r := rand.New(rand.NewPCG(1, 2))
 	for b := range 4 {
 		var batch record.Batch
