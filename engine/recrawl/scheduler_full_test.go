@@ -137,30 +137,55 @@ func TestPlannerWorth(t *testing.T) {
 // spare, scored over a day. Given to the page a visit adds most freshness
 // to until its own turn, the free turns reached 0.979 to 0.983 of the
 // optimal freshness of the same requests, 0.986 to 0.988 now (0.970 to
-// 0.972 given to the page holding the next turn). While the site also discovers 350 lighter
-// pages (weights 60/i^0.6, from six hours before the day, one in each
-// turn its recrawls leave), the heaviest quarter of the 300 took nearly
-// every turn and the pages found almost none: 0.40 to 0.44 of the optimal
-// with the early holders' time lines moved to their visits, 0.90 to 0.93
-// with them kept and the free turns by the visit's gain, 0.982 to 0.987
-// now.
+// 0.972 given to the page holding the next turn). While the site also
+// discovers 350 lighter pages (weights 60/i^0.6, from six hours before
+// the day, one in each turn its recrawls leave), the heaviest quarter of
+// the 300 took nearly every turn and the pages found almost none: 0.40 to
+// 0.44 of the optimal with the early holders' time lines moved to their
+// visits, 0.90 to 0.93 with them kept and the free turns by the visit's
+// gain, 0.982 to 0.987 now.
+//
+// Those figures space each page's visits evenly; scored from the visits'
+// real times (timed), the discovering site lost 0.02 to 0.06 of the
+// optimal to their timing (0.920 to 0.964 on seeds 1 to 8), its heaviest
+// page once unvisited for 1 h 58 min on a plan of 36 min: Early booked a
+// free turn at the site's next free time by the plan's gap (twice the
+// politeness gap while discovering) where the site took it at once, so
+// the book ran ahead of the clock and the holder of its "next" turn went
+// hours before its time, planned again an interval after that time. Booked
+// when taken, and only while the book has a turn free: 0.969 to 0.978
+// timed, every page found.
 func TestSchedulerFreeTurnsByIndex(t *testing.T) {
 	cases := []struct {
 		name  string
 		found int // pages the site's discovery finds, from 14 h
-		min   float64
+		// min is the least share of the optimal freshness, with the
+		// visits evenly spaced and at their real times.
+		min, minTimed float64
 	}{
-		{name: "full", min: 0.983},
-		{name: "discovered", found: 350, min: 0.97},
+		{name: "full", min: 0.983, minTimed: 0.983},
+		{name: "discovered", found: 350, min: 0.97, minTimed: 0.965},
 	}
 	for _, tc := range cases {
 		for _, seed := range []uint64{1, 2, 3} {
-			got, total := fullSiteDay(seed, tc.found)
-			if total < 700 || got < tc.min {
-				t.Errorf("%s, seed %d: %d requests to the first 300 pages in a day of 1,440 turns, %.3f of the optimal freshness of as many; want 700 or more and %.3f or more", tc.name, seed, total, got, tc.min)
+			day := fullSiteDay(seed, tc.found)
+			if day.requests < 700 || day.ofOptimal < tc.min || day.timed < tc.minTimed || day.found < tc.found {
+				t.Errorf("%s, seed %d: %d requests to the first 300 pages in a day of 1,440 turns, %.3f of the optimal freshness of as many, %.3f at their real times (the heaviest page %v unvisited at most), %d of %d pages found; want 700 or more, %.3f, %.3f, and all found",
+					tc.name, seed, day.requests, day.ofOptimal, day.timed, day.longest, day.found, tc.found, tc.min, tc.minTimed)
 			}
 		}
 	}
+}
+
+// siteDay is what fullSiteDay measured: the first 300 pages' freshness
+// against the optimal allocation of as many requests, their visits
+// evenly spaced (ofOptimal) and at their real times (timed), the
+// heaviest page's longest time unvisited in the day, the requests, and
+// the pages discovery found.
+type siteDay struct {
+	ofOptimal, timed float64
+	longest          time.Duration
+	requests, found  int
 }
 
 // fullSiteDay runs a site of 300 pages (weights 300/i^0.9, a change every
@@ -168,8 +193,8 @@ func TestSchedulerFreeTurnsByIndex(t *testing.T) {
 // Scheduler, its discovery finding found pages (weights 60/i^0.6) one a
 // turn its recrawls leave from 14 h: it returns the first 300 pages'
 // freshness over the day from 20 h against the optimal allocation of as
-// many requests (each page's visits evenly spaced), and their requests.
-func fullSiteDay(seed uint64, found int) (ofOptimal float64, requests int) {
+// many requests (siteDay).
+func fullSiteDay(seed uint64, found int) (day siteDay) {
 	rng := rand.New(rand.NewPCG(seed, 9))
 	const (
 		gap = time.Minute
@@ -207,6 +232,13 @@ func fullSiteDay(seed uint64, found int) (ofOptimal float64, requests int) {
 	var queue []uint64
 	var served time.Time
 	visits := make([]int, n)
+	// timed is each page's expected fresh time in the window from its
+	// visits' real times, and last its last visit.
+	timed := make([]float64, n)
+	last := make([]time.Time, n)
+	for i := range last {
+		last[i] = t0
+	}
 	discovered, discovering := 0, false
 	const start, from, to = 14 * time.Hour, 20 * time.Hour, 44 * time.Hour
 	for d := time.Duration(0); d < to; d += 15 * time.Second {
@@ -237,7 +269,14 @@ func fullSiteDay(seed uint64, found int) (ofOptimal float64, requests int) {
 		s.Back(id)
 		if d >= from && id < n {
 			visits[id]++
-			requests++
+			day.requests++
+			timed[id] += freshFor(rate[id], last[id], maxTime(last[id], t0.Add(from)), now)
+			if id == 0 {
+				day.longest = max(day.longest, now.Sub(maxTime(last[id], t0.Add(from))))
+			}
+		}
+		if id < n {
+			last[id] = now
 		}
 	}
 	win := (to - from).Seconds()
@@ -245,11 +284,26 @@ func fullSiteDay(seed uint64, found int) (ofOptimal float64, requests int) {
 	for i := range n {
 		dem[i] = Demand{Rate: Rate(rate[i]), Weight: w[i]}
 	}
-	f := AllocateFrequencies(dem, []float64{math.Inf(1)}, float64(requests)/win)
-	var got, opt float64
+	f := AllocateFrequencies(dem, []float64{math.Inf(1)}, float64(day.requests)/win)
+	var got, opt, real float64
 	for i := range n {
 		got += w[i] * Freshness(Rate(rate[i]), float64(visits[i])/win)
 		opt += w[i] * Freshness(Rate(rate[i]), f[i])
+		end := t0.Add(to)
+		real += w[i] * (timed[i] + freshFor(rate[i], last[i], maxTime(last[i], t0.Add(from)), end)) / win
 	}
-	return got / opt, requests
+	day.longest = max(day.longest, t0.Add(to).Sub(maxTime(last[0], t0.Add(from))))
+	day.ofOptimal, day.timed, day.found = got/opt, real/opt, discovered
+	return day
+}
+
+// freshFor is the expected time, in seconds, a copy fetched at fetched of
+// a page changing at rate (a second, as a Poisson process) is fresh
+// between from and to (both at or after fetched).
+func freshFor(rate float64, fetched, from, to time.Time) float64 {
+	if !to.After(from) {
+		return 0
+	}
+	a, b := from.Sub(fetched).Seconds(), to.Sub(fetched).Seconds()
+	return (math.Exp(-rate*a) - math.Exp(-rate*b)) / rate
 }
