@@ -789,11 +789,14 @@ func (p *Planner) interval(pg *plannedPage) time.Duration {
 // full site's free turns raise its pages' frequencies. A turn less than
 // a gap before the next one goes to that turn's holder, which keeps its
 // time line. It reports false, and releases nothing, for a site not
-// full, whose book has no turn free at now (its last turn less than a
-// gap before, by the plan's gap), or without such a page among its next
-// turns.
+// full or without such a page among its next turns, and, when a turn
+// is worth something otherwise (floor > 0: a turn of the site's
+// discovery), for a site whose book has no turn free at now (its last
+// less than the plan's gap before): the plan gives the site's recrawls
+// only their share of its turns then, and its pages released by worth
+// (Scheduler) take more.
 //
-// The turn is booked at now, when the page goes: booked at the site's
+// The turn is booked at now, when the page goes. Booked at the site's
 // next free time by the plan's gap (twice the politeness gap while the
 // site is discovered) while the site took each at once, the book ran
 // ahead of the clock, a turn a call, and the holder of the "next" turn
@@ -831,7 +834,10 @@ func (p *Planner) Early(site string, now time.Time, floor float64) (uint64, bool
 		at = maxTime(at, ts[i].at.Add(gap))
 	}
 	if at.After(now) {
-		return 0, false // the book's turns are taken to past now
+		if floor > 0 {
+			return 0, false // the turn is discovery's, by the plan's share of them
+		}
+		at = now
 	}
 	// at is now. A page of a later turn moves to it only if the site's
 	// next turn leaves a gap after it.

@@ -169,6 +169,7 @@ func TestSchedulerFreeTurnsByIndex(t *testing.T) {
 	for _, tc := range cases {
 		for _, seed := range []uint64{1, 2, 3} {
 			day := fullSiteDay(seed, tc.found)
+			t.Logf("%s, seed %d: %d requests, %.3f of the optimal evenly spaced, %.3f timed, the heaviest page %v unvisited at most, %d found", tc.name, seed, day.requests, day.ofOptimal, day.timed, day.longest, day.found)
 			if day.requests < 700 || day.ofOptimal < tc.min || day.timed < tc.minTimed || day.found < tc.found {
 				t.Errorf("%s, seed %d: %d requests to the first 300 pages in a day of 1,440 turns, %.3f of the optimal freshness of as many, %.3f at their real times (the heaviest page %v unvisited at most), %d of %d pages found; want 700 or more, %.3f, %.3f, and all found",
 					tc.name, seed, day.requests, day.ofOptimal, day.timed, day.longest, day.found, tc.found, tc.min, tc.minTimed)
