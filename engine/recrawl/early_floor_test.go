@@ -7,12 +7,11 @@ import (
 )
 
 // A free turn of a site being discovered goes to a recrawl only if its
-// page is worth more than the turn brings otherwise (the floor, what the
-// site's discovery brought lately), whichever page takes it: the page
-// most overdue at the site's price (bestEarly) as well as the holder of
-// the next turn. A page that changes seldom and was fetched long ago is
-// the most overdue by price while its visit is worth little (its price
-// grows with the square of its copy's age, its worth with the age).
+// page's visit is worth more than the turn brings otherwise (the floor,
+// what the site's discovery is worth: DiscoveryFloor), whichever page
+// takes it: the page most overdue (bestEarly) as well as the holder of
+// the next turn. Above every page's price no page goes; just below the
+// highest, the page of that price goes.
 func TestEarlyFreeTurnKeepsTheFloor(t *testing.T) {
 	p := NewPlanner(PlannerOptions{InitialInterval: time.Hour, MinVisits: 2, MinInterval: time.Minute, Resolve: time.Minute})
 	t0 := plannerEpoch
@@ -22,7 +21,6 @@ func TestEarlyFreeTurnKeepsTheFloor(t *testing.T) {
 	for i := range fast {
 		p.Add(PageInfo{ID: uint64(i), Channel: ChannelID(fmt.Sprint("f", i%2)), Site: "a"}, t0)
 	}
-	// Its weight makes its visit worth far less than a fast page's.
 	p.Add(PageInfo{ID: slow, Channel: "s", Site: "a", Weight: 0.3}, t0)
 	for k := 1; k <= 3; k++ {
 		at := t0.Add(time.Duration(k) * time.Hour)
@@ -40,21 +38,22 @@ func TestEarlyFreeTurnKeepsTheFloor(t *testing.T) {
 	if !p.IsFull("a") {
 		t.Fatal("site a not full: the test's premise fails")
 	}
-	sp, _ := p.Page(slow)
-	ws, wf := p.Worth(slow, now), 0.0
-	for i := range fast {
-		wf = max(wf, p.Worth(uint64(i), now))
+	top, topID := 0.0, uint64(0)
+	for _, id := range append([]uint64{slow}, func() (ids []uint64) {
+		for i := range fast {
+			ids = append(ids, uint64(i))
+		}
+		return ids
+	}()...) {
+		if g := p.Price(id, now); g > top {
+			top, topID = g, id
+		}
 	}
-	s := p.sites["a"]
-	if best := p.bestEarly(s, now, 0); best == nil || best.info.ID != slow {
-		t.Fatalf("the slow page (rate %v, worth %.3f against the fast pages' %.3f at most) is not the most overdue: the test's premise fails", sp.Rate, ws, wf)
+	if _, ok := p.Early("a", now, top*1.01); ok {
+		t.Errorf("a page went early at a floor above every page's price (%.3g)", top)
 	}
-	floor := (ws + wf) / 2
-	id, ok := p.Early("a", now, floor)
-	if !ok {
-		t.Fatalf("no page went early at floor %.3f, want a fast page worth %.3f", floor, wf)
-	}
-	if got := p.Worth(id, now); got <= floor {
-		t.Errorf("page %d went early, worth %.3f at a floor of %.3f; want one worth more", id, got, floor)
+	id, ok := p.Early("a", now, top*0.99)
+	if !ok || id != topID {
+		t.Errorf("at a floor just under the highest price (%.3g, page %d), page %d went early (%v); want that page", top, topID, id, ok)
 	}
 }

@@ -11,10 +11,11 @@ import (
 // A site whose politeness binds the plan takes a request every gap when
 // its pages are worth more visits than that: the plan fills SiteLoad of
 // its turns, and the turns it leaves free go to its next pages early. A
-// site the plan does not fill gets no early visit. While a full site has
-// URLs to discover, each turn goes to whichever is worth more: a recrawl
-// (its weight times the chance it changed) or what the site's discovery
-// brought lately (the importance of the pages it found).
+// site the plan does not fill gets no early visit. While a site has URLs
+// to discover, each turn goes to whichever is worth more: a recrawl (its
+// Price) or a turn of discovery (DiscoveryFloor: what it has still to
+// find, by the importance of the pages it found lately, brought a turn
+// sooner).
 func TestSchedulerFullSiteTurnsByWorth(t *testing.T) {
 	const gap = time.Minute
 	cases := []struct {
@@ -37,8 +38,11 @@ func TestSchedulerFullSiteTurnsByWorth(t *testing.T) {
 		// go to the pages that lose most when moved).
 		{name: "not full", cost: 10 * time.Minute, min: 0.3, max: 0.47},
 		// Discovery finds pages of 40 in-links, the recrawls' pages have
-		// none: the recrawls take what discovery earns them, Share.
-		{name: "discovery worth more", cost: time.Second, discover: true, found: 40, min: 0.3, max: 0.5},
+		// none, and it has toFind URLs to go: a turn of it brings each a
+		// turn sooner, worth far more than any recrawl, and it takes the
+		// turns. (The credit rule, while a turn of discovery was weighed
+		// against one visit, gave the recrawls Share of them: 0.3 to 0.5.)
+		{name: "discovery worth more", cost: time.Second, discover: true, found: 40, min: 0, max: 0.05},
 		// Discovery finds nothing worth keeping: the recrawls take the
 		// turns.
 		{name: "recrawls worth more", cost: time.Second, discover: true, found: 0, min: 0.95, max: 1, early: true},
@@ -48,6 +52,9 @@ func TestSchedulerFullSiteTurnsByWorth(t *testing.T) {
 			const pages = 40
 			s, web, t0 := oneSite(pages, gap, tc.cost)
 			s.SetDiscovering("a", tc.discover)
+			if tc.discover {
+				s.ToDiscover("a", toFind)
+			}
 			// The site serves what was released in order, a request a gap
 			// apart, as the crawl's politeness does; a turn with nothing
 			// released goes to discovery, if it has URLs to discover.
@@ -87,11 +94,13 @@ func TestSchedulerFullSiteTurnsByWorth(t *testing.T) {
 	}
 }
 
-// A visit's worth is its page's weight in the plan times the chance it
-// changed since its copy, by its estimated rate: a page never seen to
-// change is worth little, one just fetched or one the Planner does not
-// know nothing.
-func TestPlannerWorth(t *testing.T) {
+// A visit's price is what its page's copy's age is worth at the
+// allocation's margin, (w/λ)·(1 − e^(−λa)(1 + λa)): the price at which a
+// page visited every a is optimal. A page never seen to change, one just
+// fetched and one the Planner does not know are worth nothing; of two
+// pages alike but for their weight, the heavier is worth more, and one as
+// heavy never seen to change less.
+func TestPlannerPrice(t *testing.T) {
 	p := NewPlanner(PlannerOptions{InitialInterval: time.Hour, MinVisits: 2, Resolve: time.Minute})
 	p.SetBudget(1)
 	p.Add(PageInfo{ID: 1, Channel: "c", Site: "a", Weight: 3}, plannerEpoch)
@@ -106,26 +115,30 @@ func TestPlannerWorth(t *testing.T) {
 	}
 	p.Solve(now.Add(time.Minute))
 	later := now.Add(90 * time.Minute)
+	price := func(w float64, r Rate, age float64) float64 {
+		x := float64(r) * age
+		return w / float64(r) * (1 - math.Exp(-x)*(1+x))
+	}
 	cases := []struct {
 		id   uint64
 		at   time.Time
 		want func(PagePlan) float64
 	}{
-		{1, later, func(pp PagePlan) float64 { return 3 * (1 - math.Exp(-float64(pp.Rate)*5400)) }},
-		{2, later, func(pp PagePlan) float64 { return 5 * (1 - math.Exp(-float64(pp.Rate)*5400)) }},
+		{1, later, func(pp PagePlan) float64 { return price(3, pp.Rate, 5400) }},
+		{2, later, func(pp PagePlan) float64 { return price(5, pp.Rate, 5400) }},
 		{2, now, func(PagePlan) float64 { return 0 }}, // just fetched
-		{3, later, func(pp PagePlan) float64 { return 5 * (1 - math.Exp(-float64(pp.Rate)*5400)) }},
+		{3, later, func(pp PagePlan) float64 { return price(5, pp.Rate, 5400) }},
 		{9, later, func(PagePlan) float64 { return 0 }}, // unknown
 	}
 	for _, tc := range cases {
 		pp, _ := p.Page(tc.id)
-		got, want := p.Worth(tc.id, tc.at), tc.want(pp)
-		if math.Abs(got-want) > 1e-9 {
-			t.Errorf("page %d at %v: worth %g, want %g", tc.id, tc.at.Sub(plannerEpoch), got, want)
+		got, want := p.Price(tc.id, tc.at), tc.want(pp)
+		if math.Abs(got-want) > 1e-9*math.Max(1, want) {
+			t.Errorf("page %d at %v: price %g, want %g", tc.id, tc.at.Sub(plannerEpoch), got, want)
 		}
 	}
-	if w1, w2, w3 := p.Worth(1, later), p.Worth(2, later), p.Worth(3, later); !(w1 > 0 && w2 > w1 && w3 < w2/4) {
-		t.Errorf("worths %g, %g and %g: want the heavier page worth more than the lighter, and the one never seen to change far less", w1, w2, w3)
+	if w1, w2, w3 := p.Price(1, later), p.Price(2, later), p.Price(3, later); !(w1 > 0 && w2 > w1 && w3 < w2) {
+		t.Errorf("prices %g, %g and %g: want the heavier page worth more than the lighter, and the one never seen to change less", w1, w2, w3)
 	}
 }
 
@@ -169,7 +182,7 @@ func TestSchedulerFreeTurnsByIndex(t *testing.T) {
 	for _, tc := range cases {
 		for _, seed := range []uint64{1, 2, 3} {
 			day := fullSiteDay(seed, tc.found)
-			t.Logf("%s, seed %d: %d requests, %.3f of the optimal evenly spaced, %.3f timed, the heaviest page %v unvisited at most, %d found", tc.name, seed, day.requests, day.ofOptimal, day.timed, day.longest, day.found)
+			t.Logf("%s, seed %d: %d requests, %.3f of the optimal evenly spaced, %.3f timed, the heaviest page %v unvisited at most, %d found (half by %v, all by %v)", tc.name, seed, day.requests, day.ofOptimal, day.timed, day.longest, day.found, day.half, day.done)
 			if day.requests < 700 || day.ofOptimal < tc.min || day.timed < tc.minTimed || day.found < tc.found {
 				t.Errorf("%s, seed %d: %d requests to the first 300 pages in a day of 1,440 turns, %.3f of the optimal freshness of as many, %.3f at their real times (the heaviest page %v unvisited at most), %d of %d pages found; want 700 or more, %.3f, %.3f, and all found",
 					tc.name, seed, day.requests, day.ofOptimal, day.timed, day.longest, day.found, tc.found, tc.min, tc.minTimed)
@@ -187,6 +200,9 @@ type siteDay struct {
 	ofOptimal, timed float64
 	longest          time.Duration
 	requests, found  int
+	// half and done are when discovery had found half its pages, and
+	// all (0 if it did not).
+	half, done time.Duration
 }
 
 // fullSiteDay runs a site of 300 pages (weights 300/i^0.9, a change every
@@ -248,6 +264,9 @@ func fullSiteDay(seed uint64, found int) (day siteDay) {
 			discovering = on
 			s.SetDiscovering("a", on)
 		}
+		if discovering {
+			s.ToDiscover("a", found-discovered)
+		}
 		queue = append(queue, s.Due(now, now)...)
 		if now.Sub(served) < gap || len(queue) == 0 && !discovering {
 			continue
@@ -257,6 +276,12 @@ func fullSiteDay(seed uint64, found int) (day siteDay) {
 			copy(n+discovered, now)
 			s.Discovered("a", uint64(n+discovered), true)
 			discovered++
+			if discovered == (found+1)/2 {
+				day.half = d
+			}
+			if discovered == found {
+				day.done = d
+			}
 			continue
 		}
 		id := queue[0]
@@ -308,3 +333,7 @@ func freshFor(rate float64, fetched, from, to time.Time) float64 {
 	a, b := from.Sub(fetched).Seconds(), to.Sub(fetched).Seconds()
 	return (math.Exp(-rate*a) - math.Exp(-rate*b)) / rate
 }
+
+// toFind is the URLs a test's site has to discover when it never runs out
+// of them.
+const toFind = 1000
