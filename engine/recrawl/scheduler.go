@@ -448,18 +448,24 @@ func (s *Scheduler) Due(now, rnow time.Time) []uint64 {
 	var out []uint64
 	// The sites with pages waiting, in the order they began to wait.
 	s.waitSites = slices.DeleteFunc(s.waitSites, func(w waitSite) bool {
+		// A page not worth its turn yet (its price under what a turn of
+		// discovery brings: mayRelease) waits, and the pages after it are
+		// released if they are: in order, it held them all back, so that a
+		// site being discovered recrawled none of its pages at all while
+		// its lightest due page was worth less than its discovery.
 		ss := w.ss
-		n := 0
-		for ; n < len(ss.waiting); n++ {
-			id := ss.waiting[n]
+		kept := ss.waiting[:0]
+		for _, id := range ss.waiting {
 			ok, byWorth := s.mayRelease(ss, w.name, id, rnow)
 			if !ok {
-				break
+				kept = append(kept, id)
+				continue
 			}
 			delete(s.waiting, id)
 			out = s.release(out, id, w.name, ss, byWorth)
 		}
-		ss.waiting = slices.Delete(ss.waiting, 0, n)
+		clear(ss.waiting[len(kept):])
+		ss.waiting = kept
 		ss.listed = len(ss.waiting) > 0
 		return !ss.listed
 	})
@@ -470,7 +476,7 @@ func (s *Scheduler) Due(now, rnow time.Time) []uint64 {
 		name := s.info[id].Site
 		ss := s.site(name)
 		ok, byWorth := false, false
-		if len(ss.waiting) == 0 {
+		if _, weighed := ss.weighed(); len(ss.waiting) == 0 || weighed {
 			ok, byWorth = s.mayRelease(ss, name, id, rnow)
 		}
 		if !ok {
@@ -512,7 +518,9 @@ func (s *Scheduler) Due(now, rnow time.Time) []uint64 {
 				break
 			}
 		}
-		if ss.out > 0 || len(ss.waiting) > 0 {
+		// Its pages waiting, on a site whose discovery is weighed, are
+		// those not worth a turn: they leave it free.
+		if _, weighed := ss.weighed(); ss.out > 0 || len(ss.waiting) > 0 && !weighed {
 			continue
 		}
 		floor := 0.0

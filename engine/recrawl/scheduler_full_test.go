@@ -170,8 +170,13 @@ func TestPlannerPrice(t *testing.T) {
 // timed, every page found.
 func TestSchedulerFreeTurnsByIndex(t *testing.T) {
 	cases := []struct {
-		name  string
-		found int // pages the site's discovery finds, from 14 h
+		name string
+		// found is the pages the site's discovery has to find, from 14 h:
+		// all but 1% must be found by 44 h. Discovery weighed against the
+		// recrawls (DiscoveryFloor) finds the last, lightest pages late,
+		// as their worth falls below the recrawls'; one that stopped
+		// discovering found 117 to 125 (session 36, worth alone).
+		found int
 		// min is the least share of the optimal freshness, with the
 		// visits evenly spaced and at their real times.
 		min, minTimed float64
@@ -183,8 +188,8 @@ func TestSchedulerFreeTurnsByIndex(t *testing.T) {
 		for _, seed := range []uint64{1, 2, 3} {
 			day := fullSiteDay(seed, tc.found)
 			t.Logf("%s, seed %d: %d requests, %.3f of the optimal evenly spaced, %.3f timed, the heaviest page %v unvisited at most, %d found (half by %v, all by %v)", tc.name, seed, day.requests, day.ofOptimal, day.timed, day.longest, day.found, day.half, day.done)
-			if day.requests < 700 || day.ofOptimal < tc.min || day.timed < tc.minTimed || day.found < tc.found {
-				t.Errorf("%s, seed %d: %d requests to the first 300 pages in a day of 1,440 turns, %.3f of the optimal freshness of as many, %.3f at their real times (the heaviest page %v unvisited at most), %d of %d pages found; want 700 or more, %.3f, %.3f, and all found",
+			if day.requests < 700 || day.ofOptimal < tc.min || day.timed < tc.minTimed || day.found < tc.found-tc.found/100 {
+				t.Errorf("%s, seed %d: %d requests to the first 300 pages in a day of 1,440 turns, %.3f of the optimal freshness of as many, %.3f at their real times (the heaviest page %v unvisited at most), %d of %d pages found; want 700 or more, %.3f, %.3f, and all found but 1%%",
 					tc.name, seed, day.requests, day.ofOptimal, day.timed, day.longest, day.found, tc.found, tc.min, tc.minTimed)
 			}
 		}
