@@ -209,39 +209,64 @@ func (p *Planner) SetSiteGap(site string, gap time.Duration) {
 	}
 }
 
-// discovery is what a site's discovery has still to find: the importance
-// of its pages still to fetch for the first time, summed, and how far
+// discovery is what a site's discovery has still to find: n pages still
+// to fetch for the first time, each of importance weight, and how far
 // apart its turns come, the last at last.
 type discovery struct {
 	weight  float64
+	n       int
 	spacing time.Duration
 	last    time.Time
 }
 
-// SetDiscovery tells what site's discovery has still to find: weight is
-// the importance of its URLs still to fetch for the first time, summed
-// (each the mean of what its discovery found lately, a page not kept
-// counting 0), its turns come spacing apart, and the last came at last.
-// A weight of 0 is for a site with nothing to discover, or whose
-// discovery's worth is not known yet.
+// SetDiscovery tells what site's discovery has still to find: n URLs
+// still to fetch for the first time, each of importance weight (the mean
+// of what its discovery found lately, a page not kept counting 0); its
+// turns come spacing apart, and the last came at last. A weight or n of
+// 0 is for a site with nothing to discover, or whose discovery's worth is
+// not known yet.
 //
 // A page found keeps a copy from then on, fresh until its first change,
 // then recrawled in turn (fresh F of the time, what its site's planned
-// pages expect, weighted as the crawl's freshness is); so a turn of discovery moves every page still to find a
-// turn of discovery sooner, each with a copy for that time a:
-// a = max(spacing, the time since last), a turn worth
-// weight·((1−F)·(1 − e^(−λa))/λ + F·a), λ the site's mean rate
-// (DiscoveryFloor). A turn a
-// recrawl takes is worth its page's Price: its catch lasts only until
+// pages expect, weighted as the crawl's freshness is); so a turn of
+// discovery moves the pages still to find a turn of discovery sooner,
+// each with a copy for that time a: a = max(spacing, the time since
+// last), a turn worth n'·weight·((1−F)·(1 − e^(−λa))/λ + F·a), λ the
+// site's mean rate (DiscoveryFloor). Only the pages found within the
+// horizon 1/λ count, n' = min(n, 1/(λ·spacing)) (discoveryReach). A turn
+// a recrawl takes is worth its page's Price: its catch lasts only until
 // the page's next change, and the visits the plan gives the page come
 // anyway. So the site's pages are planned only while a visit is worth
 // more than a turn of discovery at the margin, and the turns they leave
 // go to discovery; the longer discovery waits for a turn, the more the
 // next is worth, so it is never left without.
-func (p *Planner) SetDiscovery(site string, weight float64, spacing time.Duration, last time.Time) {
-	if s := p.site(site); p.disc[s] != (discovery{weight, spacing, last}) {
-		p.disc[s], p.dirty = discovery{weight, spacing, last}, true
+func (p *Planner) SetDiscovery(site string, weight float64, n int, spacing time.Duration, last time.Time) {
+	if s, d := p.site(site), (discovery{weight, n, spacing, last}); p.disc[s] != d {
+		p.disc[s], p.dirty = d, true
 	}
+}
+
+// discoveryReach is how many of n pages still to find a turn of
+// discovery brings sooner within the horizon 1/lam (in seconds), its
+// turns spacing apart: min(n, 1/(lam·spacing)), and n where either is
+// unknown (0).
+//
+// Delaying discovery by a turn delays each page still to find by that
+// turn, but a page found beyond the horizon is not the turn's to count:
+// the horizon is that of a recrawl's own gain (a Price is at most w/λ,
+// its catch lasting until the page's next change), and past it the same
+// choice comes round again. Counted whole, a backlog growing as it is
+// found (a site mid-crawl has thousands) made a turn of discovery worth
+// more than any visit, and the site recrawled nothing, the hubs whose
+// changes link its new pages included (TestSchedulerBacklogKeepsRecrawls).
+// With an unbounded backlog a turn is worth about one page's copy over
+// the horizon (1/(λ·spacing) pages each a spacing sooner), as a visit is
+// worth its page's catch over the same.
+func discoveryReach(n int, lam float64, spacing time.Duration) float64 {
+	if lam <= 0 || spacing <= 0 {
+		return float64(n)
+	}
+	return min(float64(n), 1/(lam*spacing.Seconds()))
 }
 
 // DiscoveryFloor returns what a turn of site's discovery was worth at the
@@ -768,15 +793,16 @@ func (p *Planner) Solve(now time.Time) {
 	}
 	for s, d := range p.disc {
 		p.floors[s] = 0
-		if d.weight <= 0 {
+		if d.weight <= 0 || d.n <= 0 {
 			continue
 		}
 		a := max(d.spacing, now.Sub(d.last)).Seconds()
 		first := a // fresh until its first change
-		if lam := rates[s] / float64(max(n[s], 1)); lam > 0 {
+		lam := rates[s] / float64(max(n[s], 1))
+		if lam > 0 {
 			first = -math.Expm1(-lam*a) / lam
 		}
-		p.floors[s] = d.weight * (first + p.fresh[s]*(a-first))
+		p.floors[s] = discoveryReach(d.n, lam, d.spacing) * d.weight * (first + p.fresh[s]*(a-first))
 	}
 	f := allocate(demands, caps, p.floors, math.Max(budget, 0))
 

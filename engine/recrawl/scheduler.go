@@ -210,9 +210,9 @@ func (s *Scheduler) ToDiscover(site string, n int) {
 func (s *Scheduler) discovery(name string, ss *schedSite) {
 	var weight float64
 	if w, ok := ss.weighed(); ok {
-		weight = w * float64(ss.toDiscover)
+		weight = w
 	}
-	s.pl.SetDiscovery(name, weight, time.Duration(ss.spacing.avg*float64(time.Second)), ss.lastFound)
+	s.pl.SetDiscovery(name, weight, ss.toDiscover, time.Duration(ss.spacing.avg*float64(time.Second)), ss.lastFound)
 	s.siteGap(name)
 }
 
