@@ -161,6 +161,11 @@ func (s *Scheduler) SetDiscovering(site string, on bool) {
 		// and banking Ahead again at each switch would let a site whose new
 		// URLs come one at a time (a feed) release Ahead recrawls for each.
 		ss.discovering = on
+		if on && !ss.lastFound.IsZero() {
+			// The time it had nothing to discover is no time between
+			// its turns of discovery (Discovered's spacing).
+			ss.lastFound = s.pl.now
+		}
 		s.discovery(site, ss)
 	}
 }
