@@ -232,8 +232,9 @@ type discovery struct {
 // discovery moves the pages still to find a turn of discovery sooner,
 // each with a copy for that time a: a = max(spacing, the time since
 // last), a turn worth n'·weight·((1−F)·(1 − e^(−λa))/λ + F·a), λ the
-// site's mean rate (DiscoveryFloor). Only the pages found within the
-// horizon 1/λ count, n' = min(n, 1/(λ·spacing)) (discoveryReach). A turn
+// site's mean rate (DiscoveryFloor). Only the pages its turns could find
+// within the horizon 1/λ count, n' = min(n, 1/(λ·gap)), gap the site's
+// (discoveryReach). A turn
 // a recrawl takes is worth its page's Price: its catch lasts only until
 // the page's next change, and the visits the plan gives the page come
 // anyway. So the site's pages are planned only while a visit is worth
@@ -247,9 +248,10 @@ func (p *Planner) SetDiscovery(site string, weight float64, n int, spacing time.
 }
 
 // discoveryReach is how many of n pages still to find a turn of
-// discovery brings sooner within the horizon 1/lam (in seconds), its
-// turns spacing apart: min(n, 1/(lam·spacing)), and n where either is
-// unknown (0).
+// discovery brings sooner within the horizon 1/lam (in seconds), on a
+// site taking a request a gap apart: those its turns could find within
+// it, min(n, 1/(lam·gap)), at least one (the turn's own), and n where lam
+// or gap is unknown (0).
 //
 // Delaying discovery by a turn delays each page still to find by that
 // turn, but a page found beyond the horizon is not the turn's to count:
@@ -259,14 +261,17 @@ func (p *Planner) SetDiscovery(site string, weight float64, n int, spacing time.
 // found (a site mid-crawl has thousands) made a turn of discovery worth
 // more than any visit, and the site recrawled nothing, the hubs whose
 // changes link its new pages included (TestSchedulerBacklogKeepsRecrawls).
-// With an unbounded backlog a turn is worth about one page's copy over
-// the horizon (1/(λ·spacing) pages each a spacing sooner), as a visit is
-// worth its page's catch over the same.
-func discoveryReach(n int, lam float64, spacing time.Duration) float64 {
-	if lam <= 0 || spacing <= 0 {
+// The reach is counted at the site's own pace, a page a gap, not at the
+// pace its discovery was given lately: that pace falls as recrawls take
+// the turns, and a reach counted by it fell with it, so that discovery
+// lost more turns the more it had lost (a site of 11 heavy pages changing
+// every 2 h and a turn every 20 min found 10 of 300 pages in 36 h, 1 in
+// the last day: TestSchedulerSlowSiteBacklogSharesTurns).
+func discoveryReach(n int, lam float64, gap time.Duration) float64 {
+	if lam <= 0 || gap <= 0 {
 		return float64(n)
 	}
-	return min(float64(n), 1/(lam*spacing.Seconds()))
+	return min(float64(n), max(1, 1/(lam*gap.Seconds())))
 }
 
 // DiscoveryFloor returns what a turn of site's discovery was worth at the
@@ -802,7 +807,7 @@ func (p *Planner) Solve(now time.Time) {
 		if lam > 0 {
 			first = -math.Expm1(-lam*a) / lam
 		}
-		p.floors[s] = discoveryReach(d.n, lam, d.spacing) * d.weight * (first + p.fresh[s]*(a-first))
+		p.floors[s] = discoveryReach(d.n, lam, p.gaps[s]) * d.weight * (first + p.fresh[s]*(a-first))
 	}
 	f := allocate(demands, caps, p.floors, math.Max(budget, 0))
 
