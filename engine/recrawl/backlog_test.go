@@ -33,8 +33,6 @@ func TestSchedulerBacklogKeepsRecrawls(t *testing.T) {
 		}
 		s.SetDiscovering("a", true)
 		s.ToDiscover("a", backlog)
-		var queue []uint64
-		var served time.Time
 		newID := uint64(1000)
 		last := map[uint64]time.Time{}
 		for _, id := range heavy {
@@ -43,25 +41,8 @@ func TestSchedulerBacklogKeepsRecrawls(t *testing.T) {
 		const from, to = 3 * time.Hour, 13 * time.Hour
 		var longest time.Duration
 		heavyVisits, visits, discoveries := 0, 0, 0
-		for d := time.Duration(0); d < to; d += 5 * time.Second {
+		siteTurns(s, web, t0, gap, to, func(d time.Duration, id uint64) {
 			now := t0.Add(d)
-			queue = append(queue, s.Due(now, now)...)
-			if now.Sub(served) < gap {
-				continue
-			}
-			served = now
-			if len(queue) == 0 {
-				newID++
-				s.Links(newID-1, []uint64{newID})
-				s.Discovered("a", newID, true)
-				if d >= from {
-					discoveries++
-				}
-				continue
-			}
-			id := queue[0]
-			queue = queue[1:]
-			web.fetch(s, id, now)
 			if d >= from {
 				visits++
 			}
@@ -72,7 +53,14 @@ func TestSchedulerBacklogKeepsRecrawls(t *testing.T) {
 				}
 				last[id] = now
 			}
-		}
+		}, func(d time.Duration) {
+			newID++
+			s.Links(newID-1, []uint64{newID})
+			s.Discovered("a", newID, true)
+			if d >= from {
+				discoveries++
+			}
+		})
 		for _, id := range heavy {
 			longest = max(longest, t0.Add(to).Sub(last[id]))
 		}

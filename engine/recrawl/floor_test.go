@@ -21,33 +21,21 @@ func TestSchedulerFloorNearZero(t *testing.T) {
 		s, web, t0 := oneSite(pages, gap, time.Second)
 		s.SetDiscovering("a", true)
 		s.ToDiscover("a", toFind)
-		var queue []uint64
-		var served time.Time
 		recrawls, newID, discoveries := 0, uint64(1000), 0
 		const from, to = 3 * time.Hour, 13 * time.Hour
-		for d := time.Duration(0); d < to; d += 5 * time.Second {
-			now := t0.Add(d)
-			queue = append(queue, s.Due(now, now)...)
-			if now.Sub(served) < gap {
-				continue
-			}
-			served = now
-			if len(queue) == 0 {
-				newID++
-				kept := discoveries < keptFirst
-				if kept {
-					s.Links(0, []uint64{newID})
-				}
-				s.Discovered("a", newID, kept)
-				discoveries++
-				continue
-			}
-			web.fetch(s, queue[0], now)
-			queue = queue[1:]
+		siteTurns(s, web, t0, gap, to, func(d time.Duration, _ uint64) {
 			if d >= from {
 				recrawls++
 			}
-		}
+		}, func(time.Duration) {
+			newID++
+			kept := discoveries < keptFirst
+			if kept {
+				s.Links(0, []uint64{newID})
+			}
+			s.Discovered("a", newID, kept)
+			discoveries++
+		})
 		floor, _ := s.sites["a"].discoveryWorth()
 		share := float64(recrawls) / float64((to-from)/gap)
 		t.Logf("first %d discoveries kept: %d discoveries, a turn of discovery worth %.3g at the end, recrawls took %.3f of the turns, %d early", keptFirst, discoveries, floor, share, s.Planner().Lateness().Early)
