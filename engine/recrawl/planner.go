@@ -152,6 +152,9 @@ type plannedPage struct {
 	// early is whether Early released the visit in flight in a free turn
 	// (its time line moves to the visit).
 	early bool
+	// held is whether the visit in flight waited for a turn its worth did
+	// not win (Hold): its time line moves to the visit too.
+	held bool
 	// at is when its queue entry is due, and qi the entry's index in the
 	// queue (-1 for none): each page has one entry at most.
 	at        time.Time
@@ -426,8 +429,11 @@ func (p *Planner) Visit(id uint64, v Visit, newLinks int) {
 			// free raise its pages' frequencies.
 			pg.anchor = minTime(pg.due, v.At)
 		}
+		if pg.held {
+			pg.anchor = maxTime(pg.due, v.At)
+		}
 	}
-	pg.due, pg.released, pg.early = time.Time{}, time.Time{}, false
+	pg.due, pg.released, pg.early, pg.held = time.Time{}, time.Time{}, false, false
 	p.schedule(pg, iv)
 }
 
@@ -875,6 +881,23 @@ func (p *Planner) Price(id uint64, now time.Time) float64 {
 	return pg.price(now)
 }
 
+// Hold tells that page id, released by Due and not yet visited, waits
+// for a turn its visit is not worth: a turn of its site's discovery is
+// worth more (Scheduler.mayRelease). Its next visit is then planned an
+// interval after this one, not after the time it was due. The time
+// line's catch-up (schedule) is for a visit that came late by the
+// crawl's queues, so that a page keeps the frequency the allocation gave
+// it; a wait its worth decided is the allocation itself, and caught up it
+// took back the turns it gave discovery: on seed 2's sarss web the big
+// site's pages held while it was discovered came back half an interval
+// after their visits for hours after its discovery ended, every page late
+// (TestSchedulerHeldPageKeepsItsInterval).
+func (p *Planner) Hold(id uint64) {
+	if pg := p.pages[id]; pg != nil && !pg.due.IsZero() {
+		pg.held = true
+	}
+}
+
 func (pg *plannedPage) price(now time.Time) float64 {
 	lam := float64(pg.rate)
 	age := now.Sub(pg.last).Seconds()
@@ -992,7 +1015,7 @@ func (p *Planner) Early(site string, now time.Time, floor float64) (uint64, bool
 		// their cost (reserve), until a full site being discovered
 		// recrawled its heaviest quarter alone
 		// (TestSchedulerFreeTurnsByIndex).
-		pg.due, pg.released, pg.early = pg.at, now, free
+		pg.due, pg.released, pg.early, pg.held = pg.at, now, free, false
 		p.late.Released++
 		p.late.Early++
 		if !p.channels[pg.info.Channel].ready {
@@ -1129,7 +1152,7 @@ func (p *Planner) Due(now time.Time, limit int) []uint64 {
 		}
 		if pg.due.IsZero() {
 			// Not again when released again before its visit.
-			pg.due, pg.released = pg.at, now
+			pg.due, pg.released, pg.held = pg.at, now, false
 			p.late.Released++
 			if !p.channels[pg.info.Channel].ready {
 				p.late.Warm++

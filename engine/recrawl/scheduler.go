@@ -281,7 +281,8 @@ func (ss *schedSite) discoveryWorth() (float64, bool) {
 // discover has at most Ahead out, and releases a page whose visit is
 // worth at least what a turn of its discovery is (Planner.Price against
 // Planner.DiscoveryFloor, once weighed): the turn goes to whichever is
-// worth more, by the crawl's own evidence; until then, a page its
+// worth more, by the crawl's own evidence, and a page it holds back is
+// planned again from its visit (Planner.Hold); until then, a page its
 // discovery earned (credit).
 func (s *Scheduler) mayRelease(ss *schedSite, name string, id uint64, rnow time.Time) (ok, byWorth bool) {
 	if s.ahead == 0 || !ss.discovering {
@@ -291,7 +292,11 @@ func (s *Scheduler) mayRelease(ss *schedSite, name string, id uint64, rnow time.
 		return false, false
 	}
 	if _, ok := ss.weighed(); ok {
-		return s.pl.Price(id, rnow) >= s.pl.DiscoveryFloor(name), true
+		if s.pl.Price(id, rnow) < s.pl.DiscoveryFloor(name) {
+			s.pl.Hold(id)
+			return false, true
+		}
+		return true, true
 	}
 	return ss.credit >= 1, false
 }
