@@ -22,39 +22,57 @@ const dupFlag = 1 << 31
 // title32 is the part of a title hash a pageRec keeps.
 func title32(title uint64) uint32 { return uint32(title) }
 
-// pageRecs holds the stored pages in fixed chunks, so that growing copies
-// nothing and holds no more than one chunk unused (a slice that doubles
-// holds up to twice what it uses, and both copies while it grows). The
+// chunked holds records in fixed chunks of 1<<recChunkBits, so that
+// growing copies nothing and holds no more than one chunk unused: a slice
+// grown by append holds up to half of it unused, and both copies while it
+// grows (the directories' copied 31 MB into 38 at 2,860,000 URLs
+// discovered, and took the crawl's RSS up by 120 MB in ten seconds). The
 // zero value is empty.
-type pageRecs struct {
-	chunks [][]pageRec
+type chunked[T any] struct {
+	chunks [][]T
 	n      int
+}
+
+const recChunkBits = 12
+
+// add stores v as number c.n and returns that number.
+func (c *chunked[T]) add(v T) int {
+	if c.n>>recChunkBits == len(c.chunks) {
+		c.chunks = append(c.chunks, make([]T, 0, 1<<recChunkBits))
+	}
+	last := len(c.chunks) - 1
+	c.chunks[last] = append(c.chunks[last], v)
+	c.n++
+	return c.n - 1
+}
+
+// at returns record i.
+func (c *chunked[T]) at(i int) *T { return &c.chunks[i>>recChunkBits][i&(1<<recChunkBits-1)] }
+
+func (c *chunked[T]) len() int { return c.n }
+
+// bytes is what the chunks hold, records of size bytes each.
+func (c *chunked[T]) bytes(size int) int { return len(c.chunks)<<recChunkBits*size + cap(c.chunks)*24 }
+
+// pageRecs holds the stored pages. The zero value is empty.
+type pageRecs struct {
+	recs chunked[pageRec]
 	// nourls is the NoURL simhash of the pages whose NoURL differs from
 	// their Simhash (see pageRec).
 	nourls pageItems
 }
 
-const recsChunkBits = 13
-
-// add stores r, with NoURL simhash nourl, as number s.n (the caller knows
-// it beforehand).
+// add stores r, with NoURL simhash nourl, as number s.len() (the caller
+// knows it beforehand).
 func (s *pageRecs) add(r pageRec, nourl uint64) {
-	if s.n>>recsChunkBits == len(s.chunks) {
-		s.chunks = append(s.chunks, make([]pageRec, 0, 1<<recsChunkBits))
-	}
-	i := uint32(s.n)
-	last := len(s.chunks) - 1
-	s.chunks[last] = append(s.chunks[last], r)
-	s.n++
+	i := uint32(s.recs.add(r))
 	if nourl != r.sim {
 		s.nourls.add(i, nourl)
 	}
 }
 
 // at returns stored page i.
-func (s *pageRecs) at(i uint32) *pageRec {
-	return &s.chunks[i>>recsChunkBits][i&(1<<recsChunkBits-1)]
-}
+func (s *pageRecs) at(i uint32) *pageRec { return s.recs.at(int(i)) }
 
 // nourl returns the NoURL simhash of stored page i.
 func (s *pageRecs) nourl(i uint32) uint64 {
@@ -64,48 +82,25 @@ func (s *pageRecs) nourl(i uint32) uint64 {
 	return s.at(i).sim
 }
 
-func (s *pageRecs) len() int { return s.n }
+func (s *pageRecs) len() int { return s.recs.len() }
 
-func (s *pageRecs) bytes() int {
-	return len(s.chunks)<<recsChunkBits*pageRecBytes + s.nourls.bytes() + cap(s.chunks)*24
-}
+func (s *pageRecs) bytes() int { return s.recs.bytes(pageRecBytes) + s.nourls.bytes() }
 
-// dirRecs holds the directories in fixed chunks, as pageRecs holds the
-// pages: a slice grown by append copied the whole array each time it grew
-// by a quarter, both copies live at once (31 and 38 MB at 2,860,000 URLs
-// discovered, which took the crawl's RSS up by 120 MB in ten seconds), and
-// held up to a quarter unused. The zero value is empty.
-type dirRecs struct {
-	chunks [][]dirRec
-	n      int
-}
+// dirRecs holds the directories, numbered from 0 as int32 (a dirRec's
+// parent, -1 for none). The zero value is empty.
+type dirRecs struct{ recs chunked[dirRec] }
 
-const (
-	dirsChunkBits = 12
-	dirRecBytes   = 48 // unsafe.Sizeof(dirRec{})
-)
+const dirRecBytes = 48 // unsafe.Sizeof(dirRec{})
 
 // add stores r and returns its index.
-func (s *dirRecs) add(r dirRec) int32 {
-	if s.n>>dirsChunkBits == len(s.chunks) {
-		s.chunks = append(s.chunks, make([]dirRec, 0, 1<<dirsChunkBits))
-	}
-	last := len(s.chunks) - 1
-	s.chunks[last] = append(s.chunks[last], r)
-	s.n++
-	return int32(s.n - 1)
-}
+func (s *dirRecs) add(r dirRec) int32 { return int32(s.recs.add(r)) }
 
 // at returns directory k.
-func (s *dirRecs) at(k int32) *dirRec {
-	return &s.chunks[k>>dirsChunkBits][k&(1<<dirsChunkBits-1)]
-}
+func (s *dirRecs) at(k int32) *dirRec { return s.recs.at(int(k)) }
 
-func (s *dirRecs) len() int { return s.n }
+func (s *dirRecs) len() int { return s.recs.len() }
 
-func (s *dirRecs) bytes() int {
-	return len(s.chunks)<<dirsChunkBits*dirRecBytes + cap(s.chunks)*24
-}
+func (s *dirRecs) bytes() int { return s.recs.bytes(dirRecBytes) }
 
 // The pages by URL id are a keyTable (about 6 bytes a page; a Go map
 // took about 24), keyed by a mix of the id, which is the key of no other
