@@ -62,7 +62,7 @@ func beginWith(t *testing.T, path string, wh dedup.WordHash, dk record.DigestKin
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if err := db.SetMeta(context.Background(), "dedup.word_hash", wh.String()); err != nil {
+	if err := db.SetMeta(context.Background(), dedup.MetaWordHash, wh.String()); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.SetMeta(context.Background(), record.MetaDigest, dk.String()); err != nil {

@@ -56,10 +56,8 @@ type Engine struct {
 	resolver Resolver
 	clock    clock.Clock
 	strategy frontier.Strategy
-	robot    *visit.Robot      // the local robots'
-	wordHash dedup.WordHash    // the crawl file's (crawlWordHash)
-	digest   record.DigestKind // the crawl file's (crawlDigest)
-	dispatch visit.Dispatcher  // runs leases; the local robots unless SetDispatcher
+	robot    *visit.Robot     // the local robots'
+	dispatch visit.Dispatcher // runs leases; the local robots unless SetDispatcher
 
 	// det is duplicate detection (nil when off); only the loop uses it.
 	det    *dedup.Detector
@@ -100,15 +98,15 @@ func New(cfg Config, store record.Store, resolver Resolver, clock clock.Clock) (
 	if err != nil {
 		return nil, &ConfigError{Key: "strategy", Err: err}
 	}
-	rc := cfg.Robot()
-	// The file's stored fingerprints decide how new ones are made.
-	if rc.WordHash, err = crawlWordHash(context.Background(), store, cfg.WordHash); err != nil {
+	// The file's stored fingerprints and digests decide how new ones are
+	// made: its functions replace those cfg names for a new file.
+	if cfg.WordHash, err = crawlWordHash(context.Background(), store, cfg.WordHash); err != nil {
 		return nil, err
 	}
-	if rc.Digest, err = crawlDigest(context.Background(), store, cfg.Digest); err != nil {
+	if cfg.Digest, err = crawlDigest(context.Background(), store, cfg.Digest); err != nil {
 		return nil, err
 	}
-	robot, err := visit.NewRobot(rc, clock)
+	robot, err := visit.NewRobot(cfg.Robot(), clock)
 	if err != nil {
 		return nil, err
 	}
@@ -128,8 +126,6 @@ func New(cfg Config, store record.Store, resolver Resolver, clock clock.Clock) (
 		clock:    clock,
 		strategy: strategy,
 		robot:    robot,
-		wordHash: rc.WordHash,
-		digest:   rc.Digest,
 		commit:   newCommitter(store, cfg.FlushEvery, cfg.FlushRecords, pending.committer),
 		pending:  pending,
 		results:  newPendingBytes(pending.results),
@@ -158,11 +154,11 @@ func (e *Engine) Robot() *visit.Robot { return e.robot }
 // WordHash returns the word hash of the crawl file's fingerprints, which
 // every robot of the crawl, a cluster's slaves included, must make them
 // with.
-func (e *Engine) WordHash() dedup.WordHash { return e.wordHash }
+func (e *Engine) WordHash() dedup.WordHash { return e.cfg.WordHash }
 
 // Digest returns the function of the crawl file's content digests, which
 // a cluster's slaves must use too.
-func (e *Engine) Digest() record.DigestKind { return e.digest }
+func (e *Engine) Digest() record.DigestKind { return e.cfg.Digest }
 
 // Pause stops new fetches: visits in flight end after their current page and
 // everything is written to the store.

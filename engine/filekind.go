@@ -17,17 +17,13 @@ type metaStore interface {
 	SetMeta(ctx context.Context, key, value string) error
 }
 
-// keyWordHash names, in the crawl file's meta table, the function its
-// fingerprints hash words with (dedup.WordHash's String).
-const keyWordHash = "dedup.word_hash"
-
 // crawlWordHash returns the word hash the crawl's fingerprints are made
 // with, the one the file's stored fingerprints were made with: they are
 // compared with every page fetched after (near-duplicates, a recrawled
 // page's change). A file of before the word hash had a name used
 // dedup.WordHashFNV; a new file gets newFile (dedup.word_hash).
 func crawlWordHash(ctx context.Context, store record.Store, newFile dedup.WordHash) (dedup.WordHash, error) {
-	return fileKind(ctx, store, keyWordHash, newFile.Or(), dedup.WordHashFNV, dedup.ParseWordHash)
+	return fileKind(ctx, store, dedup.MetaWordHash, newFile.Or(), dedup.WordHashFNV, dedup.ParseWordHash)
 }
 
 // crawlDigest returns the function the crawl's content digests are made

@@ -38,7 +38,7 @@ func TestCrawlFileKeepsItsWordHash(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			// A file of before: FNV-1a's fingerprints, as lidi made them.
-			path, db := crawlTwice(t, srv, "dedup.word_hash", dedup.WordHashFNV.String(), tt.old, tt.want.String(),
+			path, db := crawlTwice(t, srv, dedup.MetaWordHash, dedup.WordHashFNV.String(), tt.old, tt.want.String(),
 				func(cfg *engine.Config) { cfg.WordHash = tt.set })
 			ctx := context.Background()
 			other := dedup.WordHashFNV
@@ -139,7 +139,7 @@ func execSQL(t *testing.T, path, stmt string) {
 // digests could not be made alike.
 func TestCrawlFileOfALaterFunction(t *testing.T) {
 	for _, tt := range []struct{ key, name string }{
-		{"dedup.word_hash", "mix128"},
+		{dedup.MetaWordHash, "mix128"},
 		{record.MetaDigest, "sha3-64"},
 	} {
 		t.Run(tt.key, func(t *testing.T) {
@@ -216,7 +216,7 @@ func TestNewRefusesAFunctionWithoutAName(t *testing.T) {
 		set func(*engine.Config)
 	}{
 		{record.MetaDigest, func(c *engine.Config) { c.Digest = record.DigestKind(7) }},
-		{"dedup.word_hash", func(c *engine.Config) { c.WordHash = dedup.WordHash(7) }},
+		{dedup.MetaWordHash, func(c *engine.Config) { c.WordHash = dedup.WordHash(7) }},
 	} {
 		t.Run(tt.key, func(t *testing.T) {
 			db, err := storage.Open(filepath.Join(t.TempDir(), "crawl.db"), storage.Options{})

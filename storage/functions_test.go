@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"lidi/engine/dedup"
 	"lidi/engine/record"
 )
 
@@ -23,8 +24,8 @@ func TestUpgradeNamesTheFunctions(t *testing.T) {
 		wantHash   string // after the upgrade ("": none)
 		wantDigest string
 	}{
-		{"pages, no names", true, "", "fnv1a64", "crc64-ecma"},
-		{"pages, word hash named", true, "mix64", "mix64", "crc64-ecma"},
+		{"pages, no names", true, "", dedup.WordHashFNV.String(), record.DigestCRC64.String()},
+		{"pages, word hash named", true, dedup.WordHashMix.String(), dedup.WordHashMix.String(), record.DigestCRC64.String()},
 		{"no pages", false, "", "", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -47,7 +48,7 @@ func TestUpgradeNamesTheFunctions(t *testing.T) {
 			}
 			execRaw(t, path, stmts...)
 			db, _ = openUpgraded(t, path)
-			for key, want := range map[string]string{"dedup.word_hash": tt.wantHash, record.MetaDigest: tt.wantDigest} {
+			for key, want := range map[string]string{dedup.MetaWordHash: tt.wantHash, record.MetaDigest: tt.wantDigest} {
 				v, ok, err := db.Meta(ctx, key)
 				if err != nil || ok != (want != "") || v != want {
 					t.Errorf("%s: %q (%v, %v), want %q", key, v, ok, err, want)

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/dustin/go-humanize"
+
+	"lidi/engine/record"
 )
 
 // SchemaVersion is the schema version this package writes and reads, kept in
@@ -180,8 +182,14 @@ var upgrades = [][]string{
 // itself is the point: a lidi of before, which would read neither name,
 // refuses the file rather than add digests of another function to it.
 var functionNames = [...]string{
-	`INSERT OR IGNORE INTO meta (key, value) SELECT 'dedup.word_hash', 'fnv1a64' WHERE (SELECT value FROM meta WHERE key = 'count.pages') > 0`,
-	`INSERT OR IGNORE INTO meta (key, value) SELECT 'record.digest', 'crc64-ecma' WHERE (SELECT value FROM meta WHERE key = 'count.pages') > 0`,
+	nameIfPages("dedup.word_hash", "fnv1a64"), // dedup.MetaWordHash and WordHashFNV's name: storage does not import dedup (TestUpgradeNamesTheFunctions checks both)
+	nameIfPages(record.MetaDigest, record.DigestCRC64.String()),
+}
+
+// nameIfPages records value under key in a file with pages fetched that
+// names none.
+func nameIfPages(key, value string) string {
+	return fmt.Sprintf(`INSERT OR IGNORE INTO meta (key, value) SELECT '%s', '%s' WHERE (SELECT value FROM meta WHERE key = 'count.pages') > 0`, key, value)
 }
 
 // Version 11: a URL's row names its body and its links by their rows'

@@ -146,14 +146,20 @@ func Load(path string) (*File, error) {
 // Parse reads a config.yaml body over the defaults and checks the result.
 // Relative file names in it are relative to the working directory.
 func Parse(data []byte) (*File, error) {
+	f, _, err := parse(data)
+	return f, err
+}
+
+// parse is Parse, with the line of each key written.
+func parse(data []byte) (*File, map[string]int, error) {
 	f, lines, err := read(data, "")
 	if err == nil {
 		err = f.Check()
 	}
 	if err != nil {
-		return nil, locate(err, "", lines)
+		return nil, nil, locate(err, "", lines)
 	}
-	return f, nil
+	return f, lines, nil
 }
 
 // ParseSettings reads the settings a cluster's master published (its
@@ -163,12 +169,9 @@ func Parse(data []byte) (*File, error) {
 // functions every lidi used before their names were recorded (FNV-1a,
 // CRC-64), not of the newest, which a slave would otherwise take.
 func ParseSettings(data []byte) (*File, error) {
-	f, lines, err := read(data, "")
-	if err == nil {
-		err = f.Check()
-	}
+	f, lines, err := parse(data)
 	if err != nil {
-		return nil, locate(err, "", lines)
+		return nil, err
 	}
 	if _, ok := lines["dedup.word_hash"]; !ok {
 		f.WordHash = dedup.WordHashFNV

@@ -31,6 +31,10 @@ const (
 	NewestWordHash = WordHashMix
 )
 
+// MetaWordHash is the key under which a crawl file's meta table names
+// its WordHash (String).
+const MetaWordHash = "dedup.word_hash"
+
 // String returns the name a crawl file records.
 func (w WordHash) String() string {
 	switch w.Or() {
