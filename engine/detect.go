@@ -21,8 +21,9 @@ import (
 // applies (crawl.apply) at once. Its zero value, with det nil, is detection
 // off: every method is then a no-op.
 type detection struct {
-	det *dedup.Detector
-	dup DupStats
+	det   *dedup.Detector
+	dup   DupStats
+	clock cputime.Sampler // times the decisions (dup.Time), one in cputime.SampleEvery
 
 	// How many URLs of each site are skipped under each rule in force (by
 	// dedup.Rule.ID), queued again if it is withdrawn; URLs skipped in
@@ -322,7 +323,7 @@ func (d *detection) soft404(sig *dedup.Soft404Sig, now time.Time, v *verdict) {
 // probe is followed.
 func (d *detection) probed(m *visit.PageResult, now time.Time, v *verdict) {
 	rec := &m.Record
-	t := cputime.Start()
+	t := d.clock.Start()
 	dec := d.det.Probed(pageOf(m))
 	d.dup.Time += t.Elapsed() + m.Detect
 	if w := dec.Soft404Withdrawn; w != nil {
@@ -486,7 +487,7 @@ func (d *detection) canonicalFirst(urls []record.QueuedURL) {
 	if d.det == nil || len(urls) < 2 {
 		return
 	}
-	t := cputime.Start()
+	t := d.clock.Start()
 	d.spellings = d.spellings[:0]
 	for i := range urls {
 		d.spellings = append(d.spellings, urls[i].URL)

@@ -3,7 +3,6 @@ package engine
 import (
 	"time"
 
-	"lidi/engine/cputime"
 	"lidi/engine/dedup"
 	"lidi/engine/fetch"
 	"lidi/engine/record"
@@ -173,7 +172,7 @@ func (c *crawl) observe(run *leaseRun, m *visit.PageResult, now time.Time) bool 
 		return true
 	}
 	c.steps.mark(StepResults)
-	t := cputime.Start()
+	t := d.clock.Start()
 	dec := d.observe(m, now, &c.verdict)
 	c.apply(now)
 	c.prefer(dec.Prefer, m, now)

@@ -236,6 +236,8 @@ type DupStats struct {
 	// Time is the CPU time detection took over the whole run (fingerprints
 	// and decisions, read from the thread's CPU clock where the system has
 	// one, else the wall clock); divided by Pages it is the cost per page.
+	// One page in cputime.SampleEvery is timed, counted SampleEvery times:
+	// an estimate, close over thousands of pages.
 	Time time.Duration
 }
 

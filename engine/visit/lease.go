@@ -153,7 +153,7 @@ type PageResult struct {
 	// redirect's target first, then the links of the body.
 	Links   []FoundLink
 	Skipped LinkSkips
-	Detect  time.Duration // CPU time spent fingerprinting the page (duplicate detection's cost)
+	Detect  time.Duration // CPU time spent fingerprinting the page (duplicate detection's cost), on one page in cputime.SampleEvery and then counted SampleEvery times; 0 on the others
 	// Sitemap, when the page is a sitemap, says what was in it; its
 	// entries are Links.
 	Sitemap *SitemapRead `json:",omitempty"`

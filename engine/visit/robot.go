@@ -37,8 +37,9 @@ type Robot struct {
 	scope   *scope.Scope
 	fetcher *fetch.Fetcher
 	links   *extract.Extractor
-	bodies  *compressors // at cfg.CompressLevel
-	heads   *compressors // at zlib.NoCompression (see wire)
+	bodies  *compressors    // at cfg.CompressLevel
+	heads   *compressors    // at zlib.NoCompression (see wire)
+	detect  cputime.Sampler // times the pages' fingerprints (PageResult.Detect)
 	// seedHosts are the seeds' host names, lower case: the sites whose
 	// sitemaps are read by default (SitemapsSeeds).
 	seedHosts map[string]bool
@@ -370,7 +371,7 @@ func (r *Robot) fetchPage(ctx context.Context, sess *fetch.Session, q record.Que
 				}
 				rec.Links = len(res.Links)
 				if r.cfg.Fingerprint {
-					t := cputime.Start()
+					t := r.detect.Start()
 					fp := r.cfg.WordHash.Fingerprint(resp.Body, q.URL)
 					rec.Simhash, rec.MainSimhash, rec.NoURLSimhash, rec.TitleHash = fp.Text, fp.Main, fp.NoURL, fp.Title
 					pr.Claims = claimsOf(res, resp.Header, base)
