@@ -25,8 +25,12 @@ func claimsOf(res *extract.Result, h http.Header, page *url.URL) dedup.Claims {
 	if c.Canonical == "" {
 		c.Canonical = extract.LinkCanonical(h.Values("Link"), page, nil)
 	}
-	if t, err := http.ParseTime(h.Get("Last-Modified")); err == nil && t.Unix() > 0 {
-		c.LastModified = t.Unix()
+	// Most pages have no Last-Modified, and ParseTime allocates an error
+	// for each of the three formats it tries (three allocations a page).
+	if lm := h.Get("Last-Modified"); lm != "" {
+		if t, err := http.ParseTime(lm); err == nil && t.Unix() > 0 {
+			c.LastModified = t.Unix()
+		}
 	}
 	return c
 }
