@@ -92,7 +92,11 @@ func (c *Config) defaults() {
 
 // Fetcher opens sessions. It is safe for concurrent use.
 type Fetcher struct {
-	cfg      Config
+	cfg Config
+	// fixed are the header fields every request carries, made once and
+	// shared by each request's own header map (never written to): set
+	// with Header.Set, they were three allocations a request.
+	fixed    http.Header
 	conns    atomic.Int64
 	sessions atomic.Int64 // sessions that opened a connection
 	requests atomic.Int64
@@ -101,7 +105,11 @@ type Fetcher struct {
 // New returns a Fetcher with cfg.
 func New(cfg Config) *Fetcher {
 	cfg.defaults()
-	return &Fetcher{cfg: cfg}
+	return &Fetcher{cfg: cfg, fixed: http.Header{
+		"User-Agent":      {cfg.UserAgent},
+		"Accept":          {"text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"},
+		"Accept-Encoding": {AcceptEncoding},
+	}}
 }
 
 // Connections reports how many connections sessions have opened.
@@ -342,9 +350,9 @@ func (s *Session) get(ctx context.Context, url string, v Validators, limit int64
 	if err != nil {
 		return nil, &Error{URL: url, Kind: KindBadURL, Err: err}
 	}
-	req.Header.Set("User-Agent", s.f.cfg.UserAgent)
-	req.Header.Set("Accept", "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5")
-	req.Header.Set("Accept-Encoding", AcceptEncoding)
+	for k, v := range s.f.fixed {
+		req.Header[k] = v
+	}
 	v.set(req.Header)
 	s.f.requests.Add(1)
 	resp, err := s.client.Do(req)
