@@ -2,30 +2,41 @@ package dedup
 
 import (
 	"cmp"
+	"encoding/binary"
+	"math/bits"
 	"slices"
 )
 
 // keyTable is an open-addressing hash multimap from a 64-bit key hash to
 // page numbers, in 5 bytes a slot: the page number and 8 bits of the key
 // hash as a tag, never 0 (tag 0 marks an empty slot), so a look-up scans
-// the tags alone, 64 slots a cache line, and reads a page number only when
-// its tag matches. Key hashes are not stored: a tag match is confirmed,
-// and a page moved when the table grows, by recomputing the key of the
-// stored page (keyOf), which every page can give from its URL or digest.
-// The table grows by an eighth when seven eighths of its slots are used (a
-// key's home slot is its hash scaled to the table's size, not its top
-// bits), so it is 78 to 88% full: about 6.1 bytes a page (growing by a
-// quarter at three quarters, 60 to 75% full, it took 7.8; doubling, 38 to
-// 75% full, 13 just after it grew). A look-up that misses scans some 30
-// tags at 88% (8 at 75%), a few tens of nanoseconds.
+// the tags alone, eight at a time, and reads a page number only when its
+// tag matches. Key hashes are not stored: a tag match is confirmed, and a
+// page moved when the table grows, by recomputing the key of the stored
+// page (keyOf), which every page can give from its URL or digest.
+//
+// The table grows by a quarter when fifteen sixteenths of its slots are
+// used (a key's home slot is its hash scaled to the table's size, not its
+// top bits), so it is 75 to 94% full: 1.20 slots a page on average over
+// the sizes it passes through, 6.0 bytes (growing by an eighth at seven
+// eighths, 78 to 88% full, it took 6.1 and moved each page about eight
+// times in its life, twice as often; doubling, 38 to 75% full, 13 just
+// after it grew). A look-up that misses scans some 30 tags at 88%, 128 at
+// 94%, which the eight-at-a-time scan reads in a few tens of nanoseconds.
+//
+// A key's pages are visited in the order they were inserted, a page that
+// replaced another (perKey) in its place, whenever the table grew: the
+// detector's decisions take the first suspect of equal worth, so that
+// order is theirs, and it must not depend on when the tables grow.
 //
 // Growing moves the pages a few at a time, at each insert, not all at
 // once: recomputing every page's key is a few hundred nanoseconds a page,
 // and a detector's dozen tables reach their sizes together, so moving all
 // at once stopped the crawl's loop for 0.8 s at 1,000,000 pages and 7.6 s
 // at 3,000,000. While it grows, the table before (old) is kept as it was,
-// read-only but for the pages it holds, and its slots from moved on are
-// looked up as well.
+// read-only but for the pages it holds, and its slots not yet moved are
+// looked up as well. An insert first moves its own key's pages still in
+// old, so that they stay before it.
 //
 // The slots are held in chunks (slotArray), each allocated when a page is
 // first put in it, so that an insert allocates a few chunks at most,
@@ -46,12 +57,28 @@ type keyTable struct {
 	// something of it; see move.
 	warm   func(page uint32) uint64
 	warmed uint64 // the sum of warm's results, kept so that no compiler drops their reads
+	grows  growth
 
-	// old is the table before it last grew (n 0: none); its slots
-	// before moved are in cur already.
+	// old is the table before it last grew (n 0: none). Its slots are
+	// moved in order from start, an empty slot, so that a run of full
+	// slots moves whole and in its order; the moved ones (moved of them,
+	// from start on, wrapping) are in cur already, as are the pages of
+	// the slots marked gone.
 	old   slotArray
+	start int
 	moved int
 }
+
+// growth is when a keyTable grows, full sixteenths of its slots used, and
+// by how much, step sixteenths. Tests set others to check that the order a
+// key's pages are visited in does not depend on it.
+type growth struct{ full, step int }
+
+var defaultGrowth = growth{full: 15, step: 4}
+
+// gone marks a slot of old whose page an insert of its key moved to cur
+// before its turn (no page is numbered so high: pages are records).
+const gone = ^uint32(0)
 
 // slotArray is n slots of a keyTable in chunks of chunkSlots (the last
 // may be shorter). A chunk is allocated when a page is first put in it; a
@@ -104,15 +131,15 @@ func (a *slotArray) set(i int, page uint32, tag uint8) {
 const minTableBits = 10
 
 // moveEach is how many of old's slots an insert moves: old is moved in
-// len(old)/128 inserts, a fourteenth of the len(old)*7/64 after which the
-// table grows again (from 78% to 88% of its new size), so the two are
-// held together only that long (each table its 2.1 slots a page instead
-// of 1.1; with 32 slots an insert, the 1,000,000-URL crawl's peak RSS was
-// 438 MB), for at most 128 keys recomputed at an insert, some 30 µs.
+// len(old)/128 inserts, a thirtieth of the len(old)*15/64 after which the
+// table grows again (from 75% to 94% of its new size), so the two are
+// held together only that long, for at most 128 keys recomputed at an
+// insert, some 30 µs. (With 32 slots an insert, growing by an eighth, the
+// 1,000,000-URL crawl's peak RSS was 438 MB.)
 const moveEach = 128
 
 func newKeyTable(keyOf func(uint32) uint64) keyTable {
-	return keyTable{cur: makeSlots(1 << minTableBits), keyOf: keyOf}
+	return keyTable{cur: makeSlots(1 << minTableBits), keyOf: keyOf, grows: defaultGrowth}
 }
 
 // tagOf returns the tag of key h: its low 8 bits, 0 taken as 1.
@@ -128,44 +155,75 @@ func tagOf(h uint64) uint8 {
 // bits scaled to n.
 func home(h uint64, n int) int { return int(h >> 32 * uint64(n) >> 32) }
 
-// slot names a stored page's slot: in old or in cur.
-type slot struct {
-	old bool
-	i   int
+// inOld reports whether slot i of old holds a page not yet in cur.
+func (t *keyTable) inOld(i int, page uint32) bool {
+	return page != gone && (i-t.start+t.old.n)%t.old.n >= t.moved
 }
 
-// visit calls fn with the slot of each page stored under key h, until fn
-// returns false: old's pages not yet moved first, then those of cur. The
-// order is no promise: while the table grows, a page inserted since comes
-// before older pages of its key that move after it.
-func (t *keyTable) visit(h uint64, fn func(s slot, page uint32) bool) {
+// visit calls fn with each page stored under key h, in the order they
+// were inserted, until fn returns false: those of cur first, then old's
+// not yet moved. While the table grows, cur holds either the first of
+// the key's pages, moved from old in their order, or all of them (an
+// insert under h moves those left in old first).
+func (t *keyTable) visit(h uint64, fn func(page uint32) bool) {
 	tag := tagOf(h)
-	if o := &t.old; o.n > 0 {
+	more := true
+	t.cur.probe(h, tag, func(_ int, page uint32) bool {
+		if t.keyOf(page) == h {
+			more = fn(page)
+		}
+		return more
+	})
+	if o := &t.old; more && o.n > 0 {
 		// old is never changed but for the page a slot holds, so its
-		// probe sequences are whole; its slots before moved are skipped,
-		// their pages being in cur.
-		moved := t.moved
+		// probe sequences are whole.
 		o.probe(h, tag, func(i int, page uint32) bool {
-			return i < moved || t.keyOf(page) != h || fn(slot{true, i}, page)
+			return !t.inOld(i, page) || t.keyOf(page) != h || fn(page)
 		})
 	}
-	t.cur.probe(h, tag, func(i int, page uint32) bool {
-		return t.keyOf(page) != h || fn(slot{false, i}, page)
-	})
 }
 
+// Tags are scanned eight at a time: lsb has the low bit of each byte of
+// a word, msb the high one.
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// zeroBytes returns x with the high bit of each byte set whose byte is
+// 0, and perhaps of some bytes above such a byte (a borrow), never below:
+// the lowest byte it marks is 0 whenever it marks one.
+func zeroBytes(x uint64) uint64 { return (x - lsb) &^ x & msb }
+
 // probe calls fn with each slot of key h's probe sequence whose tag is
-// tag, and its page, until an empty slot or until fn returns false. It
-// walks a chunk's tags in one loop.
+// tag, and its page, until an empty slot or until fn returns false.
 func (a *slotArray) probe(h uint64, tag uint8, fn func(i int, page uint32) bool) {
 	i := home(h, a.n)
+	want := uint64(tag) * lsb
 	for {
 		c := i >> chunkBits
 		tags := a.tags[c]
 		if tags == nil {
 			return
 		}
-		for j := i & chunkMask; j < len(tags); j++ {
+		j := i & chunkMask
+		for ; j+8 <= len(tags); j += 8 {
+			x := binary.LittleEndian.Uint64(tags[j:])
+			// The bytes marked, each checked: empty slots and this tag,
+			// and some others above them.
+			for m := zeroBytes(x) | zeroBytes(x^want); m != 0; m &= m - 1 {
+				k := j + bits.TrailingZeros64(m)>>3
+				switch tags[k] {
+				case 0:
+					return
+				case tag:
+					if !fn(c<<chunkBits|k, a.pages[c][k]) {
+						return
+					}
+				}
+			}
+		}
+		for ; j < len(tags); j++ {
 			switch tags[j] {
 			case 0:
 				return
@@ -181,16 +239,21 @@ func (a *slotArray) probe(h uint64, tag uint8, fn func(i int, page uint32) bool)
 	}
 }
 
-// free returns the first empty slot of key h's probe sequence.
-func (a *slotArray) free(h uint64) int {
-	i := home(h, a.n)
+// free returns the first empty slot from slot i on, wrapping.
+func (a *slotArray) free(i int) int {
 	for {
 		c := i >> chunkBits
 		tags := a.tags[c]
 		if tags == nil {
 			return i
 		}
-		for j := i & chunkMask; j < len(tags); j++ {
+		j := i & chunkMask
+		for ; j+8 <= len(tags); j += 8 {
+			if m := zeroBytes(binary.LittleEndian.Uint64(tags[j:])); m != 0 {
+				return c<<chunkBits | j + bits.TrailingZeros64(m)>>3
+			}
+		}
+		for ; j < len(tags); j++ {
 			if tags[j] == 0 {
 				return c<<chunkBits | j
 			}
@@ -201,10 +264,9 @@ func (a *slotArray) free(h uint64) int {
 	}
 }
 
-// each calls fn with the pages stored under key h, until fn returns false.
-func (t *keyTable) each(h uint64, fn func(page uint32) bool) {
-	t.visit(h, func(_ slot, page uint32) bool { return fn(page) })
-}
+// each calls fn with the pages stored under key h, in the order they were
+// inserted, until fn returns false.
+func (t *keyTable) each(h uint64, fn func(page uint32) bool) { t.visit(h, fn) }
 
 // first returns the first page stored under h that ok accepts.
 func (t *keyTable) first(h uint64, ok func(page uint32) bool) (uint32, bool) {
@@ -225,17 +287,33 @@ func (t *keyTable) first(h uint64, ok func(page uint32) bool) (uint32, bool) {
 // keeps its first page and the latest ones.
 func (t *keyTable) insert(h uint64, page uint32, perKey int) {
 	t.move(moveEach)
+	tag := tagOf(h)
+	if o := &t.old; o.n > 0 {
+		// The key's pages not yet moved go first, in their order, so
+		// that the page inserted comes after them whenever the table
+		// grew.
+		o.probe(h, tag, func(i int, p uint32) bool {
+			if t.inOld(i, p) && t.keyOf(p) == h {
+				t.put(h, p)
+				o.setPage(i, gone)
+			}
+			return true
+		})
+	}
 	count := 0
-	var oldest, second slot
+	var oldest, second int // slots of cur
 	var oldestPage, secondPage uint32
-	t.visit(h, func(s slot, p uint32) bool {
+	t.cur.probe(h, tag, func(i int, p uint32) bool {
+		if t.keyOf(p) != h {
+			return true
+		}
 		count++
 		switch {
 		case count == 1 || p < oldestPage:
 			second, secondPage = oldest, oldestPage
-			oldest, oldestPage = s, p
+			oldest, oldestPage = i, p
 		case count == 2 || p < secondPage:
-			second, secondPage = s, p
+			second, secondPage = i, p
 		}
 		return true
 	})
@@ -244,31 +322,29 @@ func (t *keyTable) insert(h uint64, page uint32, perKey int) {
 		if count < 2 {
 			victim = oldest
 		}
-		if victim.old {
-			t.old.setPage(victim.i, page) // same key, same tag; moved later
-		} else {
-			t.cur.setPage(victim.i, page)
-		}
+		t.cur.setPage(victim, page)
 		return
 	}
 	t.put(h, page)
 	t.used++
-	if 8*t.used > 7*t.cur.n {
+	if 16*t.used > t.grows.full*t.cur.n {
 		t.grow()
 	}
 }
 
-// put stores page under key h in cur.
+// put stores page under key h in cur, after the pages already there.
 func (t *keyTable) put(h uint64, page uint32) {
-	t.cur.set(t.cur.free(h), page, tagOf(h))
+	t.cur.set(t.cur.free(home(h, t.cur.n)), page, tagOf(h))
 }
 
-// grow makes the table an eighth larger; its pages move at the inserts
-// that follow (move), each allocating the chunks it puts pages in.
+// grow makes the table larger by grows.step sixteenths; its pages move at
+// the inserts that follow (move), each allocating the chunks it puts
+// pages in.
 func (t *keyTable) grow() {
 	t.move(t.old.n) // what is left of the last growth, if inserts came faster than moveEach allowed
 	t.old, t.moved = t.cur, 0
-	t.cur = makeSlots(t.old.n + t.old.n/8)
+	t.start = t.old.free(0)
+	t.cur = makeSlots(t.old.n + t.old.n*t.grows.step/16)
 }
 
 // move moves the pages of up to k of old's slots into cur, moveEach
@@ -287,11 +363,15 @@ func (t *keyTable) move(k int) {
 	end := min(t.moved+k, o.n)
 	var batch [moveEach]uint32
 	var warmed uint64
-	for i := t.moved; i < end; {
-		stop := min(i+moveEach, end)
+	for m := t.moved; m < end; {
+		stop := min(m+moveEach, end)
 		nb := 0
-		for ; i < stop; i++ {
-			if o.tag(i) != 0 {
+		for ; m < stop; m++ {
+			i := t.start + m
+			if i >= o.n {
+				i -= o.n
+			}
+			if o.tag(i) != 0 && o.page(i) != gone {
 				batch[nb] = o.page(i)
 				nb++
 			}
@@ -308,7 +388,7 @@ func (t *keyTable) move(k int) {
 	t.warmed += warmed
 	t.moved = end
 	if end == o.n {
-		t.old, t.moved = slotArray{}, 0
+		t.old, t.start, t.moved = slotArray{}, 0, 0
 	}
 }
 

@@ -1,8 +1,10 @@
 package dedup
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -45,9 +47,12 @@ func TestPageItems(t *testing.T) {
 }
 
 // TestKeyTable checks keyTable against a map of each key's pages, with the
-// perKey rule (a full key keeps its first page and the latest ones), at
-// every size it passes through while growing, pages still in the table
-// before it grew included.
+// perKey rule (a full key keeps its first page and the latest ones, the
+// newest in the place of the one it replaced), in the order each returns
+// them, at every size it passes through while growing, pages still in the
+// table before it grew included, under several growths: the order must
+// not depend on when the table grows, for the detector's decisions follow
+// it.
 func TestKeyTable(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -60,47 +65,63 @@ func TestKeyTable(t *testing.T) {
 		{"few keys, 1 a key", 7, 1},
 		{"few keys, 2 a key", 7, 2},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(2, uint64(tc.keys)))
-			var keys []uint64 // by page
-			keyOf := func(p uint32) uint64 { return keys[p] }
-			tab := newKeyTable(keyOf)
-			want := map[uint64][]uint32{}
-			check := func(n int) {
-				for h, pages := range want {
-					var got []uint32
-					tab.each(h, func(p uint32) bool { got = append(got, p); return true })
-					slices.Sort(got)
-					if !slices.Equal(got, pages) {
-						t.Fatalf("after %d pages, key %x holds %v, want %v", n, h, got, pages)
+		for _, g := range []growth{defaultGrowth, {full: 14, step: 2}, {full: 12, step: 16}} {
+			t.Run(fmt.Sprintf("%s, growth %d/16 at %d/16", tc.name, g.step, g.full), func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(2, uint64(tc.keys)))
+				var keys []uint64 // by page
+				keyOf := func(p uint32) uint64 { return keys[p] }
+				tab := newKeyTable(keyOf)
+				tab.grows = g
+				want := map[uint64][]uint32{}
+				check := func(n int) {
+					for h, pages := range want {
+						var got []uint32
+						tab.each(h, func(p uint32) bool { got = append(got, p); return true })
+						if !slices.Equal(got, pages) {
+							t.Fatalf("after %d pages, key %x holds %v, want %v", n, h, got, pages)
+						}
 					}
 				}
-			}
-			const pages = 20000
-			for p := range uint32(pages) {
-				// Keys with few distinct top bits crowd some home slots;
-				// a quarter of them have a low byte of 0, the tag of an
-				// empty slot, and share tag 1 with others.
-				x := rng.Uint64N(uint64(tc.keys))
-				h := x * 0x9e3779b97f4a7c15
-				if x%4 == 0 {
-					h &^= 0xff
+				const pages = 20000
+				grew := 0
+				for p := range uint32(pages) {
+					// Keys with few distinct top bits crowd some home slots;
+					// a quarter of them have a low byte of 0, the tag of an
+					// empty slot, and share tag 1 with others.
+					x := rng.Uint64N(uint64(tc.keys))
+					h := x * 0x9e3779b97f4a7c15
+					if x%4 == 0 {
+						h &^= 0xff
+					}
+					keys = append(keys, h)
+					n := tab.cur.n
+					tab.insert(h, p, tc.perKey)
+					if tab.cur.n != n {
+						grew++
+					}
+					ps := want[h]
+					if tc.perKey > 0 && len(ps) >= tc.perKey {
+						// The newest page replaces the second oldest, or
+						// the only one, in its place.
+						victim := 0
+						if len(ps) > 1 {
+							s := slices.Sorted(slices.Values(ps))
+							victim = slices.Index(ps, s[1])
+						}
+						ps[victim] = p
+					} else {
+						want[h] = append(ps, p)
+					}
+					if p%997 == 0 || tab.old.n > 0 && tab.moved%(8*moveEach) == 0 {
+						check(int(p) + 1)
+					}
 				}
-				keys = append(keys, h)
-				tab.insert(h, p, tc.perKey)
-				ps := want[h]
-				if tc.perKey > 0 && len(ps) >= tc.perKey {
-					// The newest page replaces the second oldest, or
-					// the only one.
-					ps = slices.Delete(ps, min(1, len(ps)-1), min(2, len(ps)))
+				check(pages)
+				if tc.keys >= 500 && grew < 2 {
+					t.Fatalf("the table grew %d times, want a test that makes it grow", grew)
 				}
-				want[h] = append(ps, p)
-				if p%997 == 0 || tab.old.n > 0 && tab.moved == 0 {
-					check(int(p) + 1)
-				}
-			}
-			check(pages)
-		})
+			})
+		}
 	}
 }
 
@@ -243,4 +264,94 @@ func BenchmarkKeyTable(b *testing.B) {
 	}
 	b.ReportMetric(mean, "bytes_per_page")
 	b.ReportMetric(most, "max_bytes_per_page")
+}
+
+// TestObserveWhateverGrowth observes a long random crawl full of copies
+// (query variants, other directories, other hosts, lower case; the same
+// digest or a simhash a few bits off) with the detector's tables growing
+// by a quarter at fifteen sixteenths, by an eighth at seven eighths (as
+// they did before) and by doubling, and checks that every decision is the
+// same: its decisions take the first suspect of equal worth in the order
+// a table returns them, which must not depend on when the tables grow.
+func TestObserveWhateverGrowth(t *testing.T) {
+	pages := 60_000
+	if testing.Short() {
+		pages = 15_000
+	}
+	ps := copyPages(pages, 9)
+	var runs [][]string
+	for _, g := range []growth{defaultGrowth, {full: 14, step: 2}, {full: 12, step: 16}} {
+		d := New(Config{})
+		for _, tab := range d.tables() {
+			tab.grows = g
+		}
+		decisions := make([]string, len(ps))
+		kinds := map[Kind]int{}
+		for i, p := range ps {
+			dec := d.Observe(p)
+			kinds[dec.Kind]++
+			decisions[i] = fmt.Sprintf("%+v", dec)
+		}
+		if kinds[Exact] < pages/20 || kinds[Near] < pages/20 || kinds[Unique] < pages/4 {
+			t.Fatalf("growth %d/16 at %d/16: decisions by kind %v, want a test with many of each", g.step, g.full, kinds)
+		}
+		if n := d.ids.cur.n; n < 8*chunkSlots {
+			t.Fatalf("the URL ids' table holds %d slots, want a test whose tables grow many times", n)
+		}
+		runs = append(runs, decisions)
+	}
+	for k, decisions := range runs[1:] {
+		for i := range decisions {
+			if decisions[i] != runs[0][i] {
+				t.Fatalf("page %d (%s): growth %d decided\n%s\nwhere the default decided\n%s", i, ps[i].URL, k+1, decisions[i], runs[0][i])
+			}
+		}
+	}
+}
+
+// copyPages returns n pages of a crawl of 300 sites in which two pages in
+// five copy an earlier page (most often a recent one) under a related URL,
+// whole or with a few bits of their simhashes changed.
+func copyPages(n int, seed uint64) []Page {
+	r := rand.New(rand.NewPCG(seed, 13))
+	g := newTextGen(seed)
+	ps := make([]Page, 0, n)
+	for i := range n {
+		if i < 100 || r.IntN(5) >= 2 {
+			site := r.IntN(300)
+			url := fmt.Sprintf("http://www.site%d.example/%s/%d/%s-%d.html", site, testVocab[(site*7+r.IntN(6))%len(testVocab)], r.IntN(4), g.word(), i)
+			p := Page{URL: url, Digest: r.Uint64(), Simhash: r.Uint64(), Main: r.Uint64(), Title: uint64(site*8 + r.IntN(8)), Status: 200}
+			if i%7 == 0 {
+				p.Items = r.Uint64() | 1
+			}
+			p.NoURL = p.Simhash
+			p.ID = ID(p.URL)
+			ps = append(ps, p)
+			continue
+		}
+		j := len(ps) - 1 - min(len(ps)-1, int(r.ExpFloat64()*2000))
+		p := ps[j]
+		switch r.IntN(5) {
+		case 0:
+			p.URL += fmt.Sprintf("?utm_source=%s", g.word())
+		case 1:
+			p.URL = strings.Replace(p.URL, "/www.", "/", 1)
+		case 2:
+			p.URL = strings.Replace(p.URL, ".example/", fmt.Sprintf(".example/%s/", g.word()), 1)
+		case 3:
+			p.URL = strings.Replace(p.URL, ".example/", ".example/M", 1)
+			p.URL = strings.Replace(p.URL, ".html", ".HTML", 1)
+		default:
+			p.URL = strings.Replace(p.URL, "site", "mirror", 1)
+		}
+		if r.IntN(2) == 0 {
+			p.Digest = r.Uint64()
+			p.Simhash ^= 1<<r.IntN(64) | 1<<r.IntN(64)
+			p.Main ^= 1 << r.IntN(64)
+			p.NoURL = p.Simhash
+		}
+		p.ID = ID(p.URL)
+		ps = append(ps, p)
+	}
+	return ps
 }
