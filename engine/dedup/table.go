@@ -17,11 +17,11 @@ import (
 //
 // The table grows by a quarter when fifteen sixteenths of its slots are
 // used (a key's home slot is its hash scaled to the table's size, not its
-// top bits), so it is 75 to 94% full: 1.20 slots a page on average over
-// the sizes it passes through, 6.0 bytes (growing by an eighth at seven
-// eighths, 78 to 88% full, it took 6.1 and moved each page about eight
-// times in its life, twice as often; doubling, 38 to 75% full, 13 just
-// after it grew). A look-up that misses scans some 30 tags at 88%, 128 at
+// top bits), so it is 75 to 94% full: 6.2 bytes a page on average over
+// the sizes it passes through (BenchmarkKeyTable; growing by an eighth at
+// seven eighths, 78 to 88% full, it took 6.4 and moved each page about
+// eight times in its life, twice as often; doubling, 38 to 75% full, 13
+// just after it grew). A look-up that misses scans some 30 tags at 88%, 128 at
 // 94%, which the eight-at-a-time scan reads in a few tens of nanoseconds.
 //
 // A key's pages are visited in the order they were inserted, a page that
