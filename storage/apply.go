@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"slices"
@@ -151,6 +152,8 @@ type statements struct {
 	head, setMeta, hold, release                  *sql.Stmt
 	recrawl                                       recrawlStatements
 	all                                           []*sql.Stmt
+	// text is each statement's SQL, which rawStmts prepares.
+	text map[*sql.Stmt]string
 	// uniqueBodies is set for a file upgraded from version 10 or
 	// before, whose pages.url_id keeps its unique index: a URL's new
 	// body can go in only after its old one went.
@@ -165,8 +168,10 @@ func (s *statements) prepare(ctx context.Context, db *sql.DB) error {
 		}
 		*dst = st
 		s.all = append(s.all, st)
+		s.text[st] = q
 		return nil
 	}
+	s.text = map[*sql.Stmt]string{}
 	for i, n := range chunkSizes {
 		if err := prep(&s.urls[i], sqlURLInsert+rowsPlaceholders(n, urlCols)); err != nil {
 			return err
@@ -235,7 +240,7 @@ func (s *statements) close() {
 	for _, st := range s.all {
 		st.Close()
 	}
-	s.all = nil
+	s.all, s.text = nil, nil
 }
 
 // rowsPlaceholders returns "(?, ?), (?, ?)" for rows rows of cols columns.
@@ -274,9 +279,12 @@ type linkGroup struct {
 
 // applier is the state of one Apply.
 type applier struct {
-	ctx   context.Context // the caller's; checked between statements
-	tx    *sql.Tx
-	txs   map[*sql.Stmt]*sql.Stmt
+	ctx context.Context // the caller's; checked between statements
+	tx  *sql.Tx
+	txs map[*sql.Stmt]*sql.Stmt // Head's statements in tx
+	// raw runs the statements on tx's connection while an Apply (or
+	// the counters of its commit) holds it: see DB.inRaw.
+	raw   *rawStmts
 	buf   *applyBuffers
 	count [nCounters]int64
 }
@@ -311,11 +319,20 @@ func (a *applier) unskip(stmt *sql.Stmt, ids []uint64, what string) error {
 }
 
 // run runs s with args, unless the caller's context is done.
-func (a *applier) run(s *sql.Stmt, args ...any) (sql.Result, error) {
+func (a *applier) run(s *sql.Stmt, args ...any) (driver.Result, error) {
 	if err := a.ctx.Err(); err != nil {
 		return nil, err
 	}
-	return a.stmt(s).ExecContext(bg, args...)
+	return a.raw.exec(s, args)
+}
+
+// queryRow runs s with args and scans its first row into dest (see
+// rawStmts.queryRow), unless the caller's context is done.
+func (a *applier) queryRow(s *sql.Stmt, args []any, dest ...any) error {
+	if err := a.ctx.Err(); err != nil {
+		return err
+	}
+	return a.raw.queryRow(s, args, dest...)
 }
 
 // exec runs s and returns the rows it changed.
@@ -340,7 +357,7 @@ func (a *applier) insert(s *sql.Stmt, args ...any) (int64, error) {
 // It returns the number of rows inserted.
 func (a *applier) multi(m *multiStmt, n int, fill func(args []any, i int) []any) (int64, error) {
 	var total int64
-	err := a.chunks(m, n, fill, func(res sql.Result, pos, size int) error {
+	err := a.chunks(m, n, fill, func(res driver.Result, pos, size int) error {
 		c, err := res.RowsAffected()
 		total += c
 		return err
@@ -353,7 +370,7 @@ func (a *applier) multi(m *multiStmt, n int, fill func(args []any, i int) []any)
 // a statement's rows are numbered one after the other, up to the last,
 // which it reports.
 func (a *applier) multiIDs(m *multiStmt, n int, fill func(args []any, i int) []any, ids []int64) error {
-	return a.chunks(m, n, fill, func(res sql.Result, pos, size int) error {
+	return a.chunks(m, n, fill, func(res driver.Result, pos, size int) error {
 		last, err := res.LastInsertId()
 		for j := range size {
 			ids[pos+j] = last - int64(size-1-j)
@@ -365,7 +382,7 @@ func (a *applier) multiIDs(m *multiStmt, n int, fill func(args []any, i int) []a
 // chunks runs m on n rows, as many of the largest statement as fit and
 // the rest in binary pieces; fill appends the values of row i to args,
 // and done is told each statement's result and rows.
-func (a *applier) chunks(m *multiStmt, n int, fill func(args []any, i int) []any, done func(res sql.Result, pos, size int) error) error {
+func (a *applier) chunks(m *multiStmt, n int, fill func(args []any, i int) []any, done func(res driver.Result, pos, size int) error) error {
 	pos := 0
 	for k, size := range chunkSizes {
 		for n-pos >= size {
@@ -436,7 +453,7 @@ func (db *DB) Write(ctx context.Context, b *record.Batch) error {
 		return db.fault(fmt.Errorf("storage: apply: begin: %w", err))
 	}
 	defer func() { a.ctx = nil }()
-	if err := a.apply(&db.st, b); err != nil {
+	if err := db.inRaw(func(a *applier) error { return a.apply(&db.st, b) }); err != nil {
 		db.rollback()
 		return db.fault(fmt.Errorf("storage: apply: %w", err))
 	}
@@ -452,29 +469,64 @@ func (db *DB) Commit(ctx context.Context) error {
 	return db.commit()
 }
 
-// openTx is the transaction Write left open, with its statements and how
-// long its batches took to write.
+// openTx is the transaction Write left open, on its connection, with its
+// statements and how long its batches took to write.
 type openTx struct {
 	applier
+	conn *sql.Conn // the writer's connection, held until the transaction ends
 	took time.Duration
+}
+
+// inRaw runs f with the open transaction's applier, whose statements
+// then run on the driver's connection (rawStmts). The caller holds db.mu.
+func (db *DB) inRaw(f func(a *applier) error) error {
+	o := db.pend
+	return o.conn.Raw(func(ci any) error {
+		r, err := db.raw.on(ci)
+		if err != nil {
+			return err
+		}
+		o.raw = r
+		defer func() { o.raw = nil }()
+		return f(&o.applier)
+	})
+}
+
+// end ends the open transaction, which commit (Commit) or roll back, and
+// gives its connection back to the writer's pool. The caller holds db.mu.
+func (db *DB) end(o *openTx, commit bool) error {
+	db.pend = nil
+	var err error
+	if commit {
+		err = o.tx.Commit()
+	} else {
+		err = o.tx.Rollback()
+	}
+	return errors.Join(err, o.conn.Close())
 }
 
 // begin returns the open transaction's applier for a batch, beginning a
 // transaction if none is open. The caller holds db.mu.
 func (db *DB) begin(ctx context.Context) (*applier, error) {
 	if db.pend == nil {
-		tx, err := db.w.BeginTx(bg, nil)
+		conn, err := db.w.Conn(bg)
 		if err != nil {
 			return nil, err
 		}
+		tx, err := conn.BeginTx(bg, nil)
+		if err != nil {
+			conn.Close()
+			return nil, err
+		}
+		o := &openTx{applier: applier{tx: tx, txs: make(map[*sql.Stmt]*sql.Stmt, 2), buf: &db.buf}, conn: conn}
 		if !db.unindexed {
 			// Until Close: see sqlDropFetchesIndex.
 			if _, err := tx.ExecContext(bg, sqlDropFetchesIndex); err != nil {
-				tx.Rollback()
+				db.end(o, false)
 				return nil, err
 			}
 		}
-		db.pend = &openTx{applier: applier{tx: tx, txs: make(map[*sql.Stmt]*sql.Stmt, 8), buf: &db.buf}}
+		db.pend = o
 	}
 	a := &db.pend.applier
 	a.ctx = ctx
@@ -492,8 +544,7 @@ func (db *DB) takeLost() error {
 // rollback abandons the open transaction. The caller holds db.mu.
 func (db *DB) rollback() {
 	if db.pend != nil {
-		db.pend.tx.Rollback()
-		db.pend = nil
+		db.end(db.pend, false)
 	}
 }
 
@@ -512,12 +563,11 @@ func (db *DB) commit() error {
 	}
 	start := time.Now()
 	o.ctx = bg
-	if err := o.counters(&db.st); err != nil {
+	if err := db.inRaw(func(a *applier) error { return a.counters(&db.st) }); err != nil {
 		db.rollback()
 		return db.fault(fmt.Errorf("storage: apply: %w", err))
 	}
-	db.pend = nil
-	if err := o.tx.Commit(); err != nil {
+	if err := db.end(o, true); err != nil {
 		return db.fault(fmt.Errorf("storage: apply: commit: %w", err))
 	}
 	db.unindexed = true
@@ -805,7 +855,7 @@ func (a *applier) links(st *statements) error {
 		}
 		var row, state int64
 		var bodyID, linksID sql.NullInt64
-		if err := a.stmt(st.pageRow).QueryRowContext(bg, int64(g.from)).Scan(&row, &state, &bodyID, &linksID); err != nil {
+		if err := a.queryRow(st.pageRow, []any{int64(g.from)}, &row, &state, &bodyID, &linksID); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
 				return fmt.Errorf("links of %016x: %w", g.from, ErrUnknownURL)
 			}
@@ -843,13 +893,13 @@ func (a *applier) pageLinks(st *statements, g *linkGroup, old sql.NullInt64) (sq
 	}
 	var before, after int64
 	var same bool
-	if err := a.stmt(st.linksCount).QueryRowContext(bg, text, old.Int64).Scan(&before, &same); err != nil {
+	if err := a.queryRow(st.linksCount, []any{text, old.Int64}, &before, &same); err != nil {
 		return old, fmt.Errorf("links of %016x: %w", g.from, err)
 	}
 	if same {
 		return old, nil
 	}
-	if err := a.stmt(st.linksMerge).QueryRowContext(bg, text, old.Int64).Scan(&after); err != nil {
+	if err := a.queryRow(st.linksMerge, []any{text, old.Int64}, &after); err != nil {
 		return old, fmt.Errorf("links of %016x: %w", g.from, err)
 	}
 	a.count[cLinks] += after - before
@@ -911,7 +961,7 @@ func (a *applier) page(st *statements, p *record.PageRecord, r firstRow) error {
 	id := int64(p.URL)
 	var row, state int64
 	var bodyID, linksID sql.NullInt64
-	if err := a.stmt(st.pageRow).QueryRowContext(bg, id).Scan(&row, &state, &bodyID, &linksID); err != nil {
+	if err := a.queryRow(st.pageRow, []any{id}, &row, &state, &bodyID, &linksID); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("%w: %016x", ErrUnknownURL, p.URL)
 		}
@@ -997,7 +1047,7 @@ func pageArgs(p *record.PageRecord, bodyID, linksID sql.NullInt64, key int64) []
 // dropBody deletes the body in row id, of url.
 func (a *applier) dropBody(st *statements, url uint64, id int64) error {
 	var n int64
-	if err := a.stmt(st.bodyDelete).QueryRowContext(bg, id).Scan(&n); err != nil {
+	if err := a.queryRow(st.bodyDelete, []any{id}, &n); err != nil {
 		return fmt.Errorf("page %016x: %w", url, err)
 	}
 	a.count[cBodies]--

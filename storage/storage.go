@@ -151,6 +151,7 @@ type DB struct {
 
 	mu     sync.Mutex // serialises Write, Commit, Head and SetMeta (they share buffers, statements and pend)
 	st     statements
+	raw    rawStmts // st on the writer's driver connection
 	buf    applyBuffers
 	pend   *openTx // the transaction Write left open; nil when none is
 	lost   error   // why the open transaction ended under a failed Head; the next Write, Commit or Close reports it
@@ -272,6 +273,7 @@ func (db *DB) open(opt Options) error {
 	if err := db.st.prepare(ctx, w); err != nil {
 		return fmt.Errorf("storage: prepare: %w", err)
 	}
+	db.raw.text = db.st.text
 
 	every, restart := checkpointEvery, int64(restartBytes/size)
 	if opt.checkpointEvery > 0 {
@@ -416,6 +418,7 @@ func (db *DB) Close() error {
 
 func (db *DB) closeAll() error {
 	var errs []error
+	errs = append(errs, db.closeRaw())
 	db.st.close()
 	errs = append(errs, db.ckpt.close())
 	if db.r != nil {
@@ -433,6 +436,20 @@ func (db *DB) closeAll() error {
 		return fmt.Errorf("storage: close: %w", err)
 	}
 	return nil
+}
+
+// closeRaw closes the writer's driver statements (rawStmts), before its
+// connection closes. The caller holds db.mu, with no transaction open.
+func (db *DB) closeRaw() error {
+	if db.w == nil || db.raw.stmts == nil {
+		return nil
+	}
+	c, err := db.w.Conn(bg)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return c.Raw(func(ci any) error { return db.raw.close(ci) })
 }
 
 // fileSize is the size of the database file and its WAL, for Stats.
