@@ -8,8 +8,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-
-	"lidi/engine/record"
 )
 
 // posixLocks returns the lines of /proc/locks this process holds on the
@@ -61,16 +59,7 @@ func TestCloseKeepsOtherHandlesLocks(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "crawl.db")
 	before := openDescriptors(t, path)
-	db, err := Open(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := newWorkload(1, 5, 1<<10)
-	var b record.Batch
-	w.fill(&b, 10, 4, 2)
-	if err := db.Apply(ctx, &b); err != nil {
-		t.Fatal(err)
-	}
+	db := openApplied(t, path)
 	c, err := OpenCaptures(ctx, path)
 	if err != nil {
 		t.Fatal(err)
@@ -96,5 +85,26 @@ func TestCloseKeepsOtherHandlesLocks(t *testing.T) {
 	}
 	if n := openDescriptors(t, path); n != before {
 		t.Errorf("%d descriptors of the file and its WAL open after every handle closed, want %d", n, before)
+	}
+}
+
+// The writer's driver statements (rawStmts) are finalized when the DB
+// closes: SQLite keeps a connection with statements left open, and with
+// it the file's descriptors and the WAL, which the last connection's
+// close would have checkpointed and removed.
+func TestCloseFinalizesRawStatements(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "crawl.db")
+	db := openApplied(t, path)
+	if len(db.raw.stmts) == 0 {
+		t.Fatal("Apply prepared no driver statement: nothing to check")
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path + "-wal"); err == nil {
+		t.Error("the WAL is left after Close: a connection stayed open")
+	}
+	if n := openDescriptors(t, path); n != 0 {
+		t.Errorf("%d descriptors of the file and its WAL open after Close", n)
 	}
 }

@@ -1,8 +1,10 @@
 package storage
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
+	"testing"
 	"time"
 
 	"lidi/engine/record"
@@ -106,4 +108,21 @@ func (w *workload) fill(b *record.Batch, pages, linksPer, newPer int) {
 	}
 	w.events++
 	b.Events = append(b.Events, record.Event{Time: w.now, Kind: "batch", Text: fmt.Sprint(w.events)})
+}
+
+// openApplied opens a crawl database at path with one small batch
+// applied: ten pages with bodies and links, new URLs, their sites.
+func openApplied(t *testing.T, path string) *DB {
+	t.Helper()
+	db, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newWorkload(1, 5, 1<<10)
+	var b record.Batch
+	w.fill(&b, 10, 4, 2)
+	if err := db.Apply(context.Background(), &b); err != nil {
+		t.Fatal(err)
+	}
+	return db
 }
