@@ -212,31 +212,33 @@ func (a *slotArray) probe(h uint64, tag uint8, fn func(i int, page uint32) bool)
 			// The bytes marked, each checked: empty slots and this tag,
 			// and some others above them.
 			for m := zeroBytes(x) | zeroBytes(x^want); m != 0; m &= m - 1 {
-				k := j + bits.TrailingZeros64(m)>>3
-				switch tags[k] {
-				case 0:
+				if !a.step(c, j+bits.TrailingZeros64(m)>>3, tag, fn) {
 					return
-				case tag:
-					if !fn(c<<chunkBits|k, a.pages[c][k]) {
-						return
-					}
 				}
 			}
 		}
 		for ; j < len(tags); j++ {
-			switch tags[j] {
-			case 0:
+			if !a.step(c, j, tag, fn) {
 				return
-			case tag:
-				if !fn(c<<chunkBits|j, a.pages[c][j]) {
-					return
-				}
 			}
 		}
 		if i = (c + 1) << chunkBits; i >= a.n {
 			i = 0
 		}
 	}
+}
+
+// step is probe's at slot k of chunk c: it calls fn if the slot's tag is
+// tag, and reports whether the probe goes on (not at an empty slot, nor
+// when fn returned false).
+func (a *slotArray) step(c, k int, tag uint8, fn func(i int, page uint32) bool) bool {
+	switch a.tags[c][k] {
+	case 0:
+		return false
+	case tag:
+		return fn(c<<chunkBits|k, a.pages[c][k])
+	}
+	return true
 }
 
 // free returns the first empty slot from slot i on, wrapping.
