@@ -17,6 +17,11 @@ import (
 // a cap) the next request of the session waits until the server has
 // finished with the previous one: the server never serves two at once.
 func TestNextRequestWaitsForTheClose(t *testing.T) {
+	// /slow sends 64 chunks slowGap apart, past the body timeout of 20
+	// gaps. The timeout also bounds each /next, which first waits for the
+	// abandoned connection's close (the server's rest read and dropped):
+	// 100 ms for it timed out once at a load of 7 to 9.
+	const slowGap = 25 * time.Millisecond
 	var inFlight, maxInFlight atomic.Int64
 	_, conns, ap := server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n := inFlight.Add(1)
@@ -42,7 +47,7 @@ func TestNextRequestWaitsForTheClose(t *testing.T) {
 				}
 				if r.URL.Path == "/slow" {
 					rc.Flush()
-					t := time.NewTimer(5 * time.Millisecond)
+					t := time.NewTimer(slowGap)
 					select {
 					case <-t.C:
 					case <-r.Context().Done():
@@ -55,7 +60,7 @@ func TestNextRequestWaitsForTheClose(t *testing.T) {
 			w.Write([]byte("<html>fine</html>"))
 		}
 	}))
-	f := New(Config{CheckType: true, MaxBodySize: 64 << 10, BodyTimeout: 100 * time.Millisecond})
+	f := New(Config{CheckType: true, MaxBodySize: 64 << 10, BodyTimeout: 20 * slowGap})
 	s := f.Open(ap.Addr(), int(ap.Port()))
 	base := "http://x.test:" + strconv.Itoa(int(ap.Port()))
 	for i := 0; i < 5; i++ {
