@@ -1106,7 +1106,10 @@ func (db *DB) SetMeta(ctx context.Context, key, value string) error {
 	if err := db.commit(); err != nil { // what Write left open holds the connection
 		return err
 	}
-	if _, err := db.st.setMeta.ExecContext(ctx, key, value); err != nil {
+	if err := ctx.Err(); err != nil { // checked once, and the statement run under bg: see Head
+		return err
+	}
+	if _, err := db.st.setMeta.ExecContext(bg, key, value); err != nil {
 		return fmt.Errorf("storage: set meta %q: %w", key, err)
 	}
 	return nil

@@ -29,8 +29,12 @@ type rawStmts struct {
 
 // on returns r for the driver connection ci (what sql.Conn.Raw hands its
 // function), forgetting statements prepared on another: database/sql
-// replaces a connection only after it failed, and a failed connection's
-// statements went with it.
+// replaces a connection only after it failed, and by then it has closed
+// it, so they cannot be finalized (the driver's Close freed what they
+// need) and SQLite keeps the old connection, a zombie, until the process
+// ends. No call runs the writer's statements under a context that can be
+// cancelled (Head, SetMeta, Write: bg), which is what made database/sql
+// replace it; TestCancelledCallsKeepTheWriter.
 func (r *rawStmts) on(ci any) (*rawStmts, error) {
 	c, ok := ci.(driver.Conn)
 	if !ok {

@@ -34,9 +34,17 @@ func (db *DB) Head(ctx context.Context, site int64, n int) (urls []record.Queued
 	if db.pend != nil {
 		head = db.pend.stmt(head)
 	}
-	rows, err := head.QueryContext(ctx, site, n+1)
+	// ctx is only checked here, and the read runs under bg, as Write's
+	// statements do: a context cancelled mid-statement leaves SQLite's
+	// interrupt on the writer's connection, which database/sql then
+	// replaces, and the driver statements prepared on it (rawStmts) kept
+	// the old one open. A read of a queue's head is short.
+	if err := ctx.Err(); err != nil {
+		return nil, 0, false, err
+	}
+	rows, err := head.QueryContext(bg, site, n+1)
 	if err != nil {
-		return nil, 0, false, db.headError(ctx, site, err)
+		return nil, 0, false, db.headError(site, err)
 	}
 	defer rows.Close()
 	if n > 0 {
@@ -47,7 +55,7 @@ func (db *DB) Head(ctx context.Context, site int64, n int) (urls []record.Queued
 		var id int64
 		var c copyColumns
 		if err := rows.Scan(&id, &q.URL, &q.Depth, &q.Priority, &q.Seq, &c.fetched, &c.digest, &c.simhash, &c.etag, &c.lastModified, &q.SlowDowns); err != nil {
-			return nil, 0, false, db.headError(ctx, site, err)
+			return nil, 0, false, db.headError(site, err)
 		}
 		q.ID = uint64(id)
 		q.Copy = c.copy()
@@ -58,7 +66,7 @@ func (db *DB) Head(ctx context.Context, site int64, n int) (urls []record.Queued
 		urls = append(urls, q)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, 0, false, db.headError(ctx, site, err)
+		return nil, 0, false, db.headError(site, err)
 	}
 	return urls, next, more, nil
 }
@@ -70,12 +78,11 @@ func (db *DB) Head(ctx context.Context, site int64, n int) (urls []record.Queued
 // Commit are gone, and the statements of the next Write would run
 // outside any transaction, each durable on its own. So the transaction
 // is ended here too, and the loss kept for the next Write, Commit or
-// Close to report. A read the caller cancelled rolls nothing back
-// (SQLite's interrupt ends only the SELECT), so the transaction stays.
-// The caller holds db.mu.
-func (db *DB) headError(ctx context.Context, site int64, err error) error {
+// Close to report. (The read runs under bg, so no error of its own is a
+// cancellation.) The caller holds db.mu.
+func (db *DB) headError(site int64, err error) error {
 	err = db.fault(fmt.Errorf("storage: head of site %d: %w", site, err))
-	if db.pend != nil && ctx.Err() == nil {
+	if db.pend != nil {
 		db.rollback()
 		db.lost = fmt.Errorf("storage: the batches written since the last commit were lost: %w", err)
 	}
