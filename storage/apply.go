@@ -483,6 +483,8 @@ type openTx struct {
 
 // inRaw runs f with the open transaction's applier, whose statements
 // then run on the driver's connection (rawStmts). The caller holds db.mu.
+// f must not use database/sql on the writer: sql.Conn.Raw holds the
+// connection's lock while f runs, and such a call would wait for ever.
 func (db *DB) inRaw(f func(a *applier) error) error {
 	o := db.pend
 	return o.conn.Raw(func(ci any) error {

@@ -96,8 +96,9 @@ func (r *rawStmts) exec(s *sql.Stmt, args []any) (driver.Result, error) {
 }
 
 // queryRow runs s with args and scans its first row into dest, each an
-// *int64, *bool or *sql.NullInt64; sql.ErrNoRows when there is none. The
-// rest of the statement runs to its end (a RETURNING's changes).
+// *int64, *bool or *sql.NullInt64; sql.ErrNoRows when there is none.
+// Other rows are left unread: SQLite makes a RETURNING statement's
+// changes at its first step, and closing the rows resets the statement.
 func (r *rawStmts) queryRow(s *sql.Stmt, args []any, dest ...any) (err error) {
 	ds, err := r.stmt(s)
 	if err != nil {
@@ -151,8 +152,6 @@ func (r *rawStmts) queryRow(s *sql.Stmt, args []any, dest ...any) (err error) {
 		default:
 			return fmt.Errorf("column %d: cannot scan into %T", i, d)
 		}
-	}
-	for rows.Next(r.dest) == nil { // to the statement's end
 	}
 	return nil
 }

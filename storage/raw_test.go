@@ -16,6 +16,7 @@ import (
 // refused.
 func TestRawNamedConverts(t *testing.T) {
 	type kind string
+	four := int64(4)
 	now := time.Date(2026, 11, 28, 6, 0, 0, 0, time.UTC)
 	for _, c := range []struct {
 		in      any
@@ -35,6 +36,14 @@ func TestRawNamedConverts(t *testing.T) {
 		{uint64(math.MaxInt64), int64(math.MaxInt64), false},
 		{uint64(math.MaxUint64), nil, true},
 		{struct{}{}, nil, true},
+		// What the writer passes besides (session 39's review): nullable
+		// IDs, pointers, and a body that is nil (NULL) or empty (a blob).
+		{sql.NullInt64{}, nil, false},
+		{sql.NullInt64{Int64: 5, Valid: true}, int64(5), false},
+		{(*int64)(nil), nil, false},
+		{&four, int64(4), false},
+		{[]byte(nil), []byte(nil), false},
+		{[]byte{}, []byte{}, false},
 	} {
 		var r rawStmts
 		err := r.named([]any{int64(1), c.in})
