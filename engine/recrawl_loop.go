@@ -491,7 +491,12 @@ func (c *crawl) recrawlTick(now time.Time) {
 			// are still counted queued but no longer pending, so it would
 			// look as if it had nothing left to discover.
 			if s := c.sites[id]; s != nil && s.Place() != frontier.Busy {
-				rc.sched.SetDiscovering(key, s.recrawlable() && s.Pending > int64(rc.queuedOn[id]))
+				n := 0
+				if s.recrawlable() {
+					n = int(max(s.Pending-int64(rc.queuedOn[id]), 0))
+				}
+				rc.sched.SetDiscovering(key, n > 0)
+				rc.sched.ToDiscover(key, n)
 			}
 		}
 		for _, id := range rc.sched.Due(now, rnow) {

@@ -45,6 +45,17 @@ type Demand struct {
 // The minima are honoured first, whatever the budget; if they exceed it
 // every page gets its minimum.
 func AllocateFrequencies(pages []Demand, caps []float64, budget float64) []float64 {
+	return allocate(pages, caps, nil, budget)
+}
+
+// allocate is AllocateFrequencies with what a turn of each site brings
+// otherwise (floors[s], nil or 0 for none): a turn of the site's
+// discovery. A visit of the site's pages then costs its turn as well as
+// its share of the budget: the pages are priced at the common price plus
+// the floor, or at the site's own price where its cap binds above that.
+// The turns they leave go to the site's discovery, not to the budget,
+// which only recrawls spend.
+func allocate(pages []Demand, caps, floors []float64, budget float64) []float64 {
 	f := make([]float64, len(pages))
 	bySite := map[int][]int{}
 	for i, p := range pages {
@@ -71,10 +82,13 @@ func AllocateFrequencies(pages []Demand, caps []float64, budget float64) []float
 		}
 		floor[s] = priceFor(func(mu float64) float64 { return spend(idx, mu) }, c)
 	}
+	// A visit of a site whose turns discovery would take otherwise costs
+	// both: its share of the budget (the common price) and the site's turn
+	// (its floor, or more where its cap binds above that).
 	total := func(mu float64) float64 {
 		var sum float64
 		for s, idx := range bySite {
-			sum += spend(idx, math.Max(mu, floor[s]))
+			sum += spend(idx, math.Max(mu+capOf(floors, s), floor[s]))
 		}
 		return sum
 	}

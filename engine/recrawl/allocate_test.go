@@ -84,3 +84,90 @@ func TestInvMarginal(t *testing.T) {
 		t.Error("invMarginal(1) found an x")
 	}
 }
+
+// A site whose turns its discovery would take otherwise, each worth its
+// floor, gives its pages a visit only where the visit is worth more at
+// the margin: the turns they leave are the floor's, and the budget, which
+// only recrawls spend, goes to the other sites. No small move of
+// frequency between a page and its site's discovery, or between two
+// pages, gains.
+func TestAllocateSiteFloors(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for trial := range 20 {
+		pages := randomDemands(r, 60, 5)
+		caps, floors := make([]float64, 5), make([]float64, 5)
+		for s := range caps {
+			caps[s] = (0.5 + r.Float64()) / 600
+		}
+		// Two sites discover: a turn of it worth as much as a visit of a
+		// page of weight 1 to 10 changing every 5 to 50 minutes.
+		for _, s := range []int{0, 1} {
+			floors[s] = (1 + 9*r.Float64()) * (300 + 2700*r.Float64()) * r.Float64()
+		}
+		budget := 60 * (0.2 + r.Float64()) / 3600
+		f := allocate(pages, caps, floors, budget)
+		perSite := make([]float64, len(caps))
+		var sum float64
+		for i, x := range f {
+			sum += x
+			perSite[pages[i].Site] += x
+		}
+		if sum > budget*(1+1e-6) {
+			t.Fatalf("trial %d: spent %g of %g", trial, sum, budget)
+		}
+		// The value counts each site's turns left to its discovery.
+		total := func(g []float64) float64 {
+			used := make([]float64, len(caps))
+			for i, x := range g {
+				used[pages[i].Site] += x
+			}
+			v := value(pages, g)
+			for s := range caps {
+				v += floors[s] * (caps[s] - used[s])
+			}
+			return v
+		}
+		v := total(f)
+		floored := 0
+		for range 4000 {
+			i := r.IntN(len(pages))
+			s := pages[i].Site
+			g := append([]float64(nil), f...)
+			if j := r.IntN(len(pages)); r.IntN(2) == 0 && i != j {
+				// A page to another page, within the sites' caps.
+				d := math.Min(f[i], budget/1000)
+				if pages[j].Site != s && perSite[pages[j].Site]+d > caps[pages[j].Site] {
+					continue
+				}
+				g[i] -= d
+				g[j] += d
+			} else if floors[s] > 0 {
+				// A page to its site's discovery, or back within the
+				// budget and the site's cap.
+				d := math.Min(f[i], caps[s]/1000)
+				if r.IntN(2) == 0 {
+					// Back only where neither the budget nor the site's
+					// cap binds: their prices are found to within what
+					// the bisection leaves (fullSite).
+					if budget-sum < budget/100 || caps[s]-perSite[s] < caps[s]/100 {
+						continue
+					}
+					d = -math.Min(caps[s]/1000, math.Min(caps[s]-perSite[s], budget-sum))
+				}
+				if d == 0 {
+					continue
+				}
+				g[i] -= d
+				floored++
+			} else {
+				continue
+			}
+			if w := total(g); w > v+1e-6*math.Abs(v) {
+				t.Fatalf("trial %d: moving %g of page %d's visits (site %d, floor %g, cap %g, spent %g; budget %g, spent %g) gains %g over %g", trial, g[i]-f[i], i, s, floors[s], caps[s], perSite[s], budget, sum, w, v)
+			}
+		}
+		if floored == 0 {
+			t.Fatalf("trial %d: no move tried to or from a site's discovery", trial)
+		}
+	}
+}

@@ -57,3 +57,27 @@ func oneSite(pages int, gap, cost time.Duration) (s *Scheduler, web *changingPag
 	}
 	return s, web, t0
 }
+
+// siteTurns runs site "a" of s from t0 for span, a turn a gap (looked at
+// every 5 s): a turn goes to the first page due and not yet served,
+// fetched from web and told to visit, or, with none, to discover; each is
+// told the turn's time since t0.
+func siteTurns(s *Scheduler, web *changingPages, t0 time.Time, gap, span time.Duration, visit func(d time.Duration, id uint64), discover func(d time.Duration)) {
+	var queue []uint64
+	var served time.Time
+	for d := time.Duration(0); d < span; d += 5 * time.Second {
+		now := t0.Add(d)
+		queue = append(queue, s.Due(now, now)...)
+		if now.Sub(served) < gap {
+			continue
+		}
+		served = now
+		if len(queue) == 0 {
+			discover(d)
+			continue
+		}
+		web.fetch(s, queue[0], now)
+		visit(d, queue[0])
+		queue = queue[1:]
+	}
+}

@@ -32,6 +32,15 @@ type Planner struct {
 	sites    map[string]int
 	caps     []float64 // per site index, visits a second
 	gaps     []time.Duration
+	// disc is, per site index, what its discovery has still to find
+	// (SetDiscovery); floors what a turn of it was worth at the last
+	// solve (DiscoveryFloor).
+	disc   []discovery
+	floors []float64
+	// fresh is, per site index, the freshness its planned pages'
+	// estimated rates expect at their frequencies, weighted by their
+	// weights in the plan, at the last solve.
+	fresh []float64
 	// turns are, per site with a gap, the turns its pages hold, by time:
 	// each scheduled page holds the free turn nearest its time (reserve).
 	turns [][]turn
@@ -143,6 +152,9 @@ type plannedPage struct {
 	// early is whether Early released the visit in flight in a free turn
 	// (its time line moves to the visit).
 	early bool
+	// held is whether the visit in flight waited for a turn its worth did
+	// not win (Hold): its time line moves to the visit too.
+	held bool
 	// at is when its queue entry is due, and qi the entry's index in the
 	// queue (-1 for none): each page has one entry at most.
 	at        time.Time
@@ -200,6 +212,81 @@ func (p *Planner) SetSiteGap(site string, gap time.Duration) {
 	}
 }
 
+// discovery is what a site's discovery has still to find: n pages still
+// to fetch for the first time, each of importance weight, and how far
+// apart its turns come, the last at last.
+type discovery struct {
+	weight  float64
+	n       int
+	spacing time.Duration
+	last    time.Time
+}
+
+// SetDiscovery tells what site's discovery has still to find: n URLs
+// still to fetch for the first time, each of importance weight (the mean
+// of what its discovery found lately, a page not kept counting 0); its
+// turns come spacing apart, and the last came at last. A weight or n of
+// 0 is for a site with nothing to discover, or whose discovery's worth is
+// not known yet.
+//
+// A page found keeps a copy from then on, fresh until its first change,
+// then recrawled in turn (fresh F of the time, what its site's planned
+// pages expect, weighted as the crawl's freshness is); so a turn of
+// discovery moves the pages still to find a turn of discovery sooner,
+// each with a copy for that time a: a = max(spacing, the time since
+// last), a turn worth n'·weight·((1−F)·(1 − e^(−λa))/λ + F·a), λ the
+// site's mean rate (DiscoveryFloor). Only the pages its turns could find
+// within the horizon 1/λ count, n' = min(n, 1/(λ·gap)), gap the site's
+// (discoveryReach). A turn
+// a recrawl takes is worth its page's Price: its catch lasts only until
+// the page's next change, and the visits the plan gives the page come
+// anyway. So the site's pages are planned only while a visit is worth
+// more than a turn of discovery at the margin, and the turns they leave
+// go to discovery; the longer discovery waits for a turn, the more the
+// next is worth, so it is never left without.
+func (p *Planner) SetDiscovery(site string, weight float64, n int, spacing time.Duration, last time.Time) {
+	if s, d := p.site(site), (discovery{weight, n, spacing, last}); p.disc[s] != d {
+		p.disc[s], p.dirty = d, true
+	}
+}
+
+// discoveryReach is how many of n pages still to find a turn of
+// discovery brings sooner within the horizon 1/lam (in seconds), on a
+// site taking a request a gap apart: those its turns could find within
+// it, min(n, 1/(lam·gap)), at least one (the turn's own), and n where lam
+// or gap is unknown (0).
+//
+// Delaying discovery by a turn delays each page still to find by that
+// turn, but a page found beyond the horizon is not the turn's to count:
+// the horizon is that of a recrawl's own gain (a Price is at most w/λ,
+// its catch lasting until the page's next change), and past it the same
+// choice comes round again. Counted whole, a backlog growing as it is
+// found (a site mid-crawl has thousands) made a turn of discovery worth
+// more than any visit, and the site recrawled nothing, the hubs whose
+// changes link its new pages included (TestSchedulerBacklogKeepsRecrawls).
+// The reach is counted at the site's own pace, a page a gap, not at the
+// pace its discovery was given lately: that pace falls as recrawls take
+// the turns, and a reach counted by it fell with it, so that discovery
+// lost more turns the more it had lost (a site of 11 heavy pages changing
+// every 2 h and a turn every 20 min found 10 of 300 pages in 36 h, 1 in
+// the last day: TestSchedulerSlowSiteBacklogSharesTurns).
+func discoveryReach(n int, lam float64, gap time.Duration) float64 {
+	if lam <= 0 || gap <= 0 {
+		return float64(n)
+	}
+	return min(float64(n), max(1, 1/(lam*gap.Seconds())))
+}
+
+// DiscoveryFloor returns what a turn of site's discovery was worth at the
+// last solve, in the allocation's units (weighted freshness, in seconds,
+// as Price): 0 for a site with nothing to discover (SetDiscovery).
+func (p *Planner) DiscoveryFloor(site string) float64 {
+	if s, ok := p.sites[site]; ok {
+		return p.floors[s]
+	}
+	return 0
+}
+
 // rebook gives site s's scheduled pages their turns again, the earliest
 // due first (a visit in flight at its retry), a gap from the turns
 // already taken: the site's requests stay a gap apart across the change.
@@ -229,6 +316,9 @@ func (p *Planner) site(name string) int {
 		p.sites[name] = s
 		p.caps = append(p.caps, 0)
 		p.gaps = append(p.gaps, 0)
+		p.disc = append(p.disc, discovery{})
+		p.floors = append(p.floors, 0)
+		p.fresh = append(p.fresh, 0)
 		p.turns = append(p.turns, nil)
 		p.bySite = append(p.bySite, map[uint64]*plannedPage{})
 	}
@@ -339,8 +429,11 @@ func (p *Planner) Visit(id uint64, v Visit, newLinks int) {
 			// free raise its pages' frequencies.
 			pg.anchor = minTime(pg.due, v.At)
 		}
+		if pg.held {
+			pg.anchor = maxTime(pg.due, v.At)
+		}
 	}
-	pg.due, pg.released, pg.early = time.Time{}, time.Time{}, false
+	pg.due, pg.released, pg.early, pg.held = time.Time{}, time.Time{}, false, false
 	p.schedule(pg, iv)
 }
 
@@ -703,14 +796,43 @@ func (p *Planner) Solve(now time.Time) {
 			}
 		}
 	}
-	f := AllocateFrequencies(demands, caps, math.Max(budget, 0))
+	// What a turn of each site's discovery is worth (SetDiscovery).
+	rates, n := make([]float64, len(p.caps)), make([]int, len(p.caps))
+	for _, pg := range p.pages {
+		rates[pg.site] += float64(pg.rate)
+		n[pg.site]++
+	}
+	for s, d := range p.disc {
+		p.floors[s] = 0
+		if d.weight <= 0 || d.n <= 0 {
+			continue
+		}
+		a := max(d.spacing, now.Sub(d.last)).Seconds()
+		first := a // fresh until its first change
+		lam := rates[s] / float64(max(n[s], 1))
+		if lam > 0 {
+			first = -math.Expm1(-lam*a) / lam
+		}
+		p.floors[s] = discoveryReach(d.n, lam, p.gaps[s]) * d.weight * (first + p.fresh[s]*(a-first))
+	}
+	f := allocate(demands, caps, p.floors, math.Max(budget, 0))
+
 	spent := make([]float64, len(caps))
+	clear(p.fresh)
+	ws := make([]float64, len(caps))
 	for i, pg := range planned {
 		spent[pg.site] += f[i]
+		p.fresh[pg.site] += demands[i].Weight * Freshness(pg.rate, f[i])
+		ws[pg.site] += demands[i].Weight
 		iv := min(max(frequencyInterval(f[i]), p.opt.MinInterval), p.opt.MaxInterval)
 		if iv != pg.interval {
 			pg.interval = iv
 			moved = append(moved, pg)
+		}
+	}
+	for s := range p.fresh {
+		if ws[s] > 0 {
+			p.fresh[s] /= ws[s]
 		}
 	}
 	p.full = p.full[:0]
@@ -740,22 +862,49 @@ func (p *Planner) Full() []string { return p.full }
 // IsFull reports whether site was full at the last solve (Full).
 func (p *Planner) IsFull(site string) bool { return p.isFull[site] }
 
-// Worth returns what a visit of page id at now is expected to bring back:
-// its weight in the plan (its importance, and the new pages its changes
-// reveal) times the chance that it changed since its copy's fetch, by its
-// estimated rate. A page found by a turn of discovery brings its
-// importance, its copy fresh: the two weigh alike. It is 0 for a page the
-// Planner does not know.
-func (p *Planner) Worth(id uint64, now time.Time) float64 {
+// Price returns what a visit of page id at now is worth, in the
+// allocation's units (weighted freshness, in seconds): the price its
+// copy's age has reached. A page of weight w (its importance, and the new
+// pages its changes reveal) and rate λ visited every I is optimal at the
+// price (w/λ)·(1 − e^(−λI)(1 + λI)) (AllocateFrequencies' condition), so a
+// copy a old is worth a visit at any price up to
+// (w/λ)·(1 − e^(−λa)(1 + λa)). A visit's catch lasts only until the
+// page's next change, and the next visit comes anyway: this is what it
+// adds over the visits the plan gives the page, as a turn of discovery's
+// worth (SetDiscovery) is what a page found adds. It is 0 for a page the
+// Planner does not know or never saw change, and one just fetched.
+func (p *Planner) Price(id uint64, now time.Time) float64 {
 	pg := p.pages[id]
 	if pg == nil {
 		return 0
 	}
+	return pg.price(now)
+}
+
+// Hold tells that page id, released by Due and not yet visited, waits
+// for a turn its visit is not worth: a turn of its site's discovery is
+// worth more (Scheduler.mayRelease). Its next visit is then planned an
+// interval after this one, not after the time it was due. The time
+// line's catch-up (schedule) is for a visit that came late by the
+// crawl's queues, so that a page keeps the frequency the allocation gave
+// it; a wait its worth decided is the allocation itself, and caught up it
+// took back the turns it gave discovery: on seed 2's sarss web the big
+// site's pages held while it was discovered came back half an interval
+// after their visits for hours after its discovery ended, every page late
+// (TestSchedulerHeldPageKeepsItsInterval).
+func (p *Planner) Hold(id uint64) {
+	if pg := p.pages[id]; pg != nil && !pg.due.IsZero() {
+		pg.held = true
+	}
+}
+
+func (pg *plannedPage) price(now time.Time) float64 {
+	lam := float64(pg.rate)
 	age := now.Sub(pg.last).Seconds()
-	if age <= 0 || pg.rate <= 0 {
+	if age <= 0 || lam <= 0 {
 		return 0
 	}
-	return pg.worth() * -math.Expm1(-float64(pg.rate)*age)
+	return pg.worth() / lam * marginal(lam*age)
 }
 
 // worth is pg's weight in the plan, or its in-link weight before the
@@ -776,20 +925,32 @@ func (p *Planner) interval(pg *plannedPage) time.Duration {
 	return pg.interval
 }
 
-// Early releases, at now, the next page planned on full site site (Full)
-// whose visit is not in flight, whose last visit is at least MinInterval
-// past and whose visit is worth more than floor (Worth: what the
-// turn would bring otherwise), into the site's first free turn: the turn
-// the caller found the site idle in. The plan fills a site only to
-// SiteLoad of its turns, so that the pages due together wait a bounded
-// time; the turns left free would pass unused while the site's pages are
-// worth more visits than they get. A turn that leaves the site's next
-// one a gap after it is free: it goes to the site's most overdue page
+// Early releases, at now, a page of full site site (Full) whose visit is
+// not in flight, whose last visit is at least MinInterval past and whose
+// visit is worth more than floor (its Price against what the turn would
+// bring otherwise: a turn of the site's discovery), into the turn the
+// caller found the site idle in. The plan fills a site only to SiteLoad
+// of its turns, so that the pages due together wait a bounded time; the
+// turns left free would pass unused while the site's pages are worth
+// more visits than they get. A turn that leaves the site's next one a
+// gap after it is free: it goes to the site's most overdue page
 // (bestEarly), whose time line moves to the early visit (Visit), so a
 // full site's free turns raise its pages' frequencies. A turn less than
 // a gap before the next one goes to that turn's holder, which keeps its
-// time line. It reports false, and releases nothing, for a site not
-// full or without such a page among its next turns.
+// time line. It reports false, and releases nothing, for a site not full
+// or without such a page.
+//
+// The turn is booked at now, when the page goes. Booked at the site's
+// next free time by the plan's gap (twice the politeness gap while the
+// site is discovered) while the site took each at once, the book ran
+// ahead of the clock, a turn a call, and the holder of the "next" turn
+// went hours before its time, then planned an interval after that time
+// (TestSchedulerFreeTurnsByIndex: a full site's heaviest page unvisited
+// for 1 h 58 min on a plan of 36 min). Whether the turn is the recrawls'
+// or discovery's is the floor's alone: a rule that also kept the plan's
+// share of the turns for discovery whenever the floor was above 0 gave a
+// site's recrawls half its turns even when what its discovery brought
+// had fallen to almost nothing (TestSchedulerFloorNearZero).
 func (p *Planner) Early(site string, now time.Time, floor float64) (uint64, bool) {
 	p.tell(now)
 	s, ok := p.sites[site]
@@ -806,10 +967,6 @@ func (p *Planner) Early(site string, now time.Time, floor float64) (uint64, bool
 		}
 		return -1
 	})
-	at := now
-	if i > 0 {
-		at = maxTime(at, ts[i-1].at.Add(gap))
-	}
 	holds := func(k int) *plannedPage {
 		pg := p.pages[ts[k].id]
 		if pg == nil || !pg.turn.Equal(ts[k].at) {
@@ -818,27 +975,28 @@ func (p *Planner) Early(site string, now time.Time, floor float64) (uint64, bool
 		return pg
 	}
 	for ; i < len(ts) && holds(i) == nil; i++ {
-		at = maxTime(at, ts[i].at.Add(gap))
 	}
-	// A page of a later turn moves to at only if the site's next turn
+	// A page of a later turn moves to now only if the site's next turn
 	// leaves a gap after it.
+	at := now
 	free := i >= len(ts) || !ts[i].at.Before(at.Add(gap))
-	for k := i; k < len(ts) && k-i < maxWalk && (k == i || free); k++ {
-		pg := holds(k)
-		if pg == nil || !pg.due.IsZero() {
-			continue // a turn taken, or a visit in flight (its retry's turn)
+	// A free turn goes to the page most overdue (bestEarly; a scan of the
+	// site's pages, so only then), else to the holder of one of the next
+	// turns; a turn that is not free to the next turn's holder.
+	var pg *plannedPage
+	if free {
+		pg = p.bestEarly(s, now, floor)
+	}
+	for k := i; pg == nil && k < len(ts) && k-i < maxWalk && (k == i || free); k++ {
+		pg = holds(k)
+		if pg == nil || !pg.due.IsZero() || now.Before(pg.last.Add(p.opt.MinInterval)) || pg.price(now) <= floor {
+			// A turn taken, a visit in flight (its retry's turn), not
+			// again within MinInterval, nor for less than the turn is
+			// worth otherwise.
+			pg = nil
 		}
-		if now.Before(pg.last.Add(p.opt.MinInterval)) || p.Worth(pg.info.ID, now) <= floor {
-			continue // not again within MinInterval, nor for less than the turn is worth otherwise
-		}
-		// The turn is the recrawls'; if it leaves the next a gap, it goes
-		// to the page most overdue (bestEarly; a scan of the site's pages,
-		// so only then).
-		if free {
-			if best := p.bestEarly(s, now); best != nil {
-				pg = best
-			}
-		}
+	}
+	if pg != nil {
 		iv := pg.interval
 		if iv == 0 {
 			iv = p.opt.InitialInterval
@@ -857,7 +1015,7 @@ func (p *Planner) Early(site string, now time.Time, floor float64) (uint64, bool
 		// their cost (reserve), until a full site being discovered
 		// recrawled its heaviest quarter alone
 		// (TestSchedulerFreeTurnsByIndex).
-		pg.due, pg.released, pg.early = pg.at, now, free
+		pg.due, pg.released, pg.early, pg.held = pg.at, now, free, false
 		p.late.Released++
 		p.late.Early++
 		if !p.channels[pg.info.Channel].ready {
@@ -870,9 +1028,9 @@ func (p *Planner) Early(site string, now time.Time, floor float64) (uint64, bool
 }
 
 // bestEarly returns the page of site s most overdue by the allocation's
-// own measure, nil if none may go (all in flight, their turn now, or
-// visited within MinInterval) or the site has more than maxEarlyScan
-// pages. A page of weight w and rate λ visited every I is optimal at the
+// own measure, nil if none may go (all in flight, their turn now,
+// visited within MinInterval, or worth no more than floor, what the turn
+// brings otherwise: Early) or the site has more than maxEarlyScan pages. A page of weight w and rate λ visited every I is optimal at the
 // price μ = (w/λ)·(1 − e^(−λI)(1 + λI)) (AllocateFrequencies' condition),
 // so a page whose copy is a old has reached the price of
 // (w/λ)·(1 − e^(−λa)(1 + λa)): the free turn goes to the page whose age
@@ -891,7 +1049,7 @@ func (p *Planner) Early(site string, now time.Time, floor float64) (uint64, bool
 // 0.979 to 0.983 of the optimal freshness of the same requests, 0.986 to
 // 0.988 by the price; discovering 350 more pages as well, 0.90 to 0.93
 // against 0.982 to 0.987; TestSchedulerFreeTurnsByIndex).
-func (p *Planner) bestEarly(s int, now time.Time) *plannedPage {
+func (p *Planner) bestEarly(s int, now time.Time, floor float64) *plannedPage {
 	if len(p.bySite[s]) > maxEarlyScan {
 		return nil
 	}
@@ -908,9 +1066,10 @@ func (p *Planner) bestEarly(s int, now time.Time) *plannedPage {
 		if !at.After(now) {
 			continue // its turn is now
 		}
-		lam := float64(pg.rate)
-		x := lam * now.Sub(pg.last).Seconds()
-		g := pg.worth() * (-math.Expm1(-x) - x*math.Exp(-x)) / lam
+		g := pg.price(now)
+		if g <= floor {
+			continue // worth less than the turn brings otherwise
+		}
 		if g > bestG || g == bestG && best != nil && pg.info.ID < best.info.ID {
 			best, bestG = pg, g
 		}
@@ -993,7 +1152,7 @@ func (p *Planner) Due(now time.Time, limit int) []uint64 {
 		}
 		if pg.due.IsZero() {
 			// Not again when released again before its visit.
-			pg.due, pg.released = pg.at, now
+			pg.due, pg.released, pg.held = pg.at, now, false
 			p.late.Released++
 			if !p.channels[pg.info.Channel].ready {
 				p.late.Warm++

@@ -86,8 +86,15 @@ type schedSite struct {
 	out         int           // its pages released and not back
 	credit      float64       // the releases its discovery earned (Discovered)
 	found       worthMean     // what its discoveries brought (Discovered)
-	waiting     []uint64      // its due pages waiting for those, in order
-	listed      bool          // in the Scheduler's waitSites
+	// toDiscover is how many URLs of it the crawl has to fetch for the
+	// first time (ToDiscover); spacing the time between its discoveries
+	// (an exponential mean, seconds of the recrawl clock), the last at
+	// lastFound.
+	toDiscover int
+	spacing    worthMean
+	lastFound  time.Time
+	waiting    []uint64 // its due pages waiting for those, in order
+	listed     bool     // in the Scheduler's waitSites
 	// refused: the crawl handed a release back unfetched (Refused: the
 	// site is parked or given up); no page goes early until one of its
 	// pages is fetched again.
@@ -154,7 +161,12 @@ func (s *Scheduler) SetDiscovering(site string, on bool) {
 		// and banking Ahead again at each switch would let a site whose new
 		// URLs come one at a time (a feed) release Ahead recrawls for each.
 		ss.discovering = on
-		s.siteGap(site)
+		if on && !ss.lastFound.IsZero() {
+			// The time it had nothing to discover is no time between
+			// its turns of discovery (Discovered's spacing).
+			ss.lastFound = s.pl.now
+		}
+		s.discovery(site, ss)
 	}
 }
 
@@ -174,10 +186,48 @@ func (s *Scheduler) Discovered(site string, id uint64, kept bool) {
 		w = InLinkWeight(s.inlinks[id])
 	}
 	ss.found.add(w)
+	now := s.pl.now
+	if !ss.lastFound.IsZero() && now.After(ss.lastFound) {
+		ss.spacing.add(now.Sub(ss.lastFound).Seconds())
+	}
+	ss.lastFound = now
+	s.discovery(site, ss)
 	if s.ahead == 0 {
 		return
 	}
 	ss.credit = min(ss.credit+s.share/(1-s.share), float64(s.ahead))
+}
+
+// ToDiscover tells how many URLs of site the crawl has to fetch for the
+// first time. Once its discovery's worth is known (discoveryWorth), that
+// weighs a turn of it against its recrawls (Planner.SetDiscovery); while
+// it is 0, a site with URLs to discover (SetDiscovering) gives its
+// recrawls only Share of its turns.
+func (s *Scheduler) ToDiscover(site string, n int) {
+	if ss := s.site(site); ss.toDiscover != n {
+		ss.toDiscover = n
+		s.discovery(site, ss)
+	}
+}
+
+// discovery tells the Planner what site ss's discovery has still to find,
+// once its worth is known, and sets the site's gap.
+func (s *Scheduler) discovery(name string, ss *schedSite) {
+	var weight float64
+	if w, ok := ss.weighed(); ok {
+		weight = w
+	}
+	s.pl.SetDiscovery(name, weight, ss.toDiscover, time.Duration(ss.spacing.avg*float64(time.Second)), ss.lastFound)
+	s.siteGap(name)
+}
+
+// weighed returns the mean importance of what a turn of site ss's
+// discovery finds, and whether its turns are weighed against its
+// recrawls': it has URLs to discover, how many is known (ToDiscover), and
+// its discovery's worth too (discoveryWorth).
+func (ss *schedSite) weighed() (float64, bool) {
+	w, known := ss.discoveryWorth()
+	return w, known && ss.discovering && ss.toDiscover > 0
 }
 
 // minFound is how many discoveries of a site its discovery's worth needs
@@ -191,32 +241,49 @@ const minFound = 8
 const foundWeight = 1.0 / 32
 
 // worthMean is an exponential mean of what a site's discoveries brought;
-// the zero value has seen none.
+// the zero value has seen none. zeros counts the 0s added since the last
+// value that was not.
 type worthMean struct {
-	avg float64
-	n   int
+	avg   float64
+	n     int
+	zeros int
 }
 
 func (m *worthMean) add(x float64) {
 	m.n++
+	m.zeros++
+	if x != 0 {
+		m.zeros = 0
+	}
 	w := max(foundWeight, 1/float64(m.n))
 	m.avg += w * (x - m.avg)
 }
 
 // discoveryWorth returns what a turn of site ss given to discovery is
-// expected to bring, the mean importance of the pages its discovery
-// brought lately, and false while it has too little evidence.
+// expected to find, the mean importance of the pages its discovery
+// brought lately (the Planner weighs it: SetDiscovery), and false while
+// it has too little evidence.
+//
+// A discovery that kept nothing in its last 1/foundWeight turns is worth
+// nothing: the exponential mean decays towards 0 without reaching it, and
+// weighed against the site's recrawls, for every URL left to discover,
+// its remnant kept a share of the site's turns for a discovery that
+// finds nothing (TestSchedulerFloorNearZero).
 func (ss *schedSite) discoveryWorth() (float64, bool) {
+	if ss.found.zeros >= int(1/foundWeight) {
+		return 0, ss.found.n >= minFound
+	}
 	return ss.found.avg, ss.found.n >= minFound
 }
 
 // mayRelease reports whether site ss, named name, may release page id at
 // rnow (recrawl clock), and whether it is by worth: a site with URLs to
-// discover has at most Ahead out, and releases a page its discovery
-// earned (credit), or, if the site is full (its politeness binds the
-// plan: Planner.Full), a page whose visit is worth at least what a turn
-// of discovery brings (Planner.Worth against discoveryWorth): the turn
-// goes to whichever is worth more, by the crawl's own evidence.
+// discover has at most Ahead out, and releases a page whose visit is
+// worth at least what a turn of its discovery is (Planner.Price against
+// Planner.DiscoveryFloor, once weighed): the turn goes to whichever is
+// worth more, by the crawl's own evidence, and a page it holds back is
+// planned again from its visit (Planner.Hold); until then, a page its
+// discovery earned (credit).
 func (s *Scheduler) mayRelease(ss *schedSite, name string, id uint64, rnow time.Time) (ok, byWorth bool) {
 	if s.ahead == 0 || !ss.discovering {
 		return true, false
@@ -224,13 +291,14 @@ func (s *Scheduler) mayRelease(ss *schedSite, name string, id uint64, rnow time.
 	if ss.out >= s.ahead {
 		return false, false
 	}
-	if ss.credit >= 1 {
-		return true, false
-	}
-	if d, known := ss.discoveryWorth(); known && s.pl.IsFull(name) && s.pl.Worth(id, rnow) >= d {
+	if _, ok := ss.weighed(); ok {
+		if s.pl.Price(id, rnow) < s.pl.DiscoveryFloor(name) {
+			s.pl.Hold(id)
+			return false, true
+		}
 		return true, true
 	}
-	return false, false
+	return ss.credit >= 1, false
 }
 
 func (s *Scheduler) site(name string) *schedSite {
@@ -244,11 +312,12 @@ func (s *Scheduler) site(name string) *schedSite {
 
 // siteGap gives the Planner the time between two recrawls of site: its
 // politeness gap or the robot time a page of it took, whichever is
-// longer, and 1/Share as long while it has URLs to discover.
+// longer, and 1/Share as long while it has URLs to discover and its
+// discovery's turns are not weighed against its recrawls' (weighed).
 func (s *Scheduler) siteGap(site string) {
 	ss := s.sites[site]
 	gap := max(ss.gap, ss.hold.avg)
-	if ss.discovering {
+	if _, ok := ss.weighed(); ss.discovering && !ok {
 		gap = time.Duration(float64(gap) / s.share)
 	}
 	s.pl.SetSiteGap(site, s.recrawlTime(gap))
@@ -389,18 +458,27 @@ func (s *Scheduler) Due(now, rnow time.Time) []uint64 {
 	var out []uint64
 	// The sites with pages waiting, in the order they began to wait.
 	s.waitSites = slices.DeleteFunc(s.waitSites, func(w waitSite) bool {
+		// A page not worth its turn yet (its price under what a turn of
+		// discovery brings: mayRelease) waits, and the pages after it are
+		// released if they are: in order, it held them all back, so that a
+		// site being discovered recrawled none of its pages at all while
+		// its lightest due page was worth less than its discovery.
 		ss := w.ss
-		n := 0
-		for ; n < len(ss.waiting); n++ {
-			id := ss.waiting[n]
+		if _, weighed := ss.weighed(); weighed {
+			s.byPrice(ss, rnow)
+		}
+		kept := ss.waiting[:0]
+		for _, id := range ss.waiting {
 			ok, byWorth := s.mayRelease(ss, w.name, id, rnow)
 			if !ok {
-				break
+				kept = append(kept, id)
+				continue
 			}
 			delete(s.waiting, id)
 			out = s.release(out, id, w.name, ss, byWorth)
 		}
-		ss.waiting = slices.Delete(ss.waiting, 0, n)
+		clear(ss.waiting[len(kept):])
+		ss.waiting = kept
 		ss.listed = len(ss.waiting) > 0
 		return !ss.listed
 	})
@@ -411,7 +489,7 @@ func (s *Scheduler) Due(now, rnow time.Time) []uint64 {
 		name := s.info[id].Site
 		ss := s.site(name)
 		ok, byWorth := false, false
-		if len(ss.waiting) == 0 {
+		if _, weighed := ss.weighed(); len(ss.waiting) == 0 || weighed {
 			ok, byWorth = s.mayRelease(ss, name, id, rnow)
 		}
 		if !ok {
@@ -427,11 +505,12 @@ func (s *Scheduler) Due(now, rnow time.Time) []uint64 {
 	}
 	// A full site (its politeness binds the plan) with nothing out waits
 	// for its next turn: the plan fills only SiteLoad of its turns, and
-	// only Share of them while the site has URLs to discover. Its next
-	// page goes now instead (Planner.Early) if its visit is worth more
-	// than what the turn would bring otherwise: nothing on a site with
-	// nothing to discover, a page on one with (discoveryWorth); and while
-	// the robots can take a request every gap of each full site so far.
+	// its pages' visits leave the rest to its discovery while it has URLs
+	// to discover. A page goes now instead (Planner.Early) if its visit is
+	// worth more than what the turn would bring otherwise: nothing on a
+	// site with nothing to discover, a turn of its discovery on one with
+	// (Planner.DiscoveryFloor); and while the robots can take a request
+	// every gap of each full site so far.
 	// The recrawls' share of the robots bounds them (budget), and the
 	// full sites take turns at the room first, so that none is always
 	// last when it runs out.
@@ -452,22 +531,44 @@ func (s *Scheduler) Due(now, rnow time.Time) []uint64 {
 				break
 			}
 		}
-		if ss.out > 0 || len(ss.waiting) > 0 {
+		// Its pages waiting, on a site whose discovery is weighed, are
+		// those not worth a turn: they leave it free.
+		if _, weighed := ss.weighed(); ss.out > 0 || len(ss.waiting) > 0 && !weighed {
 			continue
 		}
 		floor := 0.0
 		if ss.discovering {
-			d, known := ss.discoveryWorth()
-			if !known {
+			if _, ok := ss.weighed(); !ok {
 				continue
 			}
-			floor = d
+			floor = s.pl.DiscoveryFloor(name)
 		}
 		if id, ok := s.pl.Early(name, rnow, floor); ok {
 			out = s.release(out, id, name, ss, ss.discovering)
 		}
 	}
 	return out
+}
+
+// byPrice moves the waiting pages of site ss that its next releases may
+// take (Ahead less those out) to the front of its waiting list, the
+// highest Price first: the turns of a site whose discovery is weighed go
+// to the visits worth most. In the order they fell due, the heaviest
+// page due waited behind every lighter one due before it, a turn each:
+// on seed 2's news web, whose big site has a few URLs left to discover
+// to the end (Ahead binds), its front page (561 in-links, two changes an
+// hour, planned every 13 min) was fetched 9 to 12 min after it was due
+// for hours (TestSchedulerWaitingByPrice).
+func (s *Scheduler) byPrice(ss *schedSite, rnow time.Time) {
+	for k := 0; k < s.ahead-ss.out && k < len(ss.waiting); k++ {
+		best, bestP := k, s.pl.Price(ss.waiting[k], rnow)
+		for j := k + 1; j < len(ss.waiting); j++ {
+			if p := s.pl.Price(ss.waiting[j], rnow); p > bestP {
+				best, bestP = j, p
+			}
+		}
+		ss.waiting[k], ss.waiting[best] = ss.waiting[best], ss.waiting[k]
+	}
 }
 
 // release releases page id of site ss; one released by worth costs no
