@@ -1,0 +1,78 @@
+package recrawl
+
+import (
+	"testing"
+	"time"
+)
+
+// heavySite runs site "a" (oneSite, a turn a gap) with `pages` pages, of
+// which the last 10 (the heavy ones, linked from the first 10) change
+// every 30 min and, when static, the others never; discovery weighed with
+// a backlog that never shrinks (each page found links the next), its
+// turns finding nothing from stallAt on (0 = never stalls). It returns
+// the heavy pages' visits in [from, to) and the longest a heavy page went
+// unvisited there, and the discoveries in that window.
+func heavySite(t *testing.T, pages int, static bool, backlog int, gap, stallAt, from, to time.Duration) (heavyVisits int, longest time.Duration, discoveries int, floor float64) {
+	s, web, t0 := oneSite(pages, gap, time.Second)
+	var heavy []uint64
+	for i := range uint64(10) {
+		heavy = append(heavy, uint64(pages)-10+i)
+	}
+	for i := range uint64(10) {
+		s.Links(i, heavy)
+	}
+	if static {
+		for i := range uint64(pages - 10) {
+			web.next[i] = t0.Add(100000 * time.Hour)
+		}
+	}
+	if backlog > 0 {
+		s.SetDiscovering("a", true)
+		s.ToDiscover("a", backlog)
+	}
+	last := map[uint64]time.Time{}
+	for _, id := range heavy {
+		last[id] = t0
+	}
+	newID := uint64(1 << 20)
+	siteTurns(s, web, t0, gap, to, func(d time.Duration, id uint64) {
+		now := t0.Add(d)
+		if _, ok := last[id]; ok {
+			if d >= from {
+				longest = max(longest, now.Sub(last[id]))
+				heavyVisits++
+			}
+			last[id] = now
+		}
+	}, func(d time.Duration) {
+		if backlog == 0 || stallAt > 0 && d >= stallAt {
+			return // the site's new URLs are not fetched (its turn passes)
+		}
+		newID++
+		s.Links(newID-1, []uint64{newID})
+		s.Discovered("a", newID, true)
+		if d >= from {
+			discoveries++
+		}
+	})
+	for _, id := range heavy {
+		longest = max(longest, t0.Add(to).Sub(last[id]))
+	}
+	return heavyVisits, longest, discoveries, s.Planner().DiscoveryFloor("a")
+}
+
+// A site whose discovery stalls (its pending URLs are not fetched: turns
+// of discovery find nothing, no Discovered comes) keeps its recrawls: the
+// floor's age counted the time since the last discovery, without a bound,
+// while a visit's price is bounded, so every recrawl of the site was held
+// (found in review, s38: 1 visit of the hubs in 10 h, 255 before the
+// branch). A turn of discovery is worth what the page it finds gains from
+// now on, over one spacing: the time already lost is lost whichever turn
+// comes next.
+func TestSchedulerStalledDiscoveryKeepsRecrawls(t *testing.T) {
+	hv, longest, _, floor := heavySite(t, 40, false, 1000, time.Minute, 3*time.Hour, 5*time.Hour, 15*time.Hour)
+	t.Logf("discovery stalled at 3 h: floor %.4g at 15 h; from 5 h to 15 h: %d heavy visits, longest unvisited %v", floor, hv, longest)
+	if longest > 2*time.Hour || hv < 100 {
+		t.Errorf("discovery stalled: the hubs (10 in-links, changing every 30 min) got %d visits in 10 h, one unvisited for %v", hv, longest)
+	}
+}
