@@ -58,6 +58,12 @@ type Planner struct {
 	budget float64 // visits a second
 	queue  pageQueue
 	solved time.Time
+	// solves counts the solves: a page's Price and its site's floor
+	// change only at one (as time passes, a Price only rises).
+	solves int
+	// priced counts the Prices reckoned (Price, reaches): their cost,
+	// which the Scheduler's Due bounds.
+	priced int
 	dirty  bool
 	// now is the latest time the Planner was told of: no page is given a
 	// turn before it.
@@ -686,6 +692,7 @@ func (p *Planner) Solve(now time.Time) {
 		return
 	}
 	p.solved, p.dirty = now, false
+	p.solves++
 	p.tell(now)
 	// The prior of every channel: the rate pooled over all the pages,
 	// a change per initial interval counting for one pseudo-change.
@@ -878,7 +885,35 @@ func (p *Planner) Price(id uint64, now time.Time) float64 {
 	if pg == nil {
 		return 0
 	}
+	p.priced++
 	return pg.price(now)
+}
+
+// reaches returns when page id's Price reaches floor, the rates and
+// weights of the last solve holding, and false if it never does (a page
+// the Planner does not know or never saw change, or worth less than
+// floor however old its copy: a Price is at most w/λ). A Price only rises
+// with the copy's age, so a page under a floor stays under it until then.
+func (p *Planner) reaches(id uint64, floor float64) (time.Time, bool) {
+	pg := p.pages[id]
+	if pg == nil {
+		return time.Time{}, false
+	}
+	p.priced++
+	lam := float64(pg.rate)
+	if floor <= 0 {
+		return pg.last, true
+	}
+	if lam <= 0 {
+		return time.Time{}, false
+	}
+	x, ok := invMarginal(floor * lam / pg.worth())
+	if !ok {
+		return time.Time{}, false
+	}
+	// A little after: invMarginal is exact to about 1e-9, and a page
+	// looked at a hair early would be looked at again at every Due.
+	return pg.last.Add(time.Duration(x / lam * (1 + 1e-6) * float64(time.Second))), true
 }
 
 // Hold tells that page id, released by Due and not yet visited, waits
