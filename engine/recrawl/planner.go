@@ -35,7 +35,7 @@ type Planner struct {
 	// disc is, per site index, what its discovery has still to find
 	// (SetDiscovery); floors what a turn of it was worth at the last
 	// solve (DiscoveryFloor).
-	disc   []discovery
+	disc   []Discovery
 	floors []float64
 	// fresh is, per site index, the freshness its planned pages'
 	// estimated rates expect at their frequencies, weighted by their
@@ -218,40 +218,65 @@ func (p *Planner) SetSiteGap(site string, gap time.Duration) {
 	}
 }
 
-// discovery is what a site's discovery has still to find: n pages still
-// to fetch for the first time, each of importance weight, and how far
-// apart its turns come, the last at last.
-type discovery struct {
-	weight  float64
-	n       int
-	spacing time.Duration
-	last    time.Time
+// Discovery is what a site's discovery has still to find, and how its
+// turns have gone: N pages still to fetch for the first time, each of
+// importance Weight (the mean of what its discovery found lately, a page
+// not kept counting 0); its discoveries come Spacing apart, the last at
+// Last; its recrawls took Taken of its turns since then; and Idle turns
+// passed unused between two of its discoveries lately (a mean), turns of
+// discovery that found nothing. A Weight or N of 0 is for a site with
+// nothing to discover, or whose discovery's worth is not known yet.
+type Discovery struct {
+	Weight  float64
+	N       int
+	Spacing time.Duration
+	Last    time.Time
+	Taken   int
+	Idle    float64
 }
 
-// SetDiscovery tells what site's discovery has still to find: n URLs
-// still to fetch for the first time, each of importance weight (the mean
-// of what its discovery found lately, a page not kept counting 0); its
-// turns come spacing apart, and the last came at last. A weight or n of
-// 0 is for a site with nothing to discover, or whose discovery's worth is
-// not known yet.
+// yield is the share of a turn of discovery, at now on a site taking a
+// request a gap apart, expected to find a page: 1 while the turns since
+// its last discovery that its recrawls did not take number no more than
+// its discovery's usual Idle and one, then (1+Idle)/(1+idle), idle those
+// turns less one. A turn given to discovery that finds nothing (its URLs
+// not fetched: a site leased rarely, a robots.txt wait, a clock that
+// jumped) is evidence that the next finds nothing too. The floor's age,
+// the time since the last discovery, counts those turns as time the
+// pages still to find waited for a turn; without the yield, a discovery
+// that stalled made the floor grow without a bound past every page's
+// Price, bounded by w/λ, and the site recrawled nothing until its next
+// discovery (review s38's R2: 1 visit of its hubs in 10 h). With it, the
+// floor of a stalled discovery stays near what one of its spacings is
+// worth; its recrawls taking the turns still raise it.
+func (d Discovery) yield(now time.Time, gap time.Duration) float64 {
+	if gap <= 0 || d.Last.IsZero() {
+		return 1
+	}
+	idle := now.Sub(d.Last).Seconds()/gap.Seconds() - float64(d.Taken) - 1
+	return min(1, (1+d.Idle)/(1+max(idle, 0)))
+}
+
+// SetDiscovery tells what site's discovery has still to find (Discovery).
 //
 // A page found keeps a copy from then on, fresh until its first change,
 // then recrawled in turn (fresh F of the time, what its site's planned
 // pages expect, weighted as the crawl's freshness is); so a turn of
 // discovery moves the pages still to find a turn of discovery sooner,
-// each with a copy for that time a: a = max(spacing, the time since
-// last), a turn worth n'·weight·((1−F)·(1 − e^(−λa))/λ + F·a), λ the
-// site's mean rate (DiscoveryFloor). Only the pages its turns could find
-// within the horizon 1/λ count, n' = min(n, 1/(λ·gap)), gap the site's
-// (discoveryReach). A turn
-// a recrawl takes is worth its page's Price: its catch lasts only until
-// the page's next change, and the visits the plan gives the page come
-// anyway. So the site's pages are planned only while a visit is worth
-// more than a turn of discovery at the margin, and the turns they leave
-// go to discovery; the longer discovery waits for a turn, the more the
-// next is worth, so it is never left without.
-func (p *Planner) SetDiscovery(site string, weight float64, n int, spacing time.Duration, last time.Time) {
-	if s, d := p.site(site), (discovery{weight, n, spacing, last}); p.disc[s] != d {
+// each with a copy for that time a: a = max(Spacing, the time since
+// Last), a turn worth n'·Weight·((1−F)·(1 − e^(−λa))/λ + F·a)·yield, λ the
+// site's mean rate, yield the share of its turns expected to find a page
+// (Discovery.yield; DiscoveryFloor). Only the pages its turns could find
+// within the horizon 1/λ' count, n' = min(N, 1/(λ'·gap)), gap the site's
+// and λ' the rate of the pages its recrawls visit (discoveryReach). A
+// turn a recrawl takes is worth its page's Price: its catch lasts only
+// until the page's next change, and the visits the plan gives the page
+// come anyway. So the site's pages are planned only while a visit is
+// worth more than a turn of discovery at the margin, and the turns they
+// leave go to discovery; the longer discovery waits for a turn its
+// recrawls took, the more the next is worth, so it is never left without.
+func (p *Planner) SetDiscovery(site string, d Discovery) {
+	if s := p.site(site); p.disc[s] != d {
 		p.disc[s], p.dirty = d, true
 	}
 }
@@ -322,7 +347,7 @@ func (p *Planner) site(name string) int {
 		p.sites[name] = s
 		p.caps = append(p.caps, 0)
 		p.gaps = append(p.gaps, 0)
-		p.disc = append(p.disc, discovery{})
+		p.disc = append(p.disc, Discovery{})
 		p.floors = append(p.floors, 0)
 		p.fresh = append(p.fresh, 0)
 		p.turns = append(p.turns, nil)
@@ -811,16 +836,16 @@ func (p *Planner) Solve(now time.Time) {
 	}
 	for s, d := range p.disc {
 		p.floors[s] = 0
-		if d.weight <= 0 || d.n <= 0 {
+		if d.Weight <= 0 || d.N <= 0 {
 			continue
 		}
-		a := max(d.spacing, now.Sub(d.last)).Seconds()
+		a := max(d.Spacing, now.Sub(d.Last)).Seconds()
 		first := a // fresh until its first change
 		lam := rates[s] / float64(max(n[s], 1))
 		if lam > 0 {
 			first = -math.Expm1(-lam*a) / lam
 		}
-		p.floors[s] = discoveryReach(d.n, lam, p.gaps[s]) * d.weight * (first + p.fresh[s]*(a-first))
+		p.floors[s] = discoveryReach(d.N, lam, p.gaps[s]) * d.Weight * (first + p.fresh[s]*(a-first)) * d.yield(now, p.gaps[s])
 	}
 	f := allocate(demands, caps, p.floors, math.Max(budget, 0))
 

@@ -95,8 +95,13 @@ type schedSite struct {
 	toDiscover int
 	spacing    worthMean
 	lastFound  time.Time
-	waiting    []uint64 // its due pages waiting for those, in order
-	listed     bool     // in the Scheduler's waitSites
+	// taken is how many of its pages were fetched again since lastFound,
+	// and idle the turns between two discoveries its recrawls did not
+	// take, less the one that found (a mean): Discovery's Taken and Idle.
+	taken   int
+	idle    worthMean
+	waiting []uint64 // its due pages waiting for those, in order
+	listed  bool     // in the Scheduler's waitSites
 	// priced is the Planner's solve (Planner.solves) at which its waiting
 	// pages were last priced against its floor, and recheck when the
 	// first of those under it reaches it (zero: none will before the next
@@ -173,7 +178,7 @@ func (s *Scheduler) SetDiscovering(site string, on bool) {
 		if on && !ss.lastFound.IsZero() {
 			// The time it had nothing to discover is no time between
 			// its turns of discovery (Discovered's spacing).
-			ss.lastFound = s.pl.now
+			ss.lastFound, ss.taken = s.pl.now, 0
 		}
 		s.discovery(site, ss)
 	}
@@ -198,8 +203,11 @@ func (s *Scheduler) Discovered(site string, id uint64, kept bool) {
 	now := s.pl.now
 	if !ss.lastFound.IsZero() && now.After(ss.lastFound) {
 		ss.spacing.add(now.Sub(ss.lastFound).Seconds())
+		if g := s.turn(ss); g > 0 {
+			ss.idle.add(max(now.Sub(ss.lastFound).Seconds()/g.Seconds()-float64(ss.taken)-1, 0))
+		}
 	}
-	ss.lastFound = now
+	ss.lastFound, ss.taken = now, 0
 	s.discovery(site, ss)
 	if s.ahead == 0 {
 		return
@@ -226,7 +234,8 @@ func (s *Scheduler) discovery(name string, ss *schedSite) {
 	if w, ok := ss.weighed(); ok {
 		weight = w
 	}
-	s.pl.SetDiscovery(name, weight, ss.toDiscover, time.Duration(ss.spacing.avg*float64(time.Second)), ss.lastFound)
+	s.pl.SetDiscovery(name, Discovery{Weight: weight, N: ss.toDiscover, Spacing: time.Duration(ss.spacing.avg * float64(time.Second)),
+		Last: ss.lastFound, Taken: ss.taken, Idle: ss.idle.avg})
 	s.siteGap(name)
 }
 
@@ -337,11 +346,18 @@ func (s *Scheduler) site(name string) *schedSite {
 // discovery's turns are not weighed against its recrawls' (weighed).
 func (s *Scheduler) siteGap(site string) {
 	ss := s.sites[site]
-	gap := max(ss.gap, ss.hold.avg)
+	gap := s.turn(ss)
 	if _, ok := ss.weighed(); ss.discovering && !ok {
 		gap = time.Duration(float64(gap) / s.share)
 	}
-	s.pl.SetSiteGap(site, s.recrawlTime(gap))
+	s.pl.SetSiteGap(site, gap)
+}
+
+// turn is the time between two turns of site ss, on the recrawl clock: its
+// politeness gap or the robot time a page of it took, whichever is
+// longer.
+func (s *Scheduler) turn(ss *schedSite) time.Duration {
+	return s.recrawlTime(max(ss.gap, ss.hold.avg))
 }
 
 // Copied records a page with a copy fetched at rfetched (recrawl clock), of
@@ -400,8 +416,11 @@ func (s *Scheduler) inlink(id uint64, d int) {
 // and how many links to pages not seen before it had. What it cost is
 // recorded by Cost, as for every fetch.
 func (s *Scheduler) Fetched(id uint64, rnow time.Time, changed bool, lastModified string, newLinks int) {
-	if ss := s.sites[s.info[id].Site]; ss != nil {
+	if name := s.info[id].Site; s.sites[name] != nil {
+		ss := s.sites[name]
 		ss.refused = false
+		ss.taken++
+		defer s.discovery(name, ss) // after the visit: its time
 	}
 	v := Visit{At: rnow, Changed: changed}
 	if lastModified != "" {
