@@ -45,7 +45,8 @@ type Demand struct {
 // The minima are honoured first, whatever the budget; if they exceed it
 // every page gets its minimum.
 func AllocateFrequencies(pages []Demand, caps []float64, budget float64) []float64 {
-	return allocate(pages, caps, nil, budget)
+	f, _ := allocate(pages, caps, nil, budget)
+	return f
 }
 
 // allocate is AllocateFrequencies with what a turn of each site brings
@@ -54,9 +55,11 @@ func AllocateFrequencies(pages []Demand, caps []float64, budget float64) []float
 // its share of the budget: the pages are priced at the common price plus
 // the floor, or at the site's own price where its cap binds above that.
 // The turns they leave go to the site's discovery, not to the budget,
-// which only recrawls spend.
-func allocate(pages []Demand, caps, floors []float64, budget float64) []float64 {
-	f := make([]float64, len(pages))
+// which only recrawls spend. It returns the frequencies and, per site of
+// caps, the price its pages are planned at: what a visit of one of them
+// is worth at the margin.
+func allocate(pages []Demand, caps, floors []float64, budget float64) (f, prices []float64) {
+	f = make([]float64, len(pages))
 	bySite := map[int][]int{}
 	for i, p := range pages {
 		bySite[p.Site] = append(bySite[p.Site], i)
@@ -85,15 +88,21 @@ func allocate(pages []Demand, caps, floors []float64, budget float64) []float64 
 	// A visit of a site whose turns discovery would take otherwise costs
 	// both: its share of the budget (the common price) and the site's turn
 	// (its floor, or more where its cap binds above that).
+	price := func(mu float64, s int) float64 { return math.Max(mu+capOf(floors, s), floor[s]) }
 	total := func(mu float64) float64 {
 		var sum float64
 		for s, idx := range bySite {
-			sum += spend(idx, math.Max(mu+capOf(floors, s), floor[s]))
+			sum += spend(idx, price(mu, s))
 		}
 		return sum
 	}
-	total(priceFor(total, budget))
-	return f
+	mu := priceFor(total, budget)
+	total(mu)
+	prices = make([]float64, len(caps))
+	for s := range prices {
+		prices[s] = price(mu, s)
+	}
+	return f, prices
 }
 
 // priceFor returns the lowest price at which spend, decreasing in the

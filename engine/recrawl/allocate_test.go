@@ -105,7 +105,7 @@ func TestAllocateSiteFloors(t *testing.T) {
 			floors[s] = (1 + 9*r.Float64()) * (300 + 2700*r.Float64()) * r.Float64()
 		}
 		budget := 60 * (0.2 + r.Float64()) / 3600
-		f := allocate(pages, caps, floors, budget)
+		f, _ := allocate(pages, caps, floors, budget)
 		perSite := make([]float64, len(caps))
 		var sum float64
 		for i, x := range f {

@@ -37,6 +37,10 @@ type Planner struct {
 	// solve (DiscoveryFloor).
 	disc   []Discovery
 	floors []float64
+	// prices are, per site index, what a visit of its planned pages was
+	// worth at the margin at the last solve (its floor and the budget's
+	// price, or its own where its politeness binds): SitePrice.
+	prices []float64
 	// fresh is, per site index, the freshness its planned pages'
 	// estimated rates expect at their frequencies, weighted by their
 	// weights in the plan, at the last solve.
@@ -318,6 +322,19 @@ func (p *Planner) DiscoveryFloor(site string) float64 {
 	return 0
 }
 
+// SitePrice returns what a visit of site's planned pages was worth at
+// the margin at the last solve, in Price's units: the price the plan
+// gives them their frequencies at, what a turn of its discovery is worth
+// (DiscoveryFloor) and the budget's price, or the site's own where its
+// politeness binds above those. A page whose Price is above it is worth
+// more than the plan gives it (Early).
+func (p *Planner) SitePrice(site string) float64 {
+	if s, ok := p.sites[site]; ok {
+		return p.prices[s]
+	}
+	return 0
+}
+
 // rebook gives site s's scheduled pages their turns again, the earliest
 // due first (a visit in flight at its retry), a gap from the turns
 // already taken: the site's requests stay a gap apart across the change.
@@ -349,6 +366,7 @@ func (p *Planner) site(name string) int {
 		p.gaps = append(p.gaps, 0)
 		p.disc = append(p.disc, Discovery{})
 		p.floors = append(p.floors, 0)
+		p.prices = append(p.prices, 0)
 		p.fresh = append(p.fresh, 0)
 		p.turns = append(p.turns, nil)
 		p.bySite = append(p.bySite, map[uint64]*plannedPage{})
@@ -847,7 +865,8 @@ func (p *Planner) Solve(now time.Time) {
 		}
 		p.floors[s] = discoveryReach(d.N, lam, p.gaps[s]) * d.Weight * (first + p.fresh[s]*(a-first)) * d.yield(now, p.gaps[s])
 	}
-	f := allocate(demands, caps, p.floors, math.Max(budget, 0))
+	f, prices := allocate(demands, caps, p.floors, math.Max(budget, 0))
+	copy(p.prices, prices)
 
 	spent := make([]float64, len(caps))
 	clear(p.fresh)
@@ -985,11 +1004,13 @@ func (p *Planner) interval(pg *plannedPage) time.Duration {
 	return pg.interval
 }
 
-// Early releases, at now, a page of full site site (Full) whose visit is
-// not in flight, whose last visit is at least MinInterval past and whose
-// visit is worth more than floor (its Price against what the turn would
-// bring otherwise: a turn of the site's discovery), into the turn the
-// caller found the site idle in. The plan fills a site only to SiteLoad
+// Early releases, at now, a page of site site whose visit is not in
+// flight, whose last visit is at least MinInterval past and whose visit
+// is worth more than floor (its Price against what the turn would bring
+// otherwise: a turn of the site's discovery, or on a site not full
+// SitePrice), into the turn the caller found the site idle in. The
+// Scheduler offers it the turns of the full sites (Full) and of those
+// whose discovery is weighed. The plan fills a site only to SiteLoad
 // of its turns, so that the pages due together wait a bounded time; the
 // turns left free would pass unused while the site's pages are worth
 // more visits than they get. A turn that leaves the site's next one a
@@ -997,8 +1018,8 @@ func (p *Planner) interval(pg *plannedPage) time.Duration {
 // (bestEarly), whose time line moves to the early visit (Visit), so a
 // full site's free turns raise its pages' frequencies. A turn less than
 // a gap before the next one goes to that turn's holder, which keeps its
-// time line. It reports false, and releases nothing, for a site not full
-// or without such a page.
+// time line. It reports false, and releases nothing, for a site without
+// such a page.
 //
 // The turn is booked at now, when the page goes. Booked at the site's
 // next free time by the plan's gap (twice the politeness gap while the
@@ -1014,7 +1035,7 @@ func (p *Planner) interval(pg *plannedPage) time.Duration {
 func (p *Planner) Early(site string, now time.Time, floor float64) (uint64, bool) {
 	p.tell(now)
 	s, ok := p.sites[site]
-	if !ok || !p.isFull[site] {
+	if !ok {
 		return 0, false
 	}
 	gap := p.gaps[s]
@@ -1040,16 +1061,18 @@ func (p *Planner) Early(site string, now time.Time, floor float64) (uint64, bool
 	// leaves a gap after it.
 	at := now
 	free := i >= len(ts) || !ts[i].at.Before(at.Add(gap))
+	warming := !p.isFull[site]
 	// A free turn goes to the page most overdue (bestEarly; a scan of the
 	// site's pages, so only then), else to the holder of one of the next
 	// turns; a turn that is not free to the next turn's holder.
 	var pg *plannedPage
 	if free {
-		pg = p.bestEarly(s, now, floor)
+		pg = p.bestEarly(s, now, floor, warming)
 	}
 	for k := i; pg == nil && k < len(ts) && k-i < maxWalk && (k == i || free); k++ {
 		pg = holds(k)
-		if pg == nil || !pg.due.IsZero() || now.Before(pg.last.Add(p.opt.MinInterval)) || pg.price(now) <= floor {
+		if pg == nil || !pg.due.IsZero() || now.Before(pg.last.Add(p.opt.MinInterval)) || pg.price(now) <= floor ||
+			warming && p.channels[pg.info.Channel].ready {
 			// A turn taken, a visit in flight (its retry's turn), not
 			// again within MinInterval, nor for less than the turn is
 			// worth otherwise.
@@ -1109,14 +1132,15 @@ func (p *Planner) Early(site string, now time.Time, floor float64) (uint64, bool
 // 0.979 to 0.983 of the optimal freshness of the same requests, 0.986 to
 // 0.988 by the price; discovering 350 more pages as well, 0.90 to 0.93
 // against 0.982 to 0.987; TestSchedulerFreeTurnsByIndex).
-func (p *Planner) bestEarly(s int, now time.Time, floor float64) *plannedPage {
+func (p *Planner) bestEarly(s int, now time.Time, floor float64, warming bool) *plannedPage {
 	if len(p.bySite[s]) > maxEarlyScan {
 		return nil
 	}
 	var best *plannedPage
 	bestG := 0.0
 	for _, pg := range p.bySite[s] {
-		if !pg.scheduled || !pg.due.IsZero() || pg.rate <= 0 || now.Before(pg.last.Add(p.opt.MinInterval)) {
+		if !pg.scheduled || !pg.due.IsZero() || pg.rate <= 0 || now.Before(pg.last.Add(p.opt.MinInterval)) ||
+			warming && p.channels[pg.info.Channel].ready {
 			continue
 		}
 		at := pg.turn

@@ -71,6 +71,9 @@ type Scheduler struct {
 	outlinks      map[uint64][]uint64
 	info          map[uint64]PageInfo
 	worth         []priced // waitingByWorth's, kept for its next call
+	// weighedSites are the names of the sites whose discovery is weighed
+	// (isWeighed), sorted.
+	weighedSites []string
 }
 
 // waitSite is a site with due pages waiting, with its name.
@@ -109,6 +112,9 @@ type schedSite struct {
 	// priced since its discovery was last weighed.
 	priced  int
 	recheck time.Time
+	// isWeighed is whether its discovery was weighed (weighed) when it
+	// was last told the Planner (discovery).
+	isWeighed bool
 	// refused: the crawl handed a release back unfetched (Refused: the
 	// site is parked or given up); no page goes early until one of its
 	// pages is fetched again.
@@ -230,9 +236,19 @@ func (s *Scheduler) ToDiscover(site string, n int) {
 // discovery tells the Planner what site ss's discovery has still to find,
 // once its worth is known, and sets the site's gap.
 func (s *Scheduler) discovery(name string, ss *schedSite) {
-	var weight float64
-	if w, ok := ss.weighed(); ok {
+	w, weighed := ss.weighed()
+	weight := 0.0
+	if weighed {
 		weight = w
+	}
+	if weighed != ss.isWeighed {
+		ss.isWeighed = weighed
+		i, _ := slices.BinarySearch(s.weighedSites, name)
+		if weighed {
+			s.weighedSites = slices.Insert(s.weighedSites, i, name)
+		} else {
+			s.weighedSites = slices.Delete(s.weighedSites, i, i+1)
+		}
 	}
 	s.pl.SetDiscovery(name, Discovery{Weight: weight, N: ss.toDiscover, Spacing: time.Duration(ss.spacing.avg * float64(time.Second)),
 		Last: ss.lastFound, Taken: ss.taken, Idle: ss.idle.avg})
@@ -578,6 +594,25 @@ func (s *Scheduler) Due(now, rnow time.Time) []uint64 {
 		}
 		if id, ok := s.pl.Early(name, rnow, floor); ok {
 			out = s.release(out, id, name, ss, ss.discovering)
+		}
+	}
+	// A site whose discovery is weighed, not full, with nothing out: a
+	// page whose visit is worth more than the plan gives its site's pages
+	// at the margin (Planner.SitePrice, at least what a turn of its
+	// discovery brings) takes the turn, as on a full site; its discovery
+	// would take it otherwise, not another site's recrawls, so the room
+	// does not bound it. Offered only the turns of full sites, a big,
+	// mostly static site being discovered left the hubs of its channels
+	// still warming up (their pages visited 62 h apart, the hubs' changes
+	// unseen) unvisited for 12 h, their Prices 7 to 24 times its floor
+	// (review s38's R1; TestSchedulerMostlyStaticSiteVisitsHubs).
+	for _, name := range s.weighedSites {
+		ss := s.sites[name]
+		if ss.out > 0 || ss.refused || s.ahead == 0 || s.pl.IsFull(name) {
+			continue
+		}
+		if id, ok := s.pl.Early(name, rnow, s.pl.SitePrice(name)); ok {
+			out = s.release(out, id, name, ss, true)
 		}
 	}
 	return out

@@ -61,14 +61,19 @@ func heavySite(t *testing.T, pages int, static bool, backlog int, gap, stallAt, 
 	return heavyVisits, longest, discoveries, s.Planner().DiscoveryFloor("a")
 }
 
-// A site whose discovery stalls (its pending URLs are not fetched: turns
-// of discovery find nothing, no Discovered comes) keeps its recrawls: the
-// floor's age counted the time since the last discovery, without a bound,
-// while a visit's price is bounded, so every recrawl of the site was held
-// (found in review, s38: 1 visit of the hubs in 10 h, 255 before the
-// branch). A turn of discovery is worth what the page it finds gains from
-// now on, over one spacing: the time already lost is lost whichever turn
-// comes next.
+// TestSchedulerStalledDiscoveryKeepsRecrawls: a site whose discovery
+// stalls (its pending URLs are not fetched: turns of discovery find
+// nothing, no Discovered comes) keeps its recrawls: the floor's age
+// counted the time since the last discovery, without a bound, while a
+// visit's price is bounded, so every recrawl of the site was held (review
+// s38's R2: 1 visit of the hubs in 10 h on 8ff19f8, floor 7.0e4 at 15 h;
+// 255 before the branch). The turns since the last discovery that its
+// recrawls did not take are turns of discovery that found nothing, and
+// lower what the next is worth (Discovery.yield). Capping the age instead
+// starved discovery where the recrawls took its turns (one spacing:
+// TestSchedulerBacklogKeepsRecrawls fails) or left a hub 12 h unvisited
+// (four spacings). The set-up is TestSchedulerBacklogKeepsRecrawls' at a
+// backlog of 1,000, its discovery stalled from 3 h.
 func TestSchedulerStalledDiscoveryKeepsRecrawls(t *testing.T) {
 	hv, longest, _, floor := heavySite(t, 40, false, 1000, time.Minute, 3*time.Hour, 5*time.Hour, 15*time.Hour)
 	t.Logf("discovery stalled at 3 h: floor %.4g at 15 h; from 5 h to 15 h: %d heavy visits, longest unvisited %v", floor, hv, longest)
