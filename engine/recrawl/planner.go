@@ -846,11 +846,17 @@ func (p *Planner) Solve(now time.Time) {
 			}
 		}
 	}
-	// What a turn of each site's discovery is worth (SetDiscovery).
+	// What a turn of each site's discovery is worth (SetDiscovery): the
+	// sites' mean rates, and the rates of their changes, each page's rate
+	// weighted by how much of the site's worth changes there (w·λ).
 	rates, n := make([]float64, len(p.caps)), make([]int, len(p.caps))
+	changing, changes := make([]float64, len(p.caps)), make([]float64, len(p.caps))
 	for _, pg := range p.pages {
-		rates[pg.site] += float64(pg.rate)
+		lam := float64(pg.rate)
+		rates[pg.site] += lam
 		n[pg.site]++
+		changing[pg.site] += pg.worth() * lam * lam
+		changes[pg.site] += pg.worth() * lam
 	}
 	for s, d := range p.disc {
 		p.floors[s] = 0
@@ -863,7 +869,16 @@ func (p *Planner) Solve(now time.Time) {
 		if lam > 0 {
 			first = -math.Expm1(-lam*a) / lam
 		}
-		p.floors[s] = discoveryReach(d.N, lam, p.gaps[s]) * d.Weight * (first + p.fresh[s]*(a-first)) * d.yield(now, p.gaps[s])
+		// The horizon is that of the recrawls it competes with
+		// (discoveryReach): the rate of the site's changes, where its
+		// recrawls' worth is, not its pages' mean rate, which its static
+		// pages bring near 0 on a real site, where the reach was then the
+		// whole backlog again (review s38's R4; TestPlannerReachStaticPages).
+		var horizon float64
+		if changes[s] > 0 {
+			horizon = changing[s] / changes[s]
+		}
+		p.floors[s] = discoveryReach(d.N, horizon, p.gaps[s]) * d.Weight * (first + p.fresh[s]*(a-first)) * d.yield(now, p.gaps[s])
 	}
 	f, prices := allocate(demands, caps, p.floors, math.Max(budget, 0))
 	copy(p.prices, prices)
