@@ -23,56 +23,16 @@ import (
 func TestSchedulerBacklogKeepsRecrawls(t *testing.T) {
 	const gap = time.Minute
 	for _, backlog := range []int{10, 100, 1000, 10000} {
-		s, web, t0 := oneSite(40, gap, time.Second)
-		var heavy []uint64
-		for i := range uint64(10) {
-			heavy = append(heavy, 30+i)
-		}
-		for i := range uint64(10) {
-			s.Links(i, heavy)
-		}
-		s.SetDiscovering("a", true)
-		s.ToDiscover("a", backlog)
-		newID := uint64(1000)
-		last := map[uint64]time.Time{}
-		for _, id := range heavy {
-			last[id] = t0
-		}
-		const from, to = 3 * time.Hour, 13 * time.Hour
-		var longest time.Duration
-		heavyVisits, visits, discoveries := 0, 0, 0
-		siteTurns(s, web, t0, gap, to, func(d time.Duration, id uint64) {
-			now := t0.Add(d)
-			if d >= from {
-				visits++
-			}
-			if _, ok := last[id]; ok {
-				if d >= from {
-					longest = max(longest, now.Sub(last[id]))
-					heavyVisits++
-				}
-				last[id] = now
-			}
-		}, func(d time.Duration) {
-			newID++
-			s.Links(newID-1, []uint64{newID})
-			s.Discovered("a", newID, true)
-			if d >= from {
-				discoveries++
-			}
-		})
-		for _, id := range heavy {
-			longest = max(longest, t0.Add(to).Sub(last[id]))
-		}
+		r := heavySite(40, false, backlog, gap, 0, 3*time.Hour, 13*time.Hour)
 		t.Logf("backlog %5d: floor %.4g; in the last 10 h (600 turns): %d recrawls (%d of the 10 heavy pages), %d discoveries; a heavy page unvisited up to %v",
-			backlog, s.Planner().DiscoveryFloor("a"), visits, heavyVisits, discoveries, longest)
+			backlog, r.floor, r.visits, r.heavyVisits, r.discoveries, r.longest)
 		// Every heavy page visited at least every 2 h (each changes every
 		// 30 min), and discovery keeps a share of the turns: a sixth.
-		if longest > 2*time.Hour {
-			t.Errorf("backlog %d: a page of 10 in-links changing every 30 min went %v unvisited", backlog, longest)
+		if r.longest > 2*time.Hour {
+			t.Errorf("backlog %d: a page of 10 in-links changing every 30 min went %v unvisited", backlog, r.longest)
 		}
-		if discoveries < 100 {
-			t.Errorf("backlog %d: %d discoveries in 600 turns", backlog, discoveries)
+		if r.discoveries < 100 {
+			t.Errorf("backlog %d: %d discoveries in 600 turns", backlog, r.discoveries)
 		}
 	}
 }

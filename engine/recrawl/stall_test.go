@@ -5,14 +5,22 @@ import (
 	"time"
 )
 
+// heavyRun is what heavySite saw in its window: the recrawls, those of the
+// heavy pages, the longest a heavy page went unvisited, the discoveries,
+// and the site's floor at the end.
+type heavyRun struct {
+	visits, heavyVisits, discoveries int
+	longest                          time.Duration
+	floor                            float64
+}
+
 // heavySite runs site "a" (oneSite, a turn a gap) with `pages` pages, of
 // which the last 10 (the heavy ones, linked from the first 10) change
 // every 30 min and, when static, the others never; discovery weighed with
 // a backlog that never shrinks (each page found links the next), its
 // turns finding nothing from stallAt on (0 = never stalls). It returns
-// the heavy pages' visits in [from, to) and the longest a heavy page went
-// unvisited there, and the discoveries in that window.
-func heavySite(t *testing.T, pages int, static bool, backlog int, gap, stallAt, from, to time.Duration) (heavyVisits int, longest time.Duration, discoveries int, floor float64) {
+// what it saw in [from, to).
+func heavySite(pages int, static bool, backlog int, gap, stallAt, from, to time.Duration) (r heavyRun) {
 	s, web, t0 := oneSite(pages, gap, time.Second)
 	var heavy []uint64
 	for i := range uint64(10) {
@@ -37,10 +45,13 @@ func heavySite(t *testing.T, pages int, static bool, backlog int, gap, stallAt, 
 	newID := uint64(1 << 20)
 	siteTurns(s, web, t0, gap, to, func(d time.Duration, id uint64) {
 		now := t0.Add(d)
+		if d >= from {
+			r.visits++
+		}
 		if _, ok := last[id]; ok {
 			if d >= from {
-				longest = max(longest, now.Sub(last[id]))
-				heavyVisits++
+				r.longest = max(r.longest, now.Sub(last[id]))
+				r.heavyVisits++
 			}
 			last[id] = now
 		}
@@ -52,13 +63,14 @@ func heavySite(t *testing.T, pages int, static bool, backlog int, gap, stallAt, 
 		s.Links(newID-1, []uint64{newID})
 		s.Discovered("a", newID, true)
 		if d >= from {
-			discoveries++
+			r.discoveries++
 		}
 	})
 	for _, id := range heavy {
-		longest = max(longest, t0.Add(to).Sub(last[id]))
+		r.longest = max(r.longest, t0.Add(to).Sub(last[id]))
 	}
-	return heavyVisits, longest, discoveries, s.Planner().DiscoveryFloor("a")
+	r.floor = s.Planner().DiscoveryFloor("a")
+	return r
 }
 
 // TestSchedulerStalledDiscoveryKeepsRecrawls: a site whose discovery
@@ -75,9 +87,9 @@ func heavySite(t *testing.T, pages int, static bool, backlog int, gap, stallAt, 
 // (four spacings). The set-up is TestSchedulerBacklogKeepsRecrawls' at a
 // backlog of 1,000, its discovery stalled from 3 h.
 func TestSchedulerStalledDiscoveryKeepsRecrawls(t *testing.T) {
-	hv, longest, _, floor := heavySite(t, 40, false, 1000, time.Minute, 3*time.Hour, 5*time.Hour, 15*time.Hour)
-	t.Logf("discovery stalled at 3 h: floor %.4g at 15 h; from 5 h to 15 h: %d heavy visits, longest unvisited %v", floor, hv, longest)
-	if longest > 2*time.Hour || hv < 100 {
-		t.Errorf("discovery stalled: the hubs (10 in-links, changing every 30 min) got %d visits in 10 h, one unvisited for %v", hv, longest)
+	r := heavySite(40, false, 1000, time.Minute, 3*time.Hour, 5*time.Hour, 15*time.Hour)
+	t.Logf("discovery stalled at 3 h: floor %.4g at 15 h; from 5 h to 15 h: %d heavy visits, longest unvisited %v", r.floor, r.heavyVisits, r.longest)
+	if r.longest > 2*time.Hour || r.heavyVisits < 100 {
+		t.Errorf("discovery stalled: the hubs (10 in-links, changing every 30 min) got %d visits in 10 h, one unvisited for %v", r.heavyVisits, r.longest)
 	}
 }
