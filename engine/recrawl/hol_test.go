@@ -26,8 +26,6 @@ func TestSchedulerWaitingPageHoldsNoneBack(t *testing.T) {
 	}
 	s.SetDiscovering("a", true)
 	s.ToDiscover("a", 30)
-	var queue []uint64
-	var served time.Time
 	newID := uint64(1000)
 	last := map[uint64]time.Time{}
 	for _, id := range heavy {
@@ -36,33 +34,22 @@ func TestSchedulerWaitingPageHoldsNoneBack(t *testing.T) {
 	const from, to = 3 * time.Hour, 13 * time.Hour
 	var longest time.Duration
 	heavyVisits, lightVisits, discoveries := 0, 0, 0
-	for d := time.Duration(0); d < to; d += 5 * time.Second {
-		now := t0.Add(d)
-		queue = append(queue, s.Due(now, now)...)
-		if now.Sub(served) < gap {
-			continue
-		}
-		served = now
-		if len(queue) == 0 {
-			newID++
-			s.Links(0, append(heavy[:len(heavy):len(heavy)], newID))
-			s.Discovered("a", newID, true)
-			discoveries++
-			continue
-		}
-		id := queue[0]
-		queue = queue[1:]
-		web.fetch(s, id, now)
+	siteTurns(s, web, t0, gap, to, func(d time.Duration, id uint64) {
 		if _, ok := last[id]; ok {
 			if d >= from {
-				longest = max(longest, now.Sub(last[id]))
+				longest = max(longest, t0.Add(d).Sub(last[id]))
 				heavyVisits++
 			}
-			last[id] = now
+			last[id] = t0.Add(d)
 		} else if d >= from {
 			lightVisits++
 		}
-	}
+	}, func(time.Duration) {
+		newID++
+		s.Links(0, append(heavy[:len(heavy):len(heavy)], newID))
+		s.Discovered("a", newID, true)
+		discoveries++
+	})
 	for _, id := range heavy {
 		longest = max(longest, t0.Add(to).Sub(last[id]))
 	}
