@@ -8,14 +8,15 @@ import (
 
 // TestPlannerReachStaticPages: the pages a turn of discovery reaches are
 // those its turns could find within the horizon of the recrawls it
-// competes with (discoveryReach), the rate of the pages they visit, so a
-// site's static pages, which its recrawls hardly visit, do not change
-// what a turn of its discovery is worth. With the site's mean rate, 1,990
-// static pages beside 10 hubs changing every 30 min made the rate ~0 and
-// the reach the whole backlog (review s38's R4): the floor x270 on
-// 4ddce4c, x2.6 with the rate of the site's changes (the rest is what the
-// pages found are worth: on a mostly static site they stay fresh, F near
-// 1). One site, a turn a minute, 10,000 URLs to find.
+// competes with (discoveryReach), the rate of the site's changes, each
+// page's rate weighted by the worth that changes there, so a site's
+// static pages do not change what a turn of its discovery reaches. With
+// the site's mean rate, 1,990 static pages beside 10 hubs changing every
+// hour made the rate ~0 and the reach the whole backlog (review s38's
+// R4): the floor x270 what it is with the hubs alone; x2.6 with the rate
+// of the changes (the rest is what the pages found are worth: on a mostly
+// static site they stay fresh, F near 1). One site, a turn a minute,
+// 10,000 URLs to find.
 func TestPlannerReachStaticPages(t *testing.T) {
 	floor := func(static int) float64 {
 		p := NewPlanner(PlannerOptions{InitialInterval: 30 * time.Minute, Resolve: time.Minute})
