@@ -326,25 +326,34 @@ func (s *Scheduler) mayRelease(ss *schedSite, name string, id uint64, rnow time.
 		return false, false
 	}
 	if _, ok := ss.weighed(); ok {
-		return s.worthATurn(ss, name, id, rnow), true
+		if !s.worthATurn(ss, name, id, rnow) {
+			s.pl.Hold(id)
+			return false, true
+		}
+		return true, true
 	}
 	return ss.credit >= 1, false
 }
 
 // worthATurn reports whether page id's visit at rnow is worth at least a
 // turn of weighed site ss's discovery (Planner.Price against
-// Planner.DiscoveryFloor); a page that is not is held (Planner.Hold), and
-// the site's recheck moved to when it will be, if sooner.
+// Planner.DiscoveryFloor); for a page that is not, the site's recheck
+// moves to when it will be (recheck).
 func (s *Scheduler) worthATurn(ss *schedSite, name string, id uint64, rnow time.Time) bool {
 	floor := s.pl.DiscoveryFloor(name)
 	if s.pl.Price(id, rnow) >= floor {
 		return true
 	}
-	s.pl.Hold(id)
+	s.recheck(ss, id, floor)
+	return false
+}
+
+// recheck moves site ss's recheck to when page id's Price reaches floor,
+// if sooner.
+func (s *Scheduler) recheck(ss *schedSite, id uint64, floor float64) {
 	if at, ok := s.pl.reaches(id, floor); ok && (ss.recheck.IsZero() || at.Before(ss.recheck)) {
 		ss.recheck = at
 	}
-	return false
 }
 
 func (s *Scheduler) site(name string) *schedSite {
@@ -536,8 +545,8 @@ func (s *Scheduler) Due(now, rnow time.Time) []uint64 {
 		}
 		if !ok {
 			if _, weighed := ss.weighed(); weighed && !byWorth && ss.priced == s.pl.solves {
-				// Refused for the copies out (Ahead): its worth decides
-				// once they are back (waitingByWorth).
+				// Refused for the copies out (Ahead), not held: its worth
+				// decides once they are back (waitingByWorth).
 				if s.worthATurn(ss, name, id, rnow) {
 					ss.recheck = rnow
 				}
@@ -664,7 +673,8 @@ func (s *Scheduler) waitingByWorth(out []uint64, name string, ss *schedSite, rno
 		if p := s.pl.Price(id, rnow); p >= floor {
 			worth = append(worth, priced{k, p})
 		} else {
-			s.worthATurn(ss, name, id, rnow) // held, and its recheck
+			s.pl.Hold(id)
+			s.recheck(ss, id, floor)
 		}
 	}
 	slices.SortStableFunc(worth, func(a, b priced) int { return cmp.Compare(b.price, a.price) })
