@@ -70,7 +70,7 @@ type Scheduler struct {
 	inlinks       map[uint64]int
 	outlinks      map[uint64][]uint64
 	info          map[uint64]PageInfo
-	worth         []priced // waitingByWorth's, kept for its next call
+	worth         []waitingPrice // waitingByWorth's, kept for its next call
 	// weighedSites are the names of the sites whose discovery is weighed
 	// (isWeighed), sorted.
 	weighedSites []string
@@ -242,7 +242,7 @@ func (s *Scheduler) discovery(name string, ss *schedSite) {
 		weight = w
 	}
 	if weighed != ss.isWeighed {
-		ss.isWeighed = weighed
+		ss.isWeighed, ss.priced = weighed, -1
 		i, _ := slices.BinarySearch(s.weighedSites, name)
 		if weighed {
 			s.weighedSites = slices.Insert(s.weighedSites, i, name)
@@ -671,13 +671,13 @@ func (s *Scheduler) waitingByWorth(out []uint64, name string, ss *schedSite, rno
 	worth := s.worth[:0]
 	for k, id := range ss.waiting {
 		if p := s.pl.Price(id, rnow); p >= floor {
-			worth = append(worth, priced{k, p})
+			worth = append(worth, waitingPrice{k, p})
 		} else {
 			s.pl.Hold(id)
 			s.recheck(ss, id, floor)
 		}
 	}
-	slices.SortStableFunc(worth, func(a, b priced) int { return cmp.Compare(b.price, a.price) })
+	slices.SortStableFunc(worth, func(a, b waitingPrice) int { return cmp.Compare(b.price, a.price) })
 	take := min(len(worth), s.ahead-ss.out)
 	if len(worth) > take {
 		ss.recheck = rnow // worth a turn: at the next room
@@ -694,9 +694,9 @@ func (s *Scheduler) waitingByWorth(out []uint64, name string, ss *schedSite, rno
 	return out
 }
 
-// priced is a waiting page's Price, the page by its index in its site's
-// waiting list.
-type priced struct {
+// waitingPrice is a waiting page's Price, the page by its index in its
+// site's waiting list.
+type waitingPrice struct {
 	k     int
 	price float64
 }
