@@ -397,13 +397,18 @@ func schedSite(id int64) string { return strconv.FormatInt(id, 10) }
 
 // recrawlVisitEnd tells the Scheduler how long a visit of site s held its
 // robot (from its lease to its end, by the loop's clock) for the pages it
-// fetched.
+// fetched, and of a visit that fetched none that it was a turn of the
+// site that found nothing (Scheduler.Passed: each page fetched was told
+// as Discovered or Fetched).
 func (c *crawl) recrawlVisitEnd(s *site, started time.Time, pages int, now time.Time) {
 	if c.rc == nil || c.rc.sched == nil {
 		return
 	}
 	if key, ok := c.rc.schedSites[s.ID]; ok {
 		c.rc.sched.Held(key, now.Sub(started), pages)
+		if pages == 0 {
+			c.rc.sched.Passed(key)
+		}
 	}
 }
 

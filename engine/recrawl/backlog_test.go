@@ -23,7 +23,7 @@ import (
 func TestSchedulerBacklogKeepsRecrawls(t *testing.T) {
 	const gap = time.Minute
 	for _, backlog := range []int{10, 100, 1000, 10000} {
-		r := heavySite(40, false, backlog, gap, 0, 3*time.Hour, 13*time.Hour)
+		r := heavySite{pages: 40, backlog: backlog, gap: gap, from: 3 * time.Hour, to: 13 * time.Hour}.run()
 		t.Logf("backlog %5d: floor %.4g; in the last 10 h (600 turns): %d recrawls (%d of the 10 heavy pages), %d discoveries; a heavy page unvisited up to %v",
 			backlog, r.floor, r.visits, r.heavyVisits, r.discoveries, r.longest)
 		// Every heavy page visited at least every 2 h (each changes every

@@ -63,12 +63,23 @@ func oneSite(pages int, gap, cost time.Duration) (s *Scheduler, web *changingPag
 // fetched from web and told to visit, or, with none, to discover; each is
 // told the turn's time since t0.
 func siteTurns(s *Scheduler, web *changingPages, t0 time.Time, gap, span time.Duration, visit func(d time.Duration, id uint64), discover func(d time.Duration)) {
+	siteTurnsWhen(s, web, t0, gap, span, nil, nil, visit, discover)
+}
+
+// siteTurnsWhen is siteTurns where ticks, if not nil, tells whether the
+// loop runs at d (false: suspended, no Due), and serves whether the site
+// is served a turn at d (false: not leased, the turn passes unused by
+// both).
+func siteTurnsWhen(s *Scheduler, web *changingPages, t0 time.Time, gap, span time.Duration, ticks, serves func(d time.Duration) bool, visit func(d time.Duration, id uint64), discover func(d time.Duration)) {
 	var queue []uint64
 	var served time.Time
 	for d := time.Duration(0); d < span; d += 5 * time.Second {
+		if ticks != nil && !ticks(d) {
+			continue
+		}
 		now := t0.Add(d)
 		queue = append(queue, s.Due(now, now)...)
-		if now.Sub(served) < gap {
+		if now.Sub(served) < gap || serves != nil && !serves(d) {
 			continue
 		}
 		served = now

@@ -21,7 +21,7 @@ import (
 // shrink as it is found (heavySite).
 func TestSchedulerMostlyStaticSiteVisitsHubs(t *testing.T) {
 	for _, pages := range []int{40, 400, 2000} {
-		r := heavySite(pages, true, 10000, time.Minute, 0, 3*time.Hour, 13*time.Hour)
+		r := heavySite{pages: pages, static: true, backlog: 10000, gap: time.Minute, from: 3 * time.Hour, to: 13 * time.Hour}.run()
 		t.Logf("%4d pages (%d static): floor %.4g; last 10 h (600 turns): %d hub visits, a hub unvisited up to %v, %d discoveries", pages, pages-10, r.floor, r.heavyVisits, r.longest, r.discoveries)
 		if r.longest > 2*time.Hour {
 			t.Errorf("%d pages, %d of them static: a hub of 10 in-links changing every 30 min went %v unvisited", pages, pages-10, r.longest)

@@ -223,42 +223,48 @@ func (p *Planner) SetSiteGap(site string, gap time.Duration) {
 }
 
 // Discovery is what a site's discovery has still to find, and how its
-// turns have gone: N pages still to fetch for the first time, each of
-// importance Weight (the mean of what its discovery found lately, a page
-// not kept counting 0); its discoveries come Spacing apart, the last at
-// Last; its recrawls took Taken of its turns since then; and Idle turns
-// passed unused between two of its discoveries lately (a mean), turns of
-// discovery that found nothing. A Weight or N of 0 is for a site with
-// nothing to discover, or whose discovery's worth is not known yet.
+// turns (the requests the crawl served it) have gone: N pages still to
+// fetch for the first time, each of importance Weight (the mean of what
+// its discovery found lately, a page not kept counting 0); its
+// discoveries come Spacing turns apart (a mean, the finding turn
+// included); it was served Turns since the last, Passed of which found
+// nothing (the rest its recrawls took); and Idle turns found nothing
+// between two of its discoveries lately (a mean). A Weight or N of 0 is
+// for a site with nothing to discover, or whose discovery's worth is not
+// known yet.
+//
+// Turns, not the clock: the time a site is not served (not leased, a
+// suspend, a clock that jumped) is no turn of its discovery, neither one
+// that waited nor one that found nothing (review s39's N1).
 type Discovery struct {
 	Weight  float64
 	N       int
-	Spacing time.Duration
-	Last    time.Time
-	Taken   int
+	Spacing float64
+	Turns   int
+	Passed  int
 	Idle    float64
 }
 
-// yield is the share of a turn of discovery, at now on a site taking a
-// request a gap apart, expected to find a page: 1 while the turns since
-// its last discovery that its recrawls did not take number no more than
-// its discovery's usual Idle and one, then (1+Idle)/(1+idle), idle those
-// turns less one. A turn given to discovery that finds nothing (its URLs
-// not fetched: a site leased rarely, a robots.txt wait, a clock that
-// jumped) is evidence that the next finds nothing too. The floor's age,
-// the time since the last discovery, counts those turns as time the
-// pages still to find waited for a turn; without the yield, a discovery
-// that stalled made the floor grow without a bound past every page's
-// Price, bounded by w/λ, and the site recrawled nothing until its next
-// discovery (review s38's R2: 1 visit of its hubs in 10 h). With it, the
-// floor of a stalled discovery stays near what one of its spacings is
-// worth; its recrawls taking the turns still raise it.
-func (d Discovery) yield(now time.Time, gap time.Duration) float64 {
-	if gap <= 0 || d.Last.IsZero() {
-		return 1
-	}
-	idle := now.Sub(d.Last).Seconds()/gap.Seconds() - float64(d.Taken) - 1
-	return min(1, (1+d.Idle)/(1+max(idle, 0)))
+// age is how long the pages still to find have waited for a turn of
+// discovery, in the site's turns: at least its usual Spacing, and the
+// turns served since its last discovery and the next one.
+func (d Discovery) age() float64 {
+	return max(d.Spacing, float64(d.Turns+1))
+}
+
+// yield is the share of a turn of discovery expected to find a page: 1
+// while the turns since its last discovery that found nothing (Passed)
+// number no more than its discovery's usual Idle, then (1+Idle)/(1+Passed).
+// A turn given to discovery that finds nothing is evidence that the next
+// finds nothing too. The floor's age counts those turns as turns the
+// pages still to find waited; without the yield, a discovery that stalled
+// made the floor grow without a bound past every page's Price, bounded by
+// w/λ, and the site recrawled nothing until its next discovery (review
+// s38's R2: 1 visit of its hubs in 10 h). With it, the floor of a stalled
+// discovery stays near what one of its spacings is worth; its recrawls
+// taking the turns still raise it.
+func (d Discovery) yield() float64 {
+	return min(1, (1+d.Idle)/(1+float64(d.Passed)))
 }
 
 // SetDiscovery tells what site's discovery has still to find (Discovery).
@@ -267,8 +273,8 @@ func (d Discovery) yield(now time.Time, gap time.Duration) float64 {
 // then recrawled in turn (fresh F of the time, what its site's planned
 // pages expect, weighted as the crawl's freshness is); so a turn of
 // discovery moves the pages still to find a turn of discovery sooner,
-// each with a copy for that time a: a = max(Spacing, the time since
-// Last), a turn worth n'·Weight·((1−F)·(1 − e^(−λa))/λ + F·a)·yield, λ the
+// each with a copy for that time a: a = Discovery.age turns of the
+// site's gap, a turn worth n'·Weight·((1−F)·(1 − e^(−λa))/λ + F·a)·yield, λ the
 // site's mean rate, yield the share of its turns expected to find a page
 // (Discovery.yield; DiscoveryFloor). Only the pages its turns could find
 // within the horizon 1/λ' count, n' = min(N, 1/(λ'·gap)), gap the site's
@@ -863,7 +869,7 @@ func (p *Planner) Solve(now time.Time) {
 		if d.Weight <= 0 || d.N <= 0 {
 			continue
 		}
-		a := max(d.Spacing, now.Sub(d.Last)).Seconds()
+		a := d.age() * p.gaps[s].Seconds()
 		first := a // fresh until its first change
 		lam := rates[s] / float64(max(n[s], 1))
 		if lam > 0 {
@@ -878,7 +884,7 @@ func (p *Planner) Solve(now time.Time) {
 		if changes[s] > 0 {
 			horizon = changing[s] / changes[s]
 		}
-		p.floors[s] = discoveryReach(d.N, horizon, p.gaps[s]) * d.Weight * (first + p.fresh[s]*(a-first)) * d.yield(now, p.gaps[s])
+		p.floors[s] = discoveryReach(d.N, horizon, p.gaps[s]) * d.Weight * (first + p.fresh[s]*(a-first)) * d.yield()
 	}
 	f, prices := allocate(demands, caps, p.floors, math.Max(budget, 0))
 	copy(p.prices, prices)

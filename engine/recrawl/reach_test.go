@@ -42,7 +42,7 @@ func TestPlannerReachStaticPages(t *testing.T) {
 			}
 		}
 		now := t0.Add(11 * 24 * time.Hour) // after every visit
-		p.SetDiscovery("a", Discovery{Weight: 1, N: 10000, Spacing: 2 * time.Minute, Last: now})
+		p.SetDiscovery("a", Discovery{Weight: 1, N: 10000, Spacing: 2})
 		p.Solve(now)
 		p.dirty = true
 		p.Solve(now.Add(time.Hour)) // at the plan's own intervals

@@ -92,19 +92,19 @@ type schedSite struct {
 	credit      float64       // the releases its discovery earned (Discovered)
 	found       worthMean     // what its discoveries brought (Discovered)
 	// toDiscover is how many URLs of it the crawl has to fetch for the
-	// first time (ToDiscover); spacing the time between its discoveries
-	// (an exponential mean, seconds of the recrawl clock), the last at
-	// lastFound.
+	// first time (ToDiscover); spacing the turns it was served from one
+	// discovery to the next, the finding one included (an exponential
+	// mean).
 	toDiscover int
 	spacing    worthMean
-	lastFound  time.Time
-	// taken is how many of its pages were fetched again since lastFound,
-	// and idle the turns between two discoveries its recrawls did not
-	// take, less the one that found (a mean): Discovery's Taken and Idle.
-	taken   int
-	idle    worthMean
-	waiting []uint64 // its due pages waiting for those, in order
-	listed  bool     // in the Scheduler's waitSites
+	// turns is how many turns it was served since its last discovery
+	// (Fetched, Passed), and passed how many of them found nothing
+	// (Passed); idle the mean of passed at a discovery: Discovery's
+	// Turns, Passed and Idle.
+	turns, passed int
+	idle          worthMean
+	waiting       []uint64 // its due pages waiting for those, in order
+	listed        bool     // in the Scheduler's waitSites
 	// priced is the Planner's solve (Planner.solves) at which its waiting
 	// pages were last priced against its floor, and recheck when the
 	// first of those under it reaches it (zero: none will before the next
@@ -181,10 +181,10 @@ func (s *Scheduler) SetDiscovering(site string, on bool) {
 		// and banking Ahead again at each switch would let a site whose new
 		// URLs come one at a time (a feed) release Ahead recrawls for each.
 		ss.discovering = on
-		if on && !ss.lastFound.IsZero() {
-			// The time it had nothing to discover is no time between
+		if on {
+			// The turns it had nothing to discover are no turns between
 			// its turns of discovery (Discovered's spacing).
-			ss.lastFound, ss.taken = s.pl.now, 0
+			ss.turns, ss.passed = 0, 0
 		}
 		s.discovery(site, ss)
 	}
@@ -205,20 +205,34 @@ func (s *Scheduler) Discovered(site string, id uint64, kept bool) {
 	if kept {
 		w = InLinkWeight(s.inlinks[id])
 	}
-	ss.found.add(w)
-	now := s.pl.now
-	if !ss.lastFound.IsZero() && now.After(ss.lastFound) {
-		ss.spacing.add(now.Sub(ss.lastFound).Seconds())
-		if g := s.turn(ss); g > 0 {
-			ss.idle.add(max(now.Sub(ss.lastFound).Seconds()/g.Seconds()-float64(ss.taken)-1, 0))
-		}
+	if ss.found.n > 0 {
+		ss.spacing.add(float64(ss.turns + 1))
+		ss.idle.add(float64(ss.passed))
 	}
-	ss.lastFound, ss.taken = now, 0
+	ss.found.add(w)
+	ss.turns, ss.passed = 0, 0
 	s.discovery(site, ss)
 	if s.ahead == 0 {
 		return
 	}
 	ss.credit = min(ss.credit+s.share/(1-s.share), float64(s.ahead))
+}
+
+// Passed tells that site was served a turn (a request, by the crawl's
+// robots) that fetched neither a URL of it for the first time
+// (Discovered) nor a page again (Fetched): a visit that fetched nothing,
+// robots.txt only or a failure. The turns a site was served are what its
+// discovery's floor ages by, and those that found nothing lower it
+// (Discovery): counted by the clock, the time a site was not leased, a
+// suspend or a clock jump counted as turns of discovery that found
+// nothing, and a site leased 10 min an hour gave all its turns to its
+// recrawls for good (review s39's N1; TestSchedulerRarelyLeasedDiscovers).
+func (s *Scheduler) Passed(site string) {
+	if ss := s.sites[site]; ss != nil {
+		ss.turns++
+		ss.passed++
+		s.discovery(site, ss)
+	}
 }
 
 // ToDiscover tells how many URLs of site the crawl has to fetch for the
@@ -250,8 +264,8 @@ func (s *Scheduler) discovery(name string, ss *schedSite) {
 			s.weighedSites = slices.Delete(s.weighedSites, i, i+1)
 		}
 	}
-	s.pl.SetDiscovery(name, Discovery{Weight: weight, N: ss.toDiscover, Spacing: time.Duration(ss.spacing.avg * float64(time.Second)),
-		Last: ss.lastFound, Taken: ss.taken, Idle: ss.idle.avg})
+	s.pl.SetDiscovery(name, Discovery{Weight: weight, N: ss.toDiscover, Spacing: ss.spacing.avg,
+		Turns: ss.turns, Passed: ss.passed, Idle: ss.idle.avg})
 	s.siteGap(name)
 }
 
@@ -438,13 +452,14 @@ func (s *Scheduler) inlink(id uint64, d int) {
 
 // Fetched records a fetch of a page with a copy at rnow (recrawl clock):
 // whether it changed, the Last-Modified it was served with ("" for none),
-// and how many links to pages not seen before it had. What it cost is
-// recorded by Cost, as for every fetch.
+// and how many links to pages not seen before it had: a turn of its site
+// its recrawls took (Passed). What it cost is recorded by Cost, as for
+// every fetch.
 func (s *Scheduler) Fetched(id uint64, rnow time.Time, changed bool, lastModified string, newLinks int) {
 	if name := s.info[id].Site; s.sites[name] != nil {
 		ss := s.sites[name]
 		ss.refused = false
-		ss.taken++
+		ss.turns++
 		defer s.discovery(name, ss) // after the visit: its time
 	}
 	v := Visit{At: rnow, Changed: changed}
