@@ -94,6 +94,9 @@ type recrawler struct {
 	// discover (Scheduler.SetDiscovering).
 	queuedOn   map[int64]int
 	schedSites map[int64]string
+	// visitFound are the sites being visited whose visit fetched a URL
+	// for the first time so far (recrawlVisitEnd).
+	visitFound map[int64]bool
 	// listed are the lastmods sitemaps gave URLs not fetched yet (real
 	// time), for the Scheduler at their first fetch.
 	listed map[uint64]time.Time
@@ -189,7 +192,7 @@ func newRecrawler(cfg RecrawlConfig, base clock.Clock, pagesPerVisit int) (*recr
 	}
 	r := &recrawler{cfg: cfg, clock: clock, chans: chans, channels: map[recrawl.ChannelID]*rchannel{}, items: map[uint64]*ritem{},
 		pending: map[uint64]*rchannel{}, withheld: map[uint64]uint64{}, byKey: map[string]recrawl.ChannelID{},
-		queuedOn: map[int64]int{}, schedSites: map[int64]string{}, listed: map[uint64]time.Time{}}
+		queuedOn: map[int64]int{}, schedSites: map[int64]string{}, visitFound: map[int64]bool{}, listed: map[uint64]time.Time{}}
 	r.warmEnd = clock.Now().Add(cfg.Warmup)
 	if cfg.Options.Policy == recrawl.Pages {
 		r.sched = recrawl.NewScheduler(recrawl.SchedulerOptions{Planner: recrawl.PlannerOptions{
@@ -397,16 +400,21 @@ func schedSite(id int64) string { return strconv.FormatInt(id, 10) }
 
 // recrawlVisitEnd tells the Scheduler how long a visit of site s held its
 // robot (from its lease to its end, by the loop's clock) for the pages it
-// fetched, and of a visit that fetched none that it was a turn of the
-// site that found nothing (Scheduler.Passed: each page fetched was told
-// as Discovered or Fetched).
+// fetched, and of a visit that fetched no URL for the first time that its
+// discovery's turn found nothing (Scheduler.Passed): a lease takes the
+// site's queue in order, its requeued copies first and then its new URLs,
+// so a visit of a site with URLs to discover that fetched none of them
+// (robots.txt only, a failure, its URLs not leased) is a turn its
+// discovery was served and that found nothing.
 func (c *crawl) recrawlVisitEnd(s *site, started time.Time, pages int, now time.Time) {
 	if c.rc == nil || c.rc.sched == nil {
 		return
 	}
+	found := c.rc.visitFound[s.ID]
+	delete(c.rc.visitFound, s.ID)
 	if key, ok := c.rc.schedSites[s.ID]; ok {
 		c.rc.sched.Held(key, now.Sub(started), pages)
-		if pages == 0 {
+		if !found {
 			c.rc.sched.Passed(key)
 		}
 	}

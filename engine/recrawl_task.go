@@ -167,6 +167,7 @@ func (c *crawl) recrawlPage(m *visit.PageResult) {
 		}
 		if key, ok := rc.schedSites[rec.Site]; ok && !rec.Recrawl {
 			rc.sched.Discovered(key, rec.URL, keeps) // a turn of its site went to discovery
+			rc.visitFound[rec.Site] = true
 		}
 	}
 	switch {

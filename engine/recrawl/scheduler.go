@@ -218,17 +218,18 @@ func (s *Scheduler) Discovered(site string, id uint64, kept bool) {
 	ss.credit = min(ss.credit+s.share/(1-s.share), float64(s.ahead))
 }
 
-// Passed tells that site was served a turn (a request, by the crawl's
-// robots) that fetched neither a URL of it for the first time
-// (Discovered) nor a page again (Fetched): a visit that fetched nothing,
-// robots.txt only or a failure. The turns a site was served are what its
-// discovery's floor ages by, and those that found nothing lower it
-// (Discovery): counted by the clock, the time a site was not leased, a
-// suspend or a clock jump counted as turns of discovery that found
-// nothing, and a site leased 10 min an hour gave all its turns to its
-// recrawls for good (review s39's N1; TestSchedulerRarelyLeasedDiscovers).
+// Passed tells that a visit of site, while it had URLs to discover,
+// fetched none of them (robots.txt only, a failure, its URLs not leased):
+// a turn its discovery was served that found nothing. The turns a site was
+// served (Discovered, Fetched, Passed) are what its discovery's floor ages
+// by, and those that found nothing lower it (Discovery): counted by the
+// clock, the time a site was not leased, a suspend or a clock jump counted
+// as turns of discovery that found nothing, and a site leased 10 min an
+// hour gave all its turns to its recrawls for good (review s39's N1;
+// TestSchedulerRarelyLeasedDiscovers). A site with nothing to discover
+// has no turn of discovery to pass.
 func (s *Scheduler) Passed(site string) {
-	if ss := s.sites[site]; ss != nil {
+	if ss := s.sites[site]; ss != nil && ss.discovering {
 		ss.turns++
 		ss.passed++
 		s.discovery(site, ss)
