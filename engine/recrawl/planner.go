@@ -148,6 +148,10 @@ type plannedPage struct {
 	newLinks int
 	links    []int32
 	rate     Rate
+	// ownRate is, while its channel warms up (rate its channel's pooled
+	// rate), its own evidence's posterior with that rate as the prior:
+	// what a free turn weighs it by (bestEarly).
+	ownRate Rate
 	// weight is its weight in the last solve's allocation (0 while its
 	// channel warms up): its importance and what its changes reveal.
 	weight   float64
@@ -792,7 +796,8 @@ func (p *Planner) Solve(now time.Time) {
 		for _, id := range ids {
 			visited = min(visited, len(ch.pages[id].visits))
 		}
-		if ch.changed || ch.rate == 0 {
+		changed := ch.changed || ch.rate == 0
+		if changed {
 			ch.rate = pooled.Posterior(global, PriorWeight)
 			ch.changed = false
 		}
@@ -801,6 +806,9 @@ func (p *Planner) Solve(now time.Time) {
 			pg := ch.pages[id]
 			if !ch.ready {
 				pg.rate, pg.weight = ch.rate, 0
+				if changed || pg.ownRate == 0 {
+					pg.ownRate = pg.evid.Posterior(ch.rate, PriorWeight)
+				}
 				warming[pg.site] = append(warming[pg.site], pg)
 				continue
 			}
@@ -974,11 +982,12 @@ func (p *Planner) reaches(id uint64, floor float64) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	p.priced++
-	return pg.reaches(floor)
+	return pg.reaches(floor, pg.rate)
 }
 
-func (pg *plannedPage) reaches(floor float64) (time.Time, bool) {
-	lam := float64(pg.rate)
+// reaches is Planner.reaches at rate r.
+func (pg *plannedPage) reaches(floor float64, r Rate) (time.Time, bool) {
+	lam := float64(r)
 	if floor <= 0 {
 		return pg.last, true
 	}
@@ -1011,8 +1020,11 @@ func (p *Planner) Hold(id uint64) {
 	}
 }
 
-func (pg *plannedPage) price(now time.Time) float64 {
-	lam := float64(pg.rate)
+func (pg *plannedPage) price(now time.Time) float64 { return pg.priceAt(now, pg.rate) }
+
+// priceAt is price at rate r.
+func (pg *plannedPage) priceAt(now time.Time, r Rate) float64 {
+	lam := float64(r)
 	age := now.Sub(pg.last).Seconds()
 	if age <= 0 || lam <= 0 {
 		return 0
@@ -1178,7 +1190,14 @@ func (p *Planner) bestEarly(s int, now time.Time, floor float64, warming bool) *
 	var next time.Time // the first a page left out may go
 	bestG := 0.0
 	for _, pg := range p.bySite[s] {
-		if !pg.scheduled || !pg.due.IsZero() || pg.rate <= 0 || warming && p.channels[pg.info.Channel].ready {
+		if !pg.scheduled || !pg.due.IsZero() || warming && p.channels[pg.info.Channel].ready {
+			continue
+		}
+		r := pg.rate
+		if !p.channels[pg.info.Channel].ready && pg.ownRate > 0 {
+			r = pg.ownRate
+		}
+		if r <= 0 {
 			continue
 		}
 		at := pg.turn
@@ -1189,11 +1208,11 @@ func (p *Planner) bestEarly(s int, now time.Time, floor float64, warming bool) *
 			continue // its turn is now
 		}
 		p.priced++
-		g := pg.price(now)
+		g := pg.priceAt(now, r)
 		if g <= floor || now.Before(pg.last.Add(p.opt.MinInterval)) {
 			// Worth less than the turn brings otherwise, or not again
 			// within MinInterval: until it is both.
-			if t, ok := pg.reaches(floor); ok {
+			if t, ok := pg.reaches(floor, r); ok {
 				t = maxTime(t, pg.last.Add(p.opt.MinInterval))
 				if next.IsZero() || t.Before(next) {
 					next = t
@@ -1226,7 +1245,7 @@ type earlyCheck struct {
 
 // maxEarlyScan bounds the pages of a site bestEarly weighs at each free
 // turn; a larger site's free turn goes to the page holding its next turn.
-const maxEarlyScan = 4096
+const maxEarlyScan = 16384
 
 // replan plans the pages whose interval changed again, those whose visit
 // is not in flight: all give up their turns first, then take new ones in
