@@ -448,6 +448,12 @@ func (s *Scheduler) inlink(id uint64, d int) {
 		info.Weight = InLinkWeight(s.inlinks[id])
 		s.info[id] = info
 		s.pl.Add(info, time.Time{}) // known: only its weight changes
+		if ss := s.sites[info.Site]; d > 0 && s.waiting[id] && ss != nil && ss.priced == s.pl.solves {
+			// A page still warming up is worth its weight at once: its
+			// site's recheck, reckoned at the weight it had, may come
+			// too late (review s39's N4; TestSchedulerWaitingGainsWeight).
+			s.recheck(ss, id, s.pl.DiscoveryFloor(info.Site))
+		}
 	}
 }
 
