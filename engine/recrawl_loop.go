@@ -95,8 +95,10 @@ type recrawler struct {
 	queuedOn   map[int64]int
 	schedSites map[int64]string
 	// visitFound are the sites being visited whose visit fetched a URL
-	// for the first time so far (recrawlVisitEnd).
+	// for the first time so far, and perVisit the most pages a visit
+	// takes (recrawlVisitEnd).
 	visitFound map[int64]bool
+	perVisit   int
 	// listed are the lastmods sitemaps gave URLs not fetched yet (real
 	// time), for the Scheduler at their first fetch.
 	listed map[uint64]time.Time
@@ -194,6 +196,7 @@ func newRecrawler(cfg RecrawlConfig, base clock.Clock, pagesPerVisit int) (*recr
 		pending: map[uint64]*rchannel{}, withheld: map[uint64]uint64{}, byKey: map[string]recrawl.ChannelID{},
 		queuedOn: map[int64]int{}, schedSites: map[int64]string{}, visitFound: map[int64]bool{}, listed: map[uint64]time.Time{}}
 	r.warmEnd = clock.Now().Add(cfg.Warmup)
+	r.perVisit = pagesPerVisit
 	if cfg.Options.Policy == recrawl.Pages {
 		r.sched = recrawl.NewScheduler(recrawl.SchedulerOptions{Planner: recrawl.PlannerOptions{
 			InitialInterval: cfg.InitialInterval, MinInterval: cfg.Options.MinInterval, MaxInterval: cfg.Options.MaxInterval},
@@ -400,12 +403,15 @@ func schedSite(id int64) string { return strconv.FormatInt(id, 10) }
 
 // recrawlVisitEnd tells the Scheduler how long a visit of site s held its
 // robot (from its lease to its end, by the loop's clock) for the pages it
-// fetched, and of a visit that fetched no URL for the first time that its
-// discovery's turn found nothing (Scheduler.Passed): a lease takes the
-// site's queue in order, its requeued copies first and then its new URLs,
-// so a visit of a site with URLs to discover that fetched none of them
-// (robots.txt only, a failure, its URLs not leased) is a turn its
-// discovery was served and that found nothing.
+// fetched, and of a visit that fetched no URL for the first time, and
+// fewer pages than a visit may take, that its discovery's turn found
+// nothing (Scheduler.Passed): a lease takes the site's queue in order,
+// its requeued copies first (Ahead, half a visit at most) and then its
+// new URLs, so a visit of a site with URLs to discover that fetched none
+// of them with room left (robots.txt only, a failure, its URLs not
+// leased) is a turn its discovery was served and that found nothing. A
+// visit full of copies is its recrawls' turns (a visit of one page, a
+// copy, at politeness.pages_per_connection 1, as recrawl-live runs).
 func (c *crawl) recrawlVisitEnd(s *site, started time.Time, pages int, now time.Time) {
 	if c.rc == nil || c.rc.sched == nil {
 		return
@@ -414,7 +420,7 @@ func (c *crawl) recrawlVisitEnd(s *site, started time.Time, pages int, now time.
 	delete(c.rc.visitFound, s.ID)
 	if key, ok := c.rc.schedSites[s.ID]; ok {
 		c.rc.sched.Held(key, now.Sub(started), pages)
-		if !found {
+		if !found && pages < c.rc.perVisit {
 			c.rc.sched.Passed(key)
 		}
 	}
