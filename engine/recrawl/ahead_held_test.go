@@ -21,14 +21,7 @@ func TestSchedulerAheadRefusedNotHeld(t *testing.T) {
 	}
 	s.SetDiscovering("a", true)
 	s.ToDiscover("a", 5)
-	for k := range uint64(10) {
-		now := t0.Add(time.Duration(k) * time.Second)
-		s.Due(now, now)
-		for i := range uint64(10) {
-			s.Links(100+i, []uint64{1000 + k})
-		}
-		s.Discovered("a", 1000+k, true)
-	}
+	findTen(s, t0)
 	// Page 0 is back 10 min after each release (not fetched: nothing
 	// solves again); the pages that fall due while it is out are refused
 	// for it.
@@ -67,5 +60,18 @@ func TestSchedulerAheadRefusedNotHeld(t *testing.T) {
 	t.Logf("%d pages under the floor refused for the copy out", checked)
 	if checked == 0 {
 		t.Fatal("no page under the floor was refused for the copy out: the set-up wants some")
+	}
+}
+
+// findTen has site "a" find ten pages a second apart from t0, each linked
+// from 10 pages (100 to 109), so that its discovery is weighed.
+func findTen(s *Scheduler, t0 time.Time) {
+	for k := range uint64(10) {
+		now := t0.Add(time.Duration(k) * time.Second)
+		s.Due(now, now)
+		for i := range uint64(10) {
+			s.Links(100+i, []uint64{1000 + k})
+		}
+		s.Discovered("a", 1000+k, true)
 	}
 }

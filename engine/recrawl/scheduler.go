@@ -463,8 +463,8 @@ func (s *Scheduler) inlink(id uint64, d int) {
 // its recrawls took (Passed). What it cost is recorded by Cost, as for
 // every fetch.
 func (s *Scheduler) Fetched(id uint64, rnow time.Time, changed bool, lastModified string, newLinks int) {
-	if name := s.info[id].Site; s.sites[name] != nil {
-		ss := s.sites[name]
+	name := s.info[id].Site
+	if ss := s.sites[name]; ss != nil {
 		ss.refused = false
 		ss.turns++
 		defer s.discovery(name, ss) // after the visit: its time

@@ -22,12 +22,13 @@ type heavyRun struct {
 // the process is suspended, no Due), serves (false: the site is not
 // leased, its turns pass unused), finds (false: a turn of its discovery
 // is served and finds nothing, Passed: its pending URLs are not fetched).
-// sample, if set, is called every 10 min of the run.
+// sample, if set, is called every 10 min of the run. resolve, if set, is
+// how often the plan is solved again (oneSite's: a minute).
 type heavySite struct {
 	pages                int
 	static               bool
 	backlog              int
-	gap                  time.Duration
+	gap, resolve         time.Duration
 	ticks, serves, finds func(d time.Duration) bool
 	from, to             time.Duration
 	sample               func(d time.Duration, s *Scheduler)
@@ -35,6 +36,9 @@ type heavySite struct {
 
 func (o heavySite) run() (r heavyRun) {
 	s, web, t0 := oneSite(o.pages, o.gap, time.Second)
+	if o.resolve > 0 {
+		s.pl.opt.Resolve = o.resolve
+	}
 	var heavy []uint64
 	for i := range uint64(10) {
 		heavy = append(heavy, uint64(o.pages)-10+i)

@@ -19,14 +19,7 @@ func TestSchedulerWaitingGainsWeight(t *testing.T) {
 	s, _, t0 := oneSite(10, time.Minute, time.Second)
 	s.SetDiscovering("a", true)
 	s.ToDiscover("a", 1000)
-	for k := range uint64(10) {
-		now := t0.Add(time.Duration(k) * time.Second)
-		s.Due(now, now)
-		for i := range uint64(10) {
-			s.Links(100+i, []uint64{1000 + k})
-		}
-		s.Discovered("a", 1000+k, true)
-	}
+	findTen(s, t0)
 	ss := s.sites["a"]
 	for d := 10 * time.Second; d < 6*time.Hour; d += 5 * time.Second {
 		now := t0.Add(d)
