@@ -67,17 +67,25 @@ var benchPageSize = flag.Int("page-size", 0, "page size of BenchmarkApply's data
 func BenchmarkApply(b *testing.B) {
 	for _, bc := range []struct {
 		pages, links, news, body, group int
+		visits                          bool // fetched as a crawl does (newVisiting), not FIFO
 	}{
-		{200, 30, 5, 6 << 10, 1},
-		{200, 30, 5, 0, 1},
+		{200, 30, 5, 6 << 10, 1, false},
+		{200, 30, 5, 0, 1, false},
 		// As `lidi bench crawl` makes them: 13 links and one new URL
 		// a page, 8 KiB of body and head, a batch at each queue-head
 		// read, committed one by one or six at a time.
-		{400, 13, 1, 8 << 10, 1},
-		{80, 13, 1, 8 << 10, 1},
-		{80, 13, 1, 8 << 10, 6},
+		{400, 13, 1, 8 << 10, 1, false},
+		{80, 13, 1, 8 << 10, 1, false},
+		{80, 13, 1, 8 << 10, 6, false},
+		// The same as fetched by a crawl: 2,500 sites, 256 visited at
+		// once, up to 100 pages a visit, each site's queue in order
+		// (BenchmarkWALFrames' fetch=visits).
+		{80, 13, 1, 8 << 10, 6, true},
 	} {
 		name := fmt.Sprintf("pages=%d/links=%d/new=%d/body=%d/group=%d", bc.pages, bc.links, bc.news, bc.body, bc.group)
+		if bc.visits {
+			name += "/fetch=visits"
+		}
 		b.Run(name, func(b *testing.B) {
 			db, err := Open(filepath.Join(b.TempDir(), "crawl.db"), Options{pageSize: *benchPageSize})
 			if err != nil {
@@ -87,6 +95,19 @@ func BenchmarkApply(b *testing.B) {
 			ctx := context.Background()
 			w := newWorkload(1, 500, bc.body)
 			var batch record.Batch
+			if bc.visits {
+				// 20,000 pages fetched of 60,000 URLs found first: a
+				// crawl finds most of a site's URLs long before it
+				// fetches them, so its fetches update rows all over urls.
+				w = newVisiting(1, 2500, bc.body, 256, 100)
+				for range 250 {
+					batch.Reset()
+					w.fill(&batch, bc.pages, bc.links, 3)
+					if err := db.Apply(ctx, &batch); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
 			var links int64
 			cpu, writes := cpuTime(), writeCalls()
 			n := 0
@@ -233,13 +254,28 @@ func BenchmarkFetchHistory(b *testing.B) {
 // unlike times, do not move with the machine's load: frames/page,
 // WAL-KiB/page and TABLE-frames/page (the five largest) compare two
 // schemas, or page sizes (a sub-benchmark each).
+//
+// fetch=fifo fetches the URLs in the order they were stored, which a
+// crawl does not; fetch=visits as `lidi bench crawl` does (2,500 sites,
+// 256 visited at once, up to 100 pages a visit, each site's queue in
+// order), so a batch's fetches update rows all over urls, as in a
+// crawl, where they took a third of the WAL.
 func BenchmarkWALFrames(b *testing.B) {
 	for _, size := range []int{4096, 8192, 16384, 32768} {
-		b.Run(fmt.Sprintf("page=%d", size), func(b *testing.B) { walFramesBench(b, size) })
+		for _, fetch := range []string{"fifo", "visits"} {
+			b.Run(fmt.Sprintf("page=%d/fetch=%s", size, fetch), func(b *testing.B) {
+				walFramesBench(b, size, func() *workload {
+					if fetch == "visits" {
+						return newVisiting(1, 2500, 8<<10, 256, 100)
+					}
+					return newWorkload(1, 500, 8<<10)
+				})
+			})
+		}
 	}
 }
 
-func walFramesBench(b *testing.B, pageSize int) {
+func walFramesBench(b *testing.B, pageSize int, newLoad func() *workload) {
 	const pages, perTx = 80, 4
 	for b.Loop() {
 		b.StopTimer()
@@ -249,7 +285,7 @@ func walFramesBench(b *testing.B, pageSize int) {
 			b.Fatal(err)
 		}
 		ctx := context.Background()
-		w := newWorkload(1, 500, 8<<10)
+		w := newLoad()
 		// Warmed up first: the frames counted are those of a crawl
 		// that holds some 20,000 pages already.
 		const warm, counted = 250, 60
@@ -263,7 +299,13 @@ func walFramesBench(b *testing.B, pageSize int) {
 				}
 			}
 			var batch record.Batch
-			w.fill(&batch, pages, 13, 1)
+			news := 1
+			if w.visits && i < warm {
+				// A crawl finds most of a site's URLs long before it
+				// fetches them: the queue grows first.
+				news = 3
+			}
+			w.fill(&batch, pages, 13, news)
 			if err := db.Write(ctx, &batch); err != nil {
 				b.Fatal(err)
 			}

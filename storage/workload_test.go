@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -14,15 +15,26 @@ import (
 // yields a few new URLs and links to those and to URLs already known, and
 // carries a body of incompressible bytes (the store keeps bodies as given).
 type workload struct {
-	rng    *rand.Rand
-	sites  int64
-	seq    int64
-	now    time.Time
-	queue  []record.URLRecord // queued, fetched in FIFO order
-	known  []uint64           // every URL ID, link targets
-	blob   []byte
-	bodyN  int
-	events int
+	rng   *rand.Rand
+	sites int64
+	seq   int64
+	now   time.Time
+	queue []record.URLRecord // queued, fetched in FIFO order
+	// visits, when set, fetches as a crawl does instead: robots sites
+	// at once, each its own queue in order, up to perVisit pages a
+	// visit, so that a batch's pages are scattered over the URLs'
+	// rows as a crawl's are (FIFO fetches them in the order they were
+	// stored). See newVisiting.
+	visits   bool
+	bySite   map[int64][]record.URLRecord
+	active   []int64 // sites being visited
+	inVisit  map[int64]int
+	robots   int
+	perVisit int
+	known    []uint64 // every URL ID, link targets
+	blob     []byte
+	bodyN    int
+	events   int
 }
 
 func newWorkload(seed uint64, sites int64, bodySize int) *workload {
@@ -37,6 +49,80 @@ func newWorkload(seed uint64, sites int64, bodySize int) *workload {
 		w.blob[i] = byte(w.rng.Uint32())
 	}
 	return w
+}
+
+// newVisiting returns a workload that fetches as a crawl does (see
+// workload.visits): robots sites visited at once, perVisit pages each.
+func newVisiting(seed uint64, sites int64, bodySize, robots, perVisit int) *workload {
+	w := newWorkload(seed, sites, bodySize)
+	w.visits, w.robots, w.perVisit = true, robots, perVisit
+	w.bySite, w.inVisit = map[int64][]record.URLRecord{}, map[int64]int{}
+	return w
+}
+
+// queued adds u to the queue it is fetched from.
+func (w *workload) queued(u record.URLRecord) {
+	if w.visits {
+		w.bySite[u.Site] = append(w.bySite[u.Site], u)
+		return
+	}
+	w.queue = append(w.queue, u)
+}
+
+// next returns the URL fetched next, a new seed when nothing is queued.
+func (w *workload) next(b *record.Batch) record.URLRecord {
+	if !w.visits {
+		if len(w.queue) == 0 {
+			w.seed(b)
+		}
+		u := w.queue[0]
+		w.queue = w.queue[1:]
+		return u
+	}
+	for len(w.active) < w.robots {
+		site := w.visitable()
+		if site == 0 {
+			break
+		}
+		w.active = append(w.active, site)
+		w.inVisit[site] = 0
+	}
+	if len(w.active) == 0 {
+		w.seed(b)
+		return w.next(b)
+	}
+	i := w.rng.IntN(len(w.active))
+	site := w.active[i]
+	q := w.bySite[site]
+	u := q[0]
+	w.bySite[site] = q[1:]
+	if w.inVisit[site]++; w.inVisit[site] >= w.perVisit || len(q) == 1 {
+		w.active = slices.Delete(w.active, i, i+1)
+		delete(w.inVisit, site)
+	}
+	return u
+}
+
+// visitable returns a site with URLs queued and no visit under way, 0
+// for none: one tried at random, then the first found.
+func (w *workload) visitable() int64 {
+	site := 1 + w.rng.Int64N(w.sites)
+	if _, busy := w.inVisit[site]; !busy && len(w.bySite[site]) > 0 {
+		return site
+	}
+	for s := int64(1); s <= w.sites; s++ {
+		if _, busy := w.inVisit[s]; !busy && len(w.bySite[s]) > 0 {
+			return s
+		}
+	}
+	return 0
+}
+
+// seed queues a new URL at depth 0 of a random site.
+func (w *workload) seed(b *record.Batch) {
+	u := w.newURL(1+w.rng.Int64N(w.sites), 0, 0)
+	b.URLs = append(b.URLs, u)
+	w.queued(u)
 }
 
 func (w *workload) newURL(site int64, parent uint64, depth int) record.URLRecord {
@@ -63,14 +149,7 @@ func (w *workload) fill(b *record.Batch, pages, linksPer, newPer int) {
 	w.now = w.now.Add(100 * time.Millisecond)
 	touched := map[int64]bool{}
 	for range pages {
-		if len(w.queue) == 0 {
-			site := 1 + w.rng.Int64N(w.sites)
-			u := w.newURL(site, 0, 0)
-			b.URLs = append(b.URLs, u)
-			w.queue = append(w.queue, u)
-		}
-		u := w.queue[0]
-		w.queue = w.queue[1:]
+		u := w.next(b)
 		touched[u.Site] = true
 		var body []byte
 		if w.bodyN > 0 {
@@ -91,7 +170,7 @@ func (w *workload) fill(b *record.Batch, pages, linksPer, newPer int) {
 				}
 				n := w.newURL(site, u.ID, u.Depth+1)
 				b.URLs = append(b.URLs, n)
-				w.queue = append(w.queue, n)
+				w.queued(n)
 				to = n.ID
 			} else {
 				to = w.known[w.rng.IntN(len(w.known))]
