@@ -2,7 +2,6 @@ package recrawl
 
 import (
 	"math"
-	"sort"
 	"time"
 )
 
@@ -64,26 +63,62 @@ func allocate(pages []Demand, caps, floors []float64, budget float64) (f, prices
 	for i, p := range pages {
 		bySite[p.Site] = append(bySite[p.Site], i)
 	}
-	// spend fills the frequencies of the pages idx at price mu and
-	// returns their sum.
-	spend := func(idx []int, mu float64) float64 {
-		var sum float64
+	// spent is, per site, the price its pages' frequencies were last
+	// filled at and their sum: a site whose own price binds is filled at
+	// that price at every step of the common price's bisection.
+	type filled struct {
+		mu, sum float64
+		ok      bool
+	}
+	spent := map[int]*filled{}
+	// kinds are, per site, its distinct demands, and kind each page's
+	// index among its site's: pages alike (a static site's, of one
+	// channel and weight) have one frequency at a price, reckoned once.
+	kinds := map[int][]Demand{}
+	kind := make([]int, len(pages))
+	for s, idx := range bySite {
+		spent[s] = &filled{}
+		seen := map[Demand]int{}
 		for _, i := range idx {
-			f[i] = frequencyAt(pages[i], mu)
+			k, ok := seen[pages[i]]
+			if !ok {
+				k = len(kinds[s])
+				seen[pages[i]] = k
+				kinds[s] = append(kinds[s], pages[i])
+			}
+			kind[i] = k
+		}
+	}
+	var at []float64 // a site's kinds' frequencies at a price
+	// spend fills the frequencies of site s's pages at price mu and
+	// returns their sum.
+	spend := func(s int, mu float64) float64 {
+		m := spent[s]
+		if m.ok && m.mu == mu {
+			return m.sum
+		}
+		at = at[:0]
+		for _, d := range kinds[s] {
+			at = append(at, frequencyAt(d, mu))
+		}
+		var sum float64
+		for _, i := range bySite[s] {
+			f[i] = at[kind[i]]
 			sum += f[i]
 		}
+		*m = filled{mu: mu, sum: sum, ok: true}
 		return sum
 	}
 	// A full site's own price: the one at which it spends its cap. It does
 	// not depend on the common price, so the site's price at a common
 	// price mu is the larger of the two.
 	floor := map[int]float64{}
-	for s, idx := range bySite {
+	for s := range bySite {
 		c := capOf(caps, s)
-		if c <= 0 || spend(idx, 0) <= c {
+		if c <= 0 || spend(s, 0) <= c {
 			continue
 		}
-		floor[s] = priceFor(func(mu float64) float64 { return spend(idx, mu) }, c)
+		floor[s] = priceFor(func(mu float64) float64 { return spend(s, mu) }, c)
 	}
 	// A visit of a site whose turns discovery would take otherwise costs
 	// both: its share of the budget (the common price) and the site's turn
@@ -91,8 +126,8 @@ func allocate(pages []Demand, caps, floors []float64, budget float64) (f, prices
 	price := func(mu float64, s int) float64 { return math.Max(mu+capOf(floors, s), floor[s]) }
 	total := func(mu float64) float64 {
 		var sum float64
-		for s, idx := range bySite {
-			sum += spend(idx, price(mu, s))
+		for s := range bySite {
+			sum += spend(s, price(mu, s))
 		}
 		return sum
 	}
@@ -164,7 +199,7 @@ func frequencyAt(p Demand, mu float64) float64 {
 		}
 		f = lam / x
 	}
-	return math.Min(math.Max(f, p.Min), hi)
+	return min(max(f, p.Min), hi) // as math.Min and math.Max, NaN and ±0 too
 }
 
 // marginal is g(x) = 1 − e^(−x)(1+x), the marginal freshness of a visit
@@ -196,7 +231,17 @@ func invMarginal(y float64) (float64, bool) {
 	case y <= invTable[0]:
 		return math.Sqrt(2 * y), true // g(x) ≈ x²/2 near 0
 	}
-	i := sort.SearchFloat64s(invTable[:], y)
+	// sort.SearchFloat64s(invTable[:], y), without its closure: the
+	// first entry at or above y.
+	i, j := 0, len(invTable)
+	for i < j {
+		h := int(uint(i+j) >> 1)
+		if !(invTable[h] >= y) {
+			i = h + 1
+		} else {
+			j = h
+		}
+	}
 	if i > invSteps {
 		// Far out, 1 − g(x) = e^(−x)(1+x): x = −log(1−y) + log(1+x).
 		x := -math.Log1p(-y)

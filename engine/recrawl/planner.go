@@ -186,6 +186,8 @@ type plannedPage struct {
 	// fetch (a sitemap's lastmod), and ageWeight its weight (AddAge).
 	age       time.Duration
 	ageWeight float64
+	// cost is its last moveCost.
+	cost moveCostOf
 }
 
 type plannedChannel struct {
@@ -356,10 +358,10 @@ func (p *Planner) rebook(s int) {
 	var pages []*plannedPage
 	for _, pg := range p.bySite[s] {
 		if pg.scheduled {
-			p.unreserve(pg)
 			pages = append(pages, pg)
 		}
 	}
+	p.unreserveAll(pages)
 	slices.SortFunc(pages, func(a, b *plannedPage) int {
 		if c := a.at.Compare(b.at); c != 0 {
 			return c
@@ -575,7 +577,8 @@ func (p *Planner) reserveDepth(pg *plannedPage, at time.Time, depth int) time.Ti
 	}
 	// The turns taken a gap before the present bind no more.
 	ts := p.turns[pg.site]
-	if n := sort.Search(len(ts), func(i int) bool { return !ts[i].at.Before(p.now.Add(-gap)) }); n > 0 {
+	bound := p.now.Add(-gap)
+	if n := sort.Search(len(ts), func(i int) bool { return !ts[i].at.Before(bound) }); n > 0 {
 		ts = slices.Delete(ts, 0, n)
 	}
 	// The first free time at or after at, and the last at or before it.
@@ -689,7 +692,23 @@ func (p *Planner) moveCost(pg *plannedPage) float64 {
 	if lam <= 0 {
 		return 0
 	}
-	return pg.worth() * lam * math.Exp(-lam*p.interval(pg).Seconds())
+	// victim weighs the pages holding the turns near a crowded time at
+	// every reservation, the same pages again and again between two
+	// changes of their rate, weight or interval: the last cost is kept
+	// with what it was reckoned from.
+	w, iv := pg.worth(), p.interval(pg)
+	c := &pg.cost
+	if c.lam != lam || c.w != w || c.iv != iv {
+		*c = moveCostOf{lam: lam, w: w, iv: iv, cost: w * lam * math.Exp(-lam*iv.Seconds())}
+	}
+	return c.cost
+}
+
+// moveCostOf is a page's moveCost and what it was reckoned from.
+type moveCostOf struct {
+	lam, w float64
+	iv     time.Duration
+	cost   float64
 }
 
 func absDuration(d time.Duration) time.Duration {
@@ -707,18 +726,62 @@ const maxWalk = 64
 
 // unreserve frees the turn page pg holds, if any.
 func (p *Planner) unreserve(pg *plannedPage) {
+	if k := p.booked(pg); k >= 0 {
+		p.turns[pg.site] = slices.Delete(p.turns[pg.site], k, k+1)
+	}
+	pg.turn = time.Time{}
+}
+
+// booked returns the index of the turn page pg holds in its site's
+// turns, -1 for none.
+func (p *Planner) booked(pg *plannedPage) int {
 	if pg.turn.IsZero() {
-		return
+		return -1
 	}
 	ts := p.turns[pg.site]
 	k, _ := slices.BinarySearchFunc(ts, pg.turn, func(t turn, x time.Time) int { return t.at.Compare(x) })
 	for ; k < len(ts) && ts[k].at.Equal(pg.turn); k++ {
 		if ts[k].id == pg.info.ID {
-			p.turns[pg.site] = slices.Delete(ts, k, k+1)
-			break
+			return k
 		}
 	}
-	pg.turn = time.Time{}
+	return -1
+}
+
+// unreserveAll is unreserve of each of pages, their turns taken out of
+// their sites' in one pass: one at a time, each moved the turns after it,
+// and a site of thousands of pages replanned or rebooked at once spent
+// most of its solve moving them.
+func (p *Planner) unreserveAll(pages []*plannedPage) {
+	type at struct{ site, k int }
+	var out []at
+	for _, pg := range pages {
+		if k := p.booked(pg); k >= 0 {
+			out = append(out, at{pg.site, k})
+		}
+		pg.turn = time.Time{}
+	}
+	slices.SortFunc(out, func(a, b at) int {
+		if c := cmp.Compare(a.site, b.site); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.k, b.k)
+	})
+	for i := 0; i < len(out); {
+		s := out[i].site
+		ts := p.turns[s]
+		w := out[i].k
+		for r := out[i].k; r < len(ts); r++ {
+			if i < len(out) && out[i].site == s && out[i].k == r {
+				i++
+				continue
+			}
+			ts[w] = ts[r]
+			w++
+		}
+		clear(ts[w:])
+		p.turns[s] = ts[:w]
+	}
 }
 
 // evidence returns a page's evidence.
@@ -1253,8 +1316,8 @@ const maxEarlyScan = 16384
 // its time, whatever the order of their channels.
 func (p *Planner) replan(pages []*plannedPage) {
 	pages = slices.DeleteFunc(pages, func(pg *plannedPage) bool { return !pg.due.IsZero() })
+	p.unreserveAll(pages)
 	for _, pg := range pages {
-		p.unreserve(pg)
 		pg.next = p.nextVisit(pg, pg.interval)
 	}
 	slices.SortFunc(pages, byNext)
