@@ -201,11 +201,15 @@ func BenchmarkFetchHistory(b *testing.B) {
 		b.Cleanup(func() { db.Close() })
 		if !history {
 			for i, n := range chunkSizes {
-				nop, err := db.w.Prepare("SELECT " + strings.TrimSuffix(strings.Repeat("?, ", n*fetchCols), ", "))
+				q := "SELECT " + strings.TrimSuffix(strings.Repeat("?, ", n*fetchCols), ", ")
+				nop, err := db.w.Prepare(q)
 				if err != nil {
 					b.Fatal(err)
 				}
-				db.st.recrawl.fetches[i].Close()
+				// The writer runs a statement from its text (rawStmts),
+				// and Close closes those in all.
+				db.st.text[nop] = q
+				db.st.all = append(db.st.all, nop)
 				db.st.recrawl.fetches[i] = nop
 			}
 		}
