@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"lidi/internal/gcpace"
+	"lidi/internal/race"
 )
 
 // TestObserveAllocatesInSteps observes 100,000 pages and checks that no
@@ -88,6 +89,7 @@ func BenchmarkObserveWorst(b *testing.B) {
 // quarter (38 MB in one decision at 2,860,000 URLs of a crawl, beside the
 // 31 MB it replaced).
 func TestObserveDirectoriesAllocateInSteps(t *testing.T) {
+	race.SkipSingleGoroutine(t)
 	const pages = 120_000
 	sample := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
 	allocated := func() uint64 {

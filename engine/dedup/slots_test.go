@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"lidi/internal/race"
 )
 
 // homeAt returns a key hash whose home slot in a table of n slots is i,
@@ -48,6 +50,7 @@ func naiveFree(a *slotArray, i int) int {
 // sizes not a multiple of 8, spanning chunks, with unallocated chunks, and
 // at fills up to a single empty slot.
 func TestSlotsProbeMatchesScalarScan(t *testing.T) {
+	race.SkipSingleGoroutine(t)
 	alphabet := []uint8{1, 2, 0x7f, 0x80, 0x81, 0xfe, 0xff, 0x10, 0x01}
 	rng := rand.New(rand.NewPCG(39, 39))
 	for _, n := range []int{13, 64, 1024 + 5, chunkSlots + 9, 2*chunkSlots + 3} {

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"lidi/internal/race"
 )
 
 // TestPageItems checks pageItems answers as the map it replaces, for dense
@@ -274,6 +276,7 @@ func BenchmarkKeyTable(b *testing.B) {
 // same: its decisions take the first suspect of equal worth in the order
 // a table returns them, which must not depend on when the tables grow.
 func TestObserveWhateverGrowth(t *testing.T) {
+	race.SkipSingleGoroutine(t)
 	pages := 60_000
 	if testing.Short() {
 		pages = 15_000

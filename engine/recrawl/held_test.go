@@ -3,6 +3,8 @@ package recrawl
 import (
 	"testing"
 	"time"
+
+	"lidi/internal/race"
 )
 
 // TestSchedulerHeldPageKeepsItsInterval: a discovering site's pages whose
@@ -20,6 +22,7 @@ import (
 // after it, 34 min behind their plan on average when caught up, 9 min
 // planned from their visits.
 func TestSchedulerHeldPageKeepsItsInterval(t *testing.T) {
+	race.SkipSingleGoroutine(t)
 	const gap, backlog = time.Minute, 300
 	s, _, t0 := oneSite(300, gap, time.Second)
 	web := newChangingPages(4 * time.Hour)

@@ -3,6 +3,8 @@ package recrawl
 import (
 	"testing"
 	"time"
+
+	"lidi/internal/race"
 )
 
 // TestSchedulerMostlyStaticSiteVisitsHubs: a big site being discovered
@@ -20,6 +22,7 @@ import (
 // on average, the other pages never; a backlog of 10,000 that does not
 // shrink as it is found (heavySite).
 func TestSchedulerMostlyStaticSiteVisitsHubs(t *testing.T) {
+	race.SkipSingleGoroutine(t)
 	for _, pages := range []int{40, 400, 2000} {
 		r := heavySite{pages: pages, static: true, backlog: 10000, gap: time.Minute, from: 3 * time.Hour, to: 13 * time.Hour}.run()
 		t.Logf("%4d pages (%d static): floor %.4g; last 10 h (600 turns): %d hub visits, a hub unvisited up to %v, %d discoveries", pages, pages-10, r.floor, r.heavyVisits, r.longest, r.discoveries)
@@ -46,6 +49,7 @@ func TestSchedulerMostlyStaticSiteVisitsHubs(t *testing.T) {
 // worth (w/λ), so the allocation itself gives them few visits (a hub
 // unvisited 5 h 18).
 func TestSchedulerStaticSiteHubsAnyBacklog(t *testing.T) {
+	race.SkipSingleGoroutine(t)
 	// Each set-up's plan is solved every turn (oneSite's, resolve 0) or as
 	// often as the engine solves (5 min). Solved every turn, the five
 	// set-ups of before took 33 s of one core, and engine/recrawl 300 s

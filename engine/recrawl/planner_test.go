@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"lidi/internal/race"
 )
 
 var plannerEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -347,6 +349,7 @@ func TestPlannerKeepsTimeLineWhenSolved(t *testing.T) {
 // holds its own turn, a gap after the one before; a site's new gap gives
 // its pages their turns again from its own pages, not the crawl's.
 func TestPlannerTurnsOfManyPagesAtOnce(t *testing.T) {
+	race.SkipSingleGoroutine(t)
 	p := NewPlanner(PlannerOptions{InitialInterval: time.Hour, MinChanges: 1 << 20, MinVisits: 1 << 20})
 	p.SetBudget(1000)
 	p.SetSiteGap("big", time.Second)

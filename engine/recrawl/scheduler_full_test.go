@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"lidi/internal/race"
 )
 
 // A site whose politeness binds the plan takes a request every gap when
@@ -169,6 +171,7 @@ func TestPlannerPrice(t *testing.T) {
 // when taken, and only while the book has a turn free: 0.969 to 0.978
 // timed, every page found.
 func TestSchedulerFreeTurnsByIndex(t *testing.T) {
+	race.SkipSingleGoroutine(t)
 	cases := []struct {
 		name string
 		// found is the pages the site's discovery has to find, from 14 h:

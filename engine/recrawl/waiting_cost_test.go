@@ -3,6 +3,8 @@ package recrawl
 import (
 	"testing"
 	"time"
+
+	"lidi/internal/race"
 )
 
 // manyWaiting sets up review s38's R3: one site of 50,000 pages, a turn a
@@ -59,6 +61,7 @@ func BenchmarkSchedulerDueManyWaiting(b *testing.B) {
 // 9,065 waiting cost 3.1 to 3.4 ms a Due, about 4.5 Prices each a page
 // waiting (review s38's R3; BenchmarkSchedulerDueManyWaiting).
 func TestSchedulerWaitingPricedOnce(t *testing.T) {
+	race.SkipSingleGoroutine(t)
 	s, now := manyWaiting()
 	waiting := len(s.sites["a"].waiting)
 	before := s.pl.priced
