@@ -107,8 +107,11 @@ type RecrawlLiveResult struct {
 	Groups                      []engine.IntervalGroup // the real crawl's at its end
 	// Scores are the crawl's in-link-weighted page freshness, exactly
 	// integrated after the warm-up, beside the uniform and the optimal
-	// schedules' with the same requests.
-	Scores scheduleScores
+	// schedules' with the same requests, each site's within the turns the
+	// crawl's other requests to it left (liveScores): the goal's. AllTurns
+	// are the same references given all of every site's turns (the goal's
+	// before session 40).
+	Scores, AllTurns scheduleScores
 	// Planner is recrawl.Planner's page-level schedule of the same pages
 	// with the crawl's request rate, simulated in virtual time against the
 	// same ground truth, with its own uniform and optimal references.
@@ -131,14 +134,13 @@ type RecrawlLiveResult struct {
 	// the true ones at the warm-up's end, and at the end of the crawl.
 	PlannerCrawlWeights float64
 	// PlannerShared is the planner simulated as Planner, each site's
-	// turns but those the crawl spent on pages not scored (discovery):
+	// turns but those the crawl spent on what is not scored (Others):
 	// what the crawl's planner could reach with the capacity discovery
-	// left it; SharedScores the references on those turns. Diagnostics
-	// only: the references the goals name count no discovery.
+	// left it.
 	PlannerShared float64
-	SharedScores  scheduleScores
 	// PlannerSharedScores are PlannerShared's scores in full (its sites'),
-	// and Others the fetches per site in the window of pages not scored.
+	// and Others the crawl's fetches per site in the window that were not
+	// recrawls of scored pages (otherFetches).
 	PlannerSharedScores scheduleScores
 	Others              map[int]int
 	// Budgets are the plan's recrawls an hour, sampled every virtual hour,
@@ -308,13 +310,14 @@ func recrawlLive(ctx context.Context, o RecrawlLiveOptions, shape simweb.ChangeS
 	res.Budgets = budgets
 	res.Curve, res.Freshness, res.PageFreshness, res.Recrawls, res.PageTime = rec.freshness(web, warmEnd, end)
 	res.PageTime += time.Duration(float64(o.Delay) * o.TimeScale) // the robot waits w after each page
-	copies, articles := rec.copies(web)
+	copies, articles, news := rec.copies(web)
 	res.Copies, res.WarmEnd = copies, warmEnd
 	maxDelay := cfg.MaxDelay
 	gap := func(site int) time.Duration {
 		return time.Duration(float64(min(max(o.Delay, web.Site(site).CrawlDelay), maxDelay)) * o.TimeScale)
 	}
-	res.Scores = scoreSchedules(scheduleInput{web: web, from: warmEnd, to: end, fetches: copies, gap: gap})
+	res.Others = otherFetches(copies, news, warmEnd, end, web.Changes().ChannelOf)
+	res.Scores, res.AllTurns = liveScores(scheduleInput{web: web, from: warmEnd, to: end, fetches: copies, gap: gap}, res.Others)
 	res.NewFound, res.NewArticles = newFound(web, copies, articles, warmEnd, end)
 	popt := recrawl.DefaultPlanner()
 	popt.InitialInterval, popt.MinInterval = o.InitialInterval, cfg.Recrawl.Options.MinInterval
@@ -332,8 +335,7 @@ func recrawlLive(ctx context.Context, o RecrawlLiveOptions, shape simweb.ChangeS
 	} else {
 		res.PlannerCrawlWeights = cw.Freshness
 	}
-	shared := sharedGaps(copies, warmEnd, end, gap, web.Changes().ChannelOf)
-	res.SharedScores = scoreSchedules(scheduleInput{web: web, from: warmEnd, to: end, fetches: copies, gap: shared})
+	shared := sharedGaps(res.Others, warmEnd, end, gap)
 	if ps, err := plannerScores(scheduleInput{web: web, from: warmEnd, to: end, fetches: copies, gap: shared}, popt); err != nil {
 		return nil, err
 	} else {
@@ -351,12 +353,6 @@ func recrawlLive(ctx context.Context, o RecrawlLiveOptions, shape simweb.ChangeS
 	res.siteOf = web.Changes().ChannelOf
 	res.web = web
 	res.weight = trueW
-	res.Others = map[int]int{}
-	for p, ts := range copies {
-		if len(ts) > 0 && ts[0] > warmEnd {
-			res.Others[web.Changes().ChannelOf(p)] += windowFetches(ts, warmEnd, end)
-		}
-	}
 	if st.Recrawl != nil {
 		res.Late = st.Recrawl.Late.Sub(<-atWarmEnd)
 	}
@@ -425,12 +421,23 @@ func (res *RecrawlLiveResult) compareCurves() {
 	}
 }
 
+// sumOthers is the crawl's requests in the window that were not recrawls
+// of scored pages (otherFetches).
+func sumOthers(others map[int]int) int {
+	n := 0
+	for _, k := range others {
+		n += k
+	}
+	return n
+}
+
 func printRecrawlLive(w io.Writer, res *RecrawlLiveResult) {
 	sc := res.Scores
 	fmt.Fprintf(w, "changes %s, policy %s, after the warm-up, %v of virtual time: %d recrawl fetches, a page took %v of virtual time\n",
 		res.Shape, res.Policy, res.Virtual.Round(time.Minute), res.Recrawls, res.PageTime.Round(time.Second))
-	fmt.Fprintf(w, "page freshness (weighted by in-links) over %d pages at %.3f requests per page per hour: lidi %.3f, uniform %.3f, optimal %.3f (lidi − uniform %+.3f, lidi/optimal %.3f)\n",
-		sc.Pages, sc.RequestsPerPageHour, sc.Freshness, sc.Uniform, sc.Optimal, sc.Freshness-sc.Uniform, sc.Freshness/sc.Optimal)
+	fmt.Fprintf(w, "page freshness (weighted by in-links) over %d pages at %.3f requests per page per hour: lidi %.3f, uniform %.3f, optimal %.3f (lidi − uniform %+.3f, lidi/optimal %.3f), the references within the turns the crawl's %d other requests left; given all the turns, uniform %.3f, optimal %.3f\n",
+		sc.Pages, sc.RequestsPerPageHour, sc.Freshness, sc.Uniform, sc.Optimal, sc.Freshness-sc.Uniform, sc.Freshness/sc.Optimal,
+		sumOthers(res.Others), res.AllTurns.Uniform, res.AllTurns.Optimal)
 	if res.NewArticles > 0 {
 		fmt.Fprintf(w, "news: %.0f%% of %d new articles found within one recrawl of their home page\n", 100*res.NewFound, res.NewArticles)
 	}
@@ -555,8 +562,8 @@ func fmtShare(x float64, n int) string {
 // lossKeys are the key=value pairs that take the real crawl's loss against
 // its planner apart (policy pages only): the planner alone, with the true
 // and with the crawl's weights, and with the site turns discovery left
-// (PlannerShared, and the references on those turns), how far the crawl's weights are from the
-// true ones, how late its recrawls came and the share of them spent on
+// (PlannerShared), the references given all the turns (AllTurns), how far
+// the crawl's weights are from the true ones, how late its recrawls came and the share of them spent on
 // pages warming up.
 func (res *RecrawlLiveResult) lossKeys() string {
 	if res.Planner.Pages == 0 || !res.Policy.PerPage() {
@@ -577,8 +584,8 @@ func (res *RecrawlLiveResult) lossKeys() string {
 		warm = float64(l.Warm) / float64(l.Released)
 		early = float64(l.Early) / float64(l.Released)
 	}
-	return fmt.Sprintf(" planner=%.3f planner_crawl_weights=%.3f planner_shared=%.3f uniform_shared=%.3f optimal_shared=%.3f weight_tv=%s weight_tv_end=%s late_pace_min=%s late_queue_min=%s late_of_interval=%s late_over_half=%s warm_share=%s early_share=%s verdict_missed=%s verdict_false=%s",
-		res.Planner.Freshness, res.PlannerCrawlWeights, res.PlannerShared, res.SharedScores.Uniform, res.SharedScores.Optimal, fmtNaN(res.WeightDistance), fmtNaN(res.WeightAtEnd),
+	return fmt.Sprintf(" planner=%.3f planner_crawl_weights=%.3f planner_shared=%.3f uniform_all_turns=%.3f optimal_all_turns=%.3f weight_tv=%s weight_tv_end=%s late_pace_min=%s late_queue_min=%s late_of_interval=%s late_over_half=%s warm_share=%s early_share=%s verdict_missed=%s verdict_false=%s",
+		res.Planner.Freshness, res.PlannerCrawlWeights, res.PlannerShared, res.AllTurns.Uniform, res.AllTurns.Optimal, fmtNaN(res.WeightDistance), fmtNaN(res.WeightAtEnd),
 		perFetch(l.Pace), perFetch(l.Queue), fmtNaN(ofInterval), fmtNaN(overHalf), fmtNaN(warm), fmtNaN(early), fmtNaN(res.VerdictMissed), fmtNaN(res.VerdictFalse))
 }
 
@@ -609,16 +616,16 @@ func printSiteLoss(w io.Writer, res *RecrawlLiveResult) {
 		"crawl", "plan", "plan2", "opt", "opt2", "crawl", "plan", "plan2", "opt", "opt2")
 	var rest [10]float64
 	for i, ss := range sites {
-		pl, ps, os2 := at(res.Planner, ss.Site), at(res.PlannerSharedScores, ss.Site), at(res.SharedScores, ss.Site)
-		row := [10]float64{float64(ss.Requests), float64(pl.Requests), float64(ps.Requests), float64(ss.Optimal), float64(os2.Optimal),
-			1000 * ss.Fresh, 1000 * pl.Fresh, 1000 * ps.Fresh, 1000 * ss.OptimalFresh, 1000 * os2.OptimalFresh}
+		pl, ps, all := at(res.Planner, ss.Site), at(res.PlannerSharedScores, ss.Site), at(res.AllTurns, ss.Site)
+		row := [10]float64{float64(ss.Requests), float64(pl.Requests), float64(ps.Requests), float64(all.Optimal), float64(ss.Optimal),
+			1000 * ss.Fresh, 1000 * pl.Fresh, 1000 * ps.Fresh, 1000 * all.OptimalFresh, 1000 * ss.OptimalFresh}
 		if i >= 8 {
 			for k := range rest {
 				rest[k] += row[k]
 			}
 			continue
 		}
-		fmt.Fprintf(w, "  %4d %5d %6.3f %6d %6d %6d | %5.0f %5.0f %5.0f %5.0f %5.0f | %5.1f %5.1f %5.1f %5.1f %5.1f\n", ss.Site, ss.Pages, ss.Weight, ss.Cap, os2.Cap, res.Others[ss.Site],
+		fmt.Fprintf(w, "  %4d %5d %6.3f %6d %6d %6d | %5.0f %5.0f %5.0f %5.0f %5.0f | %5.1f %5.1f %5.1f %5.1f %5.1f\n", ss.Site, ss.Pages, ss.Weight, all.Cap, ss.Cap, res.Others[ss.Site],
 			row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8], row[9])
 	}
 	fmt.Fprintf(w, "the plan's budget, recrawls an hour, every virtual hour:")

@@ -128,12 +128,13 @@ func (f *fetchRecorder) freshness(web *simweb.Web, from, to time.Duration) (curv
 }
 
 // copies returns the virtual times of the crawl's copies of each page of
-// the web (by page id, sorted) and the first fetch of each news article
-// (by site, then article number).
-func (f *fetchRecorder) copies(web *simweb.Web) (pages map[int][]time.Duration, articles map[[2]int]time.Duration) {
+// the web (by page id, sorted), the first fetch of each news article (by
+// site, then article number), and every fetch of a news article (by
+// site).
+func (f *fetchRecorder) copies(web *simweb.Web) (pages map[int][]time.Duration, articles map[[2]int]time.Duration, news map[int][]time.Duration) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	pages, articles = map[int][]time.Duration{}, map[[2]int]time.Duration{}
+	pages, articles, news = map[int][]time.Duration{}, map[[2]int]time.Duration{}, map[int][]time.Duration{}
 	for _, fe := range f.fetches {
 		raw, ok := f.urls[fe.url]
 		if !ok {
@@ -144,6 +145,7 @@ func (f *fetchRecorder) copies(web *simweb.Web) (pages map[int][]time.Duration, 
 			if t, seen := articles[key]; !seen || fe.at < t {
 				articles[key] = fe.at
 			}
+			news[site] = append(news[site], fe.at)
 			continue
 		}
 		if t := web.Truth(raw); t.Status == 200 && t.Page >= 0 {
@@ -153,7 +155,10 @@ func (f *fetchRecorder) copies(web *simweb.Web) (pages map[int][]time.Duration, 
 	for _, ts := range pages {
 		slices.Sort(ts)
 	}
-	return pages, articles
+	for _, ts := range news {
+		slices.Sort(ts)
+	}
+	return pages, articles, news
 }
 
 // pageOf returns the web's page a fetch had a copy of, and false for a

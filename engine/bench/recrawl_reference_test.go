@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"maps"
 	"math"
 	"testing"
 	"time"
@@ -134,8 +135,9 @@ func TestCrawlWeightsConvergeToTrue(t *testing.T) {
 	}
 }
 
-// A site's turns that the crawl spent on pages found after the window's
-// start (discovery) are not the scored pages': the gap spreads the rest.
+// A site's turns that the crawl spent on what is not scored are the
+// fetches in the window of the pages found after its start (discovery,
+// their recrawls) and of news articles; the gap spreads the rest.
 func TestSharedGaps(t *testing.T) {
 	h := time.Hour
 	fetches := map[int][]time.Duration{
@@ -144,12 +146,67 @@ func TestSharedGaps(t *testing.T) {
 		3: {2 * h},                   // found in the window, site 1
 		4: {0, 30 * time.Minute},     // scored, site 1
 	}
+	news := map[int][]time.Duration{2: {-h, 3 * h, 4 * h}} // site 2's articles: 2 in the window
 	siteOf := func(p int) int { return map[int]int{1: 0, 2: 0, 3: 1, 4: 1}[p] }
-	gap := func(site int) time.Duration { return []time.Duration{h, 2 * h, h}[site] }
-	g := sharedGaps(fetches, 0, 10*h, gap, siteOf)
-	for site, want := range []time.Duration{10 * h / 7, 10 * h / 4, h} {
+	others := otherFetches(fetches, news, 0, 10*h, siteOf)
+	if want := map[int]int{0: 3, 1: 1, 2: 2}; !maps.Equal(others, want) {
+		t.Errorf("other fetches %v, want %v", others, want)
+	}
+	gap := func(site int) time.Duration { return []time.Duration{h, 2 * h, h, h}[site] }
+	g := sharedGaps(others, 0, 10*h, gap)
+	for site, want := range []time.Duration{10 * h / 7, 10 * h / 4, 10 * h / 8, h} {
 		if got := g(site); got != want {
 			t.Errorf("site %d: gap %v, want %v", site, got, want)
 		}
 	}
+}
+
+// The goal's references schedule a site's scored pages within the turns
+// the crawl's other requests to it left (liveScores): a crawl whose
+// discovery took most of a big site's turns, and which recrawled its small
+// sites often, is not compared with an optimal that moves those recrawls
+// to the big site's scored pages, into turns its politeness did not have.
+func TestLiveScoresLeaveOthersTurns(t *testing.T) {
+	web, err := simweb.Generate(simweb.Options{Seed: 2, Sites: 4, Pages: 80, ExternalLinks: 0.3, Change: simweb.ShapeSARSS.Options()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const d = 10 * time.Hour
+	siteOf := web.Changes().ChannelOf
+	// Site 0's scored pages fetched twice in the window, the others' every
+	// 10 min; a turn a minute everywhere (600 in the window), 500 of site
+	// 0's taken by what is not scored.
+	fetches := map[int][]time.Duration{}
+	for p := range web.NumPages() {
+		every := 10 * time.Minute
+		if siteOf(p) == 0 {
+			every = d / 2
+		}
+		for at := time.Duration(0); at <= d; at += every {
+			fetches[p] = append(fetches[p], at)
+		}
+	}
+	others := map[int]int{0: 500}
+	in := scheduleInput{web: web, from: 0, to: d, fetches: fetches, gap: func(int) time.Duration { return time.Minute }}
+	goal, all := liveScores(in, others)
+	site0 := func(sc scheduleScores) siteScore {
+		for _, ss := range sc.Sites {
+			if ss.Site == 0 {
+				return ss
+			}
+		}
+		t.Fatalf("no site 0 in %+v", sc.Sites)
+		return siteScore{}
+	}
+	a, g := site0(all), site0(goal)
+	if a.Cap != 600 || a.Optimal <= 100 {
+		t.Fatalf("given all the turns, site 0: cap %d, the optimal's requests %d: want 600 and more than 100 (the set-up)", a.Cap, a.Optimal)
+	}
+	if g.Cap != 100 || g.Optimal > 100 {
+		t.Errorf("the goal's references, site 0: cap %d, the optimal's requests %d; want 100 and at most 100 (500 of its 600 turns taken)", g.Cap, g.Optimal)
+	}
+	if goal.Freshness != all.Freshness || goal.Optimal > all.Optimal {
+		t.Errorf("the crawl's freshness %.4f and %.4f, the optimal %.4f within the turns left and %.4f with all: want the same crawl, an optimal no higher", goal.Freshness, all.Freshness, goal.Optimal, all.Optimal)
+	}
+	t.Logf("site 0: the optimal's requests %d of 600 turns, %d of the 100 left; optimal %.3f / %.3f, uniform %.3f / %.3f, the crawl %.3f", a.Optimal, g.Optimal, all.Optimal, goal.Optimal, all.Uniform, goal.Uniform, goal.Freshness)
 }
