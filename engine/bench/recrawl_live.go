@@ -205,13 +205,31 @@ func RecrawlLive(ctx context.Context, o RecrawlLiveOptions, w io.Writer) ([]*Rec
 		fmt.Fprintf(w, "wrote %s, %s\n", filepath.Join(o.Out, "recrawl_live.csv"), filepath.Join(o.Out, "recrawl_live.png"))
 	}
 	for _, res := range out {
-		sc := res.Scores
-		fmt.Fprintf(w, "changes=%s policy=%s freshness=%.3f uniform=%.3f optimal=%.3f vs_uniform=%+.3f of_optimal=%.3f requests_per_page_hour=%.3f new_found=%s found=%d found_weight=%.3f pages=%d violations=%d channel_freshness=%.3f sim_freshness=%s curve_mean_diff=%s recrawls=%d virtual_h=%.1f%s\n",
-			res.Shape, res.Policy, sc.Freshness, sc.Uniform, sc.Optimal, sc.Freshness-sc.Uniform, sc.Freshness/sc.Optimal,
-			sc.RequestsPerPageHour, fmtShare(res.NewFound, res.NewArticles), res.Found, res.FoundWeight, sc.Pages, res.Violations, res.Freshness,
-			fmtNaN(res.SimFreshness), fmtNaN(res.CurveMeanDiff), res.Recrawls, res.Virtual.Hours(), res.lossKeys())
+		fmt.Fprintln(w, res.keyValues())
 	}
 	return out, nil
+}
+
+// keyValues is the policy's key=value line: the goal's figures (uniform,
+// optimal, vs_uniform, of_optimal: the references within the turns the
+// crawl's other requests left), the references given all the turns beside
+// them, the crawl's requests to the scored pages and what each reference
+// spent of them, and the rest.
+func (res *RecrawlLiveResult) keyValues() string {
+	sc, all := res.Scores, res.AllTurns
+	return fmt.Sprintf("changes=%s policy=%s freshness=%.3f uniform=%.3f optimal=%.3f vs_uniform=%+.3f of_optimal=%.3f uniform_all_turns=%.3f optimal_all_turns=%.3f requests_per_page_hour=%.3f requests=%d uniform_requests=%.0f optimal_requests=%.0f new_found=%s found=%d found_weight=%.3f pages=%d violations=%d channel_freshness=%.3f sim_freshness=%s curve_mean_diff=%s recrawls=%d virtual_h=%.1f%s",
+		res.Shape, res.Policy, sc.Freshness, sc.Uniform, sc.Optimal, sc.Freshness-sc.Uniform, sc.Freshness/sc.Optimal, all.Uniform, all.Optimal,
+		sc.RequestsPerPageHour, sc.Requests, sc.UniformRequests, sc.OptimalRequests, fmtShare(res.NewFound, res.NewArticles), res.Found, res.FoundWeight, sc.Pages, res.Violations, res.Freshness,
+		fmtNaN(res.SimFreshness), fmtNaN(res.CurveMeanDiff), res.Recrawls, res.Virtual.Hours(), res.lossKeys())
+}
+
+// scoreLive scores the crawl's copies (in.fetches) in the window against
+// the goal's references (Scores) and those given all the turns (AllTurns),
+// the crawl's other requests (Others) counted from its copies and its
+// fetches of news articles (news, by site).
+func (res *RecrawlLiveResult) scoreLive(in scheduleInput, news map[int][]time.Duration) {
+	res.Others = otherFetches(in.fetches, news, in.from, in.to, in.web.Changes().ChannelOf)
+	res.Scores, res.AllTurns = liveScores(in, res.Others)
 }
 
 // recrawlLive runs the comparison for policy pol.
@@ -316,8 +334,7 @@ func recrawlLive(ctx context.Context, o RecrawlLiveOptions, shape simweb.ChangeS
 	gap := func(site int) time.Duration {
 		return time.Duration(float64(min(max(o.Delay, web.Site(site).CrawlDelay), maxDelay)) * o.TimeScale)
 	}
-	res.Others = otherFetches(copies, news, warmEnd, end, web.Changes().ChannelOf)
-	res.Scores, res.AllTurns = liveScores(scheduleInput{web: web, from: warmEnd, to: end, fetches: copies, gap: gap}, res.Others)
+	res.scoreLive(scheduleInput{web: web, from: warmEnd, to: end, fetches: copies, gap: gap}, news)
 	res.NewFound, res.NewArticles = newFound(web, copies, articles, warmEnd, end)
 	popt := recrawl.DefaultPlanner()
 	popt.InitialInterval, popt.MinInterval = o.InitialInterval, cfg.Recrawl.Options.MinInterval
@@ -438,6 +455,10 @@ func printRecrawlLive(w io.Writer, res *RecrawlLiveResult) {
 	fmt.Fprintf(w, "page freshness (weighted by in-links) over %d pages at %.3f requests per page per hour: lidi %.3f, uniform %.3f, optimal %.3f (lidi − uniform %+.3f, lidi/optimal %.3f), the references within the turns the crawl's %d other requests left; given all the turns, uniform %.3f, optimal %.3f\n",
 		sc.Pages, sc.RequestsPerPageHour, sc.Freshness, sc.Uniform, sc.Optimal, sc.Freshness-sc.Uniform, sc.Freshness/sc.Optimal,
 		sumOthers(res.Others), res.AllTurns.Uniform, res.AllTurns.Optimal)
+	if float64(sc.Requests) > min(sc.UniformRequests, sc.OptimalRequests)+0.5 {
+		fmt.Fprintf(w, "the references within the turns left spent fewer requests than the crawl's %d to the scored pages (its sites' turns left add up to less): uniform %.0f, optimal %.0f\n",
+			sc.Requests, sc.UniformRequests, sc.OptimalRequests)
+	}
 	if res.NewArticles > 0 {
 		fmt.Fprintf(w, "news: %.0f%% of %d new articles found within one recrawl of their home page\n", 100*res.NewFound, res.NewArticles)
 	}
@@ -562,9 +583,9 @@ func fmtShare(x float64, n int) string {
 // lossKeys are the key=value pairs that take the real crawl's loss against
 // its planner apart (policy pages only): the planner alone, with the true
 // and with the crawl's weights, and with the site turns discovery left
-// (PlannerShared), the references given all the turns (AllTurns), how far
-// the crawl's weights are from the true ones, how late its recrawls came and the share of them spent on
-// pages warming up.
+// (PlannerShared), how far the crawl's weights are from the true ones,
+// how late its recrawls came and the share of them spent on pages warming
+// up.
 func (res *RecrawlLiveResult) lossKeys() string {
 	if res.Planner.Pages == 0 || !res.Policy.PerPage() {
 		return ""
@@ -584,8 +605,8 @@ func (res *RecrawlLiveResult) lossKeys() string {
 		warm = float64(l.Warm) / float64(l.Released)
 		early = float64(l.Early) / float64(l.Released)
 	}
-	return fmt.Sprintf(" planner=%.3f planner_crawl_weights=%.3f planner_shared=%.3f uniform_all_turns=%.3f optimal_all_turns=%.3f weight_tv=%s weight_tv_end=%s late_pace_min=%s late_queue_min=%s late_of_interval=%s late_over_half=%s warm_share=%s early_share=%s verdict_missed=%s verdict_false=%s",
-		res.Planner.Freshness, res.PlannerCrawlWeights, res.PlannerShared, res.AllTurns.Uniform, res.AllTurns.Optimal, fmtNaN(res.WeightDistance), fmtNaN(res.WeightAtEnd),
+	return fmt.Sprintf(" planner=%.3f planner_crawl_weights=%.3f planner_shared=%.3f weight_tv=%s weight_tv_end=%s late_pace_min=%s late_queue_min=%s late_of_interval=%s late_over_half=%s warm_share=%s early_share=%s verdict_missed=%s verdict_false=%s",
+		res.Planner.Freshness, res.PlannerCrawlWeights, res.PlannerShared, fmtNaN(res.WeightDistance), fmtNaN(res.WeightAtEnd),
 		perFetch(l.Pace), perFetch(l.Queue), fmtNaN(ofInterval), fmtNaN(overHalf), fmtNaN(warm), fmtNaN(early), fmtNaN(res.VerdictMissed), fmtNaN(res.VerdictFalse))
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -159,4 +160,79 @@ func TestNewFound(t *testing.T) {
 func openTestStore(path string) (record.Store, io.Closer, error) {
 	db, err := storage.Open(path, storage.Options{})
 	return db, db, err
+}
+
+// The key=value line gives the goal's references (within the turns the
+// crawl's other requests left) as uniform= and optimal=, the ones given
+// all the turns as *_all_turns, for every policy, and what each reference
+// spent of the crawl's requests. One scored page on a site of 600 turns,
+// 500 of them taken by news articles' fetches, recrawled 300 times: the
+// goal's references crawl it 100 times, those given all the turns 300,
+// and each scores the page's own changes at that many equal intervals.
+func TestScoreLiveGoalLine(t *testing.T) {
+	web, err := simweb.Generate(simweb.Options{Seed: 2, Sites: 4, Pages: 80, ExternalLinks: 0.3, Change: simweb.ShapeSARSS.Options()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const d = 200 * time.Hour
+	ch := web.Changes()
+	page := -1
+	for p := range web.NumPages() {
+		if ch.ChannelOf(p) == 0 && ch.Rate(p) > 0 {
+			page = p
+			break
+		}
+	}
+	if page < 0 {
+		t.Fatal("no changing page on site 0")
+	}
+	var crawl, articles []time.Duration
+	for k := range 301 {
+		crawl = append(crawl, d*time.Duration(k)/300) // 0, then 300 in (0, d]
+	}
+	for k := range 500 {
+		articles = append(articles, d*time.Duration(k+1)/501)
+	}
+	res := &RecrawlLiveResult{Shape: simweb.ShapeSARSS, Policy: recrawl.IIR}
+	res.scoreLive(scheduleInput{web: web, from: 0, to: d, fetches: map[int][]time.Duration{page: crawl},
+		gap: func(int) time.Duration { return d / 600 }}, map[int][]time.Duration{0: articles})
+	goal, all := res.Scores, res.AllTurns
+	changes := streamUntil(ch, page, d)
+	for _, c := range []struct {
+		name           string
+		got, want      float64
+		spentU, spentO float64
+		x              float64
+	}{
+		{"goal", goal.Optimal, scheduleFresh(changes, 100, 0, d), goal.UniformRequests, goal.OptimalRequests, 100},
+		{"all turns", all.Optimal, scheduleFresh(changes, 300, 0, d), all.UniformRequests, all.OptimalRequests, 300},
+	} {
+		if c.spentU != c.x || c.spentO != c.x || math.Abs(c.got-c.want) > 1e-12 {
+			t.Errorf("%s: the references spent %v / %v requests, optimal %.6f; want %v, %.6f (the page's changes at %v equal intervals)",
+				c.name, c.spentU, c.spentO, c.got, c.x, c.want, c.x)
+		}
+		// The closed form is the mean over the change process; one page's
+		// changes over 200 h stray from it (by 0.009 here), less than
+		// 100 crawls' form from 300's (0.075).
+		if f := poissonFresh(ch.Rate(page), d, c.x); math.Abs(c.got-f) > 0.03 {
+			t.Errorf("%s: optimal %.4f, the closed form at %v crawls %.4f", c.name, c.got, c.x, f)
+		}
+	}
+	if goal.Requests != 300 || goal.Uniform != goal.Optimal {
+		t.Errorf("the crawl's requests %d, want 300; one page: uniform %.6f = optimal %.6f", goal.Requests, goal.Uniform, goal.Optimal)
+	}
+	if fmt.Sprintf("%.3f", goal.Optimal) == fmt.Sprintf("%.3f", all.Optimal) {
+		t.Fatalf("the set-up: the goal's optimal %.4f and all turns' %.4f print the same", goal.Optimal, all.Optimal)
+	}
+	line := res.keyValues()
+	for _, kv := range []string{
+		fmt.Sprintf(" uniform=%.3f optimal=%.3f ", goal.Uniform, goal.Optimal),
+		fmt.Sprintf(" uniform_all_turns=%.3f optimal_all_turns=%.3f ", all.Uniform, all.Optimal),
+		" requests=300 uniform_requests=100 optimal_requests=100 ",
+	} {
+		if !strings.Contains(line, kv) {
+			t.Errorf("key=value line %q lacks %q", line, kv)
+		}
+	}
+	t.Logf("optimal %.4f (closed form %.4f) within the turns left, %.4f (%.4f) with all", goal.Optimal, poissonFresh(ch.Rate(page), d, 100), all.Optimal, poissonFresh(ch.Rate(page), d, 300))
 }

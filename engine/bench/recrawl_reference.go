@@ -47,6 +47,11 @@ type scheduleInput struct {
 type scheduleScores struct {
 	Pages                       int
 	Freshness, Uniform, Optimal float64
+	// Requests are the crawl's requests to the scored pages in the window,
+	// the references' budget; UniformRequests and OptimalRequests what the
+	// references spent of it, fewer when the sites' caps add up to less.
+	Requests                         int
+	UniformRequests, OptimalRequests float64
 	// RequestsPerPageHour is the crawl's request rate per scored page.
 	RequestsPerPageHour float64
 	// Sites break the figures down by site, in site order.
@@ -101,8 +106,11 @@ func scoreSchedules(in scheduleInput) scheduleScores {
 	var wsum, lidi, uni, opt float64
 	uniform := uniformCrawls(pages, caps, float64(requests))
 	optimal := optimalCrawls(pages, caps, requests, d)
+	sc.Requests = requests
 	bySite := map[int]*siteScore{}
 	for i, pg := range pages {
+		sc.UniformRequests += uniform[i]
+		sc.OptimalRequests += float64(optimal[i])
 		l := pg.weight * freshShare(pg.changes, pg.fetches, in.from, in.to)
 		o := pg.weight * scheduleFresh(pg.changes, float64(optimal[i]), in.from, in.to)
 		wsum += pg.weight
@@ -466,7 +474,9 @@ func otherFetches(fetches, news map[int][]time.Duration, from, to time.Duration,
 // (to−from)/gap requests, and the crawl spent others[site] of them on
 // what is not scored (otherFetches: discovery, the recrawls of the pages
 // it found, news articles); the gap spreads what is left over the window.
-// The goal's references schedule within it (liveScores).
+// The goal's references schedule within it (liveScores). A site whose
+// turns the other requests all took gets a gap longer than the window:
+// no turn in it (siteCaps gives 0).
 func sharedGaps(others map[int]int, from, to time.Duration, gap func(int) time.Duration) func(int) time.Duration {
 	d := to - from
 	return func(site int) time.Duration {
@@ -475,7 +485,10 @@ func sharedGaps(others map[int]int, from, to time.Duration, gap func(int) time.D
 		if others[site] == 0 || d <= 0 {
 			return g
 		}
-		return d / time.Duration(max(turns-others[site], 1))
+		if left := turns - others[site]; left > 0 {
+			return d / time.Duration(left)
+		}
+		return d + 1
 	}
 }
 

@@ -159,6 +159,14 @@ func TestSharedGaps(t *testing.T) {
 			t.Errorf("site %d: gap %v, want %v", site, got, want)
 		}
 	}
+	// A site whose turns the other requests all took, or more than all
+	// (a turn's rounding), has none left for the scored pages.
+	full := sharedGaps(map[int]int{0: 10, 1: 12}, 0, 10*h, func(int) time.Duration { return h })
+	for site := range 2 {
+		if turns := int(10 * h / full(site)); turns != 0 {
+			t.Errorf("site %d, its 10 turns taken: gap %v, %d turns left, want 0", site, full(site), turns)
+		}
+	}
 }
 
 // The goal's references schedule a site's scored pages within the turns
