@@ -123,8 +123,8 @@ type RecrawlLiveResult struct {
 	NewArticles int
 	// Found is how many of the web's pages the crawl had a copy of by its
 	// end, and FoundWeight their share of all the pages' true importance:
-	// the references count no discovery, so a crawl that stops
-	// discovering would score higher on them, and these say whether it did.
+	// how much it discovered, which the goal's references lose turns to
+	// (liveScores) and AllTurns' do not.
 	Found       int
 	FoundWeight float64
 	// PlannerCrawlWeights is the planner simulated as Planner, but given
