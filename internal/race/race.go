@@ -9,8 +9,10 @@ import "testing"
 // step by step from the test's own goroutine): the detector reports races
 // between goroutines, so there it finds nothing, and it makes such a test
 // ten times slower (engine/recrawl's took CI past its ten minutes). The
-// README's test command runs these packages once more without -race, so
-// every such test still runs.
+// README's test command (which .ci/run runs) runs these packages once
+// more without -race, so every such test still runs: a package that starts
+// calling it must be added to that command's second part, or its skipped
+// tests run nowhere in CI.
 func SkipSingleGoroutine(t testing.TB) {
 	t.Helper()
 	if Enabled {
